@@ -1,0 +1,53 @@
+//!include prelude.wgsl
+// Particle-to-grid: each particle adds w*v and w to the 8 stencil nodes of each velocity
+// component with fixed-point integer atomics, so the sums do not depend on thread order
+// (bitwise reproducible). `normalize` turns the sums into face velocities.
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> vel: array<vec4<f32>>;
+// Two i32 per face (momentum, weight), faces of u, v, w back to back.
+@group(0) @binding(3) var<storage, read_write> acc: array<atomic<i32>>;
+@group(0) @binding(4) var<storage, read_write> count: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> grid_vel: array<f32>;
+@group(0) @binding(6) var<storage, read_write> grid_vel_old: array<f32>;
+@group(0) @binding(7) var<storage, read_write> weight: array<f32>;
+
+@compute @workgroup_size(64)
+fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    let id = linear_id(wg, nwg, li);
+    if (id >= params.num_particles) { return; }
+    let x = pos[id].xyz;
+    let v = clamp(vel[id].xyz, vec3<f32>(-params.max_particle_speed), vec3<f32>(params.max_particle_speed));
+    let cell = clamp(vec3<i32>(floor(x * params.inv_h)), vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
+    atomicAdd(&count[cell_index(cell, params.n)], 1u);
+    for (var comp = 0u; comp < 3u; comp++) {
+        let s = stencil(comp, x, params);
+        let d = face_dims(comp, params.n);
+        let off = face_offset(comp, params);
+        for (var c = 0u; c < 8u; c++) {
+            let w = stencil_weight(s, c);
+            if (w <= 0.0) { continue; }
+            let f = off + face_index(stencil_node(s, c), d);
+            atomicAdd(&acc[2u * f], i32(round(w * v[comp] * MOMENTUM_SCALE)));
+            atomicAdd(&acc[2u * f + 1u], i32(round(w * WEIGHT_SCALE)));
+        }
+    }
+}
+
+// Face velocity = momentum / weight (0 where no particle reached the face); also keeps the
+// copy of the transferred grid that the FLIP update subtracts.
+@compute @workgroup_size(64)
+fn normalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) li: u32) {
+    let f = linear_id(wg, nwg, li);
+    if (f >= params.num_u + params.num_v + params.num_w) { return; }
+    let m = f32(atomicLoad(&acc[2u * f])) / MOMENTUM_SCALE;
+    let w = f32(atomicLoad(&acc[2u * f + 1u])) / WEIGHT_SCALE;
+    var u = 0.0;
+    if (w > 0.0) { u = m / w; }
+    grid_vel[f] = u;
+    grid_vel_old[f] = u;
+    weight[f] = w;
+}

@@ -1,0 +1,270 @@
+//!include prelude.wgsl
+// Preconditioned conjugate gradients on the packed matrix, with every scalar kept on the
+// GPU: reductions write per-workgroup partials and a one-workgroup `finish_*` kernel turns
+// them into alpha, beta and the residual. Once `state.done` is set every kernel returns at
+// once, so the host can enqueue iterations ahead and check convergence only now and then.
+//
+// Accuracy of the dot products: each thread sums a strided slice with Kahan compensation,
+// the workgroup adds the 256 thread sums as a pairwise tree, and the finishing workgroup
+// repeats both over the partials. The error then grows like log2(N) ulps instead of N ulps,
+// which keeps the f32 solve within the f64 reference's tolerance (tests/pressure.rs).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> cfg: PcgConfig;
+@group(0) @binding(2) var<storage, read> a: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> p: array<f32>;
+@group(0) @binding(5) var<storage, read_write> r: array<f32>;
+@group(0) @binding(6) var<storage, read> z: array<f32>;
+@group(0) @binding(7) var<storage, read_write> d: array<f32>;
+@group(0) @binding(8) var<storage, read_write> q: array<f32>;
+@group(0) @binding(9) var<storage, read_write> partials: array<f32>;
+@group(0) @binding(10) var<storage, read_write> state: PcgState;
+
+// Keep in sync with `PcgConfig` in src/sim/pressure/pcg.rs.
+struct PcgConfig {
+    tol2: f32,             // tolerance^2 on ||r||^2 / ||b||^2
+    max_iterations: u32,
+    groups: u32,           // workgroups of the reduction kernels
+    warm_start: u32,
+};
+
+// Keep in sync with `PcgStateHeader` in src/sim/pressure/pcg.rs.
+struct PcgState {
+    rho: f32,
+    alpha: f32,
+    beta: f32,
+    bb: f32,
+    rr: f32,
+    iterations: u32,
+    done: u32,
+    status: u32,           // 0 running, 1 converged, 2 iteration limit, 3 breakdown
+    history: array<f32>,   // ||r||/||b|| before the first and after each iteration
+};
+
+const RWG: u32 = 256u;
+var<workgroup> red_a: array<f32, 256>;
+var<workgroup> red_b: array<f32, 256>;
+var<workgroup> wg_done: u32;
+
+fn is_done_uniform(li: u32) -> bool {
+    if (li == 0u) { wg_done = state.done; }
+    return workgroupUniformLoad(&wg_done) != 0u;
+}
+
+// (A v)_c for the 7-point stencil stored as (diag, +x, +y, +z) per cell.
+fn apply_row(c: u32, use_p: bool) -> f32 {
+    let row = a[c];
+    if (row.x == 0.0) { return 0.0; }
+    let x = cell_coord(c, params.n);
+    var s = row.x * select(d[c], p[c], use_p);
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (x[comp] + 1 < i32(params.n[comp])) {
+            let nc = cell_index(x + e, params.n);
+            s += row[comp + 1u] * select(d[nc], p[nc], use_p);
+        }
+        if (x[comp] > 0) {
+            let nc = cell_index(x - e, params.n);
+            s += a[nc][comp + 1u] * select(d[nc], p[nc], use_p);
+        }
+    }
+    return s;
+}
+
+fn tree_sum(li: u32) {
+    for (var stride = RWG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) {
+            red_a[li] += red_a[li + stride];
+            red_b[li] += red_b[li + stride];
+        }
+    }
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(64)
+fn init_mask(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    if (cfg.warm_start == 0u || a[c].x == 0.0) { p[c] = 0.0; }
+}
+
+@compute @workgroup_size(64)
+fn init_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    r[c] = b[c] - apply_row(c, true);
+    q[c] = 0.0;
+}
+
+// Partial sums of (x.y, u.v) over a strided slice per thread, for the given pair.
+fn reduce_pairs(which: u32, wg: vec3<u32>, li: u32) {
+    var s0 = 0.0; var c0 = 0.0;
+    var s1 = 0.0; var c1 = 0.0;
+    let stride = cfg.groups * RWG;
+    for (var i = wg.x * RWG + li; i < params.num_cells; i += stride) {
+        var t0 = 0.0; var t1 = 0.0;
+        if (which == 0u) { t0 = d[i] * q[i]; }
+        else if (which == 1u) { t0 = r[i] * z[i]; t1 = r[i] * r[i]; }
+        else { t0 = b[i] * b[i]; }
+        // Kahan compensated accumulation.
+        let y0 = t0 - c0; let n0 = s0 + y0; c0 = (n0 - s0) - y0; s0 = n0;
+        let y1 = t1 - c1; let n1 = s1 + y1; c1 = (n1 - s1) - y1; s1 = n1;
+    }
+    red_a[li] = s0;
+    red_b[li] = s1;
+    tree_sum(li);
+    if (li == 0u) {
+        partials[2u * wg.x] = red_a[0];
+        partials[2u * wg.x + 1u] = red_b[0];
+    }
+}
+
+// Sums the partials of all reduction workgroups into red_a[0], red_b[0].
+fn finish_sums(li: u32) {
+    var s0 = 0.0; var c0 = 0.0;
+    var s1 = 0.0; var c1 = 0.0;
+    for (var i = li; i < cfg.groups; i += RWG) {
+        let y0 = partials[2u * i] - c0; let n0 = s0 + y0; c0 = (n0 - s0) - y0; s0 = n0;
+        let y1 = partials[2u * i + 1u] - c1; let n1 = s1 + y1; c1 = (n1 - s1) - y1; s1 = n1;
+    }
+    red_a[li] = s0;
+    red_b[li] = s1;
+    tree_sum(li);
+}
+
+@compute @workgroup_size(256)
+fn dot_bb(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    reduce_pairs(2u, wg, li);
+}
+
+@compute @workgroup_size(256)
+fn finish_bb(@builtin(local_invocation_index) li: u32) {
+    finish_sums(li);
+    if (li == 0u) {
+        state.bb = red_a[0];
+        state.iterations = 0u;
+        state.done = 0u;
+        state.status = 0u;
+        state.alpha = 0.0;
+        state.beta = 0.0;
+    }
+}
+
+@compute @workgroup_size(256)
+fn dot_rz(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    reduce_pairs(1u, wg, li);
+}
+
+// After the initial residual and preconditioner: rho = r.z, stop at once if r is already small.
+@compute @workgroup_size(256)
+fn finish_init(@builtin(local_invocation_index) li: u32) {
+    finish_sums(li);
+    if (li == 0u) {
+        let rz = red_a[0];
+        let rr = red_b[0];
+        state.rho = rz;
+        state.rr = rr;
+        if (state.bb <= 0.0) {
+            state.history[0] = 0.0;
+            state.done = 1u;
+            state.status = 1u;
+        } else {
+            state.history[0] = sqrt(rr / state.bb);
+            if (rr <= cfg.tol2 * state.bb) {
+                state.done = 1u;
+                state.status = 1u;
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(64)
+fn copy_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    d[c] = z[c];
+}
+
+@compute @workgroup_size(64)
+fn apply_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    if (state.done != 0u) { return; }
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    q[c] = apply_row(c, false);
+}
+
+@compute @workgroup_size(256)
+fn dot_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    reduce_pairs(0u, wg, li);
+}
+
+@compute @workgroup_size(256)
+fn finish_alpha(@builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    finish_sums(li);
+    if (li == 0u) {
+        let dq = red_a[0];
+        // A is positive definite on these systems, so d.q > 0 unless d = 0 or f32 broke down.
+        if (!(dq > 0.0) || dq > 3.0e38) {
+            state.alpha = 0.0;
+            state.done = 1u;
+            state.status = 3u;
+        } else {
+            state.alpha = state.rho / dq;
+        }
+    }
+}
+
+@compute @workgroup_size(64)
+fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) li: u32) {
+    if (state.done != 0u) { return; }
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    let alpha = state.alpha;
+    p[c] = p[c] + alpha * d[c];
+    r[c] = r[c] - alpha * q[c];
+}
+
+@compute @workgroup_size(256)
+fn finish_beta(@builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    finish_sums(li);
+    if (li == 0u) {
+        let rz = red_a[0];
+        let rr = red_b[0];
+        let it = state.iterations + 1u;
+        state.iterations = it;
+        state.rr = rr;
+        state.history[it] = sqrt(rr / state.bb);
+        if (rr <= cfg.tol2 * state.bb) {
+            state.done = 1u;
+            state.status = 1u;
+        } else if (it >= cfg.max_iterations) {
+            state.done = 1u;
+            state.status = 2u;
+        } else if (!(rz > 0.0)) {
+            state.done = 1u;
+            state.status = 3u;
+        }
+        state.beta = rz / state.rho;
+        state.rho = rz;
+    }
+}
+
+@compute @workgroup_size(64)
+fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    if (state.done != 0u) { return; }
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    d[c] = z[c] + state.beta * d[c];
+}

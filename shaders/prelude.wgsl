@@ -1,0 +1,119 @@
+// Shared definitions for every eddy kernel: simulation parameters, grid indexing, cell
+// types and the trilinear stencil used by both particle-to-grid and grid-to-particle.
+// Conventions are spelled out in src/reference/mod.rs (the CPU reference follows them too).
+
+// Keep in sync with `SimParams` in src/sim/params.rs.
+struct SimParams {
+    n: vec3<u32>,          // cells along x, y, z
+    num_cells: u32,
+    h: f32,                // cell size (m)
+    inv_h: f32,
+    dt: f32,               // substep (s)
+    pic_ratio: f32,        // PIC fraction of the PIC/FLIP blend
+    gravity: vec3<f32>,
+    num_particles: u32,
+    num_u: u32,            // (nx+1)*ny*nz
+    num_v: u32,            // nx*(ny+1)*nz
+    num_w: u32,            // nx*ny*(nz+1)
+    max_particle_speed: f32, // clamp that guards the fixed-point accumulators
+};
+
+const AIR: u32 = 0u;
+const FLUID: u32 = 1u;
+const SOLID: u32 = 2u;
+const WG: u32 = 64u;
+
+// Fixed-point scales of particle-to-grid (see src/sim/p2g.rs for the overflow argument).
+const MOMENTUM_SCALE: f32 = 32768.0;
+const WEIGHT_SCALE: f32 = 1048576.0;
+
+// Linear invocation index for dispatches that spill workgroups into y (see Kernel::dispatch).
+fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lidx: u32) -> u32 {
+    return (wg.y * nwg.x + wg.x) * WG + lidx;
+}
+
+fn cell_index(c: vec3<i32>, n: vec3<u32>) -> u32 {
+    return u32(c.x) + n.x * (u32(c.y) + n.y * u32(c.z));
+}
+
+fn cell_coord(idx: u32, n: vec3<u32>) -> vec3<i32> {
+    return vec3<i32>(i32(idx % n.x), i32((idx / n.x) % n.y), i32(idx / (n.x * n.y)));
+}
+
+fn in_grid(c: vec3<i32>, n: vec3<u32>) -> bool {
+    return all(c >= vec3<i32>(0)) && all(c < vec3<i32>(n));
+}
+
+// Dimensions of the face grid of component `comp` (0 = u, 1 = v, 2 = w).
+fn face_dims(comp: u32, n: vec3<u32>) -> vec3<u32> {
+    var d = n;
+    d[comp] = d[comp] + 1u;
+    return d;
+}
+
+fn face_index(c: vec3<i32>, d: vec3<u32>) -> u32 {
+    return u32(c.x) + d.x * (u32(c.y) + d.y * u32(c.z));
+}
+
+fn unit(comp: u32) -> vec3<i32> {
+    var e = vec3<i32>(0);
+    e[comp] = 1;
+    return e;
+}
+
+// Splits a global face index over u, v, w into (component, local index).
+fn split_face(g: u32, p: SimParams) -> vec2<u32> {
+    if (g < p.num_u) { return vec2<u32>(0u, g); }
+    if (g < p.num_u + p.num_v) { return vec2<u32>(1u, g - p.num_u); }
+    return vec2<u32>(2u, g - p.num_u - p.num_v);
+}
+
+// Trilinear stencil of component `comp` at position `x` (metres): the base node, the
+// clamped next node and the fractions. Shared by P2G and G2P so both transfers use the
+// exact same weights.
+struct Stencil {
+    base: vec3<i32>,
+    next: vec3<i32>,
+    f: vec3<f32>,
+};
+
+fn stencil(comp: u32, x: vec3<f32>, p: SimParams) -> Stencil {
+    var g = x * p.inv_h - vec3<f32>(0.5);
+    g[comp] = x[comp] * p.inv_h;
+    let d = vec3<i32>(face_dims(comp, p.n));
+    let c = clamp(g, vec3<f32>(0.0), vec3<f32>(d - vec3<i32>(1)));
+    let base = min(vec3<i32>(floor(c)), d - vec3<i32>(1));
+    var s: Stencil;
+    s.base = base;
+    s.next = min(base + vec3<i32>(1), d - vec3<i32>(1));
+    s.f = c - vec3<f32>(base);
+    return s;
+}
+
+// Node `corner` (bits x, y, z) of a stencil and its weight.
+fn stencil_node(s: Stencil, corner: u32) -> vec3<i32> {
+    return select(s.base, s.next, vec3<bool>((corner & 1u) != 0u, (corner & 2u) != 0u, (corner & 4u) != 0u));
+}
+
+fn stencil_weight(s: Stencil, corner: u32) -> f32 {
+    let hi = vec3<bool>((corner & 1u) != 0u, (corner & 2u) != 0u, (corner & 4u) != 0u);
+    let w = select(vec3<f32>(1.0) - s.f, s.f, hi);
+    return w.x * w.y * w.z;
+}
+
+// Offset of component `comp` in the buffers that hold u, v and w back to back.
+fn face_offset(comp: u32, p: SimParams) -> u32 {
+    if (comp == 0u) { return 0u; }
+    if (comp == 1u) { return p.num_u; }
+    return p.num_u + p.num_v;
+}
+
+// The two cells on either side of face `f` of component `comp`: f - e_comp and f.
+fn face_cells(comp: u32, f: vec3<i32>) -> array<vec3<i32>, 2> {
+    return array<vec3<i32>, 2>(f - unit(comp), f);
+}
+
+// Coordinates of linear index `idx` in a grid of dimensions `d` (cells or faces).
+fn cell_coord_in(idx: u32, d: vec3<u32>) -> vec3<i32> {
+    return vec3<i32>(i32(idx % d.x), i32((idx / d.x) % d.y), i32(idx / (d.x * d.y)));
+}

@@ -1,0 +1,10 @@
+//! eddy: a GPU PIC/FLIP liquid and smoke simulator built for studying pressure solvers.
+//!
+//! Layers, top to bottom: `ui` -> `render` -> `sim` -> `gpu`, `scene`. `reference` is a CPU
+//! (f64) implementation of every stage that the tests compare the GPU against.
+
+pub mod gpu;
+pub mod output;
+pub mod reference;
+pub mod scene;
+pub mod sim;

@@ -1,0 +1,197 @@
+//! The eddy command line: view | run | check | bench.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use eddy::gpu::GpuContext;
+use eddy::scene::{PreconditionerKind, Scene};
+use eddy::sim::{FrameStats, Simulation};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const DEFAULT_SCENE: &str = "scenes/dam_break.ron";
+
+#[derive(Parser)]
+#[command(name = "eddy", version, about = "GPU PIC/FLIP liquid and smoke simulator")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scene headless and write stats.csv (and optional particle dumps).
+    Run {
+        /// Scene file (RON).
+        scene: PathBuf,
+        /// Frames to simulate.
+        #[arg(long, default_value_t = 120)]
+        frames: u64,
+        /// Output directory.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Write particles as binary PLY every K frames.
+        #[arg(long, value_name = "K")]
+        dump_particles: Option<u64>,
+        /// Write the last pressure solve as Matrix Market files into DIR.
+        #[arg(long, value_name = "DIR")]
+        export_system: Option<PathBuf>,
+        /// Override the scene's preconditioner (none, jacobi, ip, mic0).
+        #[arg(long)]
+        preconditioner: Option<PreconditionerKind>,
+        /// Override the resolution: cells along the longest axis.
+        #[arg(long)]
+        resolution: Option<u32>,
+    },
+    /// Validate a scene and print its summary without simulating.
+    Check {
+        scene: PathBuf,
+    },
+}
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_core=warn,wgpu_hal=warn,naga=warn"))
+        .init();
+    if let Err(e) = real_main() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        None => bail!("the viewer is not built yet; use `eddy run {DEFAULT_SCENE}`"),
+        Some(Command::Check { scene }) => check(&scene),
+        Some(Command::Run {
+            scene,
+            frames,
+            out,
+            dump_particles,
+            export_system,
+            preconditioner,
+            resolution,
+        }) => {
+            let mut s = Scene::load(&scene)?;
+            if let Some(p) = preconditioner {
+                s.pressure.preconditioner = p;
+            }
+            if let Some(n) = resolution {
+                if n < 2 {
+                    bail!("--resolution must be at least 2");
+                }
+                s = s.with_resolution(n);
+                s.validate().map_err(|m| anyhow::anyhow!("{}: {m}", scene.display()))?;
+            }
+            run(&s, frames, &out, dump_particles, export_system.as_deref())
+        }
+    }
+}
+
+fn check(path: &Path) -> Result<()> {
+    let scene = Scene::load(path)?;
+    let init = scene.initial_state();
+    let [nx, ny, nz] = scene.dims();
+    let est = eddy::sim::memory_estimate(&scene, init.positions.len() as u64);
+    let solid = init.solid.iter().filter(|s| **s != 0).count();
+    println!("scene       {} ({})", scene.name, path.display());
+    println!("kind        {:?}", scene.kind);
+    println!(
+        "domain      {} x {} x {} m, grid {nx} x {ny} x {nz} = {} cells of {:.4} m",
+        scene.domain.0,
+        scene.domain.1,
+        scene.domain.2,
+        scene.cell_count(),
+        scene.h()
+    );
+    println!("solid cells {solid}");
+    println!(
+        "particles   {} ({} per fluid cell)",
+        init.positions.len(),
+        scene.particles_per_cell
+    );
+    println!(
+        "solver      {} to relative residual {:e}, at most {} iterations",
+        scene.pressure.preconditioner, scene.pressure.tolerance, scene.pressure.max_iterations
+    );
+    println!(
+        "memory      {:.1} MiB on the GPU (largest buffer {:.1} MiB: {})",
+        est.total as f64 / 1048576.0,
+        est.largest_buffer as f64 / 1048576.0,
+        est.largest_name
+    );
+    Ok(())
+}
+
+fn run(
+    scene: &Scene,
+    frames: u64,
+    out: &Path,
+    dump: Option<u64>,
+    export: Option<&Path>,
+) -> Result<()> {
+    if dump == Some(0) {
+        bail!("--dump-particles must be at least 1");
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let ctx = Arc::new(GpuContext::new()?);
+    eprintln!("adapter: {}", ctx.describe());
+    let mut sim = Simulation::new(ctx.clone(), scene)?;
+    let stats_path = out.join("stats.csv");
+    let mut csv = std::io::BufWriter::new(
+        std::fs::File::create(&stats_path).with_context(|| format!("cannot create {}", stats_path.display()))?,
+    );
+    writeln!(csv, "{}", FrameStats::CSV_HEADER)?;
+    let bar = ProgressBar::new(frames);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} frames  {msg}  [{elapsed_precise} < {eta_precise}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = std::time::Instant::now();
+    let mut total_substeps = 0u64;
+    if let Some(k) = dump {
+        dump_particles(&sim, out, 0, k)?;
+    }
+    for _ in 0..frames {
+        let st = sim.step_frame()?;
+        total_substeps += st.substeps as u64;
+        writeln!(csv, "{}", st.csv_row())?;
+        if let Some(k) = dump {
+            dump_particles(&sim, out, st.frame, k)?;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "{:.1} steps/s, pcg {} it, |div| {:.1e}",
+            total_substeps as f64 / secs,
+            st.pcg_iterations,
+            st.max_divergence
+        ));
+        bar.inc(1);
+    }
+    csv.flush()?;
+    bar.finish();
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{frames} frames, {total_substeps} substeps in {secs:.2} s: {:.2} steps/s, {:.2} frames/s; stats in {}",
+        total_substeps as f64 / secs,
+        frames as f64 / secs,
+        stats_path.display()
+    );
+    if let Some(dir) = export {
+        let sys = sim.export_system()?;
+        eddy::output::write_matrix_market(dir, &sys)
+            .with_context(|| format!("cannot write the system to {}", dir.display()))?;
+        eprintln!("pressure system written to {}", dir.display());
+    }
+    Ok(())
+}
+
+fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Result<()> {
+    if frame % every != 0 {
+        return Ok(());
+    }
+    let (pos, vel) = sim.read_particles()?;
+    let path = out.join(format!("particles_{frame:05}.ply"));
+    eddy::output::write_ply(&path, &pos, &vel).with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,621 @@
+//! Scene files: RON, SI units (metres, seconds, y up), validated with clear errors.
+//!
+//! A scene describes the domain and its grid, where the liquid (or smoke) starts, the solid
+//! obstacles, and the solver settings. `Scene::load` parses and validates; nothing is
+//! allocated on a GPU before a scene has passed validation.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Cell types shared by every stage (keep in sync with shaders/prelude.wgsl).
+pub const AIR: u32 = 0;
+pub const FLUID: u32 = 1;
+pub const SOLID: u32 = 2;
+
+#[derive(Debug, Error)]
+pub enum SceneError {
+    #[error("cannot read scene {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{col}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        col: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+/// What the scene simulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SceneKind {
+    /// 3D PIC/FLIP liquid with particles.
+    #[default]
+    Liquid,
+    /// Eulerian smoke on an nx x ny x 1 grid.
+    Smoke,
+}
+
+/// Pressure preconditioner, chosen at run time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PreconditionerKind {
+    None,
+    Jacobi,
+    /// Incomplete Poisson, M^-1 = K K^T with K = I - L D^-1.
+    Ip,
+    /// Modified incomplete Cholesky, level 0, exact lexicographic order (wavefronts on GPU).
+    #[default]
+    Mic0,
+}
+
+impl PreconditionerKind {
+    pub const ALL: [PreconditionerKind; 4] = [Self::None, Self::Jacobi, Self::Ip, Self::Mic0];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Jacobi => "jacobi",
+            Self::Ip => "ip",
+            Self::Mic0 => "mic0",
+        }
+    }
+}
+
+impl std::fmt::Display for PreconditionerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for PreconditionerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name() == s.to_ascii_lowercase())
+            .ok_or_else(|| {
+                format!("unknown preconditioner {s:?}; expected one of: none, jacobi, ip, mic0")
+            })
+    }
+}
+
+/// A shape in metres. `velocity` is the initial velocity of fluid shapes, and the velocity
+/// of a solid's surface for solid shapes (u.n = u_solid.n on its faces).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum Shape {
+    Box {
+        min: (f64, f64, f64),
+        max: (f64, f64, f64),
+        #[serde(default)]
+        velocity: (f64, f64, f64),
+    },
+    Sphere {
+        center: (f64, f64, f64),
+        radius: f64,
+        #[serde(default)]
+        velocity: (f64, f64, f64),
+    },
+}
+
+impl Shape {
+    pub fn contains(&self, p: [f64; 3]) -> bool {
+        match self {
+            Shape::Box { min, max, .. } => {
+                p[0] >= min.0
+                    && p[0] <= max.0
+                    && p[1] >= min.1
+                    && p[1] <= max.1
+                    && p[2] >= min.2
+                    && p[2] <= max.2
+            }
+            Shape::Sphere { center, radius, .. } => {
+                let d = [p[0] - center.0, p[1] - center.1, p[2] - center.2];
+                d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= radius * radius
+            }
+        }
+    }
+
+    pub fn velocity(&self) -> [f64; 3] {
+        let v = match self {
+            Shape::Box { velocity, .. } | Shape::Sphere { velocity, .. } => velocity,
+        };
+        [v.0, v.1, v.2]
+    }
+
+    /// Axis-aligned bounds (min, max).
+    pub fn bounds(&self) -> ([f64; 3], [f64; 3]) {
+        match self {
+            Shape::Box { min, max, .. } => ([min.0, min.1, min.2], [max.0, max.1, max.2]),
+            Shape::Sphere { center, radius, .. } => (
+                [center.0 - radius, center.1 - radius, center.2 - radius],
+                [center.0 + radius, center.1 + radius, center.2 + radius],
+            ),
+        }
+    }
+}
+
+/// Pressure-solver settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PressureSettings {
+    pub preconditioner: PreconditionerKind,
+    /// Relative residual ||r|| / ||b|| at which PCG stops.
+    pub tolerance: f64,
+    pub max_iterations: u32,
+    /// Iterations between convergence checks on the host (the GPU never waits for them).
+    pub check_every: u32,
+    /// Start from the previous step's pressure.
+    pub warm_start: bool,
+}
+
+impl Default for PressureSettings {
+    fn default() -> Self {
+        Self {
+            preconditioner: PreconditionerKind::Mic0,
+            tolerance: 1e-5,
+            max_iterations: 1000,
+            check_every: 8,
+            warm_start: false,
+        }
+    }
+}
+
+/// A complete scene.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scene {
+    pub name: String,
+    pub kind: SceneKind,
+    /// Domain size in metres; the domain spans [0, size] on each axis.
+    pub domain: (f64, f64, f64),
+    /// Cells along x, y, z. Cells must be cubes: domain / resolution equal on every axis.
+    pub resolution: (u32, u32, u32),
+    /// m/s^2.
+    pub gravity: (f64, f64, f64),
+    pub fluid: Vec<Shape>,
+    pub solids: Vec<Shape>,
+    /// Particles seeded per fluid cell (a cube number: 1, 8 or 27).
+    pub particles_per_cell: u32,
+    /// Seed of the jitter of particle positions.
+    pub seed: u64,
+    /// Fraction of PIC in the PIC/FLIP blend (0.05 = 5% PIC, 95% FLIP).
+    pub pic_ratio: f64,
+    /// Largest distance in cells a particle may move in one substep.
+    pub cfl: f64,
+    /// Seconds per frame.
+    pub frame_dt: f64,
+    /// Upper bound on substeps per frame.
+    pub max_substeps: u32,
+    /// Layers of velocity extrapolation into AIR.
+    pub extrapolation_layers: u32,
+    pub pressure: PressureSettings,
+}
+
+impl Default for Scene {
+    fn default() -> Self {
+        Self {
+            name: "untitled".into(),
+            kind: SceneKind::Liquid,
+            domain: (1.0, 1.0, 1.0),
+            resolution: (32, 32, 32),
+            gravity: (0.0, -9.81, 0.0),
+            fluid: Vec::new(),
+            solids: Vec::new(),
+            particles_per_cell: 8,
+            seed: 1,
+            pic_ratio: 0.05,
+            cfl: 1.0,
+            frame_dt: 1.0 / 60.0,
+            max_substeps: 32,
+            extrapolation_layers: 3,
+            pressure: PressureSettings::default(),
+        }
+    }
+}
+
+/// Hard limit on grid cells independent of the adapter: indices are u32 in the shaders.
+const MAX_CELLS: u64 = 1 << 28;
+
+impl Scene {
+    /// Reads, parses and validates a scene file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Scene, SceneError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates scene text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Scene, SceneError> {
+        let scene: Scene = ron::from_str(text).map_err(|e| SceneError::Parse {
+            path: path.to_path_buf(),
+            line: e.span.start.line,
+            col: e.span.start.col,
+            message: e.code.to_string(),
+        })?;
+        scene.validate().map_err(|message| SceneError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(scene)
+    }
+
+    pub fn to_ron(&self) -> String {
+        ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default())
+            .unwrap_or_else(|e| format!("// cannot serialise scene: {e}"))
+    }
+
+    pub fn dims(&self) -> [u32; 3] {
+        [self.resolution.0, self.resolution.1, self.resolution.2]
+    }
+
+    pub fn cell_count(&self) -> u64 {
+        self.resolution.0 as u64 * self.resolution.1 as u64 * self.resolution.2 as u64
+    }
+
+    /// Cell size in metres.
+    pub fn h(&self) -> f64 {
+        self.domain.0 / self.resolution.0 as f64
+    }
+
+    pub fn domain_size(&self) -> [f64; 3] {
+        [self.domain.0, self.domain.1, self.domain.2]
+    }
+
+    /// The same scene on a grid with `n` cells along its longest axis (other axes scaled to
+    /// keep cubic cells). Used by benchmarks and tests to run standard problems at any size.
+    pub fn with_resolution(&self, n: u32) -> Scene {
+        let d = self.domain_size();
+        let longest = d.iter().cloned().fold(0.0, f64::max);
+        let h = longest / n as f64;
+        let cells = |l: f64| ((l / h).round() as u32).max(1);
+        let mut s = self.clone();
+        s.resolution = (cells(d[0]), cells(d[1]), if self.kind == SceneKind::Smoke { 1 } else { cells(d[2]) });
+        s.domain = (
+            s.resolution.0 as f64 * h,
+            s.resolution.1 as f64 * h,
+            if self.kind == SceneKind::Smoke { d[2] } else { s.resolution.2 as f64 * h },
+        );
+        s
+    }
+
+    /// Checks everything a user can get wrong; the message names the field and the fix.
+    pub fn validate(&self) -> Result<(), String> {
+        let (nx, ny, nz) = self.resolution;
+        if nx == 0 || ny == 0 || nz == 0 {
+            return Err(format!("resolution {:?} must be at least 1 cell on every axis", self.resolution));
+        }
+        if nx < 2 || ny < 2 {
+            return Err(format!("resolution {:?}: x and y need at least 2 cells", self.resolution));
+        }
+        let d = self.domain_size();
+        if d.iter().any(|v| !v.is_finite() || *v <= 0.0) {
+            return Err(format!("domain {:?} must be positive on every axis (metres)", self.domain));
+        }
+        if self.cell_count() > MAX_CELLS {
+            return Err(format!(
+                "resolution {:?} has {} cells; eddy supports at most {MAX_CELLS}",
+                self.resolution,
+                self.cell_count()
+            ));
+        }
+        let hx = d[0] / nx as f64;
+        let hy = d[1] / ny as f64;
+        let hz = d[2] / nz as f64;
+        let cubic = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.max(b);
+        // A one-cell-thick slice (smoke mode) may have any depth: no flow crosses z.
+        if !cubic(hx, hy) || (nz > 1 && !cubic(hx, hz)) {
+            return Err(format!(
+                "cells must be cubes: domain {:?} / resolution {:?} gives cell sizes {hx} x {hy} x {hz} m",
+                self.domain, self.resolution
+            ));
+        }
+        if self.kind == SceneKind::Smoke && nz != 1 {
+            return Err(format!("smoke scenes are 2D: resolution z must be 1, got {nz}"));
+        }
+        let g = [self.gravity.0, self.gravity.1, self.gravity.2];
+        if g.iter().any(|v| !v.is_finite()) {
+            return Err("gravity must be finite".into());
+        }
+        if self.kind == SceneKind::Liquid && self.fluid.is_empty() {
+            return Err("a liquid scene needs at least one shape in `fluid`".into());
+        }
+        for (what, shapes) in [("fluid", &self.fluid), ("solids", &self.solids)] {
+            for (i, s) in shapes.iter().enumerate() {
+                validate_shape(s).map_err(|m| format!("{what}[{i}]: {m}"))?;
+                let (lo, hi) = s.bounds();
+                let inside = (0..3).all(|a| hi[a] > 0.0 && lo[a] < d[a]);
+                if !inside {
+                    return Err(format!(
+                        "{what}[{i}] lies outside the domain [0, {:?}]: bounds {lo:?} .. {hi:?}",
+                        self.domain
+                    ));
+                }
+            }
+        }
+        if ![1, 8, 27].contains(&self.particles_per_cell) {
+            return Err(format!(
+                "particles_per_cell must be 1, 8 or 27 (a cube number), got {}",
+                self.particles_per_cell
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.pic_ratio) {
+            return Err(format!("pic_ratio must be in [0, 1], got {}", self.pic_ratio));
+        }
+        if !(self.cfl > 0.0 && self.cfl <= 10.0) {
+            return Err(format!("cfl must be in (0, 10], got {}", self.cfl));
+        }
+        if !(self.frame_dt > 0.0 && self.frame_dt.is_finite()) {
+            return Err(format!("frame_dt must be positive, got {}", self.frame_dt));
+        }
+        if self.max_substeps == 0 {
+            return Err("max_substeps must be at least 1".into());
+        }
+        if self.extrapolation_layers == 0 || self.extrapolation_layers > 64 {
+            return Err(format!(
+                "extrapolation_layers must be in 1..=64, got {}",
+                self.extrapolation_layers
+            ));
+        }
+        self.pressure.validate()
+    }
+}
+
+impl PressureSettings {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return Err(format!(
+                "pressure.tolerance must be in (0, 1) (relative residual), got {}",
+                self.tolerance
+            ));
+        }
+        if self.max_iterations == 0 {
+            return Err("pressure.max_iterations must be at least 1".into());
+        }
+        if self.max_iterations > 100_000 {
+            return Err(format!(
+                "pressure.max_iterations must be at most 100000, got {}",
+                self.max_iterations
+            ));
+        }
+        if self.check_every == 0 {
+            return Err("pressure.check_every must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+fn validate_shape(s: &Shape) -> Result<(), String> {
+    let finite = |v: &(f64, f64, f64)| v.0.is_finite() && v.1.is_finite() && v.2.is_finite();
+    match s {
+        Shape::Box { min, max, velocity } => {
+            if !finite(min) || !finite(max) || !finite(velocity) {
+                return Err("box coordinates must be finite".into());
+            }
+            if max.0 <= min.0 || max.1 <= min.1 || max.2 <= min.2 {
+                return Err(format!("box max {max:?} must exceed min {min:?} on every axis"));
+            }
+        }
+        Shape::Sphere {
+            center,
+            radius,
+            velocity,
+        } => {
+            if !finite(center) || !finite(velocity) || !radius.is_finite() || *radius <= 0.0 {
+                return Err(format!("sphere radius must be positive, got {radius}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Scene, SceneError> {
+        Scene::parse(s, Path::new("test.ron"))
+    }
+
+    const OK: &str = "(domain: (1.0, 0.5, 0.5), resolution: (16, 8, 8), fluid: [Box(min: (0,0,0), max: (0.5,0.25,0.5))])";
+
+    #[test]
+    fn minimal_scene_parses_with_defaults() {
+        let s = parse(OK).unwrap();
+        assert_eq!(s.dims(), [16, 8, 8]);
+        assert!((s.h() - 1.0 / 16.0).abs() < 1e-12);
+        assert_eq!(s.pressure.preconditioner, PreconditionerKind::Mic0);
+    }
+
+    #[test]
+    fn syntax_error_reports_line_and_column() {
+        let err = parse("(\n  domain: (1.0, 1.0 1.0),\n)").unwrap_err();
+        match err {
+            SceneError::Parse { line, col, .. } => {
+                assert_eq!(line, 2);
+                assert!(col > 1);
+            }
+            e => panic!("expected a parse error, got {e}"),
+        }
+    }
+
+    #[test]
+    fn unknown_field_is_rejected() {
+        let err = parse("(domian: (1.0, 1.0, 1.0))").unwrap_err().to_string();
+        assert!(err.contains("domian"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_the_field_named() {
+        let cases = [
+            ("resolution: (0, 8, 8)", "resolution"),
+            ("domain: (-1.0, 0.5, 0.5)", "domain"),
+            ("resolution: (16, 9, 8)", "cubes"),
+            ("fluid: [Box(min: (2,2,2), max: (3,3,3))]", "outside"),
+            ("fluid: [Sphere(center: (0.5,0.2,0.2), radius: 0.0)]", "radius"),
+            ("pressure: (tolerance: 0.0)", "tolerance"),
+            ("pressure: (max_iterations: 0)", "max_iterations"),
+            ("pic_ratio: 1.5", "pic_ratio"),
+            ("particles_per_cell: 5", "particles_per_cell"),
+        ];
+        for (field, needle) in cases {
+            let text = OK.replacen('(', &format!("({field}, "), 1);
+            // later keys win in the struct; put the override after the defaults
+            let text = if text.contains("resolution: (16, 8, 8)") && field.starts_with("resolution") {
+                text.replace(", resolution: (16, 8, 8)", "")
+            } else if field.starts_with("domain") {
+                text.replace(", domain: (1.0, 0.5, 0.5)", "")
+            } else if field.starts_with("fluid") {
+                text.replace(", fluid: [Box(min: (0,0,0), max: (0.5,0.25,0.5))]", "")
+            } else {
+                text
+            };
+            let err = parse(&text).map(|_| ()).unwrap_err().to_string();
+            assert!(err.contains(needle), "{field}: {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_preconditioner_is_rejected() {
+        let text = OK.replacen('(', "(pressure: (preconditioner: amg), ", 1);
+        assert!(parse(&text).is_err());
+        assert!("amg".parse::<PreconditionerKind>().is_err());
+        assert_eq!("IP".parse::<PreconditionerKind>().unwrap(), PreconditionerKind::Ip);
+    }
+
+    #[test]
+    fn with_resolution_keeps_cubic_cells() {
+        let s = parse(OK).unwrap().with_resolution(32);
+        assert_eq!(s.dims(), [32, 16, 16]);
+        s.validate().unwrap();
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so seeding is identical on every platform.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Initial state derived from a scene: solid cells, their velocities and the particles.
+#[derive(Clone, Debug)]
+pub struct InitialState {
+    /// 1 where the cell centre lies inside a solid shape.
+    pub solid: Vec<u32>,
+    /// Velocity of the solid covering each cell (xyz, w unused).
+    pub solid_velocity: Vec<[f32; 4]>,
+    /// Particle positions (xyz, w unused) in metres.
+    pub positions: Vec<[f32; 4]>,
+    /// Particle velocities (xyz, w unused) in m/s.
+    pub velocities: Vec<[f32; 4]>,
+}
+
+impl Scene {
+    fn cell_centre(&self, i: u32, j: u32, k: u32) -> [f64; 3] {
+        let h = self.h();
+        let hz = self.domain.2 / self.resolution.2 as f64;
+        [
+            (i as f64 + 0.5) * h,
+            (j as f64 + 0.5) * h,
+            (k as f64 + 0.5) * hz,
+        ]
+    }
+
+    /// Voxelises the solids (a cell is SOLID when its centre is inside a solid shape).
+    pub fn solid_cells(&self) -> (Vec<u32>, Vec<[f32; 4]>) {
+        let [nx, ny, nz] = self.dims();
+        let n = self.cell_count() as usize;
+        let mut solid = vec![0u32; n];
+        let mut vel = vec![[0f32; 4]; n];
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let c = (i + nx * (j + ny * k)) as usize;
+                    let p = self.cell_centre(i, j, k);
+                    if let Some(s) = self.solids.iter().rev().find(|s| s.contains(p)) {
+                        solid[c] = 1;
+                        let v = s.velocity();
+                        vel[c] = [v[0] as f32, v[1] as f32, v[2] as f32, 0.0];
+                    }
+                }
+            }
+        }
+        (solid, vel)
+    }
+
+    /// Seeds `particles_per_cell` jittered particles (one per sub-cell) in every non-solid
+    /// cell whose centre is inside a fluid shape. Deterministic for a given `seed`.
+    pub fn initial_state(&self) -> InitialState {
+        let (solid, solid_velocity) = self.solid_cells();
+        let [nx, ny, nz] = self.dims();
+        let h = self.h();
+        let hz = self.domain.2 / nz as f64;
+        let per_axis = (self.particles_per_cell as f64).cbrt().round() as u32;
+        let mut rng = SplitMix64(self.seed);
+        let mut positions = Vec::new();
+        let mut velocities = Vec::new();
+        if self.kind == SceneKind::Liquid {
+            for k in 0..nz {
+                for j in 0..ny {
+                    for i in 0..nx {
+                        let c = (i + nx * (j + ny * k)) as usize;
+                        let centre = self.cell_centre(i, j, k);
+                        if solid[c] != 0 {
+                            continue;
+                        }
+                        let Some(shape) = self.fluid.iter().find(|s| s.contains(centre)) else {
+                            continue;
+                        };
+                        let v = shape.velocity();
+                        let sub = 1.0 / per_axis as f64;
+                        for sk in 0..per_axis {
+                            for sj in 0..per_axis {
+                                for si in 0..per_axis {
+                                    let jitter = |s: u32, rng: &mut SplitMix64| {
+                                        (s as f64 + 0.1 + 0.8 * rng.next_f64()) * sub
+                                    };
+                                    let x = (i as f64 + jitter(si, &mut rng)) * h;
+                                    let y = (j as f64 + jitter(sj, &mut rng)) * h;
+                                    let z = (k as f64 + jitter(sk, &mut rng)) * hz;
+                                    positions.push([x as f32, y as f32, z as f32, 0.0]);
+                                    velocities.push([v[0] as f32, v[1] as f32, v[2] as f32, 0.0]);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        InitialState {
+            solid,
+            solid_velocity,
+            positions,
+            velocities,
+        }
+    }
+}

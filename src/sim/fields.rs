@@ -1,0 +1,111 @@
+//! The buffers of the simulation, grouped by what they hold. Stages borrow them; only
+//! [`super::Simulation`] owns them.
+
+use super::params::SimParams;
+use crate::gpu::{storage_buffer, uniform_buffer};
+
+/// MAC-grid and cell fields. Face arrays hold u, v and w back to back
+/// (see `face_offset` in shaders/prelude.wgsl); cell arrays are i-fastest.
+pub struct GridFields {
+    pub params: SimParams,
+    pub params_buffer: wgpu::Buffer,
+    /// Face velocities (m/s): after P2G, then forces, boundary, projection, extrapolation.
+    pub vel: wgpu::Buffer,
+    /// Face velocities right after P2G (the FLIP update subtracts them).
+    pub vel_old: wgpu::Buffer,
+    /// Sum of P2G weights per face.
+    pub weight: wgpu::Buffer,
+    /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face.
+    pub acc: wgpu::Buffer,
+    /// Particles per cell.
+    pub count: wgpu::Buffer,
+    pub cell_type: wgpu::Buffer,
+    /// 1 where the scene has a solid.
+    pub solid: wgpu::Buffer,
+    /// Solid velocity per cell (vec4, xyz used).
+    pub solid_vel: wgpu::Buffer,
+    /// Divergence before projection (1/s).
+    pub divergence: wgpu::Buffer,
+    /// Divergence after projection (1/s).
+    pub div_after: wgpu::Buffer,
+    /// Extrapolation validity flags, ping-ponged.
+    pub valid: [wgpu::Buffer; 2],
+    /// Atomic counters: 0 fluid cells, 1 max speed bits, 2 max x bits, 3 max |div| bits.
+    pub counters: wgpu::Buffer,
+}
+
+pub const COUNTERS: usize = 8;
+
+impl GridFields {
+    pub fn new(device: &wgpu::Device, params: SimParams) -> Self {
+        let cells = params.num_cells as u64;
+        let faces = params.num_faces() as u64;
+        let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
+        Self {
+            params,
+            params_buffer: uniform_buffer(device, "GridFields::params", bytemuck::bytes_of(&params)),
+            vel: f("GridFields::vel", faces * 4),
+            vel_old: f("GridFields::vel_old", faces * 4),
+            weight: f("GridFields::weight", faces * 4),
+            acc: f("GridFields::acc", faces * 8),
+            count: f("GridFields::count", cells * 4),
+            cell_type: f("GridFields::cell_type", cells * 4),
+            solid: f("GridFields::solid", cells * 4),
+            solid_vel: f("GridFields::solid_vel", cells * 16),
+            divergence: f("GridFields::divergence", cells * 4),
+            div_after: f("GridFields::div_after", cells * 4),
+            valid: [
+                f("GridFields::valid_a", faces * 4),
+                f("GridFields::valid_b", faces * 4),
+            ],
+            counters: f("GridFields::counters", COUNTERS as u64 * 4),
+        }
+    }
+
+    pub fn num_cells(&self) -> u32 {
+        self.params.num_cells
+    }
+
+    pub fn num_faces(&self) -> u32 {
+        self.params.num_faces()
+    }
+
+    /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces.
+    pub fn bytes(cells: u64, faces: u64) -> u64 {
+        faces * (4 + 4 + 4 + 8 + 8) + cells * (4 * 6 + 16) + COUNTERS as u64 * 4
+    }
+}
+
+/// Particle state: positions and velocities as vec4 (w unused), plus per-particle views.
+pub struct Particles {
+    pub count: u32,
+    pub pos: wgpu::Buffer,
+    pub vel: wgpu::Buffer,
+    /// FLIP velocity change of the last grid-to-particle (xyz, |.| in w).
+    pub flip_delta: wgpu::Buffer,
+    /// Kinetic-energy partial sums, one per 64-particle workgroup.
+    pub energy: wgpu::Buffer,
+}
+
+impl Particles {
+    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> Self {
+        let n = pos.len() as u64;
+        let make = |label: &str| storage_buffer(device, label, n * 16);
+        let p = Self {
+            count: n as u32,
+            pos: make("Particles::pos"),
+            vel: make("Particles::vel"),
+            flip_delta: make("Particles::flip_delta"),
+            energy: storage_buffer(device, "Particles::energy", n.div_ceil(64) * 4),
+        };
+        if n > 0 {
+            queue.write_buffer(&p.pos, 0, bytemuck::cast_slice(pos));
+            queue.write_buffer(&p.vel, 0, bytemuck::cast_slice(vel));
+        }
+        p
+    }
+
+    pub fn bytes(n: u64) -> u64 {
+        n * 48 + n.div_ceil(64) * 4
+    }
+}

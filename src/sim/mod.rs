@@ -1,0 +1,501 @@
+//! The GPU simulation: one module per stage, one [`Simulation`] that owns the buffers and
+//! runs the stages in the order of the algorithm.
+
+pub mod advect;
+pub mod boundary;
+pub mod divergence;
+pub mod extrapolate;
+pub mod fields;
+pub mod forces;
+pub mod g2p;
+pub mod mark_cells;
+pub mod p2g;
+pub mod params;
+pub mod pressure;
+pub mod project;
+pub mod stats;
+
+use crate::gpu::{BufferReader, GpuContext, GpuError, PassTimer, StageTiming};
+use crate::scene::{Scene, SceneKind};
+use fields::{GridFields, Particles, COUNTERS};
+use params::SimParams;
+use pressure::{PcgVectors, PressureSolver, SolveReport};
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Liquid density used for pressure and kinetic energy, kg/m^3.
+pub const DENSITY: f64 = 1000.0;
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(
+        "the scene needs a {what} of {bytes} bytes but adapter {adapter:?} allows at most {limit} \
+         (reduce the resolution or the particles per cell)"
+    )]
+    TooLarge {
+        what: &'static str,
+        bytes: u64,
+        limit: u64,
+        adapter: String,
+    },
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// The stages of one substep, in order. The viewer can stop a step after any of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    P2g,
+    MarkCells,
+    Forces,
+    Boundary,
+    Pressure,
+    Project,
+    Extrapolate,
+    G2p,
+    Advect,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 9] = [
+        Stage::P2g,
+        Stage::MarkCells,
+        Stage::Forces,
+        Stage::Boundary,
+        Stage::Pressure,
+        Stage::Project,
+        Stage::Extrapolate,
+        Stage::G2p,
+        Stage::Advect,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::P2g => "p2g",
+            Stage::MarkCells => "mark_cells",
+            Stage::Forces => "forces",
+            Stage::Boundary => "boundary",
+            Stage::Pressure => "pressure",
+            Stage::Project => "project",
+            Stage::Extrapolate => "extrapolate",
+            Stage::G2p => "g2p",
+            Stage::Advect => "advect",
+        }
+    }
+}
+
+/// One row of stats.csv.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct FrameStats {
+    pub frame: u64,
+    pub time_s: f64,
+    pub substeps: u32,
+    pub particles: u32,
+    pub fluid_cells: u32,
+    /// Iterations of the last solve in the frame.
+    pub pcg_iterations: u32,
+    /// ||r||/||b|| at the end of the last solve in the frame.
+    pub pcg_residual: f64,
+    /// max |div u| over FLUID cells after the last projection, 1/s.
+    pub max_divergence: f64,
+    /// J, with particle mass = density * cell volume / particles per cell.
+    pub kinetic_energy: f64,
+    pub max_speed: f64,
+    /// FLUID cells x cell volume, m^3.
+    pub volume: f64,
+    /// Largest particle x, m.
+    pub front_x: f64,
+    /// Iterations of all solves in the frame.
+    pub pcg_iterations_total: u32,
+}
+
+impl FrameStats {
+    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total";
+
+    pub fn csv_row(&self) -> String {
+        format!(
+            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{}",
+            self.frame,
+            self.time_s,
+            self.substeps,
+            self.particles,
+            self.fluid_cells,
+            self.pcg_iterations,
+            self.pcg_residual,
+            self.max_divergence,
+            self.kinetic_energy,
+            self.max_speed,
+            self.volume,
+            self.front_x,
+            self.pcg_iterations_total
+        )
+    }
+}
+
+/// What one substep measured.
+#[derive(Clone, Debug, Default)]
+pub struct SubstepReport {
+    pub dt: f64,
+    pub fluid_cells: u32,
+    pub max_speed: f32,
+    pub front_x: f32,
+    pub max_divergence: f32,
+    pub solve: Option<SolveReport>,
+}
+
+/// Bytes of GPU memory a scene needs, and its largest single buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryEstimate {
+    pub total: u64,
+    pub largest_buffer: u64,
+    pub largest_name: &'static str,
+}
+
+pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
+    let [nx, ny, nz] = scene.dims().map(|v| v as u64);
+    let cells = nx * ny * nz;
+    let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+    let total = GridFields::bytes(cells, faces)
+        + PcgVectors::bytes(cells, scene.pressure.max_iterations as u64)
+        + Particles::bytes(particles);
+    let candidates = [
+        (faces * 8, "P2G accumulator (8 bytes per face)"),
+        (cells * 16, "packed matrix (16 bytes per cell)"),
+        (particles * 16, "particle buffer (16 bytes per particle)"),
+    ];
+    let (largest_buffer, largest_name) = candidates.into_iter().max_by_key(|c| c.0).unwrap_or((0, ""));
+    MemoryEstimate {
+        total,
+        largest_buffer,
+        largest_name,
+    }
+}
+
+/// Checks a scene against the adapter's limits before anything is allocated.
+pub fn check_limits(ctx: &GpuContext, scene: &Scene, particles: u64) -> Result<MemoryEstimate, SimError> {
+    let est = memory_estimate(scene, particles);
+    let limit = ctx
+        .limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size);
+    if est.largest_buffer > limit {
+        return Err(SimError::TooLarge {
+            what: est.largest_name,
+            bytes: est.largest_buffer,
+            limit,
+            adapter: ctx.info.name.clone(),
+        });
+    }
+    Ok(est)
+}
+
+pub struct Simulation {
+    pub ctx: Arc<GpuContext>,
+    pub scene: Scene,
+    pub fields: GridFields,
+    pub particles: Particles,
+    pub pcg: PcgVectors,
+    p2g: p2g::P2g,
+    mark: mark_cells::MarkCells,
+    forces: forces::Forces,
+    boundary: boundary::Boundary,
+    divergence: divergence::Divergence,
+    pressure: PressureSolver,
+    project: project::Project,
+    extrapolate: extrapolate::Extrapolate,
+    g2p: g2p::G2p,
+    advect: advect::Advect,
+    stats: stats::ParticleStats,
+    timer: PassTimer,
+    counters_reader: BufferReader,
+    /// Simulated time, s.
+    pub time: f64,
+    pub frame: u64,
+    /// Largest particle speed after the last substep (drives the CFL substep).
+    pub max_speed: f32,
+    pub last_solve: Option<SolveReport>,
+    /// GPU ms per stage over the last frame (empty without timestamp support).
+    pub last_timing: StageTiming,
+}
+
+impl Simulation {
+    pub fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Self, SimError> {
+        if scene.kind != SceneKind::Liquid {
+            return Err(SimError::Unsupported(format!(
+                "scene {:?} is a {:?} scene; the particle simulation runs liquid scenes",
+                scene.name, scene.kind
+            )));
+        }
+        let init = scene.initial_state();
+        check_limits(&ctx, scene, init.positions.len() as u64)?;
+        let device = &ctx.device;
+        let mut params = SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
+        params.pic_ratio = scene.pic_ratio as f32;
+        params.gravity = [scene.gravity.0 as f32, scene.gravity.1 as f32, scene.gravity.2 as f32];
+        let fields = GridFields::new(device, params);
+        ctx.queue.write_buffer(&fields.solid, 0, bytemuck::cast_slice(&init.solid));
+        ctx.queue
+            .write_buffer(&fields.solid_vel, 0, bytemuck::cast_slice(&init.solid_velocity));
+        let particles = Particles::new(device, &ctx.queue, &init.positions, &init.velocities);
+        let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
+        let max_speed = init
+            .velocities
+            .iter()
+            .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+            .fold(0.0, f32::max);
+        let timer = PassTimer::new(&ctx, &Stage::ALL.map(|s| s.name()));
+        let sim = Self {
+            p2g: p2g::P2g::new(device, &fields, &particles),
+            mark: mark_cells::MarkCells::new(device, &fields),
+            forces: forces::Forces::new(device, &fields),
+            boundary: boundary::Boundary::new(device, &fields),
+            divergence: divergence::Divergence::new(device, &fields, &pcg),
+            pressure: PressureSolver::new(&ctx, &fields, &pcg),
+            project: project::Project::new(device, &fields, &pcg),
+            extrapolate: extrapolate::Extrapolate::new(device, &fields),
+            g2p: g2p::G2p::new(device, &fields, &particles),
+            advect: advect::Advect::new(device, &fields, &particles),
+            stats: stats::ParticleStats::new(device, &fields, &particles),
+            counters_reader: BufferReader::new(device, COUNTERS as u64 * 4, "Simulation::counters"),
+            timer,
+            fields,
+            particles,
+            pcg,
+            scene: scene.clone(),
+            time: 0.0,
+            frame: 0,
+            max_speed,
+            last_solve: None,
+            last_timing: StageTiming::default(),
+            ctx,
+        };
+        sim.pressure.write_config(&sim.ctx, &sim.pcg, &sim.scene.pressure);
+        Ok(sim)
+    }
+
+    /// Applies settings that can change without reallocation (PIC ratio, CFL, gravity,
+    /// solver settings, extrapolation layers). Returns an error when the change needs a
+    /// reset (resolution, shapes, particles per cell, max iterations beyond the history).
+    pub fn apply_live_settings(&mut self, scene: &Scene) -> Result<(), String> {
+        scene.validate()?;
+        if scene.resolution != self.scene.resolution
+            || scene.domain != self.scene.domain
+            || scene.particles_per_cell != self.scene.particles_per_cell
+            || scene.pressure.max_iterations + 1 > self.pcg.history_len
+        {
+            return Err("this change needs a reset".into());
+        }
+        self.scene.pic_ratio = scene.pic_ratio;
+        self.scene.cfl = scene.cfl;
+        self.scene.gravity = scene.gravity;
+        self.scene.pressure = scene.pressure.clone();
+        self.scene.extrapolation_layers = scene.extrapolation_layers;
+        self.scene.frame_dt = scene.frame_dt;
+        self.scene.max_substeps = scene.max_substeps;
+        self.fields.params.pic_ratio = scene.pic_ratio as f32;
+        self.fields.params.gravity = [scene.gravity.0 as f32, scene.gravity.1 as f32, scene.gravity.2 as f32];
+        self.pressure.write_config(&self.ctx, &self.pcg, &self.scene.pressure);
+        Ok(())
+    }
+
+    /// CFL substep: particles move at most `cfl` cells, counting the speed gravity adds.
+    pub fn cfl_dt(&self) -> f64 {
+        let h = self.scene.h();
+        let g = self.scene.gravity;
+        let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
+        self.scene.cfl * h / (self.max_speed as f64 + (h * gmag).sqrt()).max(1e-9)
+    }
+
+    /// Advances one frame (`frame_dt`) in CFL substeps.
+    pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
+        let mut remaining = self.scene.frame_dt;
+        let mut substeps = 0u32;
+        let mut total_iterations = 0u32;
+        let mut last = SubstepReport::default();
+        self.last_timing = StageTiming::default();
+        while remaining > 1e-12 {
+            let mut dt = self.cfl_dt().min(remaining);
+            // Avoid a sliver of a last substep; stretching by 10% keeps the CFL near its target.
+            if remaining - dt < 0.1 * dt {
+                dt = remaining;
+            }
+            if substeps + 1 >= self.scene.max_substeps && dt < remaining {
+                log::warn!(
+                    "frame {}: max_substeps {} reached; last substep {:.3e} s exceeds the CFL limit {:.3e} s",
+                    self.frame,
+                    self.scene.max_substeps,
+                    remaining,
+                    dt
+                );
+                dt = remaining;
+            }
+            last = self.substep(dt, Stage::Advect)?;
+            total_iterations += last.solve.as_ref().map_or(0, |s| s.iterations);
+            remaining -= dt;
+            substeps += 1;
+        }
+        self.frame += 1;
+        let energy: Vec<f32> = crate::gpu::read_buffer(&self.ctx, &self.particles.energy)?;
+        let h = self.scene.h();
+        let mass = DENSITY * h * h * h / self.scene.particles_per_cell as f64;
+        let kinetic: f64 = energy
+            .iter()
+            .take(self.particles.count.div_ceil(64) as usize)
+            .map(|e| *e as f64)
+            .sum::<f64>()
+            * mass;
+        let solve = last.solve.clone().unwrap_or_else(|| SolveReport {
+            iterations: 0,
+            residual: 0.0,
+            status: pressure::SolveStatus::Converged,
+            history: vec![],
+            dispatches_per_iteration: 0,
+        });
+        Ok(FrameStats {
+            frame: self.frame,
+            time_s: self.time,
+            substeps,
+            particles: self.particles.count,
+            fluid_cells: last.fluid_cells,
+            pcg_iterations: solve.iterations,
+            pcg_residual: solve.residual,
+            max_divergence: last.max_divergence as f64,
+            kinetic_energy: kinetic,
+            max_speed: last.max_speed as f64,
+            volume: last.fluid_cells as f64 * h * h * (self.scene.domain.2 / self.scene.resolution.2 as f64),
+            front_x: last.front_x as f64,
+            pcg_iterations_total: total_iterations,
+        })
+    }
+
+    fn begin_pass<'e>(
+        &'e self,
+        enc: &'e mut wgpu::CommandEncoder,
+        stage: Stage,
+    ) -> wgpu::ComputePass<'e> {
+        let end = stage != Stage::Pressure;
+        enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(stage.name()),
+            timestamp_writes: self.timer.writes(stage.name(), true, end),
+        })
+    }
+
+    /// One substep of length `dt`, running the stages up to and including `last`
+    /// (the viewer stops early to inspect intermediate fields; a full step passes Advect).
+    pub fn substep(&mut self, dt: f64, last: Stage) -> Result<SubstepReport, SimError> {
+        self.fields.params.dt = dt as f32;
+        self.ctx
+            .queue
+            .write_buffer(&self.fields.params_buffer, 0, bytemuck::bytes_of(&self.fields.params));
+        let run = |s: Stage| s <= last;
+        let kind = self.scene.pressure.preconditioner;
+        let f = &self.fields;
+        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("Simulation::substep"),
+        });
+        enc.clear_buffer(&f.counters, 0, None);
+        self.p2g.clear(&mut enc, f);
+        {
+            let mut pass = self.begin_pass(&mut enc, Stage::P2g);
+            self.p2g.record(&mut pass, f, &self.particles);
+        }
+        if run(Stage::MarkCells) {
+            let mut pass = self.begin_pass(&mut enc, Stage::MarkCells);
+            self.mark.record(&mut pass, f);
+        }
+        if run(Stage::Forces) {
+            let mut pass = self.begin_pass(&mut enc, Stage::Forces);
+            self.forces.record(&mut pass, f);
+        }
+        if run(Stage::Boundary) {
+            let mut pass = self.begin_pass(&mut enc, Stage::Boundary);
+            self.boundary.record(&mut pass, f);
+        }
+        if run(Stage::Pressure) {
+            let mut pass = self.begin_pass(&mut enc, Stage::Pressure);
+            self.divergence.record(&mut pass, f);
+            self.pressure.record_setup(&mut pass, f, kind);
+        }
+        self.ctx.queue.submit([enc.finish()]);
+        let solve = if run(Stage::Pressure) {
+            let timer = self.timer.enabled().then_some(&self.timer);
+            Some(self.pressure.iterate(&self.ctx, &self.fields, &self.pcg, &self.scene.pressure, timer)?)
+        } else {
+            None
+        };
+        let f = &self.fields;
+        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("Simulation::substep_end"),
+        });
+        if run(Stage::Project) {
+            let mut pass = self.begin_pass(&mut enc, Stage::Project);
+            self.project.record(&mut pass, f);
+            self.divergence.record_after(&mut pass, f);
+        }
+        if run(Stage::Extrapolate) {
+            let mut pass = self.begin_pass(&mut enc, Stage::Extrapolate);
+            self.extrapolate.record(&mut pass, f, self.scene.extrapolation_layers);
+            // Extrapolation also fills faces next to solids; put u_solid back there.
+            self.boundary.record(&mut pass, f);
+        }
+        if run(Stage::G2p) {
+            let mut pass = self.begin_pass(&mut enc, Stage::G2p);
+            self.g2p.record(&mut pass, &self.particles);
+        }
+        if run(Stage::Advect) {
+            let mut pass = self.begin_pass(&mut enc, Stage::Advect);
+            self.advect.record(&mut pass, &self.particles);
+            self.stats.record(&mut pass, &self.particles);
+        }
+        self.timer.resolve(&mut enc);
+        self.counters_reader.copy_from(&mut enc, &f.counters);
+        self.ctx.queue.submit([enc.finish()]);
+        let c: Vec<u32> = self.counters_reader.read(&self.ctx)?;
+        if self.timer.enabled() && last == Stage::Advect {
+            let mut t = std::mem::take(&mut self.last_timing);
+            self.timer.read_into(&self.ctx, &mut t)?;
+            self.last_timing = t;
+        }
+        let report = SubstepReport {
+            dt,
+            fluid_cells: c[0],
+            max_speed: f32::from_bits(c[1]),
+            front_x: f32::from_bits(c[2]),
+            max_divergence: f32::from_bits(c[3]),
+            solve: solve.clone(),
+        };
+        if last == Stage::Advect {
+            self.max_speed = report.max_speed;
+            self.time += dt;
+        }
+        if solve.is_some() {
+            self.last_solve = solve;
+        }
+        Ok(report)
+    }
+}
+
+impl Simulation {
+    /// Particle positions and velocities (vec4, w unused).
+    pub fn read_particles(&self) -> Result<(Vec<[f32; 4]>, Vec<[f32; 4]>), SimError> {
+        if self.particles.count == 0 {
+            return Ok((vec![], vec![]));
+        }
+        Ok((
+            crate::gpu::read_buffer(&self.ctx, &self.particles.pos)?,
+            crate::gpu::read_buffer(&self.ctx, &self.particles.vel)?,
+        ))
+    }
+
+    /// The last pressure solve's system (A, b, and the solution phi).
+    pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
+        Ok(crate::output::ExportedSystem {
+            dims: self.fields.params.n,
+            a: crate::gpu::read_buffer(&self.ctx, &self.pcg.a)?,
+            b: crate::gpu::read_buffer(&self.ctx, &self.pcg.b)?,
+            p: crate::gpu::read_buffer(&self.ctx, &self.pcg.p)?,
+        })
+    }
+}

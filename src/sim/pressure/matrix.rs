@@ -1,0 +1,28 @@
+//! Packed pressure matrix (diag, +x, +y, +z) built from the cell types (shaders/build_matrix.wgsl).
+
+use super::PcgVectors;
+use crate::gpu::{Binding::*, Kernel};
+use crate::sim::fields::GridFields;
+
+pub struct BuildMatrix {
+    kernel: Kernel,
+    group: wgpu::BindGroup,
+}
+
+impl BuildMatrix {
+    pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
+        let kernel = Kernel::new(
+            device,
+            "build_matrix.wgsl",
+            "BuildMatrix",
+            &["main"],
+            &[Uniform, StorageRead, Storage],
+        );
+        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &v.a]);
+        Self { kernel, group }
+    }
+
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.kernel.dispatch(pass, "main", &self.group, f.num_cells());
+    }
+}

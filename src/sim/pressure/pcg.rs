@@ -1,0 +1,152 @@
+//! Preconditioned conjugate gradients with all scalars on the GPU (shaders/pcg.wgsl).
+
+use super::PcgVectors;
+use crate::gpu::{Binding::*, Kernel};
+use crate::sim::fields::GridFields;
+use bytemuck::{Pod, Zeroable};
+
+/// Threads per reduction workgroup (keep in sync with `RWG` in shaders/pcg.wgsl).
+pub const REDUCE_WG: u32 = 256;
+/// Upper bound on reduction workgroups; the finishing workgroup sums this many partials.
+pub const MAX_REDUCE_GROUPS: u32 = 512;
+
+/// Keep in sync with `PcgConfig` in shaders/pcg.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct PcgConfig {
+    pub tol2: f32,
+    pub max_iterations: u32,
+    pub groups: u32,
+    pub warm_start: u32,
+}
+const _: () = assert!(std::mem::size_of::<PcgConfig>() == 16);
+
+/// Keep in sync with the fixed part of `PcgState` in shaders/pcg.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct PcgStateHeader {
+    pub rho: f32,
+    pub alpha: f32,
+    pub beta: f32,
+    pub bb: f32,
+    pub rr: f32,
+    pub iterations: u32,
+    pub done: u32,
+    pub status: u32,
+}
+const _: () = assert!(std::mem::size_of::<PcgStateHeader>() == 32);
+
+pub fn reduce_groups(cells: u32) -> u32 {
+    cells.div_ceil(REDUCE_WG).clamp(1, MAX_REDUCE_GROUPS)
+}
+
+pub struct Pcg {
+    kernel: Kernel,
+    group: wgpu::BindGroup,
+    groups: u32,
+}
+
+impl Pcg {
+    pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
+        let kernel = Kernel::new(
+            device,
+            "pcg.wgsl",
+            "Pcg",
+            &[
+                "init_mask",
+                "init_residual",
+                "dot_bb",
+                "finish_bb",
+                "dot_rz",
+                "finish_init",
+                "copy_d",
+                "apply_a",
+                "dot_dq",
+                "finish_alpha",
+                "update_pr",
+                "finish_beta",
+                "update_d",
+            ],
+            &[
+                Uniform,
+                Uniform,
+                StorageRead,
+                StorageRead,
+                Storage,
+                Storage,
+                StorageRead,
+                Storage,
+                Storage,
+                Storage,
+                Storage,
+            ],
+        );
+        let group = kernel.bind(
+            device,
+            &[
+                &f.params_buffer,
+                &v.config,
+                &v.a,
+                &v.b,
+                &v.p,
+                &v.r,
+                &v.z,
+                &v.d,
+                &v.q,
+                &v.partials,
+                &v.state,
+            ],
+        );
+        Self {
+            kernel,
+            group,
+            groups: reduce_groups(f.num_cells()),
+        }
+    }
+
+    pub fn groups(&self) -> u32 {
+        self.groups
+    }
+
+    fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str, f: &GridFields) {
+        self.kernel.dispatch(pass, entry, &self.group, f.num_cells());
+    }
+
+    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str) {
+        self.kernel.dispatch_groups(pass, entry, &self.group, &[], self.groups);
+    }
+
+    fn single(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str) {
+        self.kernel.dispatch_groups(pass, entry, &self.group, &[], 1);
+    }
+
+    /// r = b - A p0 and ||b||^2; resets the iteration state.
+    pub fn record_init_residual(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.cells(pass, "init_mask", f);
+        self.cells(pass, "init_residual", f);
+        self.reduce(pass, "dot_bb");
+        self.single(pass, "finish_bb");
+    }
+
+    /// After z = M^-1 r: rho = r.z, d = z, and the initial convergence test.
+    pub fn record_init_direction(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.reduce(pass, "dot_rz");
+        self.single(pass, "finish_init");
+        self.cells(pass, "copy_d", f);
+    }
+
+    /// First half of an iteration: q = A d, alpha, p and r updates.
+    pub fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.cells(pass, "apply_a", f);
+        self.reduce(pass, "dot_dq");
+        self.single(pass, "finish_alpha");
+        self.cells(pass, "update_pr", f);
+    }
+
+    /// Second half, after z = M^-1 r: beta, convergence test, new direction.
+    pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.reduce(pass, "dot_rz");
+        self.single(pass, "finish_beta");
+        self.cells(pass, "update_d", f);
+    }
+}

@@ -1,0 +1,117 @@
+//! Preconditioners on the GPU (shaders/precond.wgsl): none, Jacobi, Incomplete Poisson and
+//! MIC(0) by wavefront planes.
+
+use super::PcgVectors;
+use crate::gpu::{Binding::*, Kernel};
+use crate::scene::PreconditionerKind;
+use crate::sim::fields::GridFields;
+use bytemuck::{Pod, Zeroable};
+
+/// Keep in sync with `Plane` in shaders/precond.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct PlaneSlot {
+    s: u32,
+    _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<PlaneSlot>() == 16);
+
+pub struct Precond {
+    kernel: Kernel,
+    group: wgpu::BindGroup,
+    /// One uniform slot per wavefront plane, `stride` bytes apart (dynamic offsets).
+    _planes: wgpu::Buffer,
+    stride: u32,
+    num_planes: u32,
+    plane_threads: u32,
+}
+
+impl Precond {
+    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits, f: &GridFields, v: &PcgVectors) -> Self {
+        let [nx, ny, nz] = f.params.n;
+        let num_planes = nx + ny + nz - 2;
+        let stride = limits.min_uniform_buffer_offset_alignment.max(16);
+        let mut bytes = vec![0u8; (stride * num_planes) as usize];
+        for s in 0..num_planes {
+            let slot = PlaneSlot { s, _pad: [0; 3] };
+            let at = (s * stride) as usize;
+            bytes[at..at + 16].copy_from_slice(bytemuck::bytes_of(&slot));
+        }
+        let planes = crate::gpu::uniform_buffer(device, "Precond::planes", &bytes);
+        let kernel = Kernel::new(
+            device,
+            "precond.wgsl",
+            "Precond",
+            &["identity", "jacobi", "ip_upper", "ip_lower", "mic_factor", "mic_forward", "mic_backward"],
+            &[
+                Uniform,
+                StorageRead,
+                StorageRead,
+                Storage,
+                Storage,
+                Storage,
+                UniformDynamic { size: 16 },
+                StorageRead,
+            ],
+        );
+        let group = kernel.bind(
+            device,
+            &[&f.params_buffer, &v.a, &v.r, &v.z, &v.t, &v.precon, &planes, &v.state],
+        );
+        Self {
+            kernel,
+            group,
+            _planes: planes,
+            stride,
+            num_planes,
+            plane_threads: ny * nz,
+        }
+    }
+
+    /// Dispatches per application of the preconditioner (the cost that grows with the grid
+    /// width for MIC(0)).
+    pub fn dispatches(&self, kind: PreconditionerKind) -> u32 {
+        match kind {
+            PreconditionerKind::None | PreconditionerKind::Jacobi => 1,
+            PreconditionerKind::Ip => 2,
+            PreconditionerKind::Mic0 => 2 * self.num_planes,
+        }
+    }
+
+    fn planes(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str, reverse: bool) {
+        let groups = self.plane_threads.div_ceil(crate::gpu::WORKGROUP);
+        for i in 0..self.num_planes {
+            let s = if reverse { self.num_planes - 1 - i } else { i };
+            self.kernel
+                .dispatch_groups(pass, entry, &self.group, &[s * self.stride], groups);
+        }
+    }
+
+    /// Per-solve set-up: the MIC(0) factorisation of the current matrix.
+    pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>, kind: PreconditionerKind) {
+        if kind == PreconditionerKind::Mic0 {
+            self.planes(pass, "mic_factor", false);
+        }
+    }
+
+    /// z = M^-1 r.
+    pub fn record_apply(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, kind: PreconditionerKind) {
+        let n = f.num_cells();
+        let g = n.div_ceil(crate::gpu::WORKGROUP);
+        let one = |pass: &mut wgpu::ComputePass<'_>, entry: &str| {
+            self.kernel.dispatch_groups(pass, entry, &self.group, &[0], g)
+        };
+        match kind {
+            PreconditionerKind::None => one(pass, "identity"),
+            PreconditionerKind::Jacobi => one(pass, "jacobi"),
+            PreconditionerKind::Ip => {
+                one(pass, "ip_upper");
+                one(pass, "ip_lower");
+            }
+            PreconditionerKind::Mic0 => {
+                self.planes(pass, "mic_forward", false);
+                self.planes(pass, "mic_backward", true);
+            }
+        }
+    }
+}
