@@ -619,3 +619,46 @@ impl Scene {
         }
     }
 }
+
+/// The standard problems that benchmarks and solver tests share, on a cubic 1 m domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StandardProblem {
+    /// Dam break at frame 0: a 0.4 x 0.6 x 1 m column against the x = 0 wall.
+    DamBreak,
+    /// A resting pool 0.4 m deep over the whole floor.
+    SettledPool,
+}
+
+impl StandardProblem {
+    pub const ALL: [StandardProblem; 2] = [StandardProblem::DamBreak, StandardProblem::SettledPool];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StandardProblem::DamBreak => "dam_break",
+            StandardProblem::SettledPool => "settled_pool",
+        }
+    }
+
+    /// The problem on an n x n x n grid.
+    pub fn scene(self, n: u32) -> Scene {
+        let fluid = match self {
+            StandardProblem::DamBreak => Shape::Box {
+                min: (0.0, 0.0, 0.0),
+                max: (0.4, 0.6, 1.0),
+                velocity: (0.0, 0.0, 0.0),
+            },
+            StandardProblem::SettledPool => Shape::Box {
+                min: (0.0, 0.0, 0.0),
+                max: (1.0, 0.4, 1.0),
+                velocity: (0.0, 0.0, 0.0),
+            },
+        };
+        Scene {
+            name: self.name().into(),
+            domain: (1.0, 1.0, 1.0),
+            resolution: (n, n, n),
+            fluid: vec![fluid],
+            ..Scene::default()
+        }
+    }
+}

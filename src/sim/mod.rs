@@ -14,6 +14,7 @@ pub mod params;
 pub mod pressure;
 pub mod project;
 pub mod stats;
+pub mod views;
 
 use crate::gpu::{BufferReader, GpuContext, GpuError, PassTimer, StageTiming};
 use crate::scene::{Scene, SceneKind};
@@ -497,5 +498,42 @@ impl Simulation {
             b: crate::gpu::read_buffer(&self.ctx, &self.pcg.b)?,
             p: crate::gpu::read_buffer(&self.ctx, &self.pcg.p)?,
         })
+    }
+}
+
+impl Simulation {
+    /// Solves the pressure system again on the current grid state, without touching the
+    /// velocities (benchmarks time this; the step itself uses `substep`). Expects a
+    /// substep to have run at least up to `Stage::Boundary`.
+    pub fn solve_pressure_again(&mut self) -> Result<SolveReport, SimError> {
+        let kind = self.scene.pressure.preconditioner;
+        self.pressure.write_config(&self.ctx, &self.pcg, &self.scene.pressure);
+        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("Simulation::solve_pressure_again"),
+        });
+        {
+            let mut pass = self.begin_pass(&mut enc, Stage::Pressure);
+            self.divergence.record(&mut pass, &self.fields);
+            self.pressure.record_setup(&mut pass, &self.fields, kind);
+        }
+        self.ctx.queue.submit([enc.finish()]);
+        let timer = self.timer.enabled().then_some(&self.timer);
+        let report = self.pressure.iterate(&self.ctx, &self.fields, &self.pcg, &self.scene.pressure, timer)?;
+        self.last_solve = Some(report.clone());
+        Ok(report)
+    }
+
+    /// GPU time of the last `solve_pressure_again` (or substep) pressure stage, ms, when the
+    /// adapter has timestamps.
+    pub fn read_stage_timing(&self) -> Result<Option<StageTiming>, SimError> {
+        if !self.timer.enabled() {
+            return Ok(None);
+        }
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        self.timer.resolve(&mut enc);
+        self.ctx.queue.submit([enc.finish()]);
+        let mut t = StageTiming::default();
+        self.timer.read_into(&self.ctx, &mut t)?;
+        Ok(Some(t))
     }
 }
