@@ -229,6 +229,9 @@ impl Simulation {
                 scene.name, scene.kind
             )));
         }
+        // Grid buffers first: a grid too large for the adapter is refused before the host
+        // spends memory on seeding.
+        check_limits(&ctx, scene, 0)?;
         let init = scene.initial_state();
         check_limits(&ctx, scene, init.positions.len() as u64)?;
         let device = &ctx.device;

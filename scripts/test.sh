@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs eddy's whole test suite, on a machine with or without a GPU.
+#
+# Makes sure a Vulkan adapter exists (Mesa's software lavapipe when there is no GPU) and an
+# X server for the viewer test (Xvfb when there is no display), then runs `cargo test`.
+# Extra arguments go to cargo test, e.g. `scripts/test.sh --test pressure`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || missing+=(mesa-vulkan-drivers)
+ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || missing+=(libvulkan1)
+command -v xvfb-run >/dev/null 2>&1 || missing+=(xvfb xauth)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "scripts/test.sh: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Vulkan's window-system layer complains without a runtime dir; give it a private one.
+if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
+  export XDG_RUNTIME_DIR="${TMPDIR:-/tmp}/eddy-xdg-$(id -u)"
+  mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+fi
+
+if [ -n "${DISPLAY:-}" ]; then
+  cargo test "$@"
+else
+  xvfb-run -a -s "-screen 0 1280x800x24" cargo test "$@"
+fi

@@ -1,0 +1,174 @@
+//! The command line: bad input gets a clear message and a non-zero exit, never a panic.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn eddy(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_eddy"));
+    c.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("cannot start eddy")
+}
+
+fn scene_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("eddy-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn assert_clean_failure(out: &Output, needles: &[&str]) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "expected failure, stderr: {err}");
+    assert_eq!(out.status.code(), Some(1), "exit code; stderr: {err}");
+    assert!(!err.contains("panicked"), "panic: {err}");
+    for n in needles {
+        assert!(err.contains(n), "missing {n:?} in: {err}");
+    }
+}
+
+const GOOD: &str = "(domain: (1.0, 0.5, 0.5), resolution: (8, 4, 4), fluid: [Box(min: (0,0,0), max: (0.5,0.25,0.5))])";
+
+#[test]
+fn check_prints_a_summary() {
+    let out = eddy(&["check", "scenes/dam_break.ron"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = String::from_utf8_lossy(&out.stdout);
+    for n in ["32 x 32 x 16", "particles", "memory", "mic0"] {
+        assert!(s.contains(n), "{n} missing: {s}");
+    }
+}
+
+#[test]
+fn malformed_ron_names_file_line_and_column() {
+    let p = scene_file("broken.ron", "(\n  domain: (1.0, 0.5 0.5),\n)");
+    let out = eddy(&["check", p.to_str().unwrap()], &[]);
+    assert_clean_failure(&out, &["broken.ron:2:"]);
+}
+
+#[test]
+fn unknown_field_is_named() {
+    let p = scene_file("unknown.ron", &GOOD.replacen('(', "(viscosity: 1.0, ", 1));
+    let out = eddy(&["check", p.to_str().unwrap()], &[]);
+    assert_clean_failure(&out, &["viscosity"]);
+}
+
+#[test]
+fn zero_and_negative_sizes_are_rejected() {
+    let p = scene_file("zero.ron", &GOOD.replace("(8, 4, 4)", "(0, 4, 4)"));
+    assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["resolution"]);
+    let p = scene_file("neg.ron", &GOOD.replace("(1.0, 0.5, 0.5)", "(-1.0, 0.5, 0.5)"));
+    assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["domain"]);
+}
+
+#[test]
+fn fluid_outside_the_domain_is_rejected() {
+    let p = scene_file("outside.ron", &GOOD.replace("max: (0.5,0.25,0.5)", "max: (0.5,0.25,0.5)), Box(min: (2,2,2), max: (3,3,3)"));
+    assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["fluid[1]", "outside"]);
+}
+
+#[test]
+fn missing_file_is_reported() {
+    let out = eddy(&["check", "scenes/does_not_exist.ron"], &[]);
+    assert_clean_failure(&out, &["does_not_exist.ron"]);
+}
+
+#[test]
+fn grid_too_large_for_the_adapter_is_named_before_allocation() {
+    // 600^3 cells pass the scene's own limit but not any adapter's storage-binding limit.
+    let p = scene_file(
+        "huge.ron",
+        "(domain: (1.0, 1.0, 1.0), resolution: (600, 600, 600), fluid: [Box(min: (0,0,0), max: (0.01,0.01,0.01))])",
+    );
+    let dir = std::env::temp_dir().join("eddy-cli-huge");
+    let out = eddy(&["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap()], &[]);
+    assert_clean_failure(&out, &["allows at most", "reduce the resolution"]);
+}
+
+#[test]
+fn unknown_adapter_lists_the_available_ones() {
+    let p = scene_file("ok.ron", GOOD);
+    let dir = std::env::temp_dir().join("eddy-cli-adapter");
+    let out = eddy(
+        &["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap()],
+        &[("WGPU_ADAPTER_NAME", "no-such-gpu-xyz")],
+    );
+    assert_clean_failure(&out, &["no-such-gpu-xyz", "available adapters"]);
+}
+
+#[test]
+fn no_adapter_explains_how_to_get_the_software_one() {
+    // On Linux no Metal/DX12 adapter exists, which is exactly "no adapter at all".
+    if cfg!(not(target_os = "linux")) {
+        return;
+    }
+    let p = scene_file("ok2.ron", GOOD);
+    let dir = std::env::temp_dir().join("eddy-cli-noadapter");
+    let out = eddy(
+        &["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap()],
+        &[("WGPU_BACKEND", "metal")],
+    );
+    assert_clean_failure(&out, &["no GPU adapter", "mesa-vulkan-drivers"]);
+}
+
+#[test]
+fn bad_solver_options_are_rejected() {
+    let p = scene_file("tol.ron", &GOOD.replacen('(', "(pressure: (tolerance: -1.0), ", 1));
+    assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["tolerance"]);
+    let p = scene_file("iters.ron", &GOOD.replacen('(', "(pressure: (max_iterations: 0), ", 1));
+    assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["max_iterations"]);
+    let out = eddy(&["run", "scenes/dam_break.ron", "--preconditioner", "amg"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("amg") && !err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn run_writes_stats_and_particles() {
+    let p = scene_file(
+        "small.ron",
+        "(domain: (1.0, 0.5, 0.5), resolution: (12, 6, 6), fluid: [Box(min: (0,0,0), max: (0.4,0.3,0.5))])",
+    );
+    let dir = std::env::temp_dir().join(format!("eddy-cli-run-{}", std::process::id()));
+    let sys = dir.join("system");
+    let out = eddy(
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--frames",
+            "4",
+            "--out",
+            dir.to_str().unwrap(),
+            "--dump-particles",
+            "2",
+            "--export-system",
+            sys.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with(
+        "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x"
+    ));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 4);
+    let cols: Vec<f64> = rows[3].split(',').map(|c| c.parse().unwrap()).collect();
+    assert_eq!(cols[0], 4.0);
+    assert!((cols[1] - 4.0 / 60.0).abs() < 1e-4, "time {}", cols[1]);
+    assert!(cols[3] > 0.0 && cols[4] > 0.0 && cols[10] > 0.0);
+    // Particle dumps at frames 0, 2, 4, readable and inside the domain.
+    for f in [0, 2, 4] {
+        let ply = eddy::output::read_ply(&dir.join(format!("particles_{f:05}.ply"))).unwrap();
+        assert_eq!(ply.len() as f64, cols[3]);
+        assert!(ply.iter().all(|v| v[0] >= 0.0 && v[0] <= 1.0 && v[1] >= 0.0 && v[1] <= 0.5));
+    }
+    assert!(!dir.join("particles_00001.ply").exists());
+    for f in ["A.mtx", "b.mtx", "p.mtx", "cells.csv"] {
+        assert!(sys.join(f).exists(), "{f} missing");
+    }
+}
