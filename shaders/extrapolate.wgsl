@@ -1,7 +1,7 @@
 //!include prelude.wgsl
 //!include cells.wgsl
 // Velocity extrapolation into AIR, one layer per dispatch. A face is valid when it touches
-// a FLUID cell; each layer gives every invalid face with valid neighbours (same component,
+// a FLUID cell or received P2G weight (it carries a transferred velocity); each layer gives every invalid face with valid neighbours (same component,
 // +-1 along each axis) their average. Only invalid faces are written and only valid ones
 // are read, so velocities update in place; the flags ping-pong between two buffers.
 
@@ -10,6 +10,7 @@
 @group(0) @binding(2) var<storage, read> valid_in: array<u32>;
 @group(0) @binding(3) var<storage, read_write> valid_out: array<u32>;
 @group(0) @binding(4) var<storage, read_write> grid_vel: array<f32>;
+@group(0) @binding(5) var<storage, read> weight: array<f32>;
 
 struct Face { comp: u32, f: vec3<i32>, d: vec3<u32>, off: u32 };
 
@@ -32,7 +33,8 @@ fn init(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (g >= total_faces()) { return; }
     let fc = face_of(g);
     let cells = face_cells(fc.comp, fc.f);
-    valid_out[g] = select(0u, 1u, type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID);
+    let fluid = type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID;
+    valid_out[g] = select(0u, 1u, fluid || weight[g] > 0.0);
 }
 
 @compute @workgroup_size(64)

@@ -1,10 +1,12 @@
 //!include prelude.wgsl
 //!include cells.wgsl
-// Body forces: gravity on every face that touches a FLUID cell.
+// Body forces: gravity on every face that touches a FLUID cell or received P2G weight
+// (particles in cells below the FLUID density threshold fall ballistically).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read_write> grid_vel: array<f32>;
+@group(0) @binding(3) var<storage, read> weight: array<f32>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -15,7 +17,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let comp = cl.x;
     let f = cell_coord_in(cl.y, face_dims(comp, params.n));
     let cells = face_cells(comp, f);
-    if (type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID) {
+    if (type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID || weight[g] > 0.0) {
         grid_vel[g] = grid_vel[g] + params.gravity[comp] * params.dt;
     }
 }

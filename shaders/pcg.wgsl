@@ -4,6 +4,10 @@
 // them into alpha, beta and the residual. Once `state.done` is set every kernel returns at
 // once, so the host can enqueue iterations ahead and check convergence only now and then.
 //
+// Convergence is measured in the max norm, max|r| / max|b|: r = -h^2 div(u) after the
+// projection, so the tolerance bounds the divergence left in every single cell relative
+// to the largest one before (Bridson's criterion). Max reductions are exact.
+//
 // Accuracy of the dot products: each thread sums a strided slice with Kahan compensation,
 // the workgroup adds the 256 thread sums as a pairwise tree, and the finishing workgroup
 // repeats both over the partials. The error then grows like log2(N) ulps instead of N ulps,
@@ -23,7 +27,7 @@
 
 // Keep in sync with `PcgConfig` in src/sim/pressure/pcg.rs.
 struct PcgConfig {
-    tol2: f32,             // tolerance^2 on ||r||^2 / ||b||^2
+    tol: f32,              // tolerance on max|r| / max|b|
     max_iterations: u32,
     groups: u32,           // workgroups of the reduction kernels
     warm_start: u32,
@@ -34,12 +38,12 @@ struct PcgState {
     rho: f32,
     alpha: f32,
     beta: f32,
-    bb: f32,
-    rr: f32,
+    bb: f32,               // max |b|
+    rr: f32,               // max |r|
     iterations: u32,
     done: u32,
     status: u32,           // 0 running, 1 converged, 2 iteration limit, 3 breakdown
-    history: array<f32>,   // ||r||/||b|| before the first and after each iteration
+    history: array<f32>,   // max|r|/max|b| before the first and after each iteration
 };
 
 const RWG: u32 = 256u;
@@ -77,7 +81,7 @@ fn tree_sum(li: u32) {
         workgroupBarrier();
         if (li < stride) {
             red_a[li] += red_a[li + stride];
-            red_b[li] += red_b[li + stride];
+            red_b[li] = max(red_b[li], red_b[li + stride]);
         }
     }
     workgroupBarrier();
@@ -100,19 +104,18 @@ fn init_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
     q[c] = 0.0;
 }
 
-// Partial sums of (x.y, u.v) over a strided slice per thread, for the given pair.
+// Per workgroup: a sum (d.q or r.z) and a max (|r| or |b|) over a strided slice per thread.
 fn reduce_pairs(which: u32, wg: vec3<u32>, li: u32) {
     var s0 = 0.0; var c0 = 0.0;
-    var s1 = 0.0; var c1 = 0.0;
+    var s1 = 0.0;
     let stride = cfg.groups * RWG;
     for (var i = wg.x * RWG + li; i < params.num_cells; i += stride) {
-        var t0 = 0.0; var t1 = 0.0;
+        var t0 = 0.0;
         if (which == 0u) { t0 = d[i] * q[i]; }
-        else if (which == 1u) { t0 = r[i] * z[i]; t1 = r[i] * r[i]; }
-        else { t0 = b[i] * b[i]; }
+        else if (which == 1u) { t0 = r[i] * z[i]; s1 = max(s1, abs(r[i])); }
+        else { s1 = max(s1, abs(b[i])); }
         // Kahan compensated accumulation.
         let y0 = t0 - c0; let n0 = s0 + y0; c0 = (n0 - s0) - y0; s0 = n0;
-        let y1 = t1 - c1; let n1 = s1 + y1; c1 = (n1 - s1) - y1; s1 = n1;
     }
     red_a[li] = s0;
     red_b[li] = s1;
@@ -123,13 +126,13 @@ fn reduce_pairs(which: u32, wg: vec3<u32>, li: u32) {
     }
 }
 
-// Sums the partials of all reduction workgroups into red_a[0], red_b[0].
+// Combines the partials of all reduction workgroups: sum into red_a[0], max into red_b[0].
 fn finish_sums(li: u32) {
     var s0 = 0.0; var c0 = 0.0;
-    var s1 = 0.0; var c1 = 0.0;
+    var s1 = 0.0;
     for (var i = li; i < cfg.groups; i += RWG) {
         let y0 = partials[2u * i] - c0; let n0 = s0 + y0; c0 = (n0 - s0) - y0; s0 = n0;
-        let y1 = partials[2u * i + 1u] - c1; let n1 = s1 + y1; c1 = (n1 - s1) - y1; s1 = n1;
+        s1 = max(s1, partials[2u * i + 1u]);
     }
     red_a[li] = s0;
     red_b[li] = s1;
@@ -145,7 +148,7 @@ fn dot_bb(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
 fn finish_bb(@builtin(local_invocation_index) li: u32) {
     finish_sums(li);
     if (li == 0u) {
-        state.bb = red_a[0];
+        state.bb = red_b[0];
         state.iterations = 0u;
         state.done = 0u;
         state.status = 0u;
@@ -174,8 +177,8 @@ fn finish_init(@builtin(local_invocation_index) li: u32) {
             state.done = 1u;
             state.status = 1u;
         } else {
-            state.history[0] = sqrt(rr / state.bb);
-            if (rr <= cfg.tol2 * state.bb) {
+            state.history[0] = rr / state.bb;
+            if (rr <= cfg.tol * state.bb) {
                 state.done = 1u;
                 state.status = 1u;
             }
@@ -244,8 +247,8 @@ fn finish_beta(@builtin(local_invocation_index) li: u32) {
         let it = state.iterations + 1u;
         state.iterations = it;
         state.rr = rr;
-        state.history[it] = sqrt(rr / state.bb);
-        if (rr <= cfg.tol2 * state.bb) {
+        state.history[it] = rr / state.bb;
+        if (rr <= cfg.tol * state.bb) {
             state.done = 1u;
             state.status = 1u;
         } else if (it >= cfg.max_iterations) {

@@ -13,7 +13,11 @@ use std::sync::Arc;
 const DEFAULT_SCENE: &str = "scenes/dam_break.ron";
 
 #[derive(Parser)]
-#[command(name = "eddy", version, about = "GPU PIC/FLIP liquid and smoke simulator")]
+#[command(
+    name = "eddy",
+    version,
+    about = "GPU PIC/FLIP liquid and smoke simulator"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -45,14 +49,14 @@ enum Command {
         resolution: Option<u32>,
     },
     /// Validate a scene and print its summary without simulating.
-    Check {
-        scene: PathBuf,
-    },
+    Check { scene: PathBuf },
 }
 
 fn main() {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn,wgpu_core=warn,wgpu_hal=warn,naga=warn"))
-        .init();
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("warn,wgpu_core=warn,wgpu_hal=warn,naga=warn"),
+    )
+    .init();
     if let Err(e) = real_main() {
         eprintln!("error: {e:#}");
         std::process::exit(1);
@@ -82,7 +86,8 @@ fn real_main() -> Result<()> {
                     bail!("--resolution must be at least 2");
                 }
                 s = s.with_resolution(n);
-                s.validate().map_err(|m| anyhow::anyhow!("{}: {m}", scene.display()))?;
+                s.validate()
+                    .map_err(|m| anyhow::anyhow!("{}: {m}", scene.display()))?;
             }
             run(&s, frames, &out, dump_particles, export_system.as_deref())
         }
@@ -140,13 +145,16 @@ fn run(
     let mut sim = Simulation::new(ctx.clone(), scene)?;
     let stats_path = out.join("stats.csv");
     let mut csv = std::io::BufWriter::new(
-        std::fs::File::create(&stats_path).with_context(|| format!("cannot create {}", stats_path.display()))?,
+        std::fs::File::create(&stats_path)
+            .with_context(|| format!("cannot create {}", stats_path.display()))?,
     );
     writeln!(csv, "{}", FrameStats::CSV_HEADER)?;
     let bar = ProgressBar::new(frames);
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} frames  {msg}  [{elapsed_precise} < {eta_precise}]")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} frames  {msg}  [{elapsed_precise} < {eta_precise}]",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = std::time::Instant::now();
     let mut total_substeps = 0u64;
@@ -193,5 +201,6 @@ fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Resul
     }
     let (pos, vel) = sim.read_particles()?;
     let path = out.join(format!("particles_{frame:05}.ply"));
-    eddy::output::write_ply(&path, &pos, &vel).with_context(|| format!("cannot write {}", path.display()))
+    eddy::output::write_ply(&path, &pos, &vel)
+        .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -91,7 +91,10 @@ pub fn write_matrix_market(dir: &Path, sys: &ExportedSystem) -> std::io::Result<
     }
     let mut w = BufWriter::new(std::fs::File::create(dir.join("A.mtx"))?);
     writeln!(w, "%%MatrixMarket matrix coordinate real symmetric")?;
-    writeln!(w, "% eddy pressure matrix over FLUID cells; rows map to cells in cells.csv")?;
+    writeln!(
+        w,
+        "% eddy pressure matrix over FLUID cells; rows map to cells in cells.csv"
+    )?;
     writeln!(w, "{} {} {}", rows.len(), rows.len(), entries.len())?;
     for (r, c, v) in entries {
         writeln!(w, "{} {} {}", r + 1, c + 1, v)?;
@@ -109,7 +112,14 @@ pub fn write_matrix_market(dir: &Path, sys: &ExportedSystem) -> std::io::Result<
     let mut w = BufWriter::new(std::fs::File::create(dir.join("cells.csv"))?);
     writeln!(w, "row,i,j,k")?;
     for (r, &c) in rows.iter().enumerate() {
-        writeln!(w, "{},{},{},{}", r + 1, c % nx, (c / nx) % ny, c / (nx * ny))?;
+        writeln!(
+            w,
+            "{},{},{},{}",
+            r + 1,
+            c % nx,
+            (c / nx) % ny,
+            c / (nx * ny)
+        )?;
     }
     w.flush()
 }
@@ -127,7 +137,13 @@ mod tests {
         let vel = vec![[4.0, 5.0, 6.0, 0.0], [-1.0, 0.5, 0.25, 0.0]];
         write_ply(&path, &pos, &vel).unwrap();
         let back = read_ply(&path).unwrap();
-        assert_eq!(back, vec![[0.1, 0.2, 0.3, 4.0, 5.0, 6.0], [1.0, -2.0, 3.5, -1.0, 0.5, 0.25]]);
+        assert_eq!(
+            back,
+            vec![
+                [0.1, 0.2, 0.3, 4.0, 5.0, 6.0],
+                [1.0, -2.0, 3.5, -1.0, 0.5, 0.25]
+            ]
+        );
     }
 
     #[test]

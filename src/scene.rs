@@ -149,7 +149,7 @@ impl Shape {
 #[serde(deny_unknown_fields, default)]
 pub struct PressureSettings {
     pub preconditioner: PreconditionerKind,
-    /// Relative residual ||r|| / ||b|| at which PCG stops.
+    /// Relative residual max|r| / max|b| (max norm) at which PCG stops.
     pub tolerance: f64,
     pub max_iterations: u32,
     /// Iterations between convergence checks on the host (the GPU never waits for them).
@@ -282,11 +282,23 @@ impl Scene {
         let h = longest / n as f64;
         let cells = |l: f64| ((l / h).round() as u32).max(1);
         let mut s = self.clone();
-        s.resolution = (cells(d[0]), cells(d[1]), if self.kind == SceneKind::Smoke { 1 } else { cells(d[2]) });
+        s.resolution = (
+            cells(d[0]),
+            cells(d[1]),
+            if self.kind == SceneKind::Smoke {
+                1
+            } else {
+                cells(d[2])
+            },
+        );
         s.domain = (
             s.resolution.0 as f64 * h,
             s.resolution.1 as f64 * h,
-            if self.kind == SceneKind::Smoke { d[2] } else { s.resolution.2 as f64 * h },
+            if self.kind == SceneKind::Smoke {
+                d[2]
+            } else {
+                s.resolution.2 as f64 * h
+            },
         );
         s
     }
@@ -295,14 +307,23 @@ impl Scene {
     pub fn validate(&self) -> Result<(), String> {
         let (nx, ny, nz) = self.resolution;
         if nx == 0 || ny == 0 || nz == 0 {
-            return Err(format!("resolution {:?} must be at least 1 cell on every axis", self.resolution));
+            return Err(format!(
+                "resolution {:?} must be at least 1 cell on every axis",
+                self.resolution
+            ));
         }
         if nx < 2 || ny < 2 {
-            return Err(format!("resolution {:?}: x and y need at least 2 cells", self.resolution));
+            return Err(format!(
+                "resolution {:?}: x and y need at least 2 cells",
+                self.resolution
+            ));
         }
         let d = self.domain_size();
         if d.iter().any(|v| !v.is_finite() || *v <= 0.0) {
-            return Err(format!("domain {:?} must be positive on every axis (metres)", self.domain));
+            return Err(format!(
+                "domain {:?} must be positive on every axis (metres)",
+                self.domain
+            ));
         }
         if self.cell_count() > MAX_CELLS {
             return Err(format!(
@@ -323,7 +344,9 @@ impl Scene {
             ));
         }
         if self.kind == SceneKind::Smoke && nz != 1 {
-            return Err(format!("smoke scenes are 2D: resolution z must be 1, got {nz}"));
+            return Err(format!(
+                "smoke scenes are 2D: resolution z must be 1, got {nz}"
+            ));
         }
         let g = [self.gravity.0, self.gravity.1, self.gravity.2];
         if g.iter().any(|v| !v.is_finite()) {
@@ -352,7 +375,10 @@ impl Scene {
             ));
         }
         if !(0.0..=1.0).contains(&self.pic_ratio) {
-            return Err(format!("pic_ratio must be in [0, 1], got {}", self.pic_ratio));
+            return Err(format!(
+                "pic_ratio must be in [0, 1], got {}",
+                self.pic_ratio
+            ));
         }
         if !(self.cfl > 0.0 && self.cfl <= 10.0) {
             return Err(format!("cfl must be in (0, 10], got {}", self.cfl));
@@ -405,7 +431,9 @@ fn validate_shape(s: &Shape) -> Result<(), String> {
                 return Err("box coordinates must be finite".into());
             }
             if max.0 <= min.0 || max.1 <= min.1 || max.2 <= min.2 {
-                return Err(format!("box max {max:?} must exceed min {min:?} on every axis"));
+                return Err(format!(
+                    "box max {max:?} must exceed min {min:?} on every axis"
+                ));
             }
         }
         Shape::Sphere {
@@ -464,7 +492,10 @@ mod tests {
             ("domain: (-1.0, 0.5, 0.5)", "domain"),
             ("resolution: (16, 9, 8)", "cubes"),
             ("fluid: [Box(min: (2,2,2), max: (3,3,3))]", "outside"),
-            ("fluid: [Sphere(center: (0.5,0.2,0.2), radius: 0.0)]", "radius"),
+            (
+                "fluid: [Sphere(center: (0.5,0.2,0.2), radius: 0.0)]",
+                "radius",
+            ),
             ("pressure: (tolerance: 0.0)", "tolerance"),
             ("pressure: (max_iterations: 0)", "max_iterations"),
             ("pic_ratio: 1.5", "pic_ratio"),
@@ -473,7 +504,8 @@ mod tests {
         for (field, needle) in cases {
             let text = OK.replacen('(', &format!("({field}, "), 1);
             // later keys win in the struct; put the override after the defaults
-            let text = if text.contains("resolution: (16, 8, 8)") && field.starts_with("resolution") {
+            let text = if text.contains("resolution: (16, 8, 8)") && field.starts_with("resolution")
+            {
                 text.replace(", resolution: (16, 8, 8)", "")
             } else if field.starts_with("domain") {
                 text.replace(", domain: (1.0, 0.5, 0.5)", "")
@@ -492,7 +524,10 @@ mod tests {
         let text = OK.replacen('(', "(pressure: (preconditioner: amg), ", 1);
         assert!(parse(&text).is_err());
         assert!("amg".parse::<PreconditionerKind>().is_err());
-        assert_eq!("IP".parse::<PreconditionerKind>().unwrap(), PreconditionerKind::Ip);
+        assert_eq!(
+            "IP".parse::<PreconditionerKind>().unwrap(),
+            PreconditionerKind::Ip
+        );
     }
 
     #[test]

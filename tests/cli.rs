@@ -35,7 +35,11 @@ const GOOD: &str = "(domain: (1.0, 0.5, 0.5), resolution: (8, 4, 4), fluid: [Box
 #[test]
 fn check_prints_a_summary() {
     let out = eddy(&["check", "scenes/dam_break.ron"], &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let s = String::from_utf8_lossy(&out.stdout);
     for n in ["32 x 32 x 16", "particles", "memory", "mic0"] {
         assert!(s.contains(n), "{n} missing: {s}");
@@ -60,14 +64,26 @@ fn unknown_field_is_named() {
 fn zero_and_negative_sizes_are_rejected() {
     let p = scene_file("zero.ron", &GOOD.replace("(8, 4, 4)", "(0, 4, 4)"));
     assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["resolution"]);
-    let p = scene_file("neg.ron", &GOOD.replace("(1.0, 0.5, 0.5)", "(-1.0, 0.5, 0.5)"));
+    let p = scene_file(
+        "neg.ron",
+        &GOOD.replace("(1.0, 0.5, 0.5)", "(-1.0, 0.5, 0.5)"),
+    );
     assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["domain"]);
 }
 
 #[test]
 fn fluid_outside_the_domain_is_rejected() {
-    let p = scene_file("outside.ron", &GOOD.replace("max: (0.5,0.25,0.5)", "max: (0.5,0.25,0.5)), Box(min: (2,2,2), max: (3,3,3)"));
-    assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["fluid[1]", "outside"]);
+    let p = scene_file(
+        "outside.ron",
+        &GOOD.replace(
+            "max: (0.5,0.25,0.5)",
+            "max: (0.5,0.25,0.5)), Box(min: (2,2,2), max: (3,3,3)",
+        ),
+    );
+    assert_clean_failure(
+        &eddy(&["check", p.to_str().unwrap()], &[]),
+        &["fluid[1]", "outside"],
+    );
 }
 
 #[test]
@@ -84,7 +100,17 @@ fn grid_too_large_for_the_adapter_is_named_before_allocation() {
         "(domain: (1.0, 1.0, 1.0), resolution: (600, 600, 600), fluid: [Box(min: (0,0,0), max: (0.01,0.01,0.01))])",
     );
     let dir = std::env::temp_dir().join("eddy-cli-huge");
-    let out = eddy(&["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap()], &[]);
+    let out = eddy(
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
     assert_clean_failure(&out, &["allows at most", "reduce the resolution"]);
 }
 
@@ -93,7 +119,14 @@ fn unknown_adapter_lists_the_available_ones() {
     let p = scene_file("ok.ron", GOOD);
     let dir = std::env::temp_dir().join("eddy-cli-adapter");
     let out = eddy(
-        &["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap()],
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
         &[("WGPU_ADAPTER_NAME", "no-such-gpu-xyz")],
     );
     assert_clean_failure(&out, &["no-such-gpu-xyz", "available adapters"]);
@@ -108,7 +141,14 @@ fn no_adapter_explains_how_to_get_the_software_one() {
     let p = scene_file("ok2.ron", GOOD);
     let dir = std::env::temp_dir().join("eddy-cli-noadapter");
     let out = eddy(
-        &["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap()],
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
         &[("WGPU_BACKEND", "metal")],
     );
     assert_clean_failure(&out, &["no GPU adapter", "mesa-vulkan-drivers"]);
@@ -116,13 +156,28 @@ fn no_adapter_explains_how_to_get_the_software_one() {
 
 #[test]
 fn bad_solver_options_are_rejected() {
-    let p = scene_file("tol.ron", &GOOD.replacen('(', "(pressure: (tolerance: -1.0), ", 1));
+    let p = scene_file(
+        "tol.ron",
+        &GOOD.replacen('(', "(pressure: (tolerance: -1.0), ", 1),
+    );
     assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["tolerance"]);
-    let p = scene_file("iters.ron", &GOOD.replacen('(', "(pressure: (max_iterations: 0), ", 1));
-    assert_clean_failure(&eddy(&["check", p.to_str().unwrap()], &[]), &["max_iterations"]);
-    let out = eddy(&["run", "scenes/dam_break.ron", "--preconditioner", "amg"], &[]);
+    let p = scene_file(
+        "iters.ron",
+        &GOOD.replacen('(', "(pressure: (max_iterations: 0), ", 1),
+    );
+    assert_clean_failure(
+        &eddy(&["check", p.to_str().unwrap()], &[]),
+        &["max_iterations"],
+    );
+    let out = eddy(
+        &["run", "scenes/dam_break.ron", "--preconditioner", "amg"],
+        &[],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("amg") && !err.contains("panicked"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("amg") && !err.contains("panicked"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -148,7 +203,11 @@ fn run_writes_stats_and_particles() {
         ],
         &[],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
@@ -165,7 +224,9 @@ fn run_writes_stats_and_particles() {
     for f in [0, 2, 4] {
         let ply = eddy::output::read_ply(&dir.join(format!("particles_{f:05}.ply"))).unwrap();
         assert_eq!(ply.len() as f64, cols[3]);
-        assert!(ply.iter().all(|v| v[0] >= 0.0 && v[0] <= 1.0 && v[1] >= 0.0 && v[1] <= 0.5));
+        assert!(ply
+            .iter()
+            .all(|v| v[0] >= 0.0 && v[0] <= 1.0 && v[1] >= 0.0 && v[1] <= 0.5));
     }
     assert!(!dir.join("particles_00001.ply").exists());
     for f in ["A.mtx", "b.mtx", "p.mtx", "cells.csv"] {

@@ -17,15 +17,27 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ("prelude.wgsl", include_str!("../../shaders/prelude.wgsl")),
     ("cells.wgsl", include_str!("../../shaders/cells.wgsl")),
     ("p2g.wgsl", include_str!("../../shaders/p2g.wgsl")),
-    ("mark_cells.wgsl", include_str!("../../shaders/mark_cells.wgsl")),
+    (
+        "mark_cells.wgsl",
+        include_str!("../../shaders/mark_cells.wgsl"),
+    ),
     ("forces.wgsl", include_str!("../../shaders/forces.wgsl")),
     ("boundary.wgsl", include_str!("../../shaders/boundary.wgsl")),
-    ("divergence.wgsl", include_str!("../../shaders/divergence.wgsl")),
-    ("build_matrix.wgsl", include_str!("../../shaders/build_matrix.wgsl")),
+    (
+        "divergence.wgsl",
+        include_str!("../../shaders/divergence.wgsl"),
+    ),
+    (
+        "build_matrix.wgsl",
+        include_str!("../../shaders/build_matrix.wgsl"),
+    ),
     ("pcg.wgsl", include_str!("../../shaders/pcg.wgsl")),
     ("precond.wgsl", include_str!("../../shaders/precond.wgsl")),
     ("project.wgsl", include_str!("../../shaders/project.wgsl")),
-    ("extrapolate.wgsl", include_str!("../../shaders/extrapolate.wgsl")),
+    (
+        "extrapolate.wgsl",
+        include_str!("../../shaders/extrapolate.wgsl"),
+    ),
     ("g2p.wgsl", include_str!("../../shaders/g2p.wgsl")),
     ("advect.wgsl", include_str!("../../shaders/advect.wgsl")),
     ("stats.wgsl", include_str!("../../shaders/stats.wgsl")),
@@ -63,7 +75,9 @@ pub fn shader_module(device: &wgpu::Device, name: &str) -> wgpu::ShaderModule {
 pub enum Binding {
     Uniform,
     /// A uniform bound with a dynamic offset (one slot per dispatch, e.g. wavefront planes).
-    UniformDynamic { size: u64 },
+    UniformDynamic {
+        size: u64,
+    },
     Storage,
     StorageRead,
 }
@@ -239,7 +253,10 @@ mod tests {
     fn split_covers_all_groups() {
         for g in [1, 100, 65535, 65536, 1 << 20, 3_000_001] {
             let (x, y) = split_groups(g);
-            assert!(x <= MAX_GROUPS_PER_DIM && x * y >= g && x * (y - 1) < g, "{g}");
+            assert!(
+                x <= MAX_GROUPS_PER_DIM && x * y >= g && x * (y - 1) < g,
+                "{g}"
+            );
         }
     }
 }

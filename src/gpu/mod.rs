@@ -23,9 +23,7 @@ pub enum GpuError {
          and run again; `WGPU_BACKEND=vulkan` selects it explicitly."
     )]
     NoAdapter { backends: String },
-    #[error(
-        "WGPU_ADAPTER_NAME={wanted:?} matches no adapter; available adapters: {available}"
-    )]
+    #[error("WGPU_ADAPTER_NAME={wanted:?} matches no adapter; available adapters: {available}")]
     AdapterNotFound { wanted: String, available: String },
     #[error("could not create a device on adapter {adapter:?}: {source}")]
     Device {

@@ -17,7 +17,10 @@ impl Advect {
             &["main"],
             &[Uniform, StorageRead, StorageRead, Storage, Storage],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.solid, &f.vel, &p.pos, &p.vel]);
+        let group = kernel.bind(
+            device,
+            &[&f.params_buffer, &f.solid, &f.vel, &p.pos, &p.vel],
+        );
         Self { kernel, group }
     }
 

@@ -17,11 +17,15 @@ impl Boundary {
             &["main"],
             &[Uniform, StorageRead, StorageRead, Storage],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &f.solid_vel, &f.vel]);
+        let group = kernel.bind(
+            device,
+            &[&f.params_buffer, &f.cell_type, &f.solid_vel, &f.vel],
+        );
         Self { kernel, group }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel.dispatch(pass, "main", &self.group, f.num_faces());
+        self.kernel
+            .dispatch(pass, "main", &self.group, f.num_faces());
     }
 }

@@ -16,22 +16,40 @@ impl Divergence {
             "divergence.wgsl",
             "Divergence",
             &["before", "after"],
-            &[Uniform, StorageRead, StorageRead, Storage, Storage, Storage, Storage],
+            &[
+                Uniform,
+                StorageRead,
+                StorageRead,
+                Storage,
+                Storage,
+                Storage,
+                Storage,
+            ],
         );
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &f.cell_type, &f.vel, &f.divergence, &v.b, &f.div_after, &f.counters],
+            &[
+                &f.params_buffer,
+                &f.cell_type,
+                &f.vel,
+                &f.divergence,
+                &v.b,
+                &f.div_after,
+                &f.counters,
+            ],
         );
         Self { kernel, group }
     }
 
     /// Divergence of the velocity about to be projected, and b = -h^2 div.
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel.dispatch(pass, "before", &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, "before", &self.group, f.num_cells());
     }
 
     /// Divergence left after projection, with its max over FLUID cells in counters[3].
     pub fn record_after(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel.dispatch(pass, "after", &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, "after", &self.group, f.num_cells());
     }
 }

@@ -16,12 +16,26 @@ impl Extrapolate {
             "extrapolate.wgsl",
             "Extrapolate",
             &["init", "layer", "finish"],
-            &[Uniform, StorageRead, StorageRead, Storage, Storage],
+            &[
+                Uniform,
+                StorageRead,
+                StorageRead,
+                Storage,
+                Storage,
+                StorageRead,
+            ],
         );
         let make = |src: usize, dst: usize| {
             kernel.bind(
                 device,
-                &[&f.params_buffer, &f.cell_type, &f.valid[src], &f.valid[dst], &f.vel],
+                &[
+                    &f.params_buffer,
+                    &f.cell_type,
+                    &f.valid[src],
+                    &f.valid[dst],
+                    &f.vel,
+                    &f.weight,
+                ],
             )
         };
         let groups = [make(1, 0), make(0, 1)];

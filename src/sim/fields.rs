@@ -43,7 +43,11 @@ impl GridFields {
         let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
         Self {
             params,
-            params_buffer: uniform_buffer(device, "GridFields::params", bytemuck::bytes_of(&params)),
+            params_buffer: uniform_buffer(
+                device,
+                "GridFields::params",
+                bytemuck::bytes_of(&params),
+            ),
             vel: f("GridFields::vel", faces * 4),
             vel_old: f("GridFields::vel_old", faces * 4),
             weight: f("GridFields::weight", faces * 4),
@@ -88,7 +92,12 @@ pub struct Particles {
 }
 
 impl Particles {
-    pub fn new(device: &wgpu::Device, queue: &wgpu::Queue, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> Self {
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pos: &[[f32; 4]],
+        vel: &[[f32; 4]],
+    ) -> Self {
         let n = pos.len() as u64;
         let make = |label: &str| storage_buffer(device, label, n * 16);
         let p = Self {

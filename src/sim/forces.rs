@@ -1,4 +1,4 @@
-//! Body forces (gravity) on faces next to the liquid (shaders/forces.wgsl).
+//! Body forces (gravity) on faces next to the liquid or under particles (shaders/forces.wgsl).
 
 use super::fields::GridFields;
 use crate::gpu::{Binding::*, Kernel};
@@ -15,13 +15,14 @@ impl Forces {
             "forces.wgsl",
             "Forces",
             &["main"],
-            &[Uniform, StorageRead, Storage],
+            &[Uniform, StorageRead, Storage, StorageRead],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &f.vel]);
+        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &f.vel, &f.weight]);
         Self { kernel, group }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel.dispatch(pass, "main", &self.group, f.num_faces());
+        self.kernel
+            .dispatch(pass, "main", &self.group, f.num_faces());
     }
 }

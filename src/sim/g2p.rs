@@ -15,11 +15,25 @@ impl G2p {
             "g2p.wgsl",
             "G2p",
             &["main"],
-            &[Uniform, StorageRead, Storage, StorageRead, StorageRead, Storage],
+            &[
+                Uniform,
+                StorageRead,
+                Storage,
+                StorageRead,
+                StorageRead,
+                Storage,
+            ],
         );
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &p.pos, &p.vel, &f.vel, &f.vel_old, &p.flip_delta],
+            &[
+                &f.params_buffer,
+                &p.pos,
+                &p.vel,
+                &f.vel,
+                &f.vel_old,
+                &p.flip_delta,
+            ],
         );
         Self { kernel, group }
     }

@@ -15,16 +15,31 @@ impl MarkCells {
             "mark_cells.wgsl",
             "MarkCells",
             &["main"],
-            &[Uniform, StorageRead, StorageRead, Storage, Storage],
+            &[
+                Uniform,
+                StorageRead,
+                StorageRead,
+                Storage,
+                Storage,
+                StorageRead,
+            ],
         );
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &f.count, &f.solid, &f.cell_type, &f.counters],
+            &[
+                &f.params_buffer,
+                &f.count,
+                &f.solid,
+                &f.cell_type,
+                &f.counters,
+                &f.weight,
+            ],
         );
         Self { kernel, group }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel.dispatch(pass, "main", &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, "main", &self.group, f.num_cells());
     }
 }

@@ -97,7 +97,7 @@ pub struct FrameStats {
     pub fluid_cells: u32,
     /// Iterations of the last solve in the frame.
     pub pcg_iterations: u32,
-    /// ||r||/||b|| at the end of the last solve in the frame.
+    /// max|r| / max|b| at the end of the last solve in the frame.
     pub pcg_residual: f64,
     /// max |div u| over FLUID cells after the last projection, 1/s.
     pub max_divergence: f64,
@@ -166,7 +166,10 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         (cells * 16, "packed matrix (16 bytes per cell)"),
         (particles * 16, "particle buffer (16 bytes per particle)"),
     ];
-    let (largest_buffer, largest_name) = candidates.into_iter().max_by_key(|c| c.0).unwrap_or((0, ""));
+    let (largest_buffer, largest_name) = candidates
+        .into_iter()
+        .max_by_key(|c| c.0)
+        .unwrap_or((0, ""));
     MemoryEstimate {
         total,
         largest_buffer,
@@ -175,7 +178,11 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
 }
 
 /// Checks a scene against the adapter's limits before anything is allocated.
-pub fn check_limits(ctx: &GpuContext, scene: &Scene, particles: u64) -> Result<MemoryEstimate, SimError> {
+pub fn check_limits(
+    ctx: &GpuContext,
+    scene: &Scene,
+    particles: u64,
+) -> Result<MemoryEstimate, SimError> {
     let est = memory_estimate(scene, particles);
     let limit = ctx
         .limits
@@ -235,13 +242,23 @@ impl Simulation {
         let init = scene.initial_state();
         check_limits(&ctx, scene, init.positions.len() as u64)?;
         let device = &ctx.device;
-        let mut params = SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
+        let mut params =
+            SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
         params.pic_ratio = scene.pic_ratio as f32;
-        params.gravity = [scene.gravity.0 as f32, scene.gravity.1 as f32, scene.gravity.2 as f32];
+        params.fluid_weight = params::FLUID_DENSITY_FRACTION * scene.particles_per_cell as f32;
+        params.gravity = [
+            scene.gravity.0 as f32,
+            scene.gravity.1 as f32,
+            scene.gravity.2 as f32,
+        ];
         let fields = GridFields::new(device, params);
-        ctx.queue.write_buffer(&fields.solid, 0, bytemuck::cast_slice(&init.solid));
         ctx.queue
-            .write_buffer(&fields.solid_vel, 0, bytemuck::cast_slice(&init.solid_velocity));
+            .write_buffer(&fields.solid, 0, bytemuck::cast_slice(&init.solid));
+        ctx.queue.write_buffer(
+            &fields.solid_vel,
+            0,
+            bytemuck::cast_slice(&init.solid_velocity),
+        );
         let particles = Particles::new(device, &ctx.queue, &init.positions, &init.velocities);
         let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
         let max_speed = init
@@ -275,7 +292,8 @@ impl Simulation {
             last_timing: StageTiming::default(),
             ctx,
         };
-        sim.pressure.write_config(&sim.ctx, &sim.pcg, &sim.scene.pressure);
+        sim.pressure
+            .write_config(&sim.ctx, &sim.pcg, &sim.scene.pressure);
         Ok(sim)
     }
 
@@ -299,8 +317,13 @@ impl Simulation {
         self.scene.frame_dt = scene.frame_dt;
         self.scene.max_substeps = scene.max_substeps;
         self.fields.params.pic_ratio = scene.pic_ratio as f32;
-        self.fields.params.gravity = [scene.gravity.0 as f32, scene.gravity.1 as f32, scene.gravity.2 as f32];
-        self.pressure.write_config(&self.ctx, &self.pcg, &self.scene.pressure);
+        self.fields.params.gravity = [
+            scene.gravity.0 as f32,
+            scene.gravity.1 as f32,
+            scene.gravity.2 as f32,
+        ];
+        self.pressure
+            .write_config(&self.ctx, &self.pcg, &self.scene.pressure);
         Ok(())
     }
 
@@ -368,7 +391,10 @@ impl Simulation {
             max_divergence: last.max_divergence as f64,
             kinetic_energy: kinetic,
             max_speed: last.max_speed as f64,
-            volume: last.fluid_cells as f64 * h * h * (self.scene.domain.2 / self.scene.resolution.2 as f64),
+            volume: last.fluid_cells as f64
+                * h
+                * h
+                * (self.scene.domain.2 / self.scene.resolution.2 as f64),
             front_x: last.front_x as f64,
             pcg_iterations_total: total_iterations,
         })
@@ -390,15 +416,20 @@ impl Simulation {
     /// (the viewer stops early to inspect intermediate fields; a full step passes Advect).
     pub fn substep(&mut self, dt: f64, last: Stage) -> Result<SubstepReport, SimError> {
         self.fields.params.dt = dt as f32;
-        self.ctx
-            .queue
-            .write_buffer(&self.fields.params_buffer, 0, bytemuck::bytes_of(&self.fields.params));
+        self.ctx.queue.write_buffer(
+            &self.fields.params_buffer,
+            0,
+            bytemuck::bytes_of(&self.fields.params),
+        );
         let run = |s: Stage| s <= last;
         let kind = self.scene.pressure.preconditioner;
         let f = &self.fields;
-        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("Simulation::substep"),
-        });
+        let mut enc = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("Simulation::substep"),
+            });
         enc.clear_buffer(&f.counters, 0, None);
         self.p2g.clear(&mut enc, f);
         {
@@ -425,14 +456,23 @@ impl Simulation {
         self.ctx.queue.submit([enc.finish()]);
         let solve = if run(Stage::Pressure) {
             let timer = self.timer.enabled().then_some(&self.timer);
-            Some(self.pressure.iterate(&self.ctx, &self.fields, &self.pcg, &self.scene.pressure, timer)?)
+            Some(self.pressure.iterate(
+                &self.ctx,
+                &self.fields,
+                &self.pcg,
+                &self.scene.pressure,
+                timer,
+            )?)
         } else {
             None
         };
         let f = &self.fields;
-        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("Simulation::substep_end"),
-        });
+        let mut enc = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("Simulation::substep_end"),
+            });
         if run(Stage::Project) {
             let mut pass = self.begin_pass(&mut enc, Stage::Project);
             self.project.record(&mut pass, f);
@@ -440,7 +480,8 @@ impl Simulation {
         }
         if run(Stage::Extrapolate) {
             let mut pass = self.begin_pass(&mut enc, Stage::Extrapolate);
-            self.extrapolate.record(&mut pass, f, self.scene.extrapolation_layers);
+            self.extrapolate
+                .record(&mut pass, f, self.scene.extrapolation_layers);
             // Extrapolation also fills faces next to solids; put u_solid back there.
             self.boundary.record(&mut pass, f);
         }
@@ -510,10 +551,14 @@ impl Simulation {
     /// substep to have run at least up to `Stage::Boundary`.
     pub fn solve_pressure_again(&mut self) -> Result<SolveReport, SimError> {
         let kind = self.scene.pressure.preconditioner;
-        self.pressure.write_config(&self.ctx, &self.pcg, &self.scene.pressure);
-        let mut enc = self.ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("Simulation::solve_pressure_again"),
-        });
+        self.pressure
+            .write_config(&self.ctx, &self.pcg, &self.scene.pressure);
+        let mut enc = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("Simulation::solve_pressure_again"),
+            });
         {
             let mut pass = self.begin_pass(&mut enc, Stage::Pressure);
             self.divergence.record(&mut pass, &self.fields);
@@ -521,7 +566,13 @@ impl Simulation {
         }
         self.ctx.queue.submit([enc.finish()]);
         let timer = self.timer.enabled().then_some(&self.timer);
-        let report = self.pressure.iterate(&self.ctx, &self.fields, &self.pcg, &self.scene.pressure, timer)?;
+        let report = self.pressure.iterate(
+            &self.ctx,
+            &self.fields,
+            &self.pcg,
+            &self.scene.pressure,
+            timer,
+        )?;
         self.last_solve = Some(report.clone());
         Ok(report)
     }
@@ -538,5 +589,31 @@ impl Simulation {
         let mut t = StageTiming::default();
         self.timer.read_into(&self.ctx, &mut t)?;
         Ok(Some(t))
+    }
+}
+
+impl Simulation {
+    /// Replaces the particle state (same count as the scene seeded). Tests use it to run
+    /// the stages on arbitrary input.
+    pub fn upload_particles(&mut self, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> Result<(), SimError> {
+        if pos.len() != self.particles.count as usize || vel.len() != pos.len() {
+            return Err(SimError::Unsupported(format!(
+                "upload_particles: expected {} particles, got {} positions and {} velocities",
+                self.particles.count,
+                pos.len(),
+                vel.len()
+            )));
+        }
+        self.ctx
+            .queue
+            .write_buffer(&self.particles.pos, 0, bytemuck::cast_slice(pos));
+        self.ctx
+            .queue
+            .write_buffer(&self.particles.vel, 0, bytemuck::cast_slice(vel));
+        self.max_speed = vel
+            .iter()
+            .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+            .fold(0.0, f32::max);
+        Ok(())
     }
 }

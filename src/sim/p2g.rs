@@ -25,11 +25,29 @@ impl P2g {
             "p2g.wgsl",
             "P2g",
             &["scatter", "normalize"],
-            &[Uniform, StorageRead, StorageRead, Storage, Storage, Storage, Storage, Storage],
+            &[
+                Uniform,
+                StorageRead,
+                StorageRead,
+                Storage,
+                Storage,
+                Storage,
+                Storage,
+                Storage,
+            ],
         );
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &p.pos, &p.vel, &f.acc, &f.count, &f.vel, &f.vel_old, &f.weight],
+            &[
+                &f.params_buffer,
+                &p.pos,
+                &p.vel,
+                &f.acc,
+                &f.count,
+                &f.vel,
+                &f.vel_old,
+                &f.weight,
+            ],
         );
         Self { kernel, group }
     }
@@ -42,6 +60,7 @@ impl P2g {
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, p: &Particles) {
         self.kernel.dispatch(pass, "scatter", &self.group, p.count);
-        self.kernel.dispatch(pass, "normalize", &self.group, f.num_faces());
+        self.kernel
+            .dispatch(pass, "normalize", &self.group, f.num_faces());
     }
 }

@@ -18,8 +18,17 @@ pub struct SimParams {
     pub num_v: u32,
     pub num_w: u32,
     pub max_particle_speed: f32,
+    pub fluid_weight: f32,
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<SimParams>() == 64);
+const _: () = assert!(std::mem::size_of::<SimParams>() == 80);
+
+/// A cell is FLUID when the mean P2G weight of its six faces reaches this fraction of the
+/// rest density (particles per cell). Counting every cell that holds a single particle as
+/// full of liquid makes the volume the pressure solve sees grow by 20% and more as a dam
+/// break spreads into thin sheets; a density threshold keeps it within a few percent.
+/// Particles in cells below it fly ballistically (gravity still acts on their faces).
+pub const FLUID_DENSITY_FRACTION: f32 = 0.5;
 
 impl SimParams {
     pub fn new(n: [u32; 3], h: f32, num_particles: u32) -> Self {
@@ -37,6 +46,8 @@ impl SimParams {
             num_v: nx * (ny + 1) * nz,
             num_w: nx * ny * (nz + 1),
             max_particle_speed: super::p2g::MAX_PARTICLE_SPEED,
+            fluid_weight: 0.0,
+            _pad: [0; 3],
         }
     }
 

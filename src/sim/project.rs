@@ -23,6 +23,7 @@ impl Project {
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel.dispatch(pass, "main", &self.group, f.num_faces());
+        self.kernel
+            .dispatch(pass, "main", &self.group, f.num_faces());
     }
 }

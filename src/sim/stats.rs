@@ -17,11 +17,15 @@ impl ParticleStats {
             &["particles"],
             &[Uniform, StorageRead, StorageRead, Storage, Storage],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &p.pos, &p.vel, &f.counters, &p.energy]);
+        let group = kernel.bind(
+            device,
+            &[&f.params_buffer, &p.pos, &p.vel, &f.counters, &p.energy],
+        );
         Self { kernel, group }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, p: &Particles) {
-        self.kernel.dispatch(pass, "particles", &self.group, p.count);
+        self.kernel
+            .dispatch(pass, "particles", &self.group, p.count);
     }
 }

@@ -2,8 +2,8 @@
 //! buffer that holds it and how to read one scalar per cell or face. One slice viewer
 //! draws any of them; nothing else needs to know where a field lives.
 
-use super::Simulation;
 use super::SimError;
+use super::Simulation;
 
 /// Where a field's samples sit on the MAC grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,9 +111,15 @@ impl Field {
 
     pub fn location(self) -> Location {
         match self {
-            Field::U | Field::UBeforeForces | Field::WeightU | Field::FlipDeltaU => Location::Face(0),
-            Field::V | Field::VBeforeForces | Field::WeightV | Field::FlipDeltaV => Location::Face(1),
-            Field::W | Field::WBeforeForces | Field::WeightW | Field::FlipDeltaW => Location::Face(2),
+            Field::U | Field::UBeforeForces | Field::WeightU | Field::FlipDeltaU => {
+                Location::Face(0)
+            }
+            Field::V | Field::VBeforeForces | Field::WeightV | Field::FlipDeltaV => {
+                Location::Face(1)
+            }
+            Field::W | Field::WBeforeForces | Field::WeightW | Field::FlipDeltaW => {
+                Location::Face(2)
+            }
             _ => Location::Cell,
         }
     }
@@ -222,6 +228,10 @@ impl Simulation {
                 (n, values)
             }
         };
-        Ok(FieldData { field, dims, values })
+        Ok(FieldData {
+            field,
+            dims,
+            values,
+        })
     }
 }

@@ -23,6 +23,7 @@ impl BuildMatrix {
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel.dispatch(pass, "main", &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, "main", &self.group, f.num_cells());
     }
 }

@@ -53,7 +53,10 @@ impl PcgVectors {
             q: f("PcgVectors::q", n),
             t: f("PcgVectors::t", n),
             precon: f("PcgVectors::precon", n),
-            partials: f("PcgVectors::partials", 2 * 4 * pcg::MAX_REDUCE_GROUPS as u64),
+            partials: f(
+                "PcgVectors::partials",
+                2 * 4 * pcg::MAX_REDUCE_GROUPS as u64,
+            ),
             state: f("PcgVectors::state", 32 + 4 * history_len as u64),
             config: uniform_buffer(device, "PcgVectors::config", &[0u8; 16]),
             history_len,
@@ -80,10 +83,10 @@ pub enum SolveStatus {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SolveReport {
     pub iterations: u32,
-    /// ||r|| / ||b|| at the end.
+    /// max|r| / max|b| at the end.
     pub residual: f64,
     pub status: SolveStatus,
-    /// ||r|| / ||b|| before the first iteration and after each one.
+    /// max|r| / max|b| before the first iteration and after each one.
     pub history: Vec<f32>,
     /// Dispatches recorded per iteration (preconditioner included).
     pub dispatches_per_iteration: u32,
@@ -114,16 +117,22 @@ impl PressureSolver {
 
     pub fn write_config(&self, ctx: &GpuContext, v: &PcgVectors, s: &PressureSettings) {
         let cfg = PcgConfig {
-            tol2: (s.tolerance * s.tolerance) as f32,
+            tol: s.tolerance as f32,
             max_iterations: s.max_iterations.min(v.history_len - 1),
             groups: self.pcg.groups(),
             warm_start: s.warm_start as u32,
         };
-        ctx.queue.write_buffer(&v.config, 0, bytemuck::bytes_of(&cfg));
+        ctx.queue
+            .write_buffer(&v.config, 0, bytemuck::bytes_of(&cfg));
     }
 
     /// Records matrix assembly, preconditioner set-up and the initial residual/direction.
-    pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, kind: PreconditionerKind) {
+    pub fn record_setup(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        kind: PreconditionerKind,
+    ) {
         self.build.record(pass, f);
         self.precond.record_setup(pass, kind);
         self.pcg.record_init_residual(pass, f);
@@ -132,7 +141,12 @@ impl PressureSolver {
     }
 
     /// Records one PCG iteration.
-    pub fn record_iteration(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, kind: PreconditionerKind) {
+    pub fn record_iteration(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        kind: PreconditionerKind,
+    ) {
         self.pcg.record_step(pass, f);
         self.precond.record_apply(pass, f, kind);
         self.pcg.record_direction(pass, f);
@@ -162,9 +176,11 @@ impl PressureSolver {
         let chunks = max.div_ceil(chunk);
         let mut pending: Option<usize> = None;
         for c in 0..chunks {
-            let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("PressureSolver::chunk"),
-            });
+            let mut enc = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("PressureSolver::chunk"),
+                });
             {
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("pressure::pcg"),
@@ -188,9 +204,11 @@ impl PressureSolver {
             pending = Some(slot);
         }
         let _ = pending;
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("PressureSolver::end"),
-        });
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("PressureSolver::end"),
+            });
         if let Some(t) = timer {
             // An empty pass closes the "pressure" timing after the last chunk.
             let _ = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -201,7 +219,8 @@ impl PressureSolver {
         self.final_reader.copy_from(&mut enc, &v.state);
         ctx.queue.submit([enc.finish()]);
         let words: Vec<u32> = self.final_reader.read(ctx)?;
-        let header: PcgStateHeader = bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..8]));
+        let header: PcgStateHeader =
+            bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..8]));
         let hist: &[f32] = bytemuck::cast_slice(&words[8..]);
         let iterations = header.iterations;
         let history = hist[..(iterations as usize + 1).min(hist.len())].to_vec();
@@ -212,7 +231,7 @@ impl PressureSolver {
             _ => SolveStatus::Running,
         };
         let residual = if header.bb > 0.0 {
-            (header.rr.max(0.0) as f64 / header.bb as f64).sqrt()
+            header.rr as f64 / header.bb as f64
         } else {
             0.0
         };

@@ -14,7 +14,8 @@ pub const MAX_REDUCE_GROUPS: u32 = 512;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct PcgConfig {
-    pub tol2: f32,
+    /// Tolerance on max|r| / max|b|.
+    pub tol: f32,
     pub max_iterations: u32,
     pub groups: u32,
     pub warm_start: u32,
@@ -109,15 +110,18 @@ impl Pcg {
     }
 
     fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str, f: &GridFields) {
-        self.kernel.dispatch(pass, entry, &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, entry, &self.group, f.num_cells());
     }
 
     fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str) {
-        self.kernel.dispatch_groups(pass, entry, &self.group, &[], self.groups);
+        self.kernel
+            .dispatch_groups(pass, entry, &self.group, &[], self.groups);
     }
 
     fn single(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str) {
-        self.kernel.dispatch_groups(pass, entry, &self.group, &[], 1);
+        self.kernel
+            .dispatch_groups(pass, entry, &self.group, &[], 1);
     }
 
     /// r = b - A p0 and ||b||^2; resets the iteration state.

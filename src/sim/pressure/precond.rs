@@ -27,7 +27,12 @@ pub struct Precond {
 }
 
 impl Precond {
-    pub fn new(device: &wgpu::Device, limits: &wgpu::Limits, f: &GridFields, v: &PcgVectors) -> Self {
+    pub fn new(
+        device: &wgpu::Device,
+        limits: &wgpu::Limits,
+        f: &GridFields,
+        v: &PcgVectors,
+    ) -> Self {
         let [nx, ny, nz] = f.params.n;
         let num_planes = nx + ny + nz - 2;
         let stride = limits.min_uniform_buffer_offset_alignment.max(16);
@@ -42,7 +47,15 @@ impl Precond {
             device,
             "precond.wgsl",
             "Precond",
-            &["identity", "jacobi", "ip_upper", "ip_lower", "mic_factor", "mic_forward", "mic_backward"],
+            &[
+                "identity",
+                "jacobi",
+                "ip_upper",
+                "ip_lower",
+                "mic_factor",
+                "mic_forward",
+                "mic_backward",
+            ],
             &[
                 Uniform,
                 StorageRead,
@@ -56,7 +69,16 @@ impl Precond {
         );
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &v.a, &v.r, &v.z, &v.t, &v.precon, &planes, &v.state],
+            &[
+                &f.params_buffer,
+                &v.a,
+                &v.r,
+                &v.z,
+                &v.t,
+                &v.precon,
+                &planes,
+                &v.state,
+            ],
         );
         Self {
             kernel,
@@ -95,11 +117,17 @@ impl Precond {
     }
 
     /// z = M^-1 r.
-    pub fn record_apply(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, kind: PreconditionerKind) {
+    pub fn record_apply(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        kind: PreconditionerKind,
+    ) {
         let n = f.num_cells();
         let g = n.div_ceil(crate::gpu::WORKGROUP);
         let one = |pass: &mut wgpu::ComputePass<'_>, entry: &str| {
-            self.kernel.dispatch_groups(pass, entry, &self.group, &[0], g)
+            self.kernel
+                .dispatch_groups(pass, entry, &self.group, &[0], g)
         };
         match kind {
             PreconditionerKind::None => one(pass, "identity"),
