@@ -660,7 +660,10 @@ impl Scene {
 pub enum StandardProblem {
     /// Dam break at frame 0: a 0.4 x 0.6 x 1 m column against the x = 0 wall.
     DamBreak,
-    /// A resting pool 0.4 m deep over the whole floor.
+    /// A pool 0.4 m deep over the whole floor with a block on the floor, measured after
+    /// `settle_frames` frames at rest. Without the block the system would be
+    /// one-dimensional (b constant over the bottom layer) and plain CG would solve it in as
+    /// many iterations as the pool is deep, which says nothing about preconditioners.
     SettledPool,
 }
 
@@ -671,6 +674,14 @@ impl StandardProblem {
         match self {
             StandardProblem::DamBreak => "dam_break",
             StandardProblem::SettledPool => "settled_pool",
+        }
+    }
+
+    /// Frames to simulate before the system is measured.
+    pub fn settle_frames(self) -> u32 {
+        match self {
+            StandardProblem::DamBreak => 0,
+            StandardProblem::SettledPool => 30,
         }
     }
 
@@ -688,11 +699,21 @@ impl StandardProblem {
                 velocity: (0.0, 0.0, 0.0),
             },
         };
+        let solids = match self {
+            StandardProblem::DamBreak => vec![],
+            // A block on the floor makes the pool's system genuinely 3D.
+            StandardProblem::SettledPool => vec![Shape::Box {
+                min: (0.55, 0.0, 0.3),
+                max: (0.8, 0.25, 0.7),
+                velocity: (0.0, 0.0, 0.0),
+            }],
+        };
         Scene {
             name: self.name().into(),
             domain: (1.0, 1.0, 1.0),
             resolution: (n, n, n),
             fluid: vec![fluid],
+            solids,
             ..Scene::default()
         }
     }
