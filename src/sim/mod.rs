@@ -617,3 +617,23 @@ impl Simulation {
         Ok(())
     }
 }
+
+impl Simulation {
+    /// z = M^-1 r with the GPU preconditioner `kind` on the matrix of the last solve.
+    pub fn apply_preconditioner(
+        &self,
+        kind: crate::scene::PreconditionerKind,
+        r: &[f32],
+    ) -> Result<Vec<f32>, SimError> {
+        if r.len() != self.fields.num_cells() as usize {
+            return Err(SimError::Unsupported(format!(
+                "apply_preconditioner: r has {} entries, the grid {} cells",
+                r.len(),
+                self.fields.num_cells()
+            )));
+        }
+        Ok(self
+            .pressure
+            .apply_preconditioner(&self.ctx, &self.fields, &self.pcg, kind, r)?)
+    }
+}

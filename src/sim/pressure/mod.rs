@@ -152,6 +152,34 @@ impl PressureSolver {
         self.pcg.record_direction(pass, f);
     }
 
+    /// Applies the preconditioner once, z = M^-1 r, for a given r (tests and debugging).
+    /// Uses the matrix currently in `v.a`; the MIC(0) factorisation is recomputed.
+    pub fn apply_preconditioner(
+        &self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        v: &PcgVectors,
+        kind: PreconditionerKind,
+        r: &[f32],
+    ) -> Result<Vec<f32>, GpuError> {
+        // The preconditioner kernels skip work once a solve is done; clear the flag.
+        ctx.queue.write_buffer(&v.state, 0, &[0u8; 32]);
+        ctx.queue.write_buffer(&v.r, 0, bytemuck::cast_slice(r));
+        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("PressureSolver::apply_preconditioner"),
+        });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("precond"),
+                timestamp_writes: None,
+            });
+            self.precond.record_setup(&mut pass, kind);
+            self.precond.record_apply(&mut pass, f, kind);
+        }
+        ctx.queue.submit([enc.finish()]);
+        crate::gpu::read_buffer(ctx, &v.z)
+    }
+
     pub fn dispatches_per_iteration(&self, kind: PreconditionerKind) -> u32 {
         7 + self.precond.dispatches(kind)
     }
