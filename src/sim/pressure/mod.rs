@@ -165,9 +165,11 @@ impl PressureSolver {
         // The preconditioner kernels skip work once a solve is done; clear the flag.
         ctx.queue.write_buffer(&v.state, 0, &[0u8; 32]);
         ctx.queue.write_buffer(&v.r, 0, bytemuck::cast_slice(r));
-        let mut enc = ctx.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("PressureSolver::apply_preconditioner"),
-        });
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("PressureSolver::apply_preconditioner"),
+            });
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("precond"),

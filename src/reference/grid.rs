@@ -1,0 +1,323 @@
+//! Grid stages: marking, forces, solid boundaries, divergence, projection, extrapolation.
+
+use super::{face_cells, face_index, for_each_face, Grid, MacField, AIR, FLUID, SOLID};
+
+/// Mean P2G weight of the six faces of cell `c`.
+pub fn mean_face_weight(g: &Grid, weight: &MacField, c: usize) -> f64 {
+    let x = g.coord(c);
+    let mut s = 0.0;
+    for comp in 0..3 {
+        let d = g.face_dims(comp);
+        let mut hi = x;
+        hi[comp] += 1;
+        s += weight.comp(comp)[face_index(x, d)] + weight.comp(comp)[face_index(hi, d)];
+    }
+    s / 6.0
+}
+
+/// SOLID from the mask; FLUID where a particle lies and the mean face weight reaches
+/// `fluid_weight`; AIR elsewhere.
+pub fn mark_cells(
+    g: &Grid,
+    count: &[u32],
+    weight: &MacField,
+    solid: &[bool],
+    fluid_weight: f64,
+) -> Vec<u8> {
+    (0..g.cells())
+        .map(|c| {
+            if solid[c] {
+                SOLID
+            } else if count[c] > 0 && mean_face_weight(g, weight, c) >= fluid_weight {
+                FLUID
+            } else {
+                AIR
+            }
+        })
+        .collect()
+}
+
+fn touches_fluid(g: &Grid, types: &[u8], comp: usize, f: [usize; 3]) -> bool {
+    face_cells(comp, f)
+        .iter()
+        .any(|c| g.type_at(types, *c) == FLUID)
+}
+
+/// Gravity on faces next to FLUID or carrying P2G weight.
+pub fn apply_forces(
+    g: &Grid,
+    types: &[u8],
+    weight: &MacField,
+    vel: &mut MacField,
+    gravity: [f64; 3],
+    dt: f64,
+) {
+    for_each_face(g, |comp, f, i| {
+        if touches_fluid(g, types, comp, f) || weight.comp(comp)[i] > 0.0 {
+            vel.comp_mut(comp)[i] += gravity[comp] * dt;
+        }
+    });
+}
+
+/// u.n = u_solid.n on faces next to SOLID cells (outside the grid: solid at rest).
+pub fn apply_boundary(g: &Grid, types: &[u8], solid_vel: &[[f64; 3]], vel: &mut MacField) {
+    for_each_face(g, |comp, f, i| {
+        let cells = face_cells(comp, f);
+        let sv = |c: [i64; 3]| g.cell_at(c).map_or(0.0, |ci| solid_vel[ci][comp]);
+        let sa = g.type_at(types, cells[0]) == SOLID;
+        let sb = g.type_at(types, cells[1]) == SOLID;
+        let value = match (sa, sb) {
+            (true, true) => Some(0.5 * (sv(cells[0]) + sv(cells[1]))),
+            (true, false) => Some(sv(cells[0])),
+            (false, true) => Some(sv(cells[1])),
+            _ => None,
+        };
+        if let Some(v) = value {
+            vel.comp_mut(comp)[i] = v;
+        }
+    });
+}
+
+/// Divergence (1/s) of FLUID cells and the right-hand side b = -h^2 div.
+pub fn divergence(g: &Grid, types: &[u8], vel: &MacField) -> (Vec<f64>, Vec<f64>) {
+    let mut div = vec![0.0; g.cells()];
+    for (c, d) in div.iter_mut().enumerate() {
+        if types[c] != FLUID {
+            continue;
+        }
+        let x = g.coord(c);
+        let mut flux = 0.0;
+        for comp in 0..3 {
+            let dims = g.face_dims(comp);
+            let mut hi = x;
+            hi[comp] += 1;
+            flux += vel.comp(comp)[face_index(hi, dims)] - vel.comp(comp)[face_index(x, dims)];
+        }
+        *d = flux / g.h;
+    }
+    let rhs = div.iter().map(|d| -g.h * g.h * d).collect();
+    (div, rhs)
+}
+
+/// u -= grad(phi) on faces between two non-SOLID cells with at least one FLUID (phi = 0 in AIR).
+pub fn project(g: &Grid, types: &[u8], phi: &[f64], vel: &mut MacField) {
+    for_each_face(g, |comp, f, i| {
+        let [a, b] = face_cells(comp, f);
+        let (ta, tb) = (g.type_at(types, a), g.type_at(types, b));
+        if ta == SOLID || tb == SOLID || (ta != FLUID && tb != FLUID) {
+            return;
+        }
+        let p = |c: [i64; 3], t: u8| {
+            if t == FLUID {
+                phi[g.cell_at(c).unwrap_or(0)]
+            } else {
+                0.0
+            }
+        };
+        vel.comp_mut(comp)[i] -= (p(b, tb) - p(a, ta)) / g.h;
+    });
+}
+
+/// Extrapolates velocities into faces that neither touch FLUID nor carry P2G weight, one
+/// layer at a time (average of valid same-component neighbours); faces never reached are
+/// zeroed. Returns the final validity flags per component.
+pub fn extrapolate(
+    g: &Grid,
+    types: &[u8],
+    weight: &MacField,
+    vel: &mut MacField,
+    layers: usize,
+) -> [Vec<bool>; 3] {
+    let mut valid: [Vec<bool>; 3] = [vec![], vec![], vec![]];
+    for (comp, v) in valid.iter_mut().enumerate() {
+        *v = vec![false; vel.comp(comp).len()];
+    }
+    for_each_face(g, |comp, f, i| {
+        valid[comp][i] = touches_fluid(g, types, comp, f) || weight.comp(comp)[i] > 0.0;
+    });
+    for _ in 0..layers {
+        let prev = valid.clone();
+        for (comp, prev_c) in prev.iter().enumerate() {
+            let d = g.face_dims(comp);
+            let data = vel.comp(comp).clone();
+            for k in 0..d[2] {
+                for j in 0..d[1] {
+                    for i in 0..d[0] {
+                        let idx = face_index([i, j, k], d);
+                        if prev_c[idx] {
+                            continue;
+                        }
+                        let (mut sum, mut n) = (0.0, 0);
+                        let f = [i as i64, j as i64, k as i64];
+                        for axis in 0..3 {
+                            for s in [-1i64, 1] {
+                                let mut nb = f;
+                                nb[axis] += s;
+                                if (0..3).all(|a| nb[a] >= 0 && (nb[a] as usize) < d[a]) {
+                                    let ni = face_index(nb.map(|x| x as usize), d);
+                                    if prev_c[ni] {
+                                        sum += data[ni];
+                                        n += 1;
+                                    }
+                                }
+                            }
+                        }
+                        if n > 0 {
+                            vel.comp_mut(comp)[idx] = sum / n as f64;
+                            valid[comp][idx] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (comp, v) in valid.iter().enumerate() {
+        for (i, ok) in v.iter().enumerate() {
+            if !ok {
+                vel.comp_mut(comp)[i] = 0.0;
+            }
+        }
+    }
+    valid
+}
+
+/// Counts of each cell type (AIR, FLUID, SOLID).
+pub fn type_counts(types: &[u8]) -> [usize; 3] {
+    let mut c = [0; 3];
+    for t in types {
+        c[*t as usize] += 1;
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::Rng;
+    use super::super::{pressure::*, transfer::p2g};
+    use super::*;
+
+    /// Random types: a solid block, fluid in the lower part, air above.
+    pub(crate) fn random_setup(g: &Grid, seed: u64) -> (Vec<u8>, MacField) {
+        let mut rng = Rng(seed);
+        let types: Vec<u8> = (0..g.cells())
+            .map(|c| {
+                let [i, j, _] = g.coord(c);
+                if i >= g.nx - 3 && j < 2 {
+                    SOLID
+                } else if (j as f64) < g.ny as f64 * 0.6 || rng.f() < 0.1 {
+                    if rng.f() < 0.05 {
+                        AIR
+                    } else {
+                        FLUID
+                    }
+                } else {
+                    AIR
+                }
+            })
+            .collect();
+        let mut vel = MacField::zeros(g);
+        for comp in 0..3 {
+            for x in vel.comp_mut(comp).iter_mut() {
+                *x = rng.f() * 2.0 - 1.0;
+            }
+        }
+        (types, vel)
+    }
+
+    #[test]
+    fn projection_removes_divergence() {
+        for nz in [1, 6] {
+            let g = Grid {
+                nx: 10,
+                ny: 8,
+                nz,
+                h: 0.05,
+            };
+            let (types, mut vel) = random_setup(&g, 1);
+            let solid_vel = vec![[0.2, -0.1, 0.0]; g.cells()];
+            apply_boundary(&g, &types, &solid_vel, &mut vel);
+            let (div, b) = divergence(&g, &types, &vel);
+            assert!(div.iter().any(|d| d.abs() > 1.0));
+            let a = build_matrix(&g, &types);
+            let phi = direct_solve(&g, &a, &b);
+            project(&g, &types, &phi, &mut vel);
+            let (after, _) = divergence(&g, &types, &vel);
+            let worst = after.iter().fold(0.0f64, |m, d| m.max(d.abs()));
+            assert!(worst < 1e-8, "nz {nz}: divergence left {worst}");
+        }
+    }
+
+    #[test]
+    fn boundary_sets_solid_velocity_and_walls() {
+        let g = Grid {
+            nx: 6,
+            ny: 5,
+            nz: 4,
+            h: 0.1,
+        };
+        let (types, mut vel) = random_setup(&g, 2);
+        let solid_vel = vec![[0.5, 0.25, -0.75]; g.cells()];
+        apply_boundary(&g, &types, &solid_vel, &mut vel);
+        // Domain walls: u at i = 0 and i = nx are 0.
+        let d = g.face_dims(0);
+        for k in 0..d[2] {
+            for j in 0..d[1] {
+                assert_eq!(vel.u[face_index([0, j, k], d)], 0.0);
+            }
+        }
+        // A face between a FLUID cell and the solid block takes the solid's velocity.
+        let mut found = false;
+        for_each_face(&g, |comp, f, i| {
+            let [a, b] = face_cells(comp, f);
+            let (ta, tb) = (g.type_at(&types, a), g.type_at(&types, b));
+            if g.cell_at(a).is_some() && g.cell_at(b).is_some() && ta == SOLID && tb == FLUID {
+                assert_eq!(vel.comp(comp)[i], solid_vel[0][comp]);
+                found = true;
+            }
+        });
+        assert!(found);
+    }
+
+    #[test]
+    fn extrapolation_fills_layers_and_zeroes_the_rest() {
+        let g = Grid {
+            nx: 12,
+            ny: 12,
+            nz: 1,
+            h: 0.1,
+        };
+        let types: Vec<u8> = (0..g.cells())
+            .map(|c| if g.coord(c)[1] < 3 { FLUID } else { AIR })
+            .collect();
+        let mut vel = MacField::zeros(&g);
+        for x in vel.u.iter_mut() {
+            *x = 1.0;
+        }
+        let weight = MacField::zeros(&g);
+        let valid = extrapolate(&g, &types, &weight, &mut vel, 2);
+        let d = g.face_dims(0);
+        // Rows j = 0..2 touch fluid; j = 3, 4 are the two layers; above is zeroed.
+        assert_eq!(vel.u[face_index([5, 4, 0], d)], 1.0);
+        assert!(valid[0][face_index([5, 4, 0], d)]);
+        assert_eq!(vel.u[face_index([5, 5, 0], d)], 0.0);
+        assert!(!valid[0][face_index([5, 5, 0], d)]);
+    }
+
+    #[test]
+    fn marking_needs_density() {
+        let g = Grid {
+            nx: 4,
+            ny: 4,
+            nz: 4,
+            h: 0.25,
+        };
+        // One particle alone in a cell: weight far below half of 8 particles per cell.
+        let pos = vec![[0.6, 0.6, 0.6]];
+        let r = p2g(&g, &pos, &[[0.0; 3]]);
+        let solid = vec![false; g.cells()];
+        let t = mark_cells(&g, &r.count, &r.weight, &solid, 4.0);
+        assert_eq!(type_counts(&t), [64, 0, 0]);
+        let t = mark_cells(&g, &r.count, &r.weight, &solid, 0.0);
+        assert_eq!(type_counts(&t), [63, 1, 0]);
+    }
+}
