@@ -158,12 +158,14 @@ fn run(
     );
     let start = std::time::Instant::now();
     let mut total_substeps = 0u64;
+    let mut stage_ms = eddy::gpu::StageTiming::default();
     if let Some(k) = dump {
         dump_particles(&sim, out, 0, k)?;
     }
     for _ in 0..frames {
         let st = sim.step_frame()?;
         total_substeps += st.substeps as u64;
+        stage_ms.merge(&sim.last_timing);
         writeln!(csv, "{}", st.csv_row())?;
         if let Some(k) = dump {
             dump_particles(&sim, out, st.frame, k)?;
@@ -186,6 +188,19 @@ fn run(
         frames as f64 / secs,
         stats_path.display()
     );
+    if ctx.timestamps && total_substeps > 0 {
+        eprintln!("GPU time per substep by stage (timestamp queries):");
+        let total = stage_ms.total();
+        for (name, ms) in &stage_ms.stages {
+            eprintln!(
+                "  {name:<12} {:>9.3} ms  {:>5.1}%",
+                ms / total_substeps as f64,
+                100.0 * ms / total.max(1e-12)
+            );
+        }
+    } else {
+        eprintln!("this adapter has no timestamp queries: no per-stage GPU times");
+    }
     if let Some(dir) = export {
         let sys = sim.export_system()?;
         eddy::output::write_matrix_market(dir, &sys)
