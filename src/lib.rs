@@ -3,6 +3,7 @@
 //! Layers, top to bottom: `ui` -> `render` -> `sim` -> `gpu`, `scene`. `reference` is a CPU
 //! (f64) implementation of every stage that the tests compare the GPU against.
 
+pub mod bench;
 pub mod gpu;
 pub mod output;
 pub mod reference;

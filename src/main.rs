@@ -50,6 +50,32 @@ enum Command {
     },
     /// Validate a scene and print its summary without simulating.
     Check { scene: PathBuf },
+    /// Compare the preconditioners on the standard problems (see BENCHMARKS.md).
+    Bench {
+        /// Grid sizes (cells per axis), comma separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [16, 32, 64])]
+        sizes: Vec<u32>,
+        /// Problems: dam_break, settled_pool.
+        #[arg(long, value_delimiter = ',', default_values = ["dam_break", "settled_pool"])]
+        problems: Vec<String>,
+        /// Preconditioners: none, jacobi, ip, mic0.
+        #[arg(long, value_delimiter = ',', default_values = ["none", "jacobi", "ip", "mic0"])]
+        preconditioners: Vec<PreconditionerKind>,
+        /// Relative residual (max norm) each solve iterates to.
+        #[arg(long, default_value_t = 1e-6)]
+        tolerance: f64,
+        #[arg(long, default_value_t = 4000)]
+        max_iterations: u32,
+        /// Timed solves per case.
+        #[arg(long, default_value_t = 3)]
+        solves: u32,
+        /// Timed full steps per case.
+        #[arg(long, default_value_t = 3)]
+        steps: u32,
+        /// Also write the results as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 fn main() {
@@ -68,6 +94,32 @@ fn real_main() -> Result<()> {
     match cli.command {
         None => bail!("the viewer is not built yet; use `eddy run {DEFAULT_SCENE}`"),
         Some(Command::Check { scene }) => check(&scene),
+        Some(Command::Bench {
+            sizes,
+            problems,
+            preconditioners,
+            tolerance,
+            max_iterations,
+            solves,
+            steps,
+            json,
+        }) => {
+            let problems = problems
+                .iter()
+                .map(|p| eddy::bench::parse_problem(p))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(|e| anyhow::anyhow!(e))?;
+            let opts = eddy::bench::BenchOptions {
+                sizes,
+                problems,
+                preconditioners,
+                tolerance,
+                max_iterations,
+                solves,
+                steps,
+            };
+            bench(&opts, json.as_deref())
+        }
         Some(Command::Run {
             scene,
             frames,
@@ -206,6 +258,30 @@ fn run(
         eddy::output::write_matrix_market(dir, &sys)
             .with_context(|| format!("cannot write the system to {}", dir.display()))?;
         eprintln!("pressure system written to {}", dir.display());
+    }
+    Ok(())
+}
+
+fn bench(opts: &eddy::bench::BenchOptions, json: Option<&Path>) -> Result<()> {
+    opts.validate()?;
+    let ctx = Arc::new(GpuContext::new()?);
+    eprintln!("adapter: {}", ctx.describe());
+    let bar = ProgressBar::new(1);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} cases  {msg}  [{elapsed_precise}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let report = eddy::bench::run(ctx, opts, |done, total, what| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(what.to_string());
+    })?;
+    bar.finish_and_clear();
+    print!("{}", eddy::bench::table(&report));
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("JSON written to {}", path.display());
     }
     Ok(())
 }

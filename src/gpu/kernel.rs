@@ -41,6 +41,10 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ("g2p.wgsl", include_str!("../../shaders/g2p.wgsl")),
     ("advect.wgsl", include_str!("../../shaders/advect.wgsl")),
     ("stats.wgsl", include_str!("../../shaders/stats.wgsl")),
+    (
+        "bench_copy.wgsl",
+        include_str!("../../shaders/bench_copy.wgsl"),
+    ),
 ];
 
 /// Returns the source of `name` with its `//!include` lines expanded.

@@ -1,0 +1,14 @@
+//!include prelude.wgsl
+// Plain copy of an f32 array: the reference bandwidth that `eddy bench` compares the PCG
+// iteration with (bytes read + written per second).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let i = linear_id(wg, nwg, li);
+    if (i < params.num_cells) { dst[i] = src[i]; }
+}

@@ -1,0 +1,133 @@
+//! `eddy bench` at tiny sizes: every column for every preconditioner and problem, and
+//! iteration counts equal to the solver's own on the same system.
+
+mod common;
+
+use eddy::scene::{PreconditionerKind, StandardProblem};
+use eddy::sim::{Simulation, Stage};
+use std::process::Command;
+
+#[test]
+fn bench_json_has_every_column_and_matches_the_solver() {
+    let json = std::env::temp_dir().join(format!("eddy-bench-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args([
+            "bench", "--sizes", "8,12", "--solves", "1", "--steps", "1", "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("ms/iter") && table.contains("mic0"),
+        "{table}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["copy_gb_per_s"].as_f64().unwrap() > 0.0);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 2 * 4);
+    let columns = [
+        "problem",
+        "size",
+        "cells",
+        "fluid_cells",
+        "particles",
+        "preconditioner",
+        "iterations",
+        "status",
+        "residual",
+        "dispatches_per_iteration",
+        "ms_per_iteration",
+        "ms_per_solve",
+        "ms_per_step",
+        "steps_per_s",
+        "bytes_per_iteration",
+        "pcg_gb_per_s",
+        "bandwidth_fraction",
+        "stage_ms",
+    ];
+    for problem in StandardProblem::ALL {
+        for size in [8u64, 12] {
+            for kind in PreconditionerKind::ALL {
+                let row = rows
+                    .iter()
+                    .find(|r| {
+                        r["problem"] == problem.name()
+                            && r["size"] == size
+                            && r["preconditioner"] == kind.name()
+                    })
+                    .unwrap_or_else(|| panic!("no row for {} {size} {kind}", problem.name()));
+                for c in columns {
+                    assert!(!row[c].is_null(), "{c} missing in {row}");
+                }
+                assert_eq!(row["status"], "converged");
+                assert!(row["iterations"].as_u64().unwrap() > 0);
+                for c in [
+                    "ms_per_iteration",
+                    "ms_per_solve",
+                    "ms_per_step",
+                    "steps_per_s",
+                    "bandwidth_fraction",
+                ] {
+                    assert!(row[c].as_f64().unwrap() > 0.0, "{c} in {row}");
+                }
+                assert_eq!(row["cells"].as_u64().unwrap(), size * size * size);
+            }
+        }
+    }
+    // The solver itself, on the same problem and state, takes the same iterations.
+    for problem in StandardProblem::ALL {
+        let mut scene = problem.scene(12);
+        scene.pressure.tolerance = 1e-6;
+        scene.pressure.max_iterations = 4000;
+        let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+        for _ in 0..problem.settle_frames() {
+            sim.step_frame().unwrap();
+        }
+        sim.substep(scene.frame_dt, Stage::Boundary).unwrap();
+        for kind in PreconditionerKind::ALL {
+            let mut s = scene.clone();
+            s.pressure.preconditioner = kind;
+            sim.apply_live_settings(&s).unwrap();
+            let it = sim.solve_pressure_again().unwrap().iterations as u64;
+            let row = rows
+                .iter()
+                .find(|r| {
+                    r["problem"] == problem.name()
+                        && r["size"] == 12
+                        && r["preconditioner"] == kind.name()
+                })
+                .unwrap();
+            assert_eq!(
+                row["iterations"].as_u64().unwrap(),
+                it,
+                "{} {kind}",
+                problem.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn bench_rejects_bad_options() {
+    for args in [
+        vec!["bench", "--sizes", "2"],
+        vec!["bench", "--preconditioners", "amg"],
+        vec!["bench", "--problems", "tsunami"],
+        vec!["bench", "--tolerance", "0"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
