@@ -7,5 +7,6 @@ pub mod bench;
 pub mod gpu;
 pub mod output;
 pub mod reference;
+pub mod render;
 pub mod scene;
 pub mod sim;

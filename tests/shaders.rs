@@ -21,7 +21,18 @@ fn every_shader_validates() {
         .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&code)));
         checked += 1;
     }
-    assert!(checked >= 10, "only {checked} shaders found");
+    // Every .wgsl file in shaders/ is registered (and so validated here).
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        if name.ends_with(".wgsl") {
+            assert!(
+                SHADER_SOURCES.iter().any(|(n, _)| *n == name),
+                "{name} is not in SHADER_SOURCES"
+            );
+        }
+    }
+    assert!(checked >= 14, "only {checked} shaders found");
 }
 
 #[test]

@@ -45,6 +45,22 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
         "bench_copy.wgsl",
         include_str!("../../shaders/bench_copy.wgsl"),
     ),
+    (
+        "render_particles.wgsl",
+        include_str!("../../shaders/render_particles.wgsl"),
+    ),
+    (
+        "render_lines.wgsl",
+        include_str!("../../shaders/render_lines.wgsl"),
+    ),
+    (
+        "render_slice.wgsl",
+        include_str!("../../shaders/render_slice.wgsl"),
+    ),
+    (
+        "render_push.wgsl",
+        include_str!("../../shaders/render_push.wgsl"),
+    ),
 ];
 
 /// Returns the source of `name` with its `//!include` lines expanded.

@@ -1,0 +1,153 @@
+//! Line geometry: the domain box, the scene's solids, velocity arrows on a slice.
+
+use super::LineVertex;
+use crate::scene::{Scene, Shape};
+use crate::sim::views::FieldData;
+use glam::Vec3;
+
+fn seg(out: &mut Vec<LineVertex>, a: Vec3, b: Vec3, color: [f32; 3]) {
+    out.push(LineVertex {
+        pos: a.into(),
+        color,
+    });
+    out.push(LineVertex {
+        pos: b.into(),
+        color,
+    });
+}
+
+/// The 12 edges of an axis-aligned box.
+pub fn box_edges(out: &mut Vec<LineVertex>, lo: Vec3, hi: Vec3, color: [f32; 3]) {
+    let p = |i: u32| {
+        Vec3::new(
+            if i & 1 == 0 { lo.x } else { hi.x },
+            if i & 2 == 0 { lo.y } else { hi.y },
+            if i & 4 == 0 { lo.z } else { hi.z },
+        )
+    };
+    for i in 0..8u32 {
+        for bit in [1, 2, 4] {
+            if i & bit == 0 {
+                seg(out, p(i), p(i | bit), color);
+            }
+        }
+    }
+}
+
+/// Domain box and solids (boxes as edges, spheres as three great circles).
+pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
+    let mut out = Vec::new();
+    let d = scene.domain_size();
+    box_edges(
+        &mut out,
+        Vec3::ZERO,
+        Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32),
+        [0.7, 0.7, 0.75],
+    );
+    let solid = [0.95, 0.6, 0.2];
+    for s in &scene.solids {
+        match s {
+            Shape::Box { min, max, .. } => box_edges(
+                &mut out,
+                Vec3::new(min.0 as f32, min.1 as f32, min.2 as f32),
+                Vec3::new(max.0 as f32, max.1 as f32, max.2 as f32),
+                solid,
+            ),
+            Shape::Sphere { center, radius, .. } => {
+                let c = Vec3::new(center.0 as f32, center.1 as f32, center.2 as f32);
+                let r = *radius as f32;
+                for (a, b) in [(Vec3::X, Vec3::Y), (Vec3::Y, Vec3::Z), (Vec3::Z, Vec3::X)] {
+                    let n = 48;
+                    for i in 0..n {
+                        let t0 = i as f32 / n as f32 * std::f32::consts::TAU;
+                        let t1 = (i + 1) as f32 / n as f32 * std::f32::consts::TAU;
+                        seg(
+                            &mut out,
+                            c + r * (a * t0.cos() + b * t0.sin()),
+                            c + r * (a * t1.cos() + b * t1.sin()),
+                            solid,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Arrows of the cell-centre velocity (average of the two faces per component) on the
+/// cells of plane `index` along `axis`, scaled so that `max_len` metres is the largest.
+pub fn velocity_arrows(
+    u: &FieldData,
+    v: &FieldData,
+    w: &FieldData,
+    h: f32,
+    axis: usize,
+    index: u32,
+    max_len: f32,
+) -> Vec<LineVertex> {
+    let n = [v.dims[0], u.dims[1], u.dims[2]];
+    let index = index.min(n[axis] - 1);
+    let mut cells = Vec::new();
+    let mut vmax = 0.0f32;
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                if [i, j, k][axis] != index {
+                    continue;
+                }
+                let vel = Vec3::new(
+                    0.5 * (u.get(i, j, k) + u.get(i + 1, j, k)),
+                    0.5 * (v.get(i, j, k) + v.get(i, j + 1, k)),
+                    0.5 * (w.get(i, j, k) + w.get(i, j, k + 1)),
+                );
+                vmax = vmax.max(vel.length());
+                cells.push((
+                    Vec3::new(i as f32 + 0.5, j as f32 + 0.5, k as f32 + 0.5) * h,
+                    vel,
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if vmax <= 0.0 || !vmax.is_finite() {
+        return out;
+    }
+    let scale = max_len / vmax;
+    for (p, vel) in cells {
+        let tip = p + vel * scale;
+        seg(&mut out, p, tip, [1.0, 1.0, 1.0]);
+        // A small head: two short strokes back from the tip.
+        let dir = vel.normalize_or_zero();
+        let side = dir.any_orthogonal_vector().normalize_or_zero();
+        let back = tip - dir * (vel.length() * scale * 0.3);
+        seg(
+            &mut out,
+            tip,
+            back + side * (vel.length() * scale * 0.15),
+            [1.0, 1.0, 1.0],
+        );
+        seg(
+            &mut out,
+            tip,
+            back - side * (vel.length() * scale * 0.15),
+            [1.0, 1.0, 1.0],
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domain_box_has_twelve_edges() {
+        let s = Scene::default();
+        let l = scene_lines(&s);
+        assert_eq!(l.len(), 24);
+        assert!(l
+            .iter()
+            .all(|v| v.pos.iter().all(|x| (0.0..=1.0).contains(x))));
+    }
+}
