@@ -10,3 +10,4 @@ pub mod reference;
 pub mod render;
 pub mod scene;
 pub mod sim;
+pub mod ui;

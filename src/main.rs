@@ -48,6 +48,17 @@ enum Command {
         #[arg(long)]
         resolution: Option<u32>,
     },
+    /// Open the viewer on a scene (plain `eddy` opens it on scenes/dam_break.ron).
+    View {
+        #[arg(default_value = DEFAULT_SCENE)]
+        scene: PathBuf,
+        /// Run this many frames, then exit (after --screenshot, if given).
+        #[arg(long)]
+        frames: Option<u64>,
+        /// Save the window as PNG after --frames frames.
+        #[arg(long, requires = "frames")]
+        screenshot: Option<PathBuf>,
+    },
     /// Validate a scene and print its summary without simulating.
     Check { scene: PathBuf },
     /// Compare the preconditioners on the standard problems (see BENCHMARKS.md).
@@ -92,7 +103,12 @@ fn main() {
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        None => bail!("the viewer is not built yet; use `eddy run {DEFAULT_SCENE}`"),
+        None => view(PathBuf::from(DEFAULT_SCENE), None, None),
+        Some(Command::View {
+            scene,
+            frames,
+            screenshot,
+        }) => view(scene, frames, screenshot),
         Some(Command::Check { scene }) => check(&scene),
         Some(Command::Bench {
             sizes,
@@ -144,6 +160,15 @@ fn real_main() -> Result<()> {
             run(&s, frames, &out, dump_particles, export_system.as_deref())
         }
     }
+}
+
+fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Result<()> {
+    eddy::ui::run(eddy::ui::ViewerOptions {
+        scene,
+        frames,
+        screenshot,
+    })?;
+    Ok(())
 }
 
 fn check(path: &Path) -> Result<()> {

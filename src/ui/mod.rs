@@ -1,0 +1,721 @@
+//! The desktop viewer: a winit window with egui panels over the 3D view, on the
+//! simulation's own wgpu device.
+
+pub mod panels;
+
+use crate::gpu::{GpuContext, GpuError};
+use crate::render::camera::OrbitCamera;
+use crate::render::lines::{scene_lines, velocity_arrows};
+use crate::render::push::Pusher;
+use crate::render::slice::{SliceImage, SliceSpec};
+use crate::render::{create_depth, read_texture, RenderTarget, SceneRenderer};
+use crate::scene::{Scene, StandardProblem};
+use crate::sim::views::{Field, FieldData, Location};
+use crate::sim::{SimError, Simulation, Stage};
+use glam::Vec3;
+use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use thiserror::Error;
+use winit::application::ApplicationHandler;
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{Key, NamedKey};
+use winit::window::{Window, WindowId};
+
+#[derive(Debug, Error)]
+pub enum ViewerError {
+    #[error("cannot open a window: {0} (is a display available? under CI use xvfb-run)")]
+    Window(String),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error("cannot save the screenshot {path}: {message}")]
+    Screenshot { path: PathBuf, message: String },
+}
+
+/// How the viewer was started.
+#[derive(Clone, Debug)]
+pub struct ViewerOptions {
+    pub scene: PathBuf,
+    /// Run this many frames, then (after the screenshot, if any) exit.
+    pub frames: Option<u64>,
+    pub screenshot: Option<PathBuf>,
+}
+
+/// Opens the viewer and runs until the window closes (or `frames` are done).
+pub fn run(opts: ViewerOptions) -> Result<(), ViewerError> {
+    let event_loop = EventLoop::new().map_err(|e| ViewerError::Window(e.to_string()))?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut app = App {
+        opts,
+        state: None,
+        error: None,
+    };
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| ViewerError::Window(e.to_string()))?;
+    match app.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+struct App {
+    opts: ViewerOptions,
+    state: Option<Viewer>,
+    error: Option<ViewerError>,
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.state.is_some() {
+            return;
+        }
+        match Viewer::new(event_loop, &self.opts) {
+            Ok(v) => self.state = Some(v),
+            Err(e) => {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let Some(v) = self.state.as_mut() else { return };
+        match v.handle(event_loop, event) {
+            Ok(()) => {}
+            Err(e) => {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(v) = &self.state {
+            v.window.request_redraw();
+        }
+    }
+}
+
+struct Mouse {
+    pos: (f32, f32),
+    left: bool,
+    right: bool,
+    shift: bool,
+}
+
+struct Viewer {
+    window: Arc<Window>,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    ctx: Arc<GpuContext>,
+    depth: wgpu::TextureView,
+    renderer: SceneRenderer,
+    pusher: Pusher,
+    egui_state: egui_winit::State,
+    egui_renderer: egui_wgpu::Renderer,
+    sim: Simulation,
+    scene: Scene,
+    scene_path: PathBuf,
+    camera: OrbitCamera,
+    mouse: Mouse,
+    controls: ControlsPanel,
+    params: ParametersPanel,
+    view: ViewPanel,
+    stats: StatsPanel,
+    /// The slice currently drawn and the cell types it was read with (for hover text).
+    slice: Option<(SliceImage, FieldData)>,
+    slice_key: Option<(SliceSpec, u64, bool)>,
+    /// Bumped whenever the simulation state changes, so slices are re-read only then.
+    revision: u64,
+    frames_done: u64,
+    screenshot_path: Option<PathBuf>,
+    screenshots_taken: u32,
+    last_frame: std::time::Instant,
+    opts: ViewerOptions,
+}
+
+fn list_scenes(current: &Path) -> Vec<PathBuf> {
+    let dir = current
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("scenes"));
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+impl Viewer {
+    fn new(event_loop: &ActiveEventLoop, opts: &ViewerOptions) -> Result<Self, ViewerError> {
+        let window = Arc::new(
+            event_loop
+                .create_window(
+                    Window::default_attributes()
+                        .with_title("eddy")
+                        .with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
+                )
+                .map_err(|e| ViewerError::Window(e.to_string()))?,
+        );
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.backends = crate::gpu::default_backends();
+        let instance = wgpu::Instance::new(desc);
+        let surface = instance
+            .create_surface(window.clone())
+            .map_err(|e| ViewerError::Window(e.to_string()))?;
+        let ctx = Arc::new(GpuContext::with_instance(instance, Some(&surface))?);
+        let size = window.inner_size();
+        let caps = surface.get_capabilities(&ctx.adapter);
+        let mut config = surface
+            .get_default_config(&ctx.adapter, size.width.max(1), size.height.max(1))
+            .ok_or_else(|| {
+                ViewerError::Window(format!(
+                    "adapter {} cannot present to this window",
+                    ctx.info.name
+                ))
+            })?;
+        // egui blends in gamma space and wants a non-sRGB target; the 3D scene renders
+        // through an sRGB view of the same texture so its lighting stays linear.
+        if let Some(f) = caps
+            .formats
+            .iter()
+            .find(|f| !f.is_srgb() && f.add_srgb_suffix() != **f)
+        {
+            config.format = *f;
+        }
+        let scene_format = config.format.add_srgb_suffix();
+        config.view_formats = vec![scene_format];
+        // Screenshots copy straight from the surface when it allows it.
+        if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
+            config.usage |= wgpu::TextureUsages::COPY_SRC;
+        }
+        surface.configure(&ctx.device, &config);
+        let depth = create_depth(&ctx.device, config.width, config.height);
+        let renderer = SceneRenderer::new(&ctx.device, scene_format);
+        let egui_ctx = egui::Context::default();
+        let egui_state = egui_winit::State::new(
+            egui_ctx,
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            None,
+        );
+        let egui_renderer = egui_wgpu::Renderer::new(
+            &ctx.device,
+            config.format,
+            egui_wgpu::RendererOptions::default(),
+        );
+
+        // A broken scene file keeps the viewer open on the built-in dam break, with the error shown.
+        let (scene, error) = match Scene::load(&opts.scene) {
+            Ok(s) => (s, None),
+            Err(e) => {
+                log::error!("{e}");
+                eprintln!("error: {e}");
+                (StandardProblem::DamBreak.scene(32), Some(e.to_string()))
+            }
+        };
+        let sim = Simulation::new(ctx.clone(), &scene)?;
+        let mut camera = OrbitCamera::default();
+        let d = scene.domain_size();
+        camera.frame(Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32));
+        let mut v = Self {
+            controls: ControlsPanel {
+                playing: true,
+                stop_after: Stage::Advect,
+                scenes: list_scenes(&opts.scene),
+                current: opts.scene.clone(),
+                error,
+                actions: vec![],
+            },
+            params: ParametersPanel {
+                edit: scene.clone(),
+                message: None,
+                actions: vec![],
+            },
+            view: ViewPanel {
+                field: None,
+                axis: 2,
+                index: scene.resolution.2 / 2,
+                max_index: [scene.resolution.0, scene.resolution.1, scene.resolution.2],
+                auto_range: true,
+                lo: -1.0,
+                hi: 1.0,
+                arrows: false,
+                particles: crate::render::ParticleStyle {
+                    radius: (scene.h() * 0.3) as f32,
+                    ..Default::default()
+                },
+                auto_particle_range: true,
+                hover: None,
+                legend: None,
+            },
+            stats: StatsPanel {
+                adapter: ctx.describe(),
+                timestamps: ctx.timestamps,
+                ..Default::default()
+            },
+            window,
+            surface,
+            config,
+            depth,
+            renderer,
+            pusher: Pusher::new(&ctx.device),
+            egui_state,
+            egui_renderer,
+            sim,
+            scene,
+            scene_path: opts.scene.clone(),
+            camera,
+            mouse: Mouse {
+                pos: (0.0, 0.0),
+                left: false,
+                right: false,
+                shift: false,
+            },
+            slice: None,
+            slice_key: None,
+            revision: 0,
+            frames_done: 0,
+            screenshot_path: None,
+            screenshots_taken: 0,
+            last_frame: std::time::Instant::now(),
+            opts: opts.clone(),
+            ctx,
+        };
+        v.bind_scene();
+        Ok(v)
+    }
+
+    fn bind_scene(&mut self) {
+        self.renderer.bind_particles(&self.ctx.device, &self.sim);
+        self.renderer
+            .set_lines(&self.ctx.device, &scene_lines(&self.scene));
+        self.slice_key = None;
+        let r = self.scene.resolution;
+        self.view.max_index = [r.0, r.1, r.2];
+        self.stats.particles = self.sim.particles.count;
+    }
+
+    /// Replaces the simulation with a fresh one of `scene` (keeps the old one on error).
+    fn reset_to(&mut self, scene: Scene) -> Result<(), ViewerError> {
+        match Simulation::new(self.ctx.clone(), &scene) {
+            Ok(sim) => {
+                self.sim = sim;
+                self.scene = scene;
+                self.params.edit = self.scene.clone();
+                self.revision += 1;
+                self.bind_scene();
+                Ok(())
+            }
+            Err(e @ SimError::TooLarge { .. }) | Err(e @ SimError::Unsupported(_)) => {
+                self.controls.error = Some(e.to_string());
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn apply_actions(&mut self) -> Result<(), ViewerError> {
+        let mut actions = std::mem::take(&mut self.controls.actions);
+        actions.append(&mut self.params.actions);
+        for a in actions {
+            match a {
+                Action::Step => self.step()?,
+                Action::Reset => {
+                    let s = self.params.edit.clone();
+                    match s.validate() {
+                        Ok(()) => self.reset_to(s)?,
+                        Err(m) => self.params.message = Some(m),
+                    }
+                }
+                Action::FrameDomain => {
+                    let d = self.scene.domain_size();
+                    self.camera
+                        .frame(Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32));
+                }
+                Action::Screenshot => {
+                    self.screenshots_taken += 1;
+                    self.screenshot_path = Some(PathBuf::from(format!(
+                        "eddy_screenshot_{:03}.png",
+                        self.screenshots_taken
+                    )));
+                }
+                Action::LoadScene(p) => match Scene::load(&p) {
+                    Ok(s) => {
+                        self.controls.error = None;
+                        self.controls.current = p.clone();
+                        self.scene_path = p;
+                        self.reset_to(s)?;
+                    }
+                    Err(e) => self.controls.error = Some(e.to_string()),
+                },
+                Action::ApplyParameters => match self.sim.apply_live_settings(&self.params.edit) {
+                    Ok(()) => {
+                        self.scene = self.sim.scene.clone();
+                        self.params.message = None;
+                    }
+                    Err(m) => self.params.message = Some(m),
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// One frame of simulation, or one substep up to the chosen stage.
+    fn step(&mut self) -> Result<(), ViewerError> {
+        if self.controls.stop_after == Stage::Advect {
+            let st = self.sim.step_frame()?;
+            self.stats.fluid_cells = st.fluid_cells;
+            self.stats.iterations = st.pcg_iterations;
+            self.stats.residual = st.pcg_residual;
+        } else {
+            let dt = self.sim.cfl_dt().min(self.scene.frame_dt);
+            let r = self.sim.substep(dt, self.controls.stop_after)?;
+            self.stats.fluid_cells = r.fluid_cells;
+            if let Some(s) = &r.solve {
+                self.stats.iterations = s.iterations;
+                self.stats.residual = s.residual;
+            }
+            self.controls.playing = false;
+        }
+        self.stats.sim_time = self.sim.time;
+        self.stats.stage_ms = self.sim.last_timing.stages.clone();
+        self.stats.history = self
+            .sim
+            .last_solve
+            .as_ref()
+            .map(|s| s.history.clone())
+            .unwrap_or_default();
+        if self.view.auto_particle_range {
+            self.view.particles.lo = 0.0;
+            self.view.particles.hi = self.sim.max_speed.max(0.1);
+        }
+        self.revision += 1;
+        self.frames_done += 1;
+        Ok(())
+    }
+
+    fn update_slice(&mut self) -> Result<(), ViewerError> {
+        let Some(field) = self.view.field else {
+            if self.slice.take().is_some() {
+                self.renderer
+                    .set_slice(&self.ctx.device, &self.ctx.queue, None);
+                self.renderer
+                    .set_lines(&self.ctx.device, &scene_lines(&self.scene));
+            }
+            self.view.legend = None;
+            self.slice_key = None;
+            return Ok(());
+        };
+        let spec = SliceSpec {
+            field,
+            axis: self.view.axis,
+            index: self.view.index,
+            range: self.view.range(),
+        };
+        let key = (spec, self.revision, self.view.arrows);
+        if self.slice_key == Some(key) {
+            return Ok(());
+        }
+        let data = self.sim.read_field(field)?;
+        let types = self.sim.read_field(Field::CellType)?;
+        let img = SliceImage::build(&data, self.scene.h() as f32, spec);
+        self.renderer
+            .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
+        let mut lines = scene_lines(&self.scene);
+        if self.view.arrows {
+            let (u, v, w) = (
+                self.sim.read_field(Field::U)?,
+                self.sim.read_field(Field::V)?,
+                self.sim.read_field(Field::W)?,
+            );
+            let idx = match field.location() {
+                Location::Face(c) if c as usize == spec.axis => img.spec.index.saturating_sub(0),
+                _ => img.spec.index,
+            };
+            lines.extend(velocity_arrows(
+                &u,
+                &v,
+                &w,
+                self.scene.h() as f32,
+                spec.axis,
+                idx,
+                self.scene.h() as f32 * 1.5,
+            ));
+        }
+        self.renderer.set_lines(&self.ctx.device, &lines);
+        self.view.legend = Some((img.scale, field.label().to_string()));
+        self.slice = Some((img, types));
+        self.slice_key = Some(key);
+        Ok(())
+    }
+
+    fn hover_text(&self) -> Option<String> {
+        let (img, types) = self.slice.as_ref()?;
+        let (w, h) = (self.config.width as f32, self.config.height as f32);
+        let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
+        let (c, value) = img.pick(o, d)?;
+        let n = types.dims;
+        let cell = [c[0].min(n[0] - 1), c[1].min(n[1] - 1), c[2].min(n[2] - 1)];
+        let t = types.get(cell[0], cell[1], cell[2]) as u32;
+        let tname = ["AIR", "FLUID", "SOLID"]
+            .get(t as usize)
+            .copied()
+            .unwrap_or("?");
+        Some(format!(
+            "{} at ({}, {}, {}): {:.6e}\ncell ({}, {}, {}) is {tname}",
+            img.spec.field.label(),
+            c[0],
+            c[1],
+            c[2],
+            value,
+            cell[0],
+            cell[1],
+            cell[2]
+        ))
+    }
+
+    fn handle(
+        &mut self,
+        event_loop: &ActiveEventLoop,
+        event: WindowEvent,
+    ) -> Result<(), ViewerError> {
+        let response = self.egui_state.on_window_event(&self.window, &event);
+        let egui_wants = self.egui_state.egui_ctx().egui_wants_pointer_input();
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(size) => {
+                self.config.width = size.width.max(1);
+                self.config.height = size.height.max(1);
+                self.surface.configure(&self.ctx.device, &self.config);
+                self.depth = create_depth(&self.ctx.device, self.config.width, self.config.height);
+            }
+            WindowEvent::ModifiersChanged(m) => self.mouse.shift = m.state().shift_key(),
+            WindowEvent::KeyboardInput { event, .. }
+                if !response.consumed && event.state == ElementState::Pressed =>
+            {
+                match event.logical_key {
+                    Key::Named(NamedKey::Space) => self.controls.playing = !self.controls.playing,
+                    Key::Named(NamedKey::Escape) => event_loop.exit(),
+                    Key::Character(c) => match c.as_str() {
+                        "f" | "F" => self.controls.actions.push(Action::FrameDomain),
+                        "p" | "P" => self.controls.actions.push(Action::Screenshot),
+                        "n" | "N" => {
+                            self.controls.playing = false;
+                            self.controls.actions.push(Action::Step);
+                        }
+                        "r" | "R" => self.controls.actions.push(Action::Reset),
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
+            WindowEvent::MouseInput { state, button, .. } => {
+                let down = state == ElementState::Pressed && !egui_wants;
+                match button {
+                    MouseButton::Left => self.mouse.left = down,
+                    MouseButton::Right | MouseButton::Middle => self.mouse.right = down,
+                    _ => {}
+                }
+            }
+            WindowEvent::CursorMoved { position, .. } => {
+                let (x, y) = (position.x as f32, position.y as f32);
+                let (dx, dy) = (x - self.mouse.pos.0, y - self.mouse.pos.1);
+                self.mouse.pos = (x, y);
+                if self.mouse.left && self.mouse.shift {
+                    self.push(dx, dy);
+                } else if self.mouse.left {
+                    self.camera.orbit(dx, dy);
+                } else if self.mouse.right {
+                    self.camera.pan(dx, dy, self.config.height as f32);
+                }
+            }
+            WindowEvent::MouseWheel { delta, .. } if !egui_wants => {
+                let steps = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
+                };
+                self.camera.zoom(steps);
+            }
+            WindowEvent::RedrawRequested => self.redraw(event_loop)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Shift-drag: kick the particles along the ray under the cursor in the drag direction.
+    fn push(&mut self, dx: f32, dy: f32) {
+        let (w, h) = (self.config.width as f32, self.config.height as f32);
+        let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
+        let (o0, d0) = self
+            .camera
+            .ray(self.mouse.pos.0 - dx, self.mouse.pos.1 - dy, w, h);
+        // The drag's world-space direction at the target's distance.
+        let at = |o: Vec3, d: Vec3| o + d * self.camera.distance;
+        let drag = at(o, d) - at(o0, d0);
+        let dv = drag * 20.0;
+        let radius = (self.scene.h() * 3.0) as f32;
+        self.pusher
+            .push(&self.sim, o, d, radius, dv.clamp_length_max(10.0));
+    }
+
+    fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewerError> {
+        self.apply_actions()?;
+        let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
+        if self.controls.playing && !limit_reached {
+            self.step()?;
+        }
+        self.update_slice()?;
+        self.view.hover = self.hover_text();
+        let now = std::time::Instant::now();
+        self.stats.frame_ms = (now - self.last_frame).as_secs_f64() * 1e3;
+        self.last_frame = now;
+
+        let frame = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(t)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                self.surface.configure(&self.ctx.device, &self.config);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        let view = frame.texture.create_view(&Default::default());
+        let scene_view = frame.texture.create_view(&wgpu::TextureViewDescriptor {
+            format: Some(self.config.format.add_srgb_suffix()),
+            ..Default::default()
+        });
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        let target = RenderTarget {
+            color: &scene_view,
+            depth: &self.depth,
+            width: self.config.width,
+            height: self.config.height,
+        };
+        self.renderer.render(
+            &self.ctx.queue,
+            &mut enc,
+            &target,
+            &self.camera,
+            &self.view.particles,
+        );
+
+        let raw = self.egui_state.take_egui_input(&self.window);
+        let egui_ctx = self.egui_state.egui_ctx().clone();
+        let out = egui_ctx.run_ui(raw, |ui| {
+            egui::Panel::left("controls")
+                .default_size(300.0)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        self.controls.ui(ui);
+                        ui.separator();
+                        ui.collapsing("Parameters", |ui| self.params.ui(ui));
+                        ui.separator();
+                        ui.collapsing("View", |ui| self.view.ui(ui))
+                            .header_response
+                            .clicked();
+                    });
+                });
+            egui::Panel::right("stats")
+                .default_size(280.0)
+                .show(ui, |ui| self.stats.ui(ui));
+        });
+        self.egui_state
+            .handle_platform_output(&self.window, out.platform_output);
+        let ppp = out.pixels_per_point;
+        let jobs = egui_ctx.tessellate(out.shapes, ppp);
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [self.config.width, self.config.height],
+            pixels_per_point: ppp,
+        };
+        let mut textures = out.textures_delta;
+        for (id, deltas) in textures.set.drain() {
+            for delta in deltas.iter() {
+                self.egui_renderer
+                    .update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
+            }
+        }
+        let extra = self.egui_renderer.update_buffers(
+            &self.ctx.device,
+            &self.ctx.queue,
+            &mut enc,
+            &jobs,
+            &screen,
+        );
+        {
+            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("egui"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    resolve_target: None,
+                    depth_slice: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            let mut pass = pass.forget_lifetime();
+            self.egui_renderer.render(&mut pass, &jobs, &screen);
+        }
+        for id in textures.free.drain() {
+            self.egui_renderer.free_texture(&id);
+        }
+        self.ctx
+            .queue
+            .submit(extra.into_iter().chain([enc.finish()]));
+
+        // --frames N --screenshot PATH: after N frames, save and exit.
+        let auto_shot = limit_reached && self.opts.screenshot.is_some();
+        if auto_shot {
+            self.screenshot_path = self.opts.screenshot.take();
+        }
+        if let Some(path) = self.screenshot_path.take() {
+            self.save_screenshot(&frame.texture, &path)?;
+            eprintln!("screenshot saved to {}", path.display());
+        }
+        self.ctx.queue.present(frame);
+        if limit_reached && self.opts.screenshot.is_none() {
+            event_loop.exit();
+        }
+        Ok(())
+    }
+
+    fn save_screenshot(&self, texture: &wgpu::Texture, path: &Path) -> Result<(), ViewerError> {
+        let err = |m: String| ViewerError::Screenshot {
+            path: path.to_path_buf(),
+            message: m,
+        };
+        if !texture.usage().contains(wgpu::TextureUsages::COPY_SRC) {
+            return Err(err(
+                "this window surface cannot be read back (no COPY_SRC usage)".into(),
+            ));
+        }
+        let px = read_texture(&self.ctx, texture)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+        }
+        image::save_buffer(
+            path,
+            &px,
+            texture.width(),
+            texture.height(),
+            image::ColorType::Rgba8,
+        )
+        .map_err(|e| err(e.to_string()))
+    }
+}

@@ -1,0 +1,355 @@
+//! The viewer's egui panels, one struct per panel. Panels edit their own state and report
+//! what the user asked for as [`Action`]s; the app applies them.
+
+use crate::render::slice::Range;
+use crate::render::{ParticleColor, ParticleStyle};
+use crate::scene::{PreconditionerKind, Scene};
+use crate::sim::views::Field;
+use crate::sim::Stage;
+use std::path::PathBuf;
+
+/// Requests from the panels to the app.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Step,
+    Reset,
+    FrameDomain,
+    Screenshot,
+    LoadScene(PathBuf),
+    ApplyParameters,
+}
+
+/// Play, step, "stop after stage", reset, scene picker.
+pub struct ControlsPanel {
+    pub playing: bool,
+    /// Stages run per step; less than Advect stops inside the step to inspect fields.
+    pub stop_after: Stage,
+    pub scenes: Vec<PathBuf>,
+    pub current: PathBuf,
+    pub error: Option<String>,
+    pub actions: Vec<Action>,
+}
+
+impl ControlsPanel {
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("eddy");
+        if let Some(e) = &self.error {
+            ui.colored_label(
+                egui::Color32::from_rgb(255, 120, 100),
+                format!("Scene error:\n{e}"),
+            );
+            ui.label("Still showing the last good scene.");
+            ui.separator();
+        }
+        ui.horizontal(|ui| {
+            let label = if self.playing { "Pause" } else { "Play" };
+            if ui.button(label).on_hover_text("Space").clicked() {
+                self.playing = !self.playing;
+            }
+            if ui.button("Step").on_hover_text("N").clicked() {
+                self.playing = false;
+                self.actions.push(Action::Step);
+            }
+            if ui.button("Reset").on_hover_text("R").clicked() {
+                self.actions.push(Action::Reset);
+            }
+        });
+        egui::ComboBox::from_label("stop after")
+            .selected_text(self.stop_after.name())
+            .show_ui(ui, |ui| {
+                for s in Stage::ALL {
+                    ui.selectable_value(&mut self.stop_after, s, s.name());
+                }
+            });
+        if self.stop_after != Stage::Advect {
+            ui.label("Each step stops after this stage so its fields can be inspected.");
+        }
+        ui.horizontal(|ui| {
+            if ui.button("Frame domain").on_hover_text("F").clicked() {
+                self.actions.push(Action::FrameDomain);
+            }
+            if ui.button("Screenshot").on_hover_text("P").clicked() {
+                self.actions.push(Action::Screenshot);
+            }
+        });
+        let name = |p: &PathBuf| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().to_string(),
+            )
+        };
+        egui::ComboBox::from_label("scene")
+            .selected_text(name(&self.current))
+            .show_ui(ui, |ui| {
+                for p in self.scenes.clone() {
+                    if ui.selectable_label(p == self.current, name(&p)).clicked() {
+                        self.actions.push(Action::LoadScene(p));
+                    }
+                }
+            });
+    }
+}
+
+/// The scene's parameters: live ones apply at once, the rest on reset.
+pub struct ParametersPanel {
+    pub edit: Scene,
+    pub message: Option<String>,
+    pub actions: Vec<Action>,
+}
+
+impl ParametersPanel {
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let s = &mut self.edit;
+        let mut changed = false;
+        changed |= ui
+            .add(egui::Slider::new(&mut s.pic_ratio, 0.0..=1.0).text("PIC ratio"))
+            .changed();
+        changed |= ui
+            .add(egui::Slider::new(&mut s.cfl, 0.1..=5.0).text("CFL"))
+            .changed();
+        changed |= ui
+            .add(egui::Slider::new(&mut s.gravity.1, -30.0..=30.0).text("gravity y (m/s²)"))
+            .changed();
+        egui::ComboBox::from_label("preconditioner")
+            .selected_text(s.pressure.preconditioner.name())
+            .show_ui(ui, |ui| {
+                for k in PreconditionerKind::ALL {
+                    changed |= ui
+                        .selectable_value(&mut s.pressure.preconditioner, k, k.name())
+                        .changed();
+                }
+            });
+        let mut log_tol = s.pressure.tolerance.log10();
+        if ui
+            .add(egui::Slider::new(&mut log_tol, -8.0..=-1.0).text("log10 tolerance"))
+            .changed()
+        {
+            s.pressure.tolerance = 10f64.powf(log_tol);
+            changed = true;
+        }
+        changed |= ui
+            .add(egui::Slider::new(&mut s.pressure.max_iterations, 1..=5000).text("max iterations"))
+            .changed();
+        changed |= ui
+            .checkbox(&mut s.pressure.warm_start, "warm start")
+            .changed();
+        changed |= ui
+            .add(
+                egui::Slider::new(&mut s.extrapolation_layers, 1..=16).text("extrapolation layers"),
+            )
+            .changed();
+        if changed {
+            self.actions.push(Action::ApplyParameters);
+        }
+        ui.separator();
+        ui.label("Applied by reset:");
+        let mut n = s.resolution.0;
+        if ui
+            .add(egui::Slider::new(&mut n, 4..=256).text("cells along x"))
+            .changed()
+        {
+            let scaled = s.with_resolution(n.max(2));
+            s.resolution = scaled.resolution;
+            s.domain = scaled.domain;
+        }
+        if ui.button("Reset with these settings").clicked() {
+            self.actions.push(Action::Reset);
+        }
+        if let Some(m) = &self.message {
+            ui.label(m);
+        }
+    }
+}
+
+/// What is drawn: the field slice, its colour range, arrows, and the particles.
+pub struct ViewPanel {
+    pub field: Option<Field>,
+    pub axis: usize,
+    pub index: u32,
+    pub max_index: [u32; 3],
+    pub auto_range: bool,
+    pub lo: f32,
+    pub hi: f32,
+    pub arrows: bool,
+    pub particles: ParticleStyle,
+    pub auto_particle_range: bool,
+    /// Text about the hovered cell, set by the app.
+    pub hover: Option<String>,
+    /// Legend: colour range and whether it is diverging.
+    pub legend: Option<(crate::render::colormap::Scale, String)>,
+}
+
+impl ViewPanel {
+    pub fn range(&self) -> Range {
+        if self.auto_range {
+            Range::Auto
+        } else {
+            Range::Fixed {
+                lo: self.lo,
+                hi: self.hi,
+            }
+        }
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        egui::ComboBox::from_label("field")
+            .selected_text(self.field.map_or("none", |f| f.label()))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut self.field, None, "none");
+                for f in Field::ALL {
+                    ui.selectable_value(&mut self.field, Some(f), f.label());
+                }
+            });
+        if self.field.is_some() {
+            ui.horizontal(|ui| {
+                for (a, n) in ["x", "y", "z"].iter().enumerate() {
+                    ui.radio_value(&mut self.axis, a, *n);
+                }
+            });
+            let max = self.max_index[self.axis];
+            self.index = self.index.min(max);
+            ui.add(egui::Slider::new(&mut self.index, 0..=max).text("slice"));
+            ui.checkbox(&mut self.auto_range, "auto range");
+            if !self.auto_range {
+                ui.add(egui::DragValue::new(&mut self.lo).speed(0.01).prefix("lo "));
+                ui.add(egui::DragValue::new(&mut self.hi).speed(0.01).prefix("hi "));
+            }
+            ui.checkbox(&mut self.arrows, "velocity arrows");
+            if let Some((scale, label)) = &self.legend {
+                legend(ui, *scale, label);
+            }
+            if let Some(h) = &self.hover {
+                ui.label(h);
+            }
+        }
+        ui.separator();
+        ui.checkbox(&mut self.particles.visible, "particles");
+        ui.add(
+            egui::Slider::new(&mut self.particles.radius, 0.001..=0.05)
+                .logarithmic(true)
+                .text("radius (m)"),
+        );
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut self.particles.color, ParticleColor::Speed, "speed");
+            ui.radio_value(
+                &mut self.particles.color,
+                ParticleColor::FlipDelta,
+                "FLIP delta",
+            );
+        });
+        ui.checkbox(&mut self.auto_particle_range, "auto colour range");
+        if !self.auto_particle_range {
+            ui.add(
+                egui::DragValue::new(&mut self.particles.hi)
+                    .speed(0.01)
+                    .prefix("max m/s "),
+            );
+        }
+        legend(
+            ui,
+            crate::render::colormap::Scale::Sequential {
+                lo: self.particles.lo,
+                hi: self.particles.hi,
+            },
+            if self.particles.color == ParticleColor::Speed {
+                "particle speed (m/s)"
+            } else {
+                "FLIP |Δv| (m/s)"
+            },
+        );
+    }
+}
+
+/// A colour bar with its end values.
+fn legend(ui: &mut egui::Ui, scale: crate::render::colormap::Scale, label: &str) {
+    use crate::render::colormap::Scale;
+    let (lo, hi) = match scale {
+        Scale::Sequential { lo, hi } => (lo, hi),
+        Scale::Diverging { max } => (-max, max),
+        Scale::CellTypes => {
+            for (t, n) in [(0u32, "AIR"), (1, "FLUID"), (2, "SOLID")] {
+                let c = crate::render::colormap::to_rgba8(crate::render::colormap::cell_type(t));
+                ui.colored_label(egui::Color32::from_rgb(c[0], c[1], c[2]), format!("■ {n}"));
+            }
+            return;
+        }
+    };
+    ui.label(label);
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(200.0, 14.0), egui::Sense::hover());
+    let n = 32;
+    for i in 0..n {
+        let t = i as f32 / (n - 1) as f32;
+        let c = crate::render::colormap::to_rgba8(scale.color(lo + (hi - lo) * t));
+        let x0 = rect.left() + rect.width() * i as f32 / n as f32;
+        let x1 = rect.left() + rect.width() * (i + 1) as f32 / n as f32;
+        ui.painter().rect_filled(
+            egui::Rect::from_min_max(
+                egui::pos2(x0, rect.top()),
+                egui::pos2(x1 + 0.5, rect.bottom()),
+            ),
+            0.0,
+            egui::Color32::from_rgb(c[0], c[1], c[2]),
+        );
+    }
+    ui.horizontal(|ui| {
+        ui.label(format!("{lo:.3e}"));
+        ui.add_space(80.0);
+        ui.label(format!("{hi:.3e}"));
+    });
+}
+
+/// Frame time, GPU time per stage, particles, and the last solve's residual history.
+#[derive(Default)]
+pub struct StatsPanel {
+    pub frame_ms: f64,
+    pub sim_time: f64,
+    pub particles: u32,
+    pub fluid_cells: u32,
+    pub stage_ms: Vec<(String, f64)>,
+    pub timestamps: bool,
+    pub iterations: u32,
+    pub residual: f64,
+    pub history: Vec<f32>,
+    pub adapter: String,
+}
+
+impl StatsPanel {
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        ui.label(&self.adapter);
+        ui.label(format!(
+            "frame {:.1} ms, t = {:.3} s",
+            self.frame_ms, self.sim_time
+        ));
+        ui.label(format!(
+            "{} particles, {} fluid cells",
+            self.particles, self.fluid_cells
+        ));
+        if self.timestamps {
+            egui::Grid::new("stage_ms").show(ui, |ui| {
+                for (n, ms) in &self.stage_ms {
+                    ui.label(n);
+                    ui.label(format!("{ms:.3} ms"));
+                    ui.end_row();
+                }
+            });
+        } else {
+            ui.label("No GPU timestamps on this adapter.");
+        }
+        ui.label(format!(
+            "PCG: {} iterations, residual {:.2e}",
+            self.iterations, self.residual
+        ));
+        let points: Vec<[f64; 2]> = self
+            .history
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| **r > 0.0)
+            .map(|(i, r)| [i as f64, (*r as f64).log10()])
+            .collect();
+        egui_plot::Plot::new("residual")
+            .height(140.0)
+            .x_axis_label("iteration")
+            .y_axis_label("log10 residual")
+            .show(ui, |p| p.line(egui_plot::Line::new("residual", points)));
+    }
+}

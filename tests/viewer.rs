@@ -1,0 +1,100 @@
+//! The viewer in a real window (under Xvfb when there is no display): it runs frames,
+//! saves a screenshot that shows the liquid, and survives a broken scene file.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `eddy view ...`, under `xvfb-run` when no display is set.
+fn view(args: &[&str]) -> Output {
+    let exe = env!("CARGO_BIN_EXE_eddy");
+    let has_display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    let mut c = if has_display {
+        Command::new(exe)
+    } else {
+        let probe = Command::new("xvfb-run").arg("--help").output();
+        assert!(
+            probe.is_ok(),
+            "no DISPLAY and no xvfb-run: install Xvfb (apt-get install xvfb) or run scripts/test.sh"
+        );
+        let mut c = Command::new("xvfb-run");
+        c.args(["-a", "-s", "-screen 0 1280x800x24", exe]);
+        c
+    };
+    c.arg("view")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c.output().expect("cannot start the viewer")
+}
+
+/// Fraction of pixels in the central region that are strongly coloured (the particles'
+/// colormap), as opposed to the grey background, panels and box lines.
+fn coloured_fraction(path: &Path) -> f64 {
+    let img = image::open(path)
+        .expect("screenshot is not a readable PNG")
+        .to_rgba8();
+    let (w, h) = img.dimensions();
+    assert!(w >= 320 && h >= 200, "screenshot is {w}x{h}");
+    let (mut n, mut total) = (0u32, 0u32);
+    for y in h / 4..3 * h / 4 {
+        for x in w / 4..3 * w / 4 {
+            let p = img.get_pixel(x, y).0;
+            let (mx, mn) = (p[0].max(p[1]).max(p[2]), p[0].min(p[1]).min(p[2]));
+            total += 1;
+            if mx as i32 - mn as i32 > 40 {
+                n += 1;
+            }
+        }
+    }
+    n as f64 / total as f64
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("eddy-viewer-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn screenshot_shows_the_liquid() {
+    let shot = tmp("shot.png");
+    let out = view(&[
+        "scenes/dam_break.ron",
+        "--frames",
+        "3",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "viewer failed: {err}");
+    let f = coloured_fraction(&shot);
+    assert!(
+        f > 0.05,
+        "only {:.1}% of the centre shows liquid",
+        100.0 * f
+    );
+}
+
+#[test]
+fn a_broken_scene_is_reported_in_the_viewer_instead_of_exiting() {
+    let broken = tmp("broken.ron");
+    std::fs::write(&broken, "(\n  domain: (1.0, 1.0 1.0),\n)").unwrap();
+    let shot = tmp("broken.png");
+    let out = view(&[
+        broken.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "viewer exited on a broken scene: {err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("broken.ron:2:"),
+        "the parse error is not reported: {err}"
+    );
+    // It keeps running on the built-in scene, so the screenshot still shows liquid.
+    assert!(coloured_fraction(&shot) > 0.02);
+}
