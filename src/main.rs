@@ -58,6 +58,15 @@ enum Command {
         /// Save the window as PNG after --frames frames.
         #[arg(long, requires = "frames")]
         screenshot: Option<PathBuf>,
+        /// Show a slice of this grid field (e.g. cell_type, divergence, pressure, pcg_r).
+        #[arg(long)]
+        field: Option<eddy::sim::views::Field>,
+        /// Slice axis: x, y or z.
+        #[arg(long, default_value = "z", value_parser = ["x", "y", "z"])]
+        axis: String,
+        /// Slice index along the axis (default: the middle).
+        #[arg(long)]
+        slice: Option<u32>,
     },
     /// Validate a scene and print its summary without simulating.
     Check { scene: PathBuf },
@@ -108,7 +117,22 @@ fn real_main() -> Result<()> {
             scene,
             frames,
             screenshot,
-        }) => view(scene, frames, screenshot),
+            field,
+            axis,
+            slice,
+        }) => eddy::ui::run(eddy::ui::ViewerOptions {
+            scene,
+            frames,
+            screenshot,
+            field,
+            axis: match axis.as_str() {
+                "x" => 0,
+                "y" => 1,
+                _ => 2,
+            },
+            slice,
+        })
+        .map_err(Into::into),
         Some(Command::Check { scene }) => check(&scene),
         Some(Command::Bench {
             sizes,
@@ -167,6 +191,9 @@ fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Res
         scene,
         frames,
         screenshot,
+        field: None,
+        axis: 2,
+        slice: None,
     })?;
     Ok(())
 }

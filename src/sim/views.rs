@@ -109,6 +109,39 @@ impl Field {
         }
     }
 
+    /// Short name for the command line (`eddy view --field divergence`).
+    pub fn id(self) -> &'static str {
+        match self {
+            Field::U => "u",
+            Field::V => "v",
+            Field::W => "w",
+            Field::UBeforeForces => "u_p2g",
+            Field::VBeforeForces => "v_p2g",
+            Field::WBeforeForces => "w_p2g",
+            Field::WeightU => "weight_u",
+            Field::WeightV => "weight_v",
+            Field::WeightW => "weight_w",
+            Field::FlipDeltaU => "flip_delta_u",
+            Field::FlipDeltaV => "flip_delta_v",
+            Field::FlipDeltaW => "flip_delta_w",
+            Field::CellType => "cell_type",
+            Field::ParticleCount => "particle_count",
+            Field::Divergence => "divergence",
+            Field::DivergenceAfter => "divergence_after",
+            Field::ADiag => "a_diag",
+            Field::APlusX => "a_plus_x",
+            Field::APlusY => "a_plus_y",
+            Field::APlusZ => "a_plus_z",
+            Field::Rhs => "rhs",
+            Field::Pressure => "pressure",
+            Field::Residual => "pcg_r",
+            Field::Preconditioned => "pcg_z",
+            Field::SearchDirection => "pcg_d",
+            Field::ASearchDirection => "pcg_q",
+            Field::MicPrecon => "mic_precon",
+        }
+    }
+
     pub fn location(self) -> Location {
         match self {
             Field::U | Field::UBeforeForces | Field::WeightU | Field::FlipDeltaU => {
@@ -136,6 +169,20 @@ impl Field {
                 | Field::ADiag
                 | Field::MicPrecon
         )
+    }
+}
+
+impl std::str::FromStr for Field {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Field::ALL
+            .iter()
+            .copied()
+            .find(|f| f.id() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Field::ALL.iter().map(|f| f.id()).collect();
+                format!("unknown field {s:?}; one of: {}", names.join(", "))
+            })
     }
 }
 

@@ -42,6 +42,11 @@ pub struct ViewerOptions {
     /// Run this many frames, then (after the screenshot, if any) exit.
     pub frames: Option<u64>,
     pub screenshot: Option<PathBuf>,
+    /// Field slice to show at start.
+    pub field: Option<Field>,
+    /// Slice axis (0 x, 1 y, 2 z) and index; the middle of the grid when None.
+    pub axis: usize,
+    pub slice: Option<u32>,
 }
 
 /// Opens the viewer and runs until the window closes (or `frames` are done).
@@ -243,9 +248,12 @@ impl Viewer {
                 actions: vec![],
             },
             view: ViewPanel {
-                field: None,
-                axis: 2,
-                index: scene.resolution.2 / 2,
+                field: opts.field,
+                axis: opts.axis.min(2),
+                index: opts.slice.unwrap_or(
+                    [scene.resolution.0, scene.resolution.1, scene.resolution.2][opts.axis.min(2)]
+                        / 2,
+                ),
                 max_index: [scene.resolution.0, scene.resolution.1, scene.resolution.2],
                 auto_range: true,
                 lo: -1.0,
