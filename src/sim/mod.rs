@@ -13,6 +13,7 @@ pub mod p2g;
 pub mod params;
 pub mod pressure;
 pub mod project;
+pub mod smoke;
 pub mod stats;
 pub mod views;
 

@@ -1,0 +1,65 @@
+// Shared definitions of the smoke stages (include after prelude.wgsl). The smoke mode runs
+// on an nx x ny x 1 grid through the 3D kernels; nothing here assumes nz = 1.
+
+// Keep in sync with `SmokeParams` in src/sim/smoke/mod.rs.
+struct SmokeParams {
+    obstacle_lo: vec4<f32>,   // box min, or sphere centre (m); w: 0 none, 1 box, 2 sphere
+    obstacle_hi: vec4<f32>,   // box max (m); w: sphere radius (m)
+    obstacle_vel: vec4<f32>,  // obstacle velocity (m/s)
+    up: vec4<f32>,            // unit vector opposite to gravity
+    decay: vec4<f32>,         // per-substep factors exp(-rate dt): dye r, g, b, temperature
+    buoyancy: f32,            // m/s^2 per unit temperature
+    dye_weight: f32,          // m/s^2 per unit dye
+    ambient: f32,             // ambient temperature
+    vorticity: f32,           // confinement epsilon
+    velocity_decay: f32,      // exp(-velocity_dissipation dt)
+    scheme: u32,              // 0 semi-Lagrangian, 1 MacCormack
+    num_emitters: u32,
+    trail_slot: u32,          // ring-buffer slot the tracers' positions go to this substep
+    num_tracers: u32,
+    trail_len: u32,
+    _pad0: u32,
+    _pad1: u32,
+};
+
+// Keep in sync with `Emitter` in src/sim/smoke/mod.rs.
+// kind: 0 box [lo, hi], 1 sphere (centre lo.xyz, radius lo.w): dye and temperature are
+// raised to at least `dye`, velocity set when set_velocity != 0 (scene sources);
+// 2 gaussian splat (centre lo.xyz, radius lo.w): dye and velocity added with weight
+// exp(-|x - c|^2 / r^2) (mouse splats).
+struct Emitter {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+    dye: vec4<f32>,
+    vel: vec4<f32>,
+    kind: u32,
+    set_velocity: u32,
+    _pad0: u32,
+    _pad1: u32,
+};
+
+const SCHEME_SL: u32 = 0u;
+const SCHEME_MACCORMACK: u32 = 1u;
+
+fn cell_centre(c: vec3<i32>) -> vec3<f32> {
+    return (vec3<f32>(c) + vec3<f32>(0.5)) * params.h;
+}
+
+fn face_position(comp: u32, f: vec3<i32>) -> vec3<f32> {
+    var x = (vec3<f32>(f) + vec3<f32>(0.5)) * params.h;
+    x[comp] = f32(f[comp]) * params.h;
+    return x;
+}
+
+fn in_obstacle(x: vec3<f32>) -> bool {
+    let kind = u32(smoke.obstacle_lo.w);
+    if (kind == 1u) {
+        // The slice is one cell thick: only x and y decide.
+        return all(x.xy >= smoke.obstacle_lo.xy) && all(x.xy <= smoke.obstacle_hi.xy);
+    }
+    if (kind == 2u) {
+        let d = x.xy - smoke.obstacle_lo.xy;
+        return dot(d, d) <= smoke.obstacle_hi.w * smoke.obstacle_hi.w;
+    }
+    return false;
+}
