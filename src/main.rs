@@ -3,7 +3,8 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use eddy::gpu::GpuContext;
-use eddy::scene::{PreconditionerKind, Scene};
+use eddy::scene::{PreconditionerKind, Scene, SceneKind};
+use eddy::sim::smoke::{SmokeFrameStats, SmokeSimulation};
 use eddy::sim::{FrameStats, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -215,11 +216,27 @@ fn check(path: &Path) -> Result<()> {
         scene.h()
     );
     println!("solid cells {solid}");
-    println!(
-        "particles   {} ({} per fluid cell)",
-        init.positions.len(),
-        scene.particles_per_cell
-    );
+    let est = if scene.kind == SceneKind::Smoke {
+        let s = &scene.smoke;
+        println!(
+            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, {} sources{}",
+            s.advection.name(),
+            s.vorticity,
+            s.buoyancy,
+            s.dye_weight,
+            s.sources.len(),
+            if s.obstacle.is_some() { ", moving obstacle" } else { "" }
+        );
+        println!("tracers     {}", s.tracers);
+        eddy::sim::smoke::memory_estimate(&scene)
+    } else {
+        println!(
+            "particles   {} ({} per fluid cell)",
+            init.positions.len(),
+            scene.particles_per_cell
+        );
+        est
+    };
     println!(
         "solver      {} to relative residual {:e}, at most {} iterations",
         scene.pressure.preconditioner, scene.pressure.tolerance, scene.pressure.max_iterations
@@ -233,26 +250,7 @@ fn check(path: &Path) -> Result<()> {
     Ok(())
 }
 
-fn run(
-    scene: &Scene,
-    frames: u64,
-    out: &Path,
-    dump: Option<u64>,
-    export: Option<&Path>,
-) -> Result<()> {
-    if dump == Some(0) {
-        bail!("--dump-particles must be at least 1");
-    }
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let ctx = Arc::new(GpuContext::new()?);
-    eprintln!("adapter: {}", ctx.describe());
-    let mut sim = Simulation::new(ctx.clone(), scene)?;
-    let stats_path = out.join("stats.csv");
-    let mut csv = std::io::BufWriter::new(
-        std::fs::File::create(&stats_path)
-            .with_context(|| format!("cannot create {}", stats_path.display()))?,
-    );
-    writeln!(csv, "{}", FrameStats::CSV_HEADER)?;
+fn progress_bar(frames: u64) -> ProgressBar {
     let bar = ProgressBar::new(frames);
     bar.set_style(
         ProgressStyle::with_template(
@@ -260,6 +258,73 @@ fn run(
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    bar
+}
+
+fn create_stats(out: &Path, header: &str) -> Result<(PathBuf, std::io::BufWriter<std::fs::File>)> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let stats_path = out.join("stats.csv");
+    let mut csv = std::io::BufWriter::new(
+        std::fs::File::create(&stats_path)
+            .with_context(|| format!("cannot create {}", stats_path.display()))?,
+    );
+    writeln!(csv, "{header}")?;
+    Ok((stats_path, csv))
+}
+
+fn report_run(
+    ctx: &GpuContext,
+    frames: u64,
+    substeps: u64,
+    secs: f64,
+    stats_path: &Path,
+    stage_ms: &eddy::gpu::StageTiming,
+) {
+    eprintln!(
+        "{frames} frames, {substeps} substeps in {secs:.2} s: {:.2} steps/s, {:.2} frames/s; stats in {}",
+        substeps as f64 / secs,
+        frames as f64 / secs,
+        stats_path.display()
+    );
+    if ctx.timestamps && substeps > 0 {
+        eprintln!("GPU time per substep by stage (timestamp queries):");
+        let total = stage_ms.total();
+        for (name, ms) in &stage_ms.stages {
+            eprintln!(
+                "  {name:<12} {:>9.3} ms  {:>5.1}%",
+                ms / substeps as f64,
+                100.0 * ms / total.max(1e-12)
+            );
+        }
+    } else {
+        eprintln!("this adapter has no timestamp queries: no per-stage GPU times");
+    }
+}
+
+fn run(
+    scene: &Scene,
+    frames: u64,
+    out: &Path,
+    dump: Option<u64>,
+    export: Option<&Path>,
+) -> Result<()> {
+    if scene.kind == SceneKind::Smoke {
+        if dump.is_some() {
+            bail!("--dump-particles writes liquid particles; smoke scenes have none (their tracers are drawn by `eddy view`)");
+        }
+        if export.is_some() {
+            bail!("--export-system is available for liquid scenes only");
+        }
+        return run_smoke(scene, frames, out);
+    }
+    if dump == Some(0) {
+        bail!("--dump-particles must be at least 1");
+    }
+    let (stats_path, mut csv) = create_stats(out, FrameStats::CSV_HEADER)?;
+    let ctx = Arc::new(GpuContext::new()?);
+    eprintln!("adapter: {}", ctx.describe());
+    let mut sim = Simulation::new(ctx.clone(), scene)?;
+    let bar = progress_bar(frames);
     let start = std::time::Instant::now();
     let mut total_substeps = 0u64;
     let mut stage_ms = eddy::gpu::StageTiming::default();
@@ -286,31 +351,44 @@ fn run(
     csv.flush()?;
     bar.finish();
     let secs = start.elapsed().as_secs_f64();
-    eprintln!(
-        "{frames} frames, {total_substeps} substeps in {secs:.2} s: {:.2} steps/s, {:.2} frames/s; stats in {}",
-        total_substeps as f64 / secs,
-        frames as f64 / secs,
-        stats_path.display()
-    );
-    if ctx.timestamps && total_substeps > 0 {
-        eprintln!("GPU time per substep by stage (timestamp queries):");
-        let total = stage_ms.total();
-        for (name, ms) in &stage_ms.stages {
-            eprintln!(
-                "  {name:<12} {:>9.3} ms  {:>5.1}%",
-                ms / total_substeps as f64,
-                100.0 * ms / total.max(1e-12)
-            );
-        }
-    } else {
-        eprintln!("this adapter has no timestamp queries: no per-stage GPU times");
-    }
+    report_run(&ctx, frames, total_substeps, secs, &stats_path, &stage_ms);
     if let Some(dir) = export {
         let sys = sim.export_system()?;
         eddy::output::write_matrix_market(dir, &sys)
             .with_context(|| format!("cannot write the system to {}", dir.display()))?;
         eprintln!("pressure system written to {}", dir.display());
     }
+    Ok(())
+}
+
+fn run_smoke(scene: &Scene, frames: u64, out: &Path) -> Result<()> {
+    let (stats_path, mut csv) = create_stats(out, SmokeFrameStats::CSV_HEADER)?;
+    let ctx = Arc::new(GpuContext::new()?);
+    eprintln!("adapter: {}", ctx.describe());
+    let mut sim = SmokeSimulation::new(ctx.clone(), scene)?;
+    let bar = progress_bar(frames);
+    let start = std::time::Instant::now();
+    let mut total_substeps = 0u64;
+    let mut stage_ms = eddy::gpu::StageTiming::default();
+    for _ in 0..frames {
+        let st = sim.step_frame()?;
+        total_substeps += st.substeps as u64;
+        stage_ms.merge(&sim.last_timing);
+        writeln!(csv, "{}", st.csv_row())?;
+        let secs = start.elapsed().as_secs_f64();
+        bar.set_message(format!(
+            "{:.1} steps/s, pcg {} it, |div| {:.1e}, dye {:.3e}",
+            total_substeps as f64 / secs,
+            st.pcg_iterations,
+            st.max_divergence,
+            st.dye_total
+        ));
+        bar.inc(1);
+    }
+    csv.flush()?;
+    bar.finish();
+    let secs = start.elapsed().as_secs_f64();
+    report_run(&ctx, frames, total_substeps, secs, &stats_path, &stage_ms);
     Ok(())
 }
 

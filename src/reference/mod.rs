@@ -15,6 +15,7 @@
 mod grid;
 mod pressure;
 mod transfer;
+pub mod smoke;
 
 pub use grid::*;
 pub use pressure::*;

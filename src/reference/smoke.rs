@@ -1,0 +1,372 @@
+//! The smoke stages in f64 (shaders/smoke_*.wgsl): marking with static solids and the
+//! moving obstacle, sources and splats, semi-Lagrangian / MacCormack advection,
+//! vorticity confinement and buoyancy, and the per-step statistics. The boundary
+//! conditions, divergence, pressure solve and projection are the liquid's (grid.rs,
+//! pressure.rs): the smoke mode is the same grid with nz = 1.
+
+use super::{face_cells, face_index, for_each_face, interpolate, stencil_nodes, Grid, MacField};
+use super::{FLUID, SOLID};
+use crate::sim::smoke::{Emitter, SmokeParams, EMIT_BOX, EMIT_DISC, EMIT_SPLAT};
+
+/// Dye rgb and temperature (w) per cell.
+pub type Dye = Vec<[f64; 4]>;
+
+fn v4(a: [f32; 4]) -> [f64; 4] {
+    a.map(|x| x as f64)
+}
+
+pub fn cell_centre(g: &Grid, c: usize) -> [f64; 3] {
+    let x = g.coord(c);
+    [0, 1, 2].map(|a| (x[a] as f64 + 0.5) * g.h)
+}
+
+pub fn face_position(g: &Grid, comp: usize, f: [usize; 3]) -> [f64; 3] {
+    let mut x = [0, 1, 2].map(|a| (f[a] as f64 + 0.5) * g.h);
+    x[comp] = f[comp] as f64 * g.h;
+    x
+}
+
+/// Whether `x` lies in the moving obstacle (x and y only: the slice is one cell thick).
+pub fn in_obstacle(p: &SmokeParams, x: [f64; 3]) -> bool {
+    let lo = v4(p.obstacle_lo);
+    let hi = v4(p.obstacle_hi);
+    match p.obstacle_lo[3] as u32 {
+        1 => x[0] >= lo[0] && x[1] >= lo[1] && x[0] <= hi[0] && x[1] <= hi[1],
+        2 => {
+            let (dx, dy) = (x[0] - lo[0], x[1] - lo[1]);
+            dx * dx + dy * dy <= hi[3] * hi[3]
+        }
+        _ => false,
+    }
+}
+
+/// Cell types and solid velocities of a smoke step; dye inside solids is cleared.
+pub fn mark(
+    g: &Grid,
+    p: &SmokeParams,
+    static_solid: &[u32],
+    static_vel: &[[f64; 3]],
+    dye: &mut Dye,
+) -> (Vec<u8>, Vec<[f64; 3]>) {
+    let mut types = vec![FLUID; g.cells()];
+    let mut solid_vel = vec![[0.0; 3]; g.cells()];
+    let ov = v4(p.obstacle_vel);
+    for c in 0..g.cells() {
+        if in_obstacle(p, cell_centre(g, c)) {
+            types[c] = SOLID;
+            solid_vel[c] = [ov[0], ov[1], ov[2]];
+            dye[c] = [0.0; 4];
+        } else if static_solid[c] != 0 {
+            types[c] = SOLID;
+            solid_vel[c] = static_vel[c];
+            dye[c] = [0.0; 4];
+        }
+    }
+    (types, solid_vel)
+}
+
+/// Weight of an emitter at `x`: 1 inside a box or disc, the gaussian for a splat.
+pub fn emitter_weight(e: &Emitter, x: [f64; 3]) -> f64 {
+    let lo = v4(e.lo);
+    let hi = v4(e.hi);
+    let (dx, dy) = (x[0] - lo[0], x[1] - lo[1]);
+    let d2 = dx * dx + dy * dy;
+    match e.kind {
+        EMIT_BOX => {
+            let inside = x[0] >= lo[0] && x[1] >= lo[1] && x[0] <= hi[0] && x[1] <= hi[1];
+            inside as u8 as f64
+        }
+        EMIT_DISC => (d2 <= lo[3] * lo[3]) as u8 as f64,
+        _ => (-d2 / (lo[3] * lo[3])).exp(),
+    }
+}
+
+/// Sources raise dye/temperature to their value (and may set a jet velocity); splats add.
+/// Faces next to a SOLID cell or a wall are left to the boundary conditions.
+pub fn emit(g: &Grid, types: &[u8], emitters: &[Emitter], dye: &mut Dye, vel: &mut MacField) {
+    for c in 0..g.cells() {
+        if types[c] == SOLID {
+            continue;
+        }
+        let x = cell_centre(g, c);
+        let mut d = dye[c];
+        for e in emitters {
+            let w = emitter_weight(e, x);
+            if w <= 0.0 {
+                continue;
+            }
+            let ed = v4(e.dye);
+            for a in 0..4 {
+                d[a] = if e.kind == EMIT_SPLAT { d[a] + w * ed[a] } else { d[a].max(ed[a]) };
+            }
+        }
+        dye[c] = d;
+    }
+    for_each_face(g, |comp, f, i| {
+        let [a, b] = face_cells(comp, f);
+        if g.type_at(types, a) == SOLID || g.type_at(types, b) == SOLID {
+            return;
+        }
+        let x = face_position(g, comp, f);
+        let mut u = vel.comp(comp)[i];
+        for e in emitters {
+            let w = emitter_weight(e, x);
+            if w <= 0.0 {
+                continue;
+            }
+            let ev = e.vel[comp] as f64;
+            if e.kind == EMIT_SPLAT {
+                u += w * ev;
+            } else if e.set_velocity != 0 {
+                u = ev;
+            }
+        }
+        vel.comp_mut(comp)[i] = u;
+    });
+}
+
+/// RK2 trace from `x` over time `t` through `vel` (negative `t`: back-trace).
+pub fn trace(g: &Grid, vel: &MacField, x: [f64; 3], t: f64) -> [f64; 3] {
+    let u = interpolate(g, vel, x);
+    let mid = [0, 1, 2].map(|a| x[a] + 0.5 * t * u[a]);
+    let um = interpolate(g, vel, mid);
+    [0, 1, 2].map(|a| x[a] + t * um[a])
+}
+
+/// A sample with the range of the values it interpolated.
+struct Sample<T> {
+    value: T,
+    lo: T,
+    hi: T,
+}
+
+fn face_sample(g: &Grid, data: &[f64], comp: usize, x: [f64; 3]) -> Sample<f64> {
+    let mut s = Sample {
+        value: 0.0,
+        lo: f64::INFINITY,
+        hi: f64::NEG_INFINITY,
+    };
+    for (i, w) in stencil_nodes(g, comp, x) {
+        s.value += w * data[i];
+        s.lo = s.lo.min(data[i]);
+        s.hi = s.hi.max(data[i]);
+    }
+    s
+}
+
+/// Trilinear sample of cell-centred `q` at `x`, skipping SOLID cells and renormalising.
+fn cell_sample(g: &Grid, types: &[u8], q: &Dye, x: [f64; 3]) -> Sample<[f64; 4]> {
+    let n = g.n();
+    let mut base = [0usize; 3];
+    let mut next = [0usize; 3];
+    let mut f = [0.0; 3];
+    for a in 0..3 {
+        let gc = (x[a] / g.h - 0.5).clamp(0.0, (n[a] - 1) as f64);
+        base[a] = (gc.floor() as usize).min(n[a] - 1);
+        next[a] = (base[a] + 1).min(n[a] - 1);
+        f[a] = gc - base[a] as f64;
+    }
+    let mut s = Sample {
+        value: [0.0; 4],
+        lo: [f64::INFINITY; 4],
+        hi: [f64::NEG_INFINITY; 4],
+    };
+    let mut wsum = 0.0;
+    for corner in 0..8 {
+        let mut node = [0; 3];
+        let mut w = 1.0;
+        for a in 0..3 {
+            let hi = corner & (1 << a) != 0;
+            node[a] = if hi { next[a] } else { base[a] };
+            w *= if hi { f[a] } else { 1.0 - f[a] };
+        }
+        let c = g.cell(node[0], node[1], node[2]);
+        if types[c] == SOLID {
+            continue;
+        }
+        wsum += w;
+        for a in 0..4 {
+            s.value[a] += w * q[c][a];
+            s.lo[a] = s.lo[a].min(q[c][a]);
+            s.hi[a] = s.hi[a].max(q[c][a]);
+        }
+    }
+    if wsum <= 0.0 {
+        return Sample {
+            value: [0.0; 4],
+            lo: [0.0; 4],
+            hi: [0.0; 4],
+        };
+    }
+    s.value = s.value.map(|v| v / wsum);
+    s
+}
+
+/// Advects the face velocities and the dye through `vel` (the velocity at the start of
+/// the stage) with the scheme and dissipation of `p`.
+pub fn advect(g: &Grid, types: &[u8], p: &SmokeParams, dt: f64, vel: &mut MacField, dye: &mut Dye) {
+    let vel_old = vel.clone();
+    let dye_old = dye.clone();
+    let maccormack = p.scheme == 1;
+    let mut vel_hat = MacField::zeros(g);
+    for_each_face(g, |comp, f, i| {
+        let x = face_position(g, comp, f);
+        vel_hat.comp_mut(comp)[i] = face_sample(g, vel_old.comp(comp), comp, trace(g, &vel_old, x, -dt)).value;
+    });
+    let decay = p.velocity_decay as f64;
+    for_each_face(g, |comp, f, i| {
+        let mut q = vel_hat.comp(comp)[i];
+        if maccormack {
+            let x = face_position(g, comp, f);
+            let back = face_sample(g, vel_old.comp(comp), comp, trace(g, &vel_old, x, -dt));
+            let tilde = face_sample(g, vel_hat.comp(comp), comp, trace(g, &vel_old, x, dt)).value;
+            q = (q + 0.5 * (vel_old.comp(comp)[i] - tilde)).clamp(back.lo, back.hi);
+        }
+        vel.comp_mut(comp)[i] = q * decay;
+    });
+    let mut dye_hat = vec![[0.0; 4]; g.cells()];
+    for c in 0..g.cells() {
+        if types[c] != SOLID {
+            let x = cell_centre(g, c);
+            dye_hat[c] = cell_sample(g, types, &dye_old, trace(g, &vel_old, x, -dt)).value;
+        }
+    }
+    let dd = v4(p.decay);
+    for c in 0..g.cells() {
+        if types[c] == SOLID {
+            dye[c] = [0.0; 4];
+            continue;
+        }
+        let mut q = dye_hat[c];
+        if maccormack {
+            let x = cell_centre(g, c);
+            let back = cell_sample(g, types, &dye_old, trace(g, &vel_old, x, -dt));
+            let tilde = cell_sample(g, types, &dye_hat, trace(g, &vel_old, x, dt)).value;
+            for a in 0..4 {
+                q[a] = (q[a] + 0.5 * (dye_old[c][a] - tilde[a])).clamp(back.lo[a], back.hi[a]);
+            }
+        }
+        dye[c] = [0, 1, 2, 3].map(|a| q[a] * dd[a]);
+    }
+}
+
+/// Cell-centred velocity (mean of the two faces per component).
+pub fn centre_velocity(g: &Grid, vel: &MacField, x: [usize; 3]) -> [f64; 3] {
+    [0, 1, 2].map(|comp| {
+        let d = g.face_dims(comp);
+        let mut hi = x;
+        hi[comp] += 1;
+        0.5 * (vel.comp(comp)[face_index(x, d)] + vel.comp(comp)[face_index(hi, d)])
+    })
+}
+
+/// The neighbours of cell `x` along `axis`, clamped into the grid, and their distance (m).
+fn neighbours(g: &Grid, x: [usize; 3], axis: usize) -> ([usize; 3], [usize; 3], f64) {
+    let n = g.n();
+    let mut lo = x;
+    let mut hi = x;
+    lo[axis] = x[axis].saturating_sub(1);
+    hi[axis] = (x[axis] + 1).min(n[axis] - 1);
+    (lo, hi, (hi[axis] - lo[axis]) as f64 * g.h)
+}
+
+/// Vorticity (xyz) and its magnitude (w) per cell; zero in SOLID cells. Central
+/// differences of cell-centred velocities, one-sided at the walls.
+pub fn vorticity(g: &Grid, types: &[u8], vel: &MacField) -> Vec<[f64; 4]> {
+    let dvel = |x: [usize; 3], comp: usize, axis: usize| {
+        let (lo, hi, s) = neighbours(g, x, axis);
+        if s <= 0.0 {
+            return 0.0;
+        }
+        (centre_velocity(g, vel, hi)[comp] - centre_velocity(g, vel, lo)[comp]) / s
+    };
+    (0..g.cells())
+        .map(|c| {
+            if types[c] == SOLID {
+                return [0.0; 4];
+            }
+            let x = g.coord(c);
+            let w = [
+                dvel(x, 2, 1) - dvel(x, 1, 2),
+                dvel(x, 0, 2) - dvel(x, 2, 0),
+                dvel(x, 1, 0) - dvel(x, 0, 1),
+            ];
+            [w[0], w[1], w[2], (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt()]
+        })
+        .collect()
+}
+
+/// Confinement + buoyancy force per cell (m/s^2), zero in SOLID cells.
+pub fn cell_forces(g: &Grid, types: &[u8], p: &SmokeParams, curl: &[[f64; 4]], dye: &Dye) -> Vec<[f64; 3]> {
+    let eps = p.vorticity as f64;
+    let up = v4(p.up);
+    (0..g.cells())
+        .map(|c| {
+            if types[c] == SOLID {
+                return [0.0; 3];
+            }
+            let x = g.coord(c);
+            let mut eta = [0.0; 3];
+            for (a, e) in eta.iter_mut().enumerate() {
+                let (lo, hi, s) = neighbours(g, x, a);
+                if s > 0.0 {
+                    *e = (curl[g.cell(hi[0], hi[1], hi[2])][3] - curl[g.cell(lo[0], lo[1], lo[2])][3]) / s;
+                }
+            }
+            let mut f = [0.0; 3];
+            let len = (eta[0] * eta[0] + eta[1] * eta[1] + eta[2] * eta[2]).sqrt();
+            if eps > 0.0 && len * g.h > 1e-6 {
+                let nv = eta.map(|e| e / len);
+                let w = curl[c];
+                let cross = [
+                    nv[1] * w[2] - nv[2] * w[1],
+                    nv[2] * w[0] - nv[0] * w[2],
+                    nv[0] * w[1] - nv[1] * w[0],
+                ];
+                f = cross.map(|v| eps * g.h * v);
+            }
+            let q = dye[c];
+            let b = p.buoyancy as f64 * (q[3] - p.ambient as f64)
+                - p.dye_weight as f64 * (q[0] + q[1] + q[2]) / 3.0;
+            [0, 1, 2].map(|a| f[a] + b * up[a])
+        })
+        .collect()
+}
+
+/// Applies the cell forces over `dt` to the faces between two non-SOLID cells.
+pub fn forces(g: &Grid, types: &[u8], p: &SmokeParams, dt: f64, vel: &mut MacField, dye: &Dye) {
+    let curl = vorticity(g, types, vel);
+    let force = cell_forces(g, types, p, &curl, dye);
+    for_each_face(g, |comp, f, i| {
+        let [a, b] = face_cells(comp, f);
+        if g.type_at(types, a) == SOLID || g.type_at(types, b) == SOLID {
+            return;
+        }
+        let fa = force[g.cell_at(a).unwrap()][comp];
+        let fb = force[g.cell_at(b).unwrap()][comp];
+        vel.comp_mut(comp)[i] += dt * 0.5 * (fa + fb);
+    });
+}
+
+/// Sums over non-SOLID cells: (dye, dye * y, |omega|^2, |u|^2) per cell (not yet times the
+/// cell volume), with the largest cell-centre speed.
+pub fn stats(g: &Grid, types: &[u8], vel: &MacField, dye: &Dye) -> ([f64; 4], f64) {
+    let curl = vorticity(g, types, vel);
+    let mut s = [0.0; 4];
+    let mut max_speed: f64 = 0.0;
+    for c in 0..g.cells() {
+        if types[c] == SOLID {
+            continue;
+        }
+        let u = centre_velocity(g, vel, g.coord(c));
+        let m = (dye[c][0] + dye[c][1] + dye[c][2]) / 3.0;
+        let w = curl[c];
+        let u2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+        s[0] += m;
+        s[1] += m * cell_centre(g, c)[1];
+        s[2] += w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
+        s[3] += u2;
+        max_speed = max_speed.max(u2.sqrt());
+    }
+    (s, max_speed)
+}

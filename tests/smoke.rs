@@ -1,0 +1,314 @@
+//! The smoke mode (nz = 1) against the f64 reference, and its physics invariants.
+//!
+//! Each stage is fed the GPU's own output of the stage before it (read back), so a
+//! mismatch points at one stage. The smoke runs the liquid's boundary, divergence, PCG and
+//! projection kernels on a one-cell-thick grid; the projection test checks them there.
+
+mod common;
+
+use common::{max_abs, max_abs_diff, to_f64};
+use eddy::gpu::read_buffer;
+use eddy::reference::{self as cpu, smoke as cs};
+use eddy::scene::{
+    AdvectionScheme, PreconditionerKind, Scene, SceneKind, Shape, SmokeSource, SplitMix64,
+};
+use eddy::sim::smoke::{Emitter, SmokeSimulation, SmokeStage};
+
+const SOURCE_BOX: Shape = Shape::Box {
+    min: (0.02, 0.02, 0.0),
+    max: (0.13, 0.19, 0.05),
+    velocity: (0.0, 0.0, 0.0),
+};
+
+/// A 20 x 16 x 1 box (h = 5 cm) with a moving static sphere, a held moving obstacle, a box
+/// jet, a disc source, dissipation, buoyancy, dye weight and confinement all on.
+fn stage_scene(scheme: AdvectionScheme) -> Scene {
+    let mut s = Scene {
+        name: "smoke stages".into(),
+        kind: SceneKind::Smoke,
+        domain: (1.0, 0.8, 0.05),
+        resolution: (20, 16, 1),
+        solids: vec![Shape::Sphere {
+            center: (0.31, 0.47, 0.025),
+            radius: 0.11,
+            velocity: (0.2, -0.1, 0.0),
+        }],
+        ..Scene::default()
+    };
+    s.pressure.preconditioner = PreconditionerKind::Ip;
+    s.pressure.tolerance = 1e-5;
+    s.pressure.warm_start = false;
+    let sm = &mut s.smoke;
+    sm.advection = scheme;
+    sm.vorticity = 0.6;
+    sm.buoyancy = 2.0;
+    sm.dye_weight = 0.3;
+    sm.ambient_temperature = 0.1;
+    sm.velocity_dissipation = 0.2;
+    sm.dye_dissipation = 0.3;
+    sm.temperature_dissipation = 0.7;
+    sm.tracers = 64;
+    sm.sources = vec![
+        SmokeSource {
+            shape: SOURCE_BOX,
+            dye: (1.0, 0.5, 0.2),
+            temperature: 1.0,
+            velocity: (0.5, 0.8, 0.0),
+        },
+        SmokeSource {
+            shape: Shape::Sphere {
+                center: (0.81, 0.64, 0.025),
+                radius: 0.08,
+                velocity: (0.0, 0.0, 0.0),
+            },
+            dye: (0.2, 0.3, 0.9),
+            temperature: 0.5,
+            velocity: (0.0, 0.0, 0.0),
+        },
+    ];
+    sm.obstacle = Some(Shape::Box {
+        min: (0.62, 0.21, 0.0),
+        max: (0.78, 0.33, 0.05),
+        velocity: (0.3, 0.4, 0.0),
+    });
+    s.validate().unwrap();
+    s
+}
+
+fn splat() -> Emitter {
+    Emitter::splat([0.52, 0.49], 0.1, [0.3, 0.2, 0.1], [0.4, -0.3])
+}
+
+struct Case {
+    sim: SmokeSimulation,
+    grid: cpu::Grid,
+    dye0: Vec<[f32; 4]>,
+    vel0: Vec<f32>,
+    dt: f64,
+}
+
+impl Case {
+    fn new(scene: &Scene, seed: u64) -> Self {
+        let mut sim = SmokeSimulation::new(common::gpu(), scene).unwrap();
+        // The obstacle keeps its velocity but stays put, so every run sees it in one place.
+        sim.obstacle.as_mut().unwrap().held = true;
+        let [nx, ny, nz] = scene.dims();
+        let grid = cpu::Grid {
+            nx: nx as usize,
+            ny: ny as usize,
+            nz: nz as usize,
+            h: scene.h(),
+        };
+        let mut rng = SplitMix64(seed);
+        let cells = grid.cells();
+        let faces = (nx as usize + 1) * ny as usize + nx as usize * (ny as usize + 1) + 2 * cells;
+        let dye0 = (0..cells)
+            .map(|_| [0; 4].map(|_| rng.next_f64() as f32))
+            .collect();
+        let vel0 = (0..faces)
+            .map(|_| (2.0 * rng.next_f64() - 1.0) as f32)
+            .collect();
+        Case {
+            sim,
+            grid,
+            dye0,
+            vel0,
+            dt: 0.05,
+        }
+    }
+
+    /// A fresh substep from the random state, with one splat, up to `last`.
+    fn run_to(&mut self, last: SmokeStage) -> eddy::sim::smoke::SmokeSubstepReport {
+        self.sim.upload_state(&self.dye0, &self.vel0).unwrap();
+        self.sim.add_splat(splat());
+        self.sim.substep(self.dt, last).unwrap()
+    }
+
+    fn dye(&self) -> cs::Dye {
+        self.sim
+            .read_dye()
+            .unwrap()
+            .iter()
+            .map(|d| d.map(|x| x as f64))
+            .collect()
+    }
+
+    fn vel(&self) -> cpu::MacField {
+        mac(&self.grid, &self.sim.read_velocity().unwrap())
+    }
+
+    fn types(&self) -> Vec<u8> {
+        let t: Vec<u32> = read_buffer(&self.sim.ctx, &self.sim.fields.cell_type).unwrap();
+        t.iter().map(|x| *x as u8).collect()
+    }
+
+    fn emitters(&self) -> Vec<Emitter> {
+        let mut e: Vec<Emitter> = self
+            .sim
+            .scene
+            .smoke
+            .sources
+            .iter()
+            .map(Emitter::source)
+            .collect();
+        e.push(splat());
+        e
+    }
+}
+
+fn mac(g: &cpu::Grid, v: &[f32]) -> cpu::MacField {
+    let nu = (g.nx + 1) * g.ny * g.nz;
+    let nv = g.nx * (g.ny + 1) * g.nz;
+    let v = to_f64(v);
+    cpu::MacField {
+        u: v[..nu].to_vec(),
+        v: v[nu..nu + nv].to_vec(),
+        w: v[nu + nv..].to_vec(),
+    }
+}
+
+fn mac_diff(a: &cpu::MacField, b: &cpu::MacField) -> f64 {
+    max_abs_diff(&a.u, &b.u)
+        .max(max_abs_diff(&a.v, &b.v))
+        .max(max_abs_diff(&a.w, &b.w))
+}
+
+fn mac_max(a: &cpu::MacField) -> f64 {
+    max_abs(&a.u).max(max_abs(&a.v)).max(max_abs(&a.w))
+}
+
+fn dye_diff(a: &cs::Dye, b: &cs::Dye) -> f64 {
+    a.iter()
+        .zip(b)
+        .flat_map(|(x, y)| (0..4).map(move |k| (x[k] - y[k]).abs()))
+        .fold(0.0, f64::max)
+}
+
+fn check_stages(scheme: AdvectionScheme) {
+    let scene = stage_scene(scheme);
+    let mut c = Case::new(&scene, 11);
+    let g = &c.grid.clone();
+    let static_solid = c.sim.static_solid().to_vec();
+    let static_vel: Vec<[f64; 3]> = scene
+        .solid_cells()
+        .1
+        .iter()
+        .map(|v| [v[0] as f64, v[1] as f64, v[2] as f64])
+        .collect();
+    let dye0: cs::Dye = c.dye0.iter().map(|d| d.map(|x| x as f64)).collect();
+    let vel0 = mac(g, &c.vel0);
+
+    // Marking: static solids (one moving) and the obstacle; dye cleared inside them.
+    c.run_to(SmokeStage::Mark);
+    let p = c.sim.params;
+    let mut expect_dye = dye0.clone();
+    let (types, solid_vel) = cs::mark(g, &p, &static_solid, &static_vel, &mut expect_dye);
+    assert_eq!(c.types(), types, "cell types");
+    let solids = types.iter().filter(|t| **t == cpu::SOLID).count();
+    assert!(solids > 20 && solids < g.cells() / 2, "{solids} solid cells");
+    assert!(types.iter().zip(&static_solid).any(|(t, s)| *t == cpu::SOLID && *s == 0));
+    assert_eq!(dye_diff(&c.dye(), &expect_dye), 0.0, "dye after marking");
+    let after_mark = c.dye();
+
+    // Sources and the splat (exp in f32: 1e-5).
+    c.run_to(SmokeStage::Emit);
+    let mut expect_dye = after_mark.clone();
+    let mut expect_vel = vel0.clone();
+    cs::emit(g, &types, &c.emitters(), &mut expect_dye, &mut expect_vel);
+    let (dye_emit, vel_emit) = (c.dye(), c.vel());
+    let e = dye_diff(&dye_emit, &expect_dye).max(mac_diff(&vel_emit, &expect_vel));
+    assert!(e < 1e-5, "emit differs by {e}");
+    assert!(dye_diff(&dye_emit, &after_mark) > 0.5, "the sources changed nothing");
+
+    // Advection (f32 back-traces through a random field: 1e-4 of values up to ~2).
+    c.run_to(SmokeStage::Advect);
+    let mut expect_dye = dye_emit.clone();
+    let mut expect_vel = vel_emit.clone();
+    cs::advect(g, &types, &p, c.dt, &mut expect_vel, &mut expect_dye);
+    let (dye_adv, vel_adv) = (c.dye(), c.vel());
+    let ed = dye_diff(&dye_adv, &expect_dye);
+    let ev = mac_diff(&vel_adv, &expect_vel);
+    assert!(ed < 1e-4 && ev < 1e-4, "{scheme:?} advection differs: dye {ed}, velocity {ev}");
+    assert!(dye_diff(&dye_adv, &dye_emit) > 0.1, "advection moved nothing");
+
+    // Confinement and buoyancy (1e-4 m/s of velocities ~1 m/s).
+    c.run_to(SmokeStage::Forces);
+    let mut expect_vel = vel_adv.clone();
+    cs::forces(g, &types, &p, c.dt, &mut expect_vel, &dye_adv);
+    let vel_forces = c.vel();
+    let e = mac_diff(&vel_forces, &expect_vel);
+    assert!(e < 1e-4, "forces differ by {e}");
+    assert!(mac_diff(&vel_forces, &vel_adv) > 1e-2, "forces changed nothing");
+    let curl = cs::vorticity(g, &types, &vel_adv);
+    let conf_only = {
+        let mut q = p;
+        q.buoyancy = 0.0;
+        q.dye_weight = 0.0;
+        cs::cell_forces(g, &types, &q, &curl, &dye_adv)
+    };
+    assert!(conf_only.iter().any(|f| f[0].abs() > 1e-2), "no confinement force");
+
+    // Boundary conditions: the liquid's kernel, with the solids' velocities.
+    c.run_to(SmokeStage::Boundary);
+    let mut expect_vel = vel_forces.clone();
+    cpu::apply_boundary(g, &types, &solid_vel, &mut expect_vel);
+    let vel_bc = c.vel();
+    assert!(mac_diff(&vel_bc, &expect_vel) < 1e-6);
+
+    // Projection, for every preconditioner: the GPU pressure against an f64 solve of the
+    // same (pure Neumann, consistent) system, and the divergence drop.
+    let (div, b) = cpu::divergence(g, &types, &vel_bc);
+    let fluid: Vec<usize> = (0..g.cells()).filter(|&i| types[i] == cpu::FLUID).collect();
+    let mean = fluid.iter().map(|&i| b[i]).sum::<f64>() / fluid.len() as f64;
+    assert!(mean.abs() < 1e-5 * max_abs(&b), "inconsistent system: mean b {mean}");
+    let b: Vec<f64> = (0..g.cells())
+        .map(|i| if types[i] == cpu::FLUID { b[i] - mean } else { 0.0 })
+        .collect();
+    let a = cpu::build_matrix(g, &types);
+    let exact = cpu::pcg(g, &a, &b, cpu::Preconditioner::None, 1e-12, 5000, None);
+    assert!(exact.converged);
+    let mut expect_vel = vel_bc.clone();
+    cpu::project(g, &types, &exact.p, &mut expect_vel);
+    for pre in PreconditionerKind::ALL {
+        let mut scene = scene.clone();
+        scene.pressure.preconditioner = pre;
+        c.sim.apply_live_settings(&scene).unwrap();
+        let rep = c.run_to(SmokeStage::Project);
+        let solve = rep.solve.clone().unwrap();
+        assert!(solve.residual <= 1e-5, "{pre}: residual {}", solve.residual);
+        let vel_p = c.vel();
+        let e = mac_diff(&vel_p, &expect_vel) / mac_max(&vel_bc);
+        assert!(e < 2e-3, "{pre}: projected velocity differs from the f64 solve by {e} (relative)");
+        let phi: Vec<f64> = to_f64(&read_buffer::<f32>(&c.sim.ctx, &c.sim.pcg.p).unwrap());
+        let mut with_gpu_phi = vel_bc.clone();
+        cpu::project(g, &types, &phi, &mut with_gpu_phi);
+        let e = mac_diff(&vel_p, &with_gpu_phi);
+        assert!(e < 1e-5, "{pre}: projection with the GPU pressure differs by {e}");
+        let (div_after, _) = cpu::divergence(g, &types, &vel_p);
+        let (d0, d1) = (max_abs(&div), max_abs(&div_after));
+        assert!(d1 <= 5e-5 * d0, "{pre}: |div| {d0} -> {d1}");
+        assert!((rep.max_divergence as f64 - d1).abs() <= 1e-3 * d0);
+        eprintln!("{pre}: {} iterations, |div| {d0:.3e} -> {d1:.3e}", solve.iterations);
+    }
+
+    // Statistics of the finished step.
+    let rep = c.run_to(SmokeStage::Tracers);
+    let (sums, max_speed) = cs::stats(g, &types, &c.vel(), &c.dye());
+    let vol = g.h * g.h * scene.domain.2;
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-12);
+    assert!(rel(rep.dye_total, sums[0] * vol) < 1e-5);
+    assert!(rel(rep.dye_center_y, sums[1] / sums[0]) < 1e-5);
+    assert!(rel(rep.enstrophy, sums[2] * vol) < 1e-4);
+    assert!(rel(rep.kinetic_energy, 0.5 * 1.2 * sums[3] * vol) < 1e-5);
+    assert!(rel(rep.max_speed as f64, max_speed) < 1e-5);
+}
+
+#[test]
+fn smoke_stages_match_the_reference_semi_lagrangian() {
+    check_stages(AdvectionScheme::SemiLagrangian);
+}
+
+#[test]
+fn smoke_stages_match_the_reference_maccormack() {
+    check_stages(AdvectionScheme::MacCormack);
+}
