@@ -4,6 +4,7 @@
 //! (f64) implementation of every stage that the tests compare the GPU against.
 
 pub mod bench;
+pub mod bench_smoke;
 pub mod gpu;
 pub mod output;
 pub mod reference;

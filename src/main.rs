@@ -71,28 +71,36 @@ enum Command {
     },
     /// Validate a scene and print its summary without simulating.
     Check { scene: PathBuf },
-    /// Compare the preconditioners on the standard problems (see BENCHMARKS.md).
+    /// Compare the preconditioners on the standard problems (see BENCHMARKS.md); with
+    /// --smoke, time the 2D smoke mode instead.
     Bench {
-        /// Grid sizes (cells per axis), comma separated.
-        #[arg(long, value_delimiter = ',', default_values_t = [16, 32, 64])]
-        sizes: Vec<u32>,
+        /// Grid sizes (cells per axis), comma separated [default: 16,32,64; smoke:
+        /// 128,256,512].
+        #[arg(long, value_delimiter = ',')]
+        sizes: Option<Vec<u32>>,
         /// Problems: dam_break, settled_pool.
         #[arg(long, value_delimiter = ',', default_values = ["dam_break", "settled_pool"])]
         problems: Vec<String>,
-        /// Preconditioners: none, jacobi, ip, mic0.
-        #[arg(long, value_delimiter = ',', default_values = ["none", "jacobi", "ip", "mic0"])]
-        preconditioners: Vec<PreconditionerKind>,
-        /// Relative residual (max norm) each solve iterates to.
-        #[arg(long, default_value_t = 1e-6)]
-        tolerance: f64,
+        /// Preconditioners: none, jacobi, ip, mic0 [default: all; smoke: ip,mic0].
+        #[arg(long, value_delimiter = ',')]
+        preconditioners: Option<Vec<PreconditionerKind>>,
+        /// Relative residual (max norm) each solve iterates to [default: 1e-6; smoke: 1e-4].
+        #[arg(long)]
+        tolerance: Option<f64>,
         #[arg(long, default_value_t = 4000)]
         max_iterations: u32,
         /// Timed solves per case.
         #[arg(long, default_value_t = 3)]
         solves: u32,
-        /// Timed full steps per case.
-        #[arg(long, default_value_t = 3)]
-        steps: u32,
+        /// Timed full steps per case [default: 3; smoke: 60].
+        #[arg(long)]
+        steps: Option<u32>,
+        /// Benchmark the smoke mode: a hot plume on square grids, steps/s per size.
+        #[arg(long)]
+        smoke: bool,
+        /// Smoke only: untimed substeps before timing.
+        #[arg(long, default_value_t = 60)]
+        warmup: u32,
         /// Also write the results as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -143,21 +151,35 @@ fn real_main() -> Result<()> {
             max_iterations,
             solves,
             steps,
+            smoke,
+            warmup,
             json,
         }) => {
+            if smoke {
+                let d = eddy::bench_smoke::SmokeBenchOptions::default();
+                let opts = eddy::bench_smoke::SmokeBenchOptions {
+                    sizes: sizes.unwrap_or(d.sizes),
+                    preconditioners: preconditioners.unwrap_or(d.preconditioners),
+                    tolerance: tolerance.unwrap_or(d.tolerance),
+                    warmup,
+                    steps: steps.unwrap_or(d.steps),
+                };
+                return bench_smoke(&opts, json.as_deref());
+            }
             let problems = problems
                 .iter()
                 .map(|p| eddy::bench::parse_problem(p))
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(|e| anyhow::anyhow!(e))?;
+            let d = eddy::bench::BenchOptions::default();
             let opts = eddy::bench::BenchOptions {
-                sizes,
+                sizes: sizes.unwrap_or(d.sizes),
                 problems,
-                preconditioners,
-                tolerance,
+                preconditioners: preconditioners.unwrap_or(d.preconditioners),
+                tolerance: tolerance.unwrap_or(d.tolerance),
                 max_iterations,
                 solves,
-                steps,
+                steps: steps.unwrap_or(d.steps),
             };
             bench(&opts, json.as_deref())
         }
@@ -408,6 +430,30 @@ fn bench(opts: &eddy::bench::BenchOptions, json: Option<&Path>) -> Result<()> {
     })?;
     bar.finish_and_clear();
     print!("{}", eddy::bench::table(&report));
+    if let Some(path) = json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("JSON written to {}", path.display());
+    }
+    Ok(())
+}
+
+fn bench_smoke(opts: &eddy::bench_smoke::SmokeBenchOptions, json: Option<&Path>) -> Result<()> {
+    opts.validate()?;
+    let ctx = Arc::new(GpuContext::new()?);
+    eprintln!("adapter: {}", ctx.describe());
+    let bar = ProgressBar::new(1);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} cases  {msg}  [{elapsed_precise}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let report = eddy::bench_smoke::run(ctx, opts, |done, total, what| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+        bar.set_message(what.to_string());
+    })?;
+    bar.finish_and_clear();
+    print!("{}", eddy::bench_smoke::table(&report));
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;

@@ -131,3 +131,52 @@ fn bench_rejects_bad_options() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn smoke_bench_json_has_every_column() {
+    let json = std::env::temp_dir().join(format!("eddy-bench-smoke-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args([
+            "bench", "--smoke", "--sizes", "16,24", "--preconditioners", "none,mic0", "--warmup",
+            "3", "--steps", "2", "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("steps/s") && table.contains("24x24"), "{table}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for row in rows {
+        for c in [
+            "size",
+            "cells",
+            "preconditioner",
+            "advection",
+            "pcg_iterations",
+            "ms_per_step",
+            "steps_per_s",
+            "gpu_ms_per_step",
+            "stage_ms",
+        ] {
+            assert!(!row[c].is_null(), "column {c} missing in {row}");
+        }
+        assert!(row["steps_per_s"].as_f64().unwrap() > 0.0);
+        // The plume needs a pressure solve every step.
+        assert!(row["pcg_iterations"].as_f64().unwrap() >= 1.0, "{row}");
+    }
+    let _ = std::fs::remove_file(&json);
+}
+
+#[test]
+fn smoke_bench_rejects_bad_sizes() {
+    let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args(["bench", "--smoke", "--sizes", "2"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("out of range"));
+}

@@ -233,3 +233,47 @@ fn run_writes_stats_and_particles() {
         assert!(sys.join(f).exists(), "{f} missing");
     }
 }
+
+#[test]
+fn smoke_run_writes_the_liquid_columns_and_its_own() {
+    let p = scene_file(
+        "smoke_small.ron",
+        "(kind: smoke, domain: (1.0, 1.0, 0.05), resolution: (20, 20, 1), pressure: (preconditioner: ip), \
+         smoke: (tracers: 100, sources: [(shape: Sphere(center: (0.5, 0.15, 0.0), radius: 0.1), dye: (1, 1, 1), temperature: 1)]))",
+    );
+    let dir = std::env::temp_dir().join(format!("eddy-cli-smoke-{}", std::process::id()));
+    let out = eddy(
+        &["run", p.to_str().unwrap(), "--frames", "6", "--out", dir.to_str().unwrap()],
+        &[],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let liquid = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x";
+    assert_eq!(header[..12].join(","), liquid);
+    let dye_col = header.iter().position(|c| *c == "dye_total").unwrap();
+    let y_col = header.iter().position(|c| *c == "dye_center_y").unwrap();
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|c| c.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 6);
+    assert_eq!(rows[5][3], 100.0, "tracers");
+    assert_eq!(rows[5][4], 400.0, "non-solid cells");
+    assert!(rows[5][dye_col] > rows[0][dye_col] && rows[0][dye_col] > 0.0);
+    assert!(rows[5][y_col] > rows[0][y_col], "the hot source's dye rises");
+    assert!(rows[5][5] > 0.0, "pressure solved");
+    // Liquid-only options are refused with a reason.
+    let out = eddy(
+        &["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap(), "--dump-particles", "1"],
+        &[],
+    );
+    assert_clean_failure(&out, &["smoke"]);
+    let out = eddy(&["check", p.to_str().unwrap()], &[]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("tracers"));
+    let bad = scene_file(
+        "smoke_3d.ron",
+        "(kind: smoke, domain: (1.0, 1.0, 1.0), resolution: (10, 10, 10))",
+    );
+    assert_clean_failure(&eddy(&["check", bad.to_str().unwrap()], &[]), &["resolution z must be 1"]);
+}

@@ -32,6 +32,9 @@ fn every_shipped_scene_is_valid() {
                     );
                 }
             }
+            if scene.kind == SceneKind::Smoke {
+                assert_eq!(scene.dims()[2], 1, "{} is a smoke scene with nz != 1", path.display());
+            }
             names.push(path.file_name().unwrap().to_string_lossy().to_string());
         }
     }
@@ -40,6 +43,9 @@ fn every_shipped_scene_is_valid() {
         "double_dam_break.ron",
         "drop_into_pool.ron",
         "obstacle.ron",
+        "smoke_plume.ron",
+        "smoke_obstacles.ron",
+        "smoke_empty.ron",
     ] {
         assert!(
             names.iter().any(|n| n == required),
