@@ -295,6 +295,11 @@ impl SceneRenderer {
         }
     }
 
+    /// Draws no particles (the smoke mode has none).
+    pub fn clear_particles(&mut self) {
+        self.particle_group = None;
+    }
+
     /// Points the particle renderer at a simulation's particle buffers.
     pub fn bind_particles(&mut self, device: &wgpu::Device, sim: &Simulation) {
         let p = &sim.particles;

@@ -123,6 +123,43 @@ impl SliceImage {
         }
     }
 
+    /// A caller-coloured image of the cell layer k = 0 of an `nx x ny` grid (the smoke
+    /// slice), drawn at z = h/2. `rgba` and `values` hold one entry per cell, i-fastest.
+    pub fn xy_layer(
+        spec: SliceSpec,
+        nx: u32,
+        ny: u32,
+        h: f32,
+        rgba: Vec<u8>,
+        values: Vec<f32>,
+        scale: Scale,
+    ) -> SliceImage {
+        let z = 0.5 * h;
+        let (x1, y1) = (nx as f32 * h, ny as f32 * h);
+        SliceImage {
+            spec: SliceSpec {
+                axis: 2,
+                index: 0,
+                ..spec
+            },
+            width: nx,
+            height: ny,
+            rgba,
+            corners: [
+                Vec3::new(0.0, 0.0, z),
+                Vec3::new(x1, 0.0, z),
+                Vec3::new(0.0, y1, z),
+                Vec3::new(x1, y1, z),
+            ],
+            scale,
+            values,
+            plane_axes: (0, 1),
+            offsets: [0.5; 3],
+            h,
+            index: 0,
+        }
+    }
+
     /// The sample a ray hits: (sample coordinates in the field's grid, value).
     pub fn pick(&self, origin: Vec3, dir: Vec3) -> Option<([u32; 3], f32)> {
         let axis = self.spec.axis;

@@ -2,6 +2,7 @@
 //! simulation's own wgpu device.
 
 pub mod panels;
+pub mod smoke;
 
 use crate::gpu::{GpuContext, GpuError};
 use crate::render::camera::OrbitCamera;
@@ -9,9 +10,11 @@ use crate::render::lines::{scene_lines, velocity_arrows};
 use crate::render::push::Pusher;
 use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::{create_depth, read_texture, RenderTarget, SceneRenderer};
-use crate::scene::{Scene, StandardProblem};
+use crate::scene::{Scene, SceneKind, StandardProblem};
 use crate::sim::views::{Field, FieldData, Location};
+use crate::sim::smoke::{SmokeSimulation, SmokeStage};
 use crate::sim::{SimError, Simulation, Stage};
+use smoke::{Drag, SmokePanel};
 use glam::Vec3;
 use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
 use std::path::{Path, PathBuf};
@@ -105,6 +108,54 @@ impl ApplicationHandler for App {
     }
 }
 
+/// The simulation the viewer drives: a liquid, or a smoke slice with its panel and drag.
+enum Sim {
+    Liquid(Simulation),
+    Smoke(Box<SmokeMode>),
+}
+
+struct SmokeMode {
+    sim: SmokeSimulation,
+    panel: SmokePanel,
+    drag: Drag,
+    /// Cell types read with the current image (for hover text).
+    types: Vec<u32>,
+    image: Option<crate::render::slice::SliceImage>,
+    image_key: Option<(SmokeViewKey, u64)>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+struct SmokeViewKey {
+    field: smoke::SmokeField,
+    auto: bool,
+    lo: f32,
+    hi: f32,
+    trails: bool,
+}
+
+impl Sim {
+    fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Sim, SimError> {
+        Ok(match scene.kind {
+            SceneKind::Liquid => Sim::Liquid(Simulation::new(ctx, scene)?),
+            SceneKind::Smoke => Sim::Smoke(Box::new(SmokeMode {
+                sim: SmokeSimulation::new(ctx, scene)?,
+                panel: SmokePanel::default(),
+                drag: Drag::None,
+                types: vec![],
+                image: None,
+                image_key: None,
+            })),
+        })
+    }
+
+    fn scene(&self) -> &Scene {
+        match self {
+            Sim::Liquid(s) => &s.scene,
+            Sim::Smoke(m) => &m.sim.scene,
+        }
+    }
+}
+
 struct Mouse {
     pos: (f32, f32),
     left: bool,
@@ -122,7 +173,7 @@ struct Viewer {
     pusher: Pusher,
     egui_state: egui_winit::State,
     egui_renderer: egui_wgpu::Renderer,
-    sim: Simulation,
+    sim: Sim,
     scene: Scene,
     scene_path: PathBuf,
     camera: OrbitCamera,
@@ -229,10 +280,9 @@ impl Viewer {
                 (StandardProblem::DamBreak.scene(32), Some(e.to_string()))
             }
         };
-        let sim = Simulation::new(ctx.clone(), &scene)?;
+        let sim = Sim::new(ctx.clone(), &scene)?;
         let mut camera = OrbitCamera::default();
-        let d = scene.domain_size();
-        camera.frame(Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32));
+        frame_camera(&mut camera, &scene);
         let mut v = Self {
             controls: ControlsPanel {
                 playing: true,
@@ -241,6 +291,7 @@ impl Viewer {
                 current: opts.scene.clone(),
                 error,
                 actions: vec![],
+                smoke: scene.kind == SceneKind::Smoke,
             },
             params: ParametersPanel {
                 edit: scene.clone(),
@@ -305,18 +356,31 @@ impl Viewer {
     }
 
     fn bind_scene(&mut self) {
-        self.renderer.bind_particles(&self.ctx.device, &self.sim);
+        match &self.sim {
+            Sim::Liquid(sim) => {
+                self.renderer.bind_particles(&self.ctx.device, sim);
+                self.stats.particles = sim.particles.count;
+                self.controls.smoke = false;
+            }
+            Sim::Smoke(m) => {
+                self.renderer.clear_particles();
+                self.renderer.set_slice(&self.ctx.device, &self.ctx.queue, None);
+                self.stats.particles = m.sim.tracers.count;
+                self.controls.smoke = true;
+                frame_camera(&mut self.camera, &self.scene);
+            }
+        }
+        self.slice = None;
         self.renderer
             .set_lines(&self.ctx.device, &scene_lines(&self.scene));
         self.slice_key = None;
         let r = self.scene.resolution;
         self.view.max_index = [r.0, r.1, r.2];
-        self.stats.particles = self.sim.particles.count;
     }
 
     /// Replaces the simulation with a fresh one of `scene` (keeps the old one on error).
     fn reset_to(&mut self, scene: Scene) -> Result<(), ViewerError> {
-        match Simulation::new(self.ctx.clone(), &scene) {
+        match Sim::new(self.ctx.clone(), &scene) {
             Ok(sim) => {
                 self.sim = sim;
                 self.scene = scene;
@@ -346,11 +410,7 @@ impl Viewer {
                         Err(m) => self.params.message = Some(m),
                     }
                 }
-                Action::FrameDomain => {
-                    let d = self.scene.domain_size();
-                    self.camera
-                        .frame(Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32));
-                }
+                Action::FrameDomain => frame_camera(&mut self.camera, &self.scene),
                 Action::Screenshot => {
                     self.screenshots_taken += 1;
                     self.screenshot_path = Some(PathBuf::from(format!(
@@ -367,9 +427,12 @@ impl Viewer {
                     }
                     Err(e) => self.controls.error = Some(e.to_string()),
                 },
-                Action::ApplyParameters => match self.sim.apply_live_settings(&self.params.edit) {
+                Action::ApplyParameters => match match &mut self.sim {
+                    Sim::Liquid(s) => s.apply_live_settings(&self.params.edit),
+                    Sim::Smoke(m) => m.sim.apply_live_settings(&self.params.edit),
+                } {
                     Ok(()) => {
-                        self.scene = self.sim.scene.clone();
+                        self.scene = self.sim.scene().clone();
                         self.params.message = None;
                     }
                     Err(m) => self.params.message = Some(m),
@@ -381,14 +444,23 @@ impl Viewer {
 
     /// One frame of simulation, or one substep up to the chosen stage.
     fn step(&mut self) -> Result<(), ViewerError> {
+        let sim = match &mut self.sim {
+            Sim::Liquid(sim) => sim,
+            Sim::Smoke(m) => {
+                step_smoke(m, &mut self.stats, &mut self.controls.playing)?;
+                self.revision += 1;
+                self.frames_done += 1;
+                return Ok(());
+            }
+        };
         if self.controls.stop_after == Stage::Advect {
-            let st = self.sim.step_frame()?;
+            let st = sim.step_frame()?;
             self.stats.fluid_cells = st.fluid_cells;
             self.stats.iterations = st.pcg_iterations;
             self.stats.residual = st.pcg_residual;
         } else {
-            let dt = self.sim.cfl_dt().min(self.scene.frame_dt);
-            let r = self.sim.substep(dt, self.controls.stop_after)?;
+            let dt = sim.cfl_dt().min(self.scene.frame_dt);
+            let r = sim.substep(dt, self.controls.stop_after)?;
             self.stats.fluid_cells = r.fluid_cells;
             if let Some(s) = &r.solve {
                 self.stats.iterations = s.iterations;
@@ -396,17 +468,16 @@ impl Viewer {
             }
             self.controls.playing = false;
         }
-        self.stats.sim_time = self.sim.time;
-        self.stats.stage_ms = self.sim.last_timing.stages.clone();
-        self.stats.history = self
-            .sim
+        self.stats.sim_time = sim.time;
+        self.stats.stage_ms = sim.last_timing.stages.clone();
+        self.stats.history = sim
             .last_solve
             .as_ref()
             .map(|s| s.history.clone())
             .unwrap_or_default();
         if self.view.auto_particle_range {
             self.view.particles.lo = 0.0;
-            self.view.particles.hi = self.sim.max_speed.max(0.1);
+            self.view.particles.hi = sim.max_speed.max(0.1);
         }
         self.revision += 1;
         self.frames_done += 1;
@@ -414,6 +485,35 @@ impl Viewer {
     }
 
     fn update_slice(&mut self) -> Result<(), ViewerError> {
+        let sim = match &mut self.sim {
+            Sim::Liquid(sim) => sim,
+            Sim::Smoke(m) => {
+                let p = &m.panel;
+                let key = SmokeViewKey {
+                    field: p.field,
+                    auto: p.auto_range,
+                    lo: p.lo,
+                    hi: p.hi,
+                    trails: p.trails,
+                };
+                if m.image_key == Some((key, self.revision)) {
+                    return Ok(());
+                }
+                let (img, types) = smoke::build_image(&m.sim, p)?;
+                self.renderer.set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
+                let mut lines = scene_lines(&self.scene);
+                if p.trails {
+                    lines.extend(smoke::trail_lines(&m.sim)?);
+                }
+                self.renderer.set_lines(&self.ctx.device, &lines);
+                m.panel.legend = (p.field != smoke::SmokeField::Dye)
+                    .then(|| (img.scale, p.field.label().to_string()));
+                m.image = Some(img);
+                m.types = types;
+                m.image_key = Some((key, self.revision));
+                return Ok(());
+            }
+        };
         let Some(field) = self.view.field else {
             if self.slice.take().is_some() {
                 self.renderer
@@ -435,17 +535,17 @@ impl Viewer {
         if self.slice_key == Some(key) {
             return Ok(());
         }
-        let data = self.sim.read_field(field)?;
-        let types = self.sim.read_field(Field::CellType)?;
+        let data = sim.read_field(field)?;
+        let types = sim.read_field(Field::CellType)?;
         let img = SliceImage::build(&data, self.scene.h() as f32, spec);
         self.renderer
             .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
         let mut lines = scene_lines(&self.scene);
         if self.view.arrows {
             let (u, v, w) = (
-                self.sim.read_field(Field::U)?,
-                self.sim.read_field(Field::V)?,
-                self.sim.read_field(Field::W)?,
+                sim.read_field(Field::U)?,
+                sim.read_field(Field::V)?,
+                sim.read_field(Field::W)?,
             );
             let idx = match field.location() {
                 Location::Face(c) if c as usize == spec.axis => img.spec.index.saturating_sub(0),
@@ -469,9 +569,13 @@ impl Viewer {
     }
 
     fn hover_text(&self) -> Option<String> {
-        let (img, types) = self.slice.as_ref()?;
         let (w, h) = (self.config.width as f32, self.config.height as f32);
         let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
+        if let Sim::Smoke(m) = &self.sim {
+            let img = m.image.as_ref()?;
+            return smoke::hover_text(img, &m.types, o, d, m.panel.field.label());
+        }
+        let (img, types) = self.slice.as_ref()?;
         let (c, value) = img.pick(o, d)?;
         let n = types.dims;
         let cell = [c[0].min(n[0] - 1), c[1].min(n[1] - 1), c[2].min(n[2] - 1)];
@@ -528,6 +632,20 @@ impl Viewer {
                     _ => {}
                 }
             }
+            WindowEvent::MouseInput { state, button, .. } if self.is_smoke() => {
+                let down = state == ElementState::Pressed && !egui_wants;
+                self.smoke_button(button, down);
+            }
+            WindowEvent::CursorMoved { position, .. } if self.is_smoke() => {
+                let (x, y) = (position.x as f32, position.y as f32);
+                let (dx, dy) = (x - self.mouse.pos.0, y - self.mouse.pos.1);
+                self.mouse.pos = (x, y);
+                if self.mouse.right {
+                    self.camera.pan(dx, dy, self.config.height as f32);
+                } else {
+                    self.smoke_move();
+                }
+            }
             WindowEvent::MouseInput { state, button, .. } => {
                 let down = state == ElementState::Pressed && !egui_wants;
                 match button {
@@ -573,8 +691,9 @@ impl Viewer {
         let drag = at(o, d) - at(o0, d0);
         let dv = drag * 20.0;
         let radius = (self.scene.h() * 3.0) as f32;
-        self.pusher
-            .push(&self.sim, o, d, radius, dv.clamp_length_max(10.0));
+        if let Sim::Liquid(sim) = &self.sim {
+            self.pusher.push(sim, o, d, radius, dv.clamp_length_max(10.0));
+        }
     }
 
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewerError> {
@@ -629,9 +748,18 @@ impl Viewer {
                         ui.separator();
                         ui.collapsing("Parameters", |ui| self.params.ui(ui));
                         ui.separator();
-                        ui.collapsing("View", |ui| self.view.ui(ui))
-                            .header_response
-                            .clicked();
+                        match &mut self.sim {
+                            Sim::Liquid(_) => {
+                                ui.collapsing("View", |ui| self.view.ui(ui))
+                                    .header_response
+                                    .clicked();
+                            }
+                            Sim::Smoke(m) => {
+                                egui::CollapsingHeader::new("Smoke")
+                                    .default_open(true)
+                                    .show(ui, |ui| m.panel.ui(ui));
+                            }
+                        }
                     });
                 });
             egui::Panel::right("stats")
@@ -703,6 +831,47 @@ impl Viewer {
         Ok(())
     }
 
+    fn is_smoke(&self) -> bool {
+        matches!(self.sim, Sim::Smoke(_))
+    }
+
+    /// The cursor's point on the smoke slice (m).
+    fn smoke_cursor(&self) -> Option<[f64; 2]> {
+        let (w, h) = (self.config.width as f32, self.config.height as f32);
+        let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
+        smoke::plane_point(o, d, self.scene.h())
+    }
+
+    /// Smoke mode buttons: left and right start and end drags (the panel's tool decides
+    /// what they do); middle drags pan the view.
+    fn smoke_button(&mut self, button: MouseButton, down: bool) {
+        let p = self.smoke_cursor();
+        let Sim::Smoke(m) = &mut self.sim else { return };
+        match button {
+            MouseButton::Middle => self.mouse.right = down,
+            MouseButton::Left | MouseButton::Right => {
+                if down {
+                    if let Some(p) = p {
+                        m.drag = smoke::start_drag(&m.sim, &m.panel, button == MouseButton::Left, p);
+                    }
+                } else {
+                    smoke::end_drag(&mut m.sim, &mut m.drag);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn smoke_move(&mut self) {
+        let Some(p) = self.smoke_cursor() else { return };
+        let frame_dt = self.scene.frame_dt;
+        let Sim::Smoke(m) = &mut self.sim else { return };
+        if smoke::apply_drag(&mut m.sim, &m.panel, &mut m.drag, p, frame_dt) {
+            // Painted solids show at once, even when paused.
+            m.image_key = None;
+        }
+    }
+
     fn save_screenshot(&self, texture: &wgpu::Texture, path: &Path) -> Result<(), ViewerError> {
         let err = |m: String| ViewerError::Screenshot {
             path: path.to_path_buf(),
@@ -726,4 +895,42 @@ impl Viewer {
         )
         .map_err(|e| err(e.to_string()))
     }
+}
+
+/// Frames the domain: liquids from above at an angle, smoke slices head-on.
+fn frame_camera(camera: &mut OrbitCamera, scene: &Scene) {
+    let d = scene.domain_size();
+    if scene.kind == SceneKind::Smoke {
+        camera.yaw = 0.0;
+        camera.pitch = 0.0;
+        camera.frame(Vec3::new(d[0] as f32, d[1] as f32, 0.0));
+        camera.target.z = (scene.h() * 0.5) as f32;
+    } else {
+        camera.frame(Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32));
+    }
+}
+
+/// One frame of smoke (CFL substeps), or one substep up to the panel's stage.
+fn step_smoke(m: &mut SmokeMode, stats: &mut panels::StatsPanel, playing: &mut bool) -> Result<(), SimError> {
+    let sim = &mut m.sim;
+    if m.panel.stop_after == SmokeStage::Tracers {
+        let st = sim.step_frame()?;
+        stats.fluid_cells = st.fluid_cells;
+        stats.iterations = st.pcg_iterations;
+        stats.residual = st.pcg_residual;
+    } else {
+        let dt = sim.cfl_dt().min(sim.scene.frame_dt);
+        sim.last_timing = Default::default();
+        let r = sim.substep(dt, m.panel.stop_after)?;
+        stats.fluid_cells = r.fluid_cells;
+        if let Some(s) = &r.solve {
+            stats.iterations = s.iterations;
+            stats.residual = s.residual;
+        }
+        *playing = false;
+    }
+    stats.sim_time = sim.time;
+    stats.stage_ms = sim.last_timing.stages.clone();
+    stats.history = sim.last_solve.as_ref().map(|s| s.history.clone()).unwrap_or_default();
+    Ok(())
 }

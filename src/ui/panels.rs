@@ -28,6 +28,8 @@ pub struct ControlsPanel {
     pub current: PathBuf,
     pub error: Option<String>,
     pub actions: Vec<Action>,
+    /// Smoke scenes pick their stop-after stage in the smoke panel.
+    pub smoke: bool,
 }
 
 impl ControlsPanel {
@@ -54,14 +56,16 @@ impl ControlsPanel {
                 self.actions.push(Action::Reset);
             }
         });
-        egui::ComboBox::from_label("stop after")
-            .selected_text(self.stop_after.name())
-            .show_ui(ui, |ui| {
-                for s in Stage::ALL {
-                    ui.selectable_value(&mut self.stop_after, s, s.name());
-                }
-            });
-        if self.stop_after != Stage::Advect {
+        if !self.smoke {
+            egui::ComboBox::from_label("stop after")
+                .selected_text(self.stop_after.name())
+                .show_ui(ui, |ui| {
+                    for s in Stage::ALL {
+                        ui.selectable_value(&mut self.stop_after, s, s.name());
+                    }
+                });
+        }
+        if self.stop_after != Stage::Advect && !self.smoke {
             ui.label("Each step stops after this stage so its fields can be inspected.");
         }
         ui.horizontal(|ui| {
@@ -261,7 +265,7 @@ impl ViewPanel {
 }
 
 /// A colour bar with its end values.
-fn legend(ui: &mut egui::Ui, scale: crate::render::colormap::Scale, label: &str) {
+pub fn legend(ui: &mut egui::Ui, scale: crate::render::colormap::Scale, label: &str) {
     use crate::render::colormap::Scale;
     let (lo, hi) = match scale {
         Scale::Sequential { lo, hi } => (lo, hi),
