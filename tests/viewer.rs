@@ -98,3 +98,24 @@ fn a_broken_scene_is_reported_in_the_viewer_instead_of_exiting() {
     // It keeps running on the built-in scene, so the screenshot still shows liquid.
     assert!(coloured_fraction(&shot) > 0.02);
 }
+
+#[test]
+fn smoke_scene_opens_and_shows_its_dye() {
+    // A small plume so the software adapter gets through the frames quickly.
+    let scene = tmp("smoke.ron");
+    std::fs::write(
+        &scene,
+        "(kind: smoke, domain: (1.0, 1.0, 0.04), resolution: (24, 24, 1), pressure: (preconditioner: ip), \
+         smoke: (tracers: 200, sources: [(shape: Sphere(center: (0.5, 0.2, 0.0), radius: 0.15), dye: (1.0, 0.3, 0.1), temperature: 1)]))",
+    )
+    .unwrap();
+    let shot = tmp("smoke.png");
+    let out = view(&[scene.to_str().unwrap(), "--frames", "8", "--screenshot", shot.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // The dye (orange-red) fills a visible part of the middle of the window.
+    let frac = coloured_fraction(&shot);
+    assert!(frac > 0.01, "only {frac} of the view is coloured");
+    let _ = std::fs::remove_file(&shot);
+    let _ = std::fs::remove_file(&scene);
+}

@@ -3,7 +3,7 @@
 
 use crate::render::slice::Range;
 use crate::render::{ParticleColor, ParticleStyle};
-use crate::scene::{PreconditionerKind, Scene};
+use crate::scene::{AdvectionScheme, PreconditionerKind, Scene, SceneKind, SmokeSettings};
 use crate::sim::views::Field;
 use crate::sim::Stage;
 use std::path::PathBuf;
@@ -104,10 +104,15 @@ pub struct ParametersPanel {
 impl ParametersPanel {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let s = &mut self.edit;
+        let smoke = s.kind == SceneKind::Smoke;
         let mut changed = false;
-        changed |= ui
-            .add(egui::Slider::new(&mut s.pic_ratio, 0.0..=1.0).text("PIC ratio"))
-            .changed();
+        if smoke {
+            changed |= smoke_settings(ui, &mut s.smoke);
+        } else {
+            changed |= ui
+                .add(egui::Slider::new(&mut s.pic_ratio, 0.0..=1.0).text("PIC ratio"))
+                .changed();
+        }
         changed |= ui
             .add(egui::Slider::new(&mut s.cfl, 0.1..=5.0).text("CFL"))
             .changed();
@@ -137,11 +142,14 @@ impl ParametersPanel {
         changed |= ui
             .checkbox(&mut s.pressure.warm_start, "warm start")
             .changed();
-        changed |= ui
-            .add(
-                egui::Slider::new(&mut s.extrapolation_layers, 1..=16).text("extrapolation layers"),
-            )
-            .changed();
+        if !smoke {
+            changed |= ui
+                .add(
+                    egui::Slider::new(&mut s.extrapolation_layers, 1..=16)
+                        .text("extrapolation layers"),
+                )
+                .changed();
+        }
         if changed {
             self.actions.push(Action::ApplyParameters);
         }
@@ -149,7 +157,7 @@ impl ParametersPanel {
         ui.label("Applied by reset:");
         let mut n = s.resolution.0;
         if ui
-            .add(egui::Slider::new(&mut n, 4..=256).text("cells along x"))
+            .add(egui::Slider::new(&mut n, 4..=if smoke { 2048 } else { 256 }).text("cells along x"))
             .changed()
         {
             let scaled = s.with_resolution(n.max(2));
@@ -356,4 +364,27 @@ impl StatsPanel {
             .y_axis_label("log10 residual")
             .show(ui, |p| p.line(egui_plot::Line::new("residual", points)));
     }
+}
+
+/// The smoke settings that apply live. Returns whether any changed.
+fn smoke_settings(ui: &mut egui::Ui, s: &mut SmokeSettings) -> bool {
+    let mut changed = false;
+    egui::ComboBox::from_label("advection")
+        .selected_text(s.advection.name())
+        .show_ui(ui, |ui| {
+            for a in AdvectionScheme::ALL {
+                changed |= ui.selectable_value(&mut s.advection, a, a.name()).changed();
+            }
+        });
+    let mut slider = |ui: &mut egui::Ui, v: &mut f64, range: std::ops::RangeInclusive<f64>, text: &str| {
+        changed |= ui.add(egui::Slider::new(v, range).text(text)).changed();
+    };
+    slider(ui, &mut s.vorticity, 0.0..=2.0, "vorticity confinement");
+    slider(ui, &mut s.buoyancy, -10.0..=20.0, "buoyancy (m/s² per unit T)");
+    slider(ui, &mut s.dye_weight, -5.0..=5.0, "dye weight (m/s² per unit dye)");
+    slider(ui, &mut s.ambient_temperature, -2.0..=2.0, "ambient temperature");
+    slider(ui, &mut s.velocity_dissipation, 0.0..=5.0, "velocity dissipation (1/s)");
+    slider(ui, &mut s.dye_dissipation, 0.0..=5.0, "dye dissipation (1/s)");
+    slider(ui, &mut s.temperature_dissipation, 0.0..=5.0, "temperature dissipation (1/s)");
+    changed
 }
