@@ -291,8 +291,12 @@ fn check_stages(scheme: AdvectionScheme) {
         eprintln!("{pre}: {} iterations, |div| {d0:.3e} -> {d1:.3e}", solve.iterations);
     }
 
-    // Statistics of the finished step.
+    // Statistics of the finished step, and the tracers' newest trail slot.
     let rep = c.run_to(SmokeStage::Tracers);
+    let tracers = c.sim.read_tracers().unwrap();
+    let trail: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.smoke.trail).unwrap();
+    let slot = (c.sim.trail_slot() as usize + 15) % 16;
+    assert_eq!(&trail[slot * tracers.len()..(slot + 1) * tracers.len()], &tracers[..]);
     let (sums, max_speed) = cs::stats(g, &types, &c.vel(), &c.dye());
     let vol = g.h * g.h * scene.domain.2;
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-12);
@@ -598,3 +602,61 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
     }
 }
 
+
+#[test]
+fn viewer_mouse_tools_act_on_the_simulation() {
+    use eddy::ui::smoke::{apply_drag, end_drag, start_drag, Drag, SmokePanel, Tool};
+    let scene = stage_scene(AdvectionScheme::MacCormack);
+    let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+    let mut panel = SmokePanel::default();
+    let dt = scene.frame_dt;
+    // A left drag that starts on the moving obstacle drags it, with the drag's velocity.
+    let c = sim.obstacle.unwrap().centre();
+    let mut drag = start_drag(&sim, &panel, true, c);
+    assert!(matches!(drag, Drag::Obstacle { .. }));
+    assert!(apply_drag(&mut sim, &panel, &mut drag, [c[0] - 0.1, c[1] + 0.05], dt));
+    let o = sim.obstacle.unwrap();
+    assert!(o.held);
+    assert!((o.centre()[0] - (c[0] - 0.1)).abs() < 1e-9 && (o.centre()[1] - (c[1] + 0.05)).abs() < 1e-9);
+    assert!((o.velocity[0] + 0.1 / dt).abs() < 1e-9, "{:?}", o.velocity);
+    sim.substep(0.01, SmokeStage::Tracers).unwrap();
+    assert_eq!(sim.obstacle.unwrap().centre(), o.centre(), "a held obstacle stays under the mouse");
+    end_drag(&mut sim, &mut drag);
+    let o = sim.obstacle.unwrap();
+    assert!(!o.held && o.velocity == [0.3, 0.4], "{o:?}");
+    // Drawing paints SOLID cells, erasing removes them (scene solids too).
+    panel.tool = Tool::Draw;
+    let p = [0.5, 0.65];
+    let mut drag = start_drag(&sim, &panel, true, p);
+    assert!(apply_drag(&mut sim, &panel, &mut drag, p, dt));
+    let painted = sim.static_solid().iter().filter(|s| **s != 0).count();
+    sim.substep(0.01, SmokeStage::Mark).unwrap();
+    let types: Vec<u32> = read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
+    let h = scene.h();
+    let cell = |x: [f64; 2]| (x[0] / h) as usize + 20 * (x[1] / h) as usize;
+    assert_eq!(types[cell(p)], 2, "painted cell is SOLID");
+    panel.tool = Tool::Erase;
+    let sphere = [0.31, 0.47];
+    let mut drag = start_drag(&sim, &panel, true, sphere);
+    apply_drag(&mut sim, &panel, &mut drag, sphere, dt);
+    assert!(sim.static_solid().iter().filter(|s| **s != 0).count() < painted);
+    assert_eq!(sim.static_solid()[cell(sphere)], 0);
+    // A right drag lays down dye of the panel's colour around the cursor.
+    let mut sim = SmokeSimulation::new(common::gpu(), &plume_scene(0.0)).unwrap();
+    panel.tool = Tool::Splat;
+    panel.color = [0.0, 1.0, 0.0];
+    let q = [0.3, 1.0];
+    let mut drag = start_drag(&sim, &panel, false, q);
+    assert!(apply_drag(&mut sim, &panel, &mut drag, q, dt));
+    sim.substep(0.001, SmokeStage::Emit).unwrap();
+    let dye = sim.read_dye().unwrap();
+    let at = dye[(q[0] * 32.0) as usize + 32 * (q[1] * 32.0) as usize];
+    assert!(at[1] > 0.1 && at[0] == 0.0, "dye under the cursor {at:?}");
+    // A left drag in the open pushes the air along the drag.
+    let mut drag = start_drag(&sim, &panel, true, q);
+    apply_drag(&mut sim, &panel, &mut drag, [q[0] + 0.05, q[1]], dt);
+    sim.substep(0.001, SmokeStage::Emit).unwrap();
+    let u = sim.read_velocity().unwrap();
+    let face = (q[0] * 32.0 + 1.5) as usize + 33 * (q[1] * 32.0) as usize;
+    assert!(u[face] > 0.5, "u at the splat {}", u[face]);
+}
