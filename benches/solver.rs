@@ -1,11 +1,12 @@
-//! criterion benches: the pressure solve per preconditioner and size, P2G, and the full
-//! step, on the adapter chosen by WGPU_BACKEND / WGPU_ADAPTER_NAME. Sizes default to 16^3
-//! so `cargo bench` finishes in minutes on the software adapter; EDDY_BENCH_SIZES=16,32,64
-//! chooses others.
+//! criterion benches: the pressure solve per preconditioner and size, P2G, the full
+//! step and the smoke substep, on the adapter chosen by WGPU_BACKEND / WGPU_ADAPTER_NAME.
+//! Sizes default to 16^3 (smoke 64^2) so `cargo bench` finishes in minutes on the software
+//! adapter; EDDY_BENCH_SIZES=16,32,64 chooses others.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use eddy::gpu::GpuContext;
 use eddy::scene::{PreconditionerKind, StandardProblem};
+use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
 use eddy::sim::{Simulation, Stage};
 use std::sync::Arc;
 
@@ -66,5 +67,26 @@ fn transfers_and_step(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, pressure, transfers_and_step);
+/// One smoke substep of the benchmark plume (developed for 10 substeps first), per
+/// preconditioner, on n x n grids with n = 4 x the liquid sizes (64^2 by default).
+fn smoke_step(c: &mut Criterion) {
+    let ctx = context();
+    let mut group = c.benchmark_group("smoke_step");
+    group.sample_size(10);
+    for n in sizes().into_iter().map(|n| 4 * n) {
+        for kind in [PreconditionerKind::Ip, PreconditionerKind::Mic0] {
+            let scene = eddy::bench_smoke::plume_scene(n, kind, 1e-4);
+            let mut sim = SmokeSimulation::new(ctx.clone(), &scene).unwrap();
+            for _ in 0..10 {
+                sim.substep(1.0 / 120.0, SmokeStage::Tracers).unwrap();
+            }
+            group.bench_function(BenchmarkId::new(kind.name(), format!("{n}^2")), |b| {
+                b.iter(|| sim.substep(1.0 / 120.0, SmokeStage::Tracers).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, pressure, transfers_and_step, smoke_step);
 criterion_main!(benches);

@@ -416,30 +416,31 @@ fn run_smoke(scene: &Scene, frames: u64, out: &Path) -> Result<()> {
 
 fn bench(opts: &eddy::bench::BenchOptions, json: Option<&Path>) -> Result<()> {
     opts.validate()?;
-    let ctx = Arc::new(GpuContext::new()?);
-    eprintln!("adapter: {}", ctx.describe());
-    let bar = ProgressBar::new(1);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} cases  {msg}  [{elapsed_precise}]")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let report = eddy::bench::run(ctx, opts, |done, total, what| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-        bar.set_message(what.to_string());
-    })?;
-    bar.finish_and_clear();
-    print!("{}", eddy::bench::table(&report));
-    if let Some(path) = json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("JSON written to {}", path.display());
-    }
-    Ok(())
+    run_bench(
+        |ctx, progress| eddy::bench::run(ctx, opts, progress),
+        eddy::bench::table,
+        json,
+    )
 }
 
 fn bench_smoke(opts: &eddy::bench_smoke::SmokeBenchOptions, json: Option<&Path>) -> Result<()> {
     opts.validate()?;
+    run_bench(
+        |ctx, progress| eddy::bench_smoke::run(ctx, opts, progress),
+        eddy::bench_smoke::table,
+        json,
+    )
+}
+
+/// Runs a benchmark with a progress bar, prints its table and writes its JSON.
+fn run_bench<R: serde::Serialize>(
+    run: impl FnOnce(
+        Arc<GpuContext>,
+        &mut dyn FnMut(usize, usize, &str),
+    ) -> Result<R, eddy::bench::BenchError>,
+    table: impl Fn(&R) -> String,
+    json: Option<&Path>,
+) -> Result<()> {
     let ctx = Arc::new(GpuContext::new()?);
     eprintln!("adapter: {}", ctx.describe());
     let bar = ProgressBar::new(1);
@@ -447,13 +448,13 @@ fn bench_smoke(opts: &eddy::bench_smoke::SmokeBenchOptions, json: Option<&Path>)
         ProgressStyle::with_template("{bar:30} {pos}/{len} cases  {msg}  [{elapsed_precise}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let report = eddy::bench_smoke::run(ctx, opts, |done, total, what| {
+    let report = run(ctx, &mut |done, total, what| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
         bar.set_message(what.to_string());
     })?;
     bar.finish_and_clear();
-    print!("{}", eddy::bench_smoke::table(&report));
+    print!("{}", table(&report));
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
