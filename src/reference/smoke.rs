@@ -6,13 +6,67 @@
 
 use super::{face_cells, face_index, for_each_face, interpolate, stencil_nodes, Grid, MacField};
 use super::{FLUID, SOLID};
-use crate::sim::smoke::{Emitter, SmokeParams, EMIT_BOX, EMIT_DISC, EMIT_SPLAT};
 
 /// Dye rgb and temperature (w) per cell.
 pub type Dye = Vec<[f64; 4]>;
 
-fn v4(a: [f32; 4]) -> [f64; 4] {
-    a.map(|x| x as f64)
+/// A region of the slice (x and y only; the slice is one cell thick).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Region {
+    Box { lo: [f64; 2], hi: [f64; 2] },
+    Disc { centre: [f64; 2], radius: f64 },
+    /// Weight exp(-|x - centre|^2 / radius^2) everywhere.
+    Gaussian { centre: [f64; 2], radius: f64 },
+}
+
+impl Region {
+    /// 1 inside a box or disc (0 outside), the gaussian's weight.
+    pub fn weight(&self, x: [f64; 3]) -> f64 {
+        match *self {
+            Region::Box { lo, hi } => {
+                (x[0] >= lo[0] && x[1] >= lo[1] && x[0] <= hi[0] && x[1] <= hi[1]) as u8 as f64
+            }
+            Region::Disc { centre, radius } => {
+                let (dx, dy) = (x[0] - centre[0], x[1] - centre[1]);
+                (dx * dx + dy * dy <= radius * radius) as u8 as f64
+            }
+            Region::Gaussian { centre, radius } => {
+                let (dx, dy) = (x[0] - centre[0], x[1] - centre[1]);
+                (-(dx * dx + dy * dy) / (radius * radius)).exp()
+            }
+        }
+    }
+}
+
+/// A source or splat: inside a box or disc, dye/temperature are raised to `dye` and the
+/// velocity set to `velocity` when `set_velocity`; a gaussian adds weight x `dye` and
+/// weight x `velocity`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Source {
+    pub region: Region,
+    pub dye: [f64; 4],
+    pub velocity: [f64; 3],
+    pub set_velocity: bool,
+}
+
+/// The settings of one smoke substep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// The moving obstacle (a box or disc) and its velocity.
+    pub obstacle: Option<Region>,
+    pub obstacle_velocity: [f64; 3],
+    /// Unit vector against gravity.
+    pub up: [f64; 3],
+    /// Per-substep factors of dye r, g, b and temperature, and of the velocity.
+    pub dye_decay: [f64; 4],
+    pub velocity_decay: f64,
+    pub buoyancy: f64,
+    pub dye_weight: f64,
+    pub ambient: f64,
+    /// Confinement epsilon.
+    pub vorticity: f64,
+    /// MacCormack instead of plain semi-Lagrangian.
+    pub maccormack: bool,
 }
 
 pub fn cell_centre(g: &Grid, c: usize) -> [f64; 3] {
@@ -26,35 +80,25 @@ pub fn face_position(g: &Grid, comp: usize, f: [usize; 3]) -> [f64; 3] {
     x
 }
 
-/// Whether `x` lies in the moving obstacle (x and y only: the slice is one cell thick).
-pub fn in_obstacle(p: &SmokeParams, x: [f64; 3]) -> bool {
-    let lo = v4(p.obstacle_lo);
-    let hi = v4(p.obstacle_hi);
-    match p.obstacle_lo[3] as u32 {
-        1 => x[0] >= lo[0] && x[1] >= lo[1] && x[0] <= hi[0] && x[1] <= hi[1],
-        2 => {
-            let (dx, dy) = (x[0] - lo[0], x[1] - lo[1]);
-            dx * dx + dy * dy <= hi[3] * hi[3]
-        }
-        _ => false,
-    }
+/// Whether `x` lies in the moving obstacle.
+pub fn in_obstacle(p: &Params, x: [f64; 3]) -> bool {
+    p.obstacle.is_some_and(|r| r.weight(x) > 0.0)
 }
 
 /// Cell types and solid velocities of a smoke step; dye inside solids is cleared.
 pub fn mark(
     g: &Grid,
-    p: &SmokeParams,
+    p: &Params,
     static_solid: &[u32],
     static_vel: &[[f64; 3]],
     dye: &mut Dye,
 ) -> (Vec<u8>, Vec<[f64; 3]>) {
     let mut types = vec![FLUID; g.cells()];
     let mut solid_vel = vec![[0.0; 3]; g.cells()];
-    let ov = v4(p.obstacle_vel);
     for c in 0..g.cells() {
         if in_obstacle(p, cell_centre(g, c)) {
             types[c] = SOLID;
-            solid_vel[c] = [ov[0], ov[1], ov[2]];
+            solid_vel[c] = p.obstacle_velocity;
             dye[c] = [0.0; 4];
         } else if static_solid[c] != 0 {
             types[c] = SOLID;
@@ -65,39 +109,23 @@ pub fn mark(
     (types, solid_vel)
 }
 
-/// Weight of an emitter at `x`: 1 inside a box or disc, the gaussian for a splat.
-pub fn emitter_weight(e: &Emitter, x: [f64; 3]) -> f64 {
-    let lo = v4(e.lo);
-    let hi = v4(e.hi);
-    let (dx, dy) = (x[0] - lo[0], x[1] - lo[1]);
-    let d2 = dx * dx + dy * dy;
-    match e.kind {
-        EMIT_BOX => {
-            let inside = x[0] >= lo[0] && x[1] >= lo[1] && x[0] <= hi[0] && x[1] <= hi[1];
-            inside as u8 as f64
-        }
-        EMIT_DISC => (d2 <= lo[3] * lo[3]) as u8 as f64,
-        _ => (-d2 / (lo[3] * lo[3])).exp(),
-    }
-}
-
 /// Sources raise dye/temperature to their value (and may set a jet velocity); splats add.
 /// Faces next to a SOLID cell or a wall are left to the boundary conditions.
-pub fn emit(g: &Grid, types: &[u8], emitters: &[Emitter], dye: &mut Dye, vel: &mut MacField) {
+pub fn emit(g: &Grid, types: &[u8], sources: &[Source], dye: &mut Dye, vel: &mut MacField) {
+    let adds = |s: &Source| matches!(s.region, Region::Gaussian { .. });
     for c in 0..g.cells() {
         if types[c] == SOLID {
             continue;
         }
         let x = cell_centre(g, c);
         let mut d = dye[c];
-        for e in emitters {
-            let w = emitter_weight(e, x);
+        for s in sources {
+            let w = s.region.weight(x);
             if w <= 0.0 {
                 continue;
             }
-            let ed = v4(e.dye);
             for a in 0..4 {
-                d[a] = if e.kind == EMIT_SPLAT { d[a] + w * ed[a] } else { d[a].max(ed[a]) };
+                d[a] = if adds(s) { d[a] + w * s.dye[a] } else { d[a].max(s.dye[a]) };
             }
         }
         dye[c] = d;
@@ -109,16 +137,15 @@ pub fn emit(g: &Grid, types: &[u8], emitters: &[Emitter], dye: &mut Dye, vel: &m
         }
         let x = face_position(g, comp, f);
         let mut u = vel.comp(comp)[i];
-        for e in emitters {
-            let w = emitter_weight(e, x);
+        for s in sources {
+            let w = s.region.weight(x);
             if w <= 0.0 {
                 continue;
             }
-            let ev = e.vel[comp] as f64;
-            if e.kind == EMIT_SPLAT {
-                u += w * ev;
-            } else if e.set_velocity != 0 {
-                u = ev;
+            if adds(s) {
+                u += w * s.velocity[comp];
+            } else if s.set_velocity {
+                u = s.velocity[comp];
             }
         }
         vel.comp_mut(comp)[i] = u;
@@ -204,16 +231,16 @@ fn cell_sample(g: &Grid, types: &[u8], q: &Dye, x: [f64; 3]) -> Sample<[f64; 4]>
 
 /// Advects the face velocities and the dye through `vel` (the velocity at the start of
 /// the stage) with the scheme and dissipation of `p`.
-pub fn advect(g: &Grid, types: &[u8], p: &SmokeParams, dt: f64, vel: &mut MacField, dye: &mut Dye) {
+pub fn advect(g: &Grid, types: &[u8], p: &Params, dt: f64, vel: &mut MacField, dye: &mut Dye) {
     let vel_old = vel.clone();
     let dye_old = dye.clone();
-    let maccormack = p.scheme == 1;
+    let maccormack = p.maccormack;
     let mut vel_hat = MacField::zeros(g);
     for_each_face(g, |comp, f, i| {
         let x = face_position(g, comp, f);
         vel_hat.comp_mut(comp)[i] = face_sample(g, vel_old.comp(comp), comp, trace(g, &vel_old, x, -dt)).value;
     });
-    let decay = p.velocity_decay as f64;
+    let decay = p.velocity_decay;
     for_each_face(g, |comp, f, i| {
         let mut q = vel_hat.comp(comp)[i];
         if maccormack {
@@ -231,7 +258,7 @@ pub fn advect(g: &Grid, types: &[u8], p: &SmokeParams, dt: f64, vel: &mut MacFie
             dye_hat[c] = cell_sample(g, types, &dye_old, trace(g, &vel_old, x, -dt)).value;
         }
     }
-    let dd = v4(p.decay);
+    let dd = p.dye_decay;
     for c in 0..g.cells() {
         if types[c] == SOLID {
             dye[c] = [0.0; 4];
@@ -297,9 +324,9 @@ pub fn vorticity(g: &Grid, types: &[u8], vel: &MacField) -> Vec<[f64; 4]> {
 }
 
 /// Confinement + buoyancy force per cell (m/s^2), zero in SOLID cells.
-pub fn cell_forces(g: &Grid, types: &[u8], p: &SmokeParams, curl: &[[f64; 4]], dye: &Dye) -> Vec<[f64; 3]> {
-    let eps = p.vorticity as f64;
-    let up = v4(p.up);
+pub fn cell_forces(g: &Grid, types: &[u8], p: &Params, curl: &[[f64; 4]], dye: &Dye) -> Vec<[f64; 3]> {
+    let eps = p.vorticity;
+    let up = p.up;
     (0..g.cells())
         .map(|c| {
             if types[c] == SOLID {
@@ -326,15 +353,14 @@ pub fn cell_forces(g: &Grid, types: &[u8], p: &SmokeParams, curl: &[[f64; 4]], d
                 f = cross.map(|v| eps * g.h * v);
             }
             let q = dye[c];
-            let b = p.buoyancy as f64 * (q[3] - p.ambient as f64)
-                - p.dye_weight as f64 * (q[0] + q[1] + q[2]) / 3.0;
+            let b = p.buoyancy * (q[3] - p.ambient) - p.dye_weight * (q[0] + q[1] + q[2]) / 3.0;
             [0, 1, 2].map(|a| f[a] + b * up[a])
         })
         .collect()
 }
 
 /// Applies the cell forces over `dt` to the faces between two non-SOLID cells.
-pub fn forces(g: &Grid, types: &[u8], p: &SmokeParams, dt: f64, vel: &mut MacField, dye: &Dye) {
+pub fn forces(g: &Grid, types: &[u8], p: &Params, dt: f64, vel: &mut MacField, dye: &Dye) {
     let curl = vorticity(g, types, vel);
     let force = cell_forces(g, types, p, &curl, dye);
     for_each_face(g, |comp, f, i| {
