@@ -68,6 +68,10 @@ enum Command {
         /// Slice index along the axis (default: the middle).
         #[arg(long)]
         slice: Option<u32>,
+        /// Smoke scenes: open on this view (dye, speed, direction, pressure, divergence,
+        /// divergence_after, vorticity, temperature, obstacles).
+        #[arg(long)]
+        smoke_view: Option<eddy::sim::smoke::views::SmokeField>,
     },
     /// Validate a scene and print its summary without simulating.
     Check { scene: PathBuf },
@@ -129,6 +133,7 @@ fn real_main() -> Result<()> {
             field,
             axis,
             slice,
+            smoke_view,
         }) => eddy::ui::run(eddy::ui::ViewerOptions {
             scene,
             frames,
@@ -140,6 +145,7 @@ fn real_main() -> Result<()> {
                 _ => 2,
             },
             slice,
+            smoke_view,
         })
         .map_err(Into::into),
         Some(Command::Check { scene }) => check(&scene),
@@ -217,6 +223,7 @@ fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Res
         field: None,
         axis: 2,
         slice: None,
+        smoke_view: None,
     })?;
     Ok(())
 }

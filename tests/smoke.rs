@@ -659,9 +659,13 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
     let rep = sim.last_report.clone();
     assert!(rep.max_speed > 0.6, "max speed {}", rep.max_speed);
     assert!(vel[..33 * 16].iter().any(|u| *u < -0.1));
-    // Tracers stay in the domain.
+    // Tracers stay in the domain and out of the obstacle that sweeps through them.
+    let (lo, hi) = (o.lo, o.hi);
     for p in sim.read_tracers().unwrap() {
         assert!(p[0] >= 0.0 && p[0] <= 1.0 && p[1] >= 0.0 && p[1] <= 0.5, "tracer at {p:?}");
+        let (x, y) = (p[0] as f64, p[1] as f64);
+        let inside = x > lo[0] + 1e-5 && x < hi[0] - 1e-5 && y > lo[1] + 1e-5 && y < hi[1] - 1e-5;
+        assert!(!inside, "tracer {p:?} inside the obstacle {lo:?}..{hi:?}");
     }
 }
 

@@ -50,6 +50,8 @@ pub struct ViewerOptions {
     /// Slice axis (0 x, 1 y, 2 z) and index; the middle of the grid when None.
     pub axis: usize,
     pub slice: Option<u32>,
+    /// Smoke scenes: the view to open on (dye by default).
+    pub smoke_view: Option<smoke::SmokeField>,
 }
 
 /// Opens the viewer and runs until the window closes (or `frames` are done).
@@ -280,7 +282,10 @@ impl Viewer {
                 (StandardProblem::DamBreak.scene(32), Some(e.to_string()))
             }
         };
-        let sim = Sim::new(ctx.clone(), &scene)?;
+        let mut sim = Sim::new(ctx.clone(), &scene)?;
+        if let (Sim::Smoke(m), Some(f)) = (&mut sim, opts.smoke_view) {
+            m.panel.field = f;
+        }
         let mut camera = OrbitCamera::default();
         frame_camera(&mut camera, &scene);
         let mut v = Self {
@@ -361,12 +366,14 @@ impl Viewer {
                 self.renderer.bind_particles(&self.ctx.device, sim);
                 self.stats.particles = sim.particles.count;
                 self.controls.smoke = false;
+                self.stats.smoke = false;
             }
             Sim::Smoke(m) => {
                 self.renderer.clear_particles();
                 self.renderer.set_slice(&self.ctx.device, &self.ctx.queue, None);
                 self.stats.particles = m.sim.tracers.count;
                 self.controls.smoke = true;
+                self.stats.smoke = true;
                 frame_camera(&mut self.camera, &self.scene);
             }
         }

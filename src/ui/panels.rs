@@ -323,6 +323,8 @@ pub struct StatsPanel {
     pub residual: f64,
     pub history: Vec<f32>,
     pub adapter: String,
+    /// Smoke: the particles are tracers and every non-SOLID cell is fluid.
+    pub smoke: bool,
 }
 
 impl StatsPanel {
@@ -333,8 +335,10 @@ impl StatsPanel {
             self.frame_ms, self.sim_time
         ));
         ui.label(format!(
-            "{} particles, {} fluid cells",
-            self.particles, self.fluid_cells
+            "{} {}, {} fluid cells",
+            self.particles,
+            if self.smoke { "tracers" } else { "particles" },
+            self.fluid_cells
         ));
         if self.timestamps {
             egui::Grid::new("stage_ms").show(ui, |ui| {

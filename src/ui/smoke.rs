@@ -5,70 +5,11 @@
 use crate::render::colormap::{cell_type, to_rgba8, Scale};
 use crate::render::slice::{Range, SliceImage, SliceSpec};
 use crate::render::LineVertex;
-use crate::sim::smoke::{Emitter, SmokeSimulation, SmokeStage, AIR_DENSITY, TRAIL_LEN};
+pub use crate::sim::smoke::views::SmokeField;
+use crate::sim::smoke::{Emitter, SmokeSimulation, SmokeStage, TRAIL_LEN};
 use crate::sim::views::Field;
 use crate::sim::SimError;
 use glam::Vec3;
-
-/// What the slice shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SmokeField {
-    /// Dye as RGB over black.
-    Dye,
-    /// |u| at cell centres.
-    Speed,
-    /// Hue from the flow direction, brightness from the speed.
-    Direction,
-    /// Pressure (Pa, air density 1.2 kg/m^3).
-    Pressure,
-    /// div u before the projection (1/s).
-    DivergenceBefore,
-    /// div u after the projection (1/s).
-    DivergenceAfter,
-    /// omega_z (1/s).
-    Vorticity,
-    Temperature,
-    /// Cell types: SOLID obstacles (static, painted, moving) and FLUID.
-    Obstacles,
-}
-
-impl SmokeField {
-    pub const ALL: [SmokeField; 9] = [
-        SmokeField::Dye,
-        SmokeField::Speed,
-        SmokeField::Direction,
-        SmokeField::Pressure,
-        SmokeField::DivergenceBefore,
-        SmokeField::DivergenceAfter,
-        SmokeField::Vorticity,
-        SmokeField::Temperature,
-        SmokeField::Obstacles,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            SmokeField::Dye => "dye (rgb)",
-            SmokeField::Speed => "speed |u| (m/s)",
-            SmokeField::Direction => "velocity direction",
-            SmokeField::Pressure => "pressure (Pa)",
-            SmokeField::DivergenceBefore => "div u before projection (1/s)",
-            SmokeField::DivergenceAfter => "div u after projection (1/s)",
-            SmokeField::Vorticity => "vorticity ω_z (1/s)",
-            SmokeField::Temperature => "temperature",
-            SmokeField::Obstacles => "obstacles (cell type)",
-        }
-    }
-
-    fn signed(self) -> bool {
-        matches!(
-            self,
-            SmokeField::Pressure
-                | SmokeField::DivergenceBefore
-                | SmokeField::DivergenceAfter
-                | SmokeField::Vorticity
-        )
-    }
-}
 
 /// What the left mouse button does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,90 +132,47 @@ impl SmokePanel {
 
 /// Reads the slice as the panel's field and colours it. Also returns the cell types.
 pub fn build_image(sim: &SmokeSimulation, panel: &SmokePanel) -> Result<(SliceImage, Vec<u32>), SimError> {
-    let [nx, ny, _] = sim.dims();
-    let n = (nx * ny) as usize;
+    let data = sim.read_view(panel.field)?;
+    let [nx, ny] = data.dims;
     let h = sim.scene.h() as f32;
-    let read = |b: &wgpu::Buffer| crate::gpu::read_buffer::<f32>(&sim.ctx, b);
-    let types: Vec<u32> = crate::gpu::read_buffer(&sim.ctx, &sim.fields.cell_type)?;
-    let centre_velocity = || -> Result<Vec<[f32; 2]>, SimError> {
-        let v = sim.read_velocity()?;
-        let nu = ((nx + 1) * ny) as usize;
-        Ok((0..n)
-            .map(|c| {
-                let (i, j) = (c % nx as usize, c / nx as usize);
-                let u = 0.5 * (v[i + (nx as usize + 1) * j] + v[i + 1 + (nx as usize + 1) * j]);
-                let w = 0.5 * (v[nu + c] + v[nu + c + nx as usize]);
-                [u, w]
-            })
-            .collect())
-    };
+    let types = &data.cell_type;
     let solid_rgb = |c: usize| (types[c] == crate::scene::SOLID).then(|| cell_type(types[c]));
-    let (values, rgba, scale): (Vec<f32>, Vec<u8>, Scale) = match panel.field {
-        SmokeField::Dye => {
-            let dye = sim.read_dye()?;
-            let values = dye.iter().map(|d| (d[0] + d[1] + d[2]) / 3.0).collect();
-            let rgba = (0..n)
-                .flat_map(|c| {
-                    let d = dye[c];
-                    let rgb = solid_rgb(c).unwrap_or([d[0].clamp(0.0, 1.0), d[1].clamp(0.0, 1.0), d[2].clamp(0.0, 1.0)]);
-                    to_rgba8(rgb)
-                })
+    let values = &data.values;
+    let (rgba, scale): (Vec<u8>, Scale) = match (panel.field, &data.rgb, &data.velocity) {
+        (SmokeField::Dye, Some(rgb), _) => {
+            let rgba = (0..values.len())
+                .flat_map(|c| to_rgba8(solid_rgb(c).unwrap_or(rgb[c].map(|x| x.clamp(0.0, 1.0)))))
                 .collect();
-            (values, rgba, Scale::Sequential { lo: 0.0, hi: 1.0 })
+            (rgba, Scale::Sequential { lo: 0.0, hi: 1.0 })
         }
-        SmokeField::Direction => {
-            let u = centre_velocity()?;
-            let speed: Vec<f32> = u.iter().map(|u| (u[0] * u[0] + u[1] * u[1]).sqrt()).collect();
-            let max = speed.iter().copied().fold(1e-6f32, f32::max);
-            let rgba = (0..n)
+        (SmokeField::Direction, _, Some(u)) => {
+            let max = values.iter().copied().fold(1e-6f32, f32::max);
+            let rgba = (0..values.len())
                 .flat_map(|c| {
-                    let rgb = solid_rgb(c).unwrap_or_else(|| {
+                    to_rgba8(solid_rgb(c).unwrap_or_else(|| {
                         let hue = u[c][1].atan2(u[c][0]) / std::f32::consts::TAU + 0.5;
-                        let value = (speed[c] / max).sqrt();
-                        hsv(hue, 0.85, value)
-                    });
-                    to_rgba8(rgb)
+                        hsv(hue, 0.85, (values[c] / max).sqrt())
+                    }))
                 })
                 .collect();
-            (speed, rgba, Scale::Sequential { lo: 0.0, hi: max })
+            (rgba, Scale::Sequential { lo: 0.0, hi: max })
         }
-        SmokeField::Obstacles => {
-            let values: Vec<f32> = types.iter().map(|t| *t as f32).collect();
-            let rgba = types.iter().flat_map(|t| to_rgba8(cell_type(*t))).collect();
-            (values, rgba, Scale::CellTypes)
-        }
-        f => {
-            let values: Vec<f32> = match f {
-                SmokeField::Speed => centre_velocity()?
-                    .iter()
-                    .map(|u| (u[0] * u[0] + u[1] * u[1]).sqrt())
-                    .collect(),
-                SmokeField::Pressure => {
-                    let scale = (AIR_DENSITY / (sim.fields.params.dt.max(1e-12) as f64)) as f32;
-                    read(&sim.pcg.p)?.iter().map(|x| x * scale).collect()
-                }
-                SmokeField::DivergenceBefore => read(&sim.fields.divergence)?,
-                SmokeField::DivergenceAfter => read(&sim.fields.div_after)?,
-                SmokeField::Vorticity => crate::gpu::read_buffer::<[f32; 4]>(&sim.ctx, &sim.smoke.curl)?
-                    .iter()
-                    .map(|w| w[2])
-                    .collect(),
-                _ => sim.read_dye()?.iter().map(|d| d[3]).collect(),
-            };
-            let values: Vec<f32> = (0..n)
-                .map(|c| if types[c] == crate::scene::SOLID { 0.0 } else { values[c] })
-                .collect();
+        (SmokeField::Obstacles, _, _) => (
+            types.iter().flat_map(|t| to_rgba8(cell_type(*t))).collect(),
+            Scale::CellTypes,
+        ),
+        (f, _, _) => {
             let scale = match panel.range() {
-                Range::Auto => Scale::auto(&values, f.signed()),
+                Range::Auto => Scale::auto(values, f.signed()),
                 Range::Fixed { lo, hi } if f.signed() => Scale::Diverging {
                     max: lo.abs().max(hi.abs()),
                 },
                 Range::Fixed { lo, hi } => Scale::Sequential { lo, hi },
             };
-            let rgba = (0..n)
+            let rgba = (0..values.len())
                 .flat_map(|c| to_rgba8(solid_rgb(c).unwrap_or_else(|| scale.color(values[c]))))
                 .collect();
-            (values, rgba, scale)
+            (rgba, scale)
         }
     };
     let spec = SliceSpec {
@@ -283,7 +181,8 @@ pub fn build_image(sim: &SmokeSimulation, panel: &SmokePanel) -> Result<(SliceIm
         index: 0,
         range: panel.range(),
     };
-    Ok((SliceImage::xy_layer(spec, nx, ny, h, rgba, values, scale), types))
+    let types = data.cell_type.clone();
+    Ok((SliceImage::xy_layer(spec, nx, ny, h, rgba, data.values, scale), types))
 }
 
 /// HSV (all in [0, 1]) to RGB.

@@ -14,6 +14,7 @@ pub mod forces;
 pub mod mark;
 pub mod stats;
 pub mod tracers;
+pub mod views;
 
 use super::fields::{GridFields, Particles, COUNTERS};
 use super::params::SimParams;

@@ -1,5 +1,6 @@
 //! Tracer particles: moved by the liquid's particle advection (RK2 through the grid, kept
-//! in the domain and out of solids), then recorded into trail ring buffers
+//! in the domain and out of solids), pushed out of the moving obstacle when it ran over
+//! them, then recorded into trail ring buffers
 //! (shaders/smoke_tracers.wgsl).
 
 use super::SmokeFields;
@@ -20,7 +21,7 @@ impl SmokeTracers {
             "smoke_tracers.wgsl",
             "SmokeTracers",
             &["record"],
-            &[Uniform, Uniform, StorageRead, Storage],
+            &[Uniform, Uniform, Storage, Storage],
         );
         let group = kernel.bind(
             device,

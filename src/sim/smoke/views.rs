@@ -1,0 +1,175 @@
+//! The smoke mode's inspectable fields: every view of the slice the viewer offers, read
+//! from the simulation's buffers as one value per cell (the viewer colours them).
+
+use super::{SmokeSimulation, AIR_DENSITY};
+use crate::sim::SimError;
+
+/// What the slice shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmokeField {
+    /// Dye as RGB over black.
+    Dye,
+    /// |u| at cell centres.
+    Speed,
+    /// Hue from the flow direction, brightness from the speed.
+    Direction,
+    /// Pressure (Pa, air density 1.2 kg/m^3).
+    Pressure,
+    /// div u before the projection (1/s).
+    DivergenceBefore,
+    /// div u after the projection (1/s).
+    DivergenceAfter,
+    /// omega_z (1/s).
+    Vorticity,
+    Temperature,
+    /// Cell types: SOLID obstacles (static, painted, moving) and FLUID.
+    Obstacles,
+}
+
+impl SmokeField {
+    pub const ALL: [SmokeField; 9] = [
+        SmokeField::Dye,
+        SmokeField::Speed,
+        SmokeField::Direction,
+        SmokeField::Pressure,
+        SmokeField::DivergenceBefore,
+        SmokeField::DivergenceAfter,
+        SmokeField::Vorticity,
+        SmokeField::Temperature,
+        SmokeField::Obstacles,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SmokeField::Dye => "dye (rgb)",
+            SmokeField::Speed => "speed |u| (m/s)",
+            SmokeField::Direction => "velocity direction",
+            SmokeField::Pressure => "pressure (Pa)",
+            SmokeField::DivergenceBefore => "div u before projection (1/s)",
+            SmokeField::DivergenceAfter => "div u after projection (1/s)",
+            SmokeField::Vorticity => "vorticity ω_z (1/s)",
+            SmokeField::Temperature => "temperature",
+            SmokeField::Obstacles => "obstacles (cell type)",
+        }
+    }
+
+    /// The name on the command line (`eddy view --smoke-view NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SmokeField::Dye => "dye",
+            SmokeField::Speed => "speed",
+            SmokeField::Direction => "direction",
+            SmokeField::Pressure => "pressure",
+            SmokeField::DivergenceBefore => "divergence",
+            SmokeField::DivergenceAfter => "divergence_after",
+            SmokeField::Vorticity => "vorticity",
+            SmokeField::Temperature => "temperature",
+            SmokeField::Obstacles => "obstacles",
+        }
+    }
+
+    /// Whether the view has a sign (drawn with a diverging colormap).
+    pub fn signed(self) -> bool {
+        matches!(
+            self,
+            SmokeField::Pressure
+                | SmokeField::DivergenceBefore
+                | SmokeField::DivergenceAfter
+                | SmokeField::Vorticity
+        )
+    }
+}
+
+impl std::str::FromStr for SmokeField {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        SmokeField::ALL
+            .iter()
+            .copied()
+            .find(|f| f.name() == s.to_ascii_lowercase())
+            .ok_or_else(|| {
+                let names: Vec<&str> = SmokeField::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown smoke view {s:?}; expected one of {}", names.join(", "))
+            })
+    }
+}
+
+/// Per-cell values of a view (i-fastest), with the cell types and, for the velocity
+/// views, the cell-centred velocity (x, y).
+pub struct SmokeFieldData {
+    pub field: SmokeField,
+    pub dims: [u32; 2],
+    pub values: Vec<f32>,
+    pub cell_type: Vec<u32>,
+    /// Dye rgb per cell (the dye view only).
+    pub rgb: Option<Vec<[f32; 3]>>,
+    /// Cell-centred (u, v) (the velocity views only).
+    pub velocity: Option<Vec<[f32; 2]>>,
+}
+
+impl SmokeSimulation {
+    /// Cell-centred (u, v), the mean of the two faces per component.
+    pub fn read_centre_velocity(&self) -> Result<Vec<[f32; 2]>, SimError> {
+        let [nx, ny, _] = self.dims().map(|v| v as usize);
+        let v = self.read_velocity()?;
+        let nu = (nx + 1) * ny;
+        Ok((0..nx * ny)
+            .map(|c| {
+                let (i, j) = (c % nx, c / nx);
+                let u = 0.5 * (v[i + (nx + 1) * j] + v[i + 1 + (nx + 1) * j]);
+                let w = 0.5 * (v[nu + c] + v[nu + c + nx]);
+                [u, w]
+            })
+            .collect())
+    }
+
+    /// Reads one view of the slice. Values in SOLID cells are 0 (except the cell types).
+    pub fn read_view(&self, field: SmokeField) -> Result<SmokeFieldData, SimError> {
+        let [nx, ny, _] = self.dims();
+        let read = |b: &wgpu::Buffer| crate::gpu::read_buffer::<f32>(&self.ctx, b);
+        let cell_type: Vec<u32> = crate::gpu::read_buffer(&self.ctx, &self.fields.cell_type)?;
+        let mut rgb = None;
+        let mut velocity = None;
+        let mut values: Vec<f32> = match field {
+            SmokeField::Dye => {
+                let dye = self.read_dye()?;
+                rgb = Some(dye.iter().map(|d| [d[0], d[1], d[2]]).collect());
+                dye.iter().map(|d| (d[0] + d[1] + d[2]) / 3.0).collect()
+            }
+            SmokeField::Speed | SmokeField::Direction => {
+                let u = self.read_centre_velocity()?;
+                let speed = u.iter().map(|u| (u[0] * u[0] + u[1] * u[1]).sqrt()).collect();
+                velocity = Some(u);
+                speed
+            }
+            SmokeField::Pressure => {
+                // phi = p dt / rho  =>  p = phi rho / dt
+                let scale = (AIR_DENSITY / (self.fields.params.dt.max(1e-12) as f64)) as f32;
+                read(&self.pcg.p)?.iter().map(|x| x * scale).collect()
+            }
+            SmokeField::DivergenceBefore => read(&self.fields.divergence)?,
+            SmokeField::DivergenceAfter => read(&self.fields.div_after)?,
+            SmokeField::Vorticity => crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.smoke.curl)?
+                .iter()
+                .map(|w| w[2])
+                .collect(),
+            SmokeField::Temperature => self.read_dye()?.iter().map(|d| d[3]).collect(),
+            SmokeField::Obstacles => cell_type.iter().map(|t| *t as f32).collect(),
+        };
+        if field != SmokeField::Obstacles {
+            for (v, t) in values.iter_mut().zip(&cell_type) {
+                if *t == crate::scene::SOLID {
+                    *v = 0.0;
+                }
+            }
+        }
+        Ok(SmokeFieldData {
+            field,
+            dims: [nx, ny],
+            values,
+            cell_type,
+            rgb,
+            velocity,
+        })
+    }
+}
