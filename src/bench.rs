@@ -36,6 +36,8 @@ pub struct BenchOptions {
     pub solves: u32,
     /// Timed full steps per case.
     pub steps: u32,
+    /// PCG iterations submitted between convergence checks.
+    pub check_every: u32,
 }
 
 impl Default for BenchOptions {
@@ -48,6 +50,7 @@ impl Default for BenchOptions {
             max_iterations: 4000,
             solves: 3,
             steps: 3,
+            check_every: 8,
         }
     }
 }
@@ -71,8 +74,8 @@ impl BenchOptions {
                 self.tolerance
             ));
         }
-        if self.solves == 0 || self.steps == 0 || self.max_iterations == 0 {
-            return bad("--solves, --steps and --max-iterations must be at least 1".into());
+        if self.solves == 0 || self.steps == 0 || self.max_iterations == 0 || self.check_every == 0 {
+            return bad("--solves, --steps, --max-iterations and --check-every must be at least 1".into());
         }
         Ok(())
     }
@@ -208,6 +211,7 @@ pub fn run(
             let mut scene = problem.scene(n);
             scene.pressure.tolerance = opts.tolerance;
             scene.pressure.max_iterations = opts.max_iterations;
+            scene.pressure.check_every = opts.check_every;
             // Settle once and start every preconditioner from the same particles.
             let mut settle = Simulation::new(ctx.clone(), &scene)?;
             for _ in 0..problem.settle_frames() {

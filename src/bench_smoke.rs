@@ -25,6 +25,8 @@ pub struct SmokeBenchOptions {
     pub warmup: u32,
     /// Timed substeps.
     pub steps: u32,
+    /// PCG iterations submitted between convergence checks.
+    pub check_every: u32,
 }
 
 impl Default for SmokeBenchOptions {
@@ -35,6 +37,7 @@ impl Default for SmokeBenchOptions {
             tolerance: 1e-4,
             warmup: 60,
             steps: 60,
+            check_every: 8,
         }
     }
 }
@@ -51,8 +54,8 @@ impl SmokeBenchOptions {
         if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
             return bad(format!("--tolerance must be in (0, 1), got {}", self.tolerance));
         }
-        if self.steps == 0 {
-            return bad("--steps must be at least 1".into());
+        if self.steps == 0 || self.check_every == 0 {
+            return bad("--steps and --check-every must be at least 1".into());
         }
         Ok(())
     }
@@ -109,6 +112,7 @@ pub struct SmokeBenchReport {
     pub adapter: String,
     pub timestamps: bool,
     pub tolerance: f64,
+    pub check_every: u32,
     pub warmup: u32,
     pub steps: u32,
     pub rows: Vec<SmokeBenchRow>,
@@ -126,7 +130,8 @@ pub fn run(
     for &n in &opts.sizes {
         for &kind in &opts.preconditioners {
             progress(rows.len(), total, &format!("smoke {n}^2 {kind}"));
-            let scene = plume_scene(n, kind, opts.tolerance);
+            let mut scene = plume_scene(n, kind, opts.tolerance);
+            scene.pressure.check_every = opts.check_every;
             let mut sim = SmokeSimulation::new(ctx.clone(), &scene)?;
             for _ in 0..opts.warmup {
                 sim.substep(dt, SmokeStage::Tracers)?;
@@ -161,6 +166,7 @@ pub fn run(
         adapter: ctx.describe(),
         timestamps: ctx.timestamps,
         tolerance: opts.tolerance,
+        check_every: opts.check_every,
         warmup: opts.warmup,
         steps: opts.steps,
         rows,
@@ -169,8 +175,8 @@ pub fn run(
 
 pub fn table(r: &SmokeBenchReport) -> String {
     let mut s = format!(
-        "adapter: {}\nsmoke plume, {} warm-up + {} timed substeps of 1/120 s, tolerance {:e}; steps/s is wall clock\n\n",
-        r.adapter, r.warmup, r.steps, r.tolerance
+        "adapter: {}\nsmoke plume, {} warm-up + {} timed substeps of 1/120 s, tolerance {:e}, convergence checked every {} iterations; steps/s is wall clock\n\n",
+        r.adapter, r.warmup, r.steps, r.tolerance, r.check_every
     );
     s += &format!(
         "{:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>11}\n",

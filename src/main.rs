@@ -102,6 +102,10 @@ enum Command {
         /// Benchmark the smoke mode: a hot plume on square grids, steps/s per size.
         #[arg(long)]
         smoke: bool,
+        /// PCG iterations submitted between convergence checks (the scene setting
+        /// pressure.check_every).
+        #[arg(long, default_value_t = 8)]
+        check_every: u32,
         /// Smoke only: untimed substeps before timing.
         #[arg(long, default_value_t = 60)]
         warmup: u32,
@@ -158,6 +162,7 @@ fn real_main() -> Result<()> {
             solves,
             steps,
             smoke,
+            check_every,
             warmup,
             json,
         }) => {
@@ -169,6 +174,7 @@ fn real_main() -> Result<()> {
                     tolerance: tolerance.unwrap_or(d.tolerance),
                     warmup,
                     steps: steps.unwrap_or(d.steps),
+                    check_every,
                 };
                 return bench_smoke(&opts, json.as_deref());
             }
@@ -186,6 +192,7 @@ fn real_main() -> Result<()> {
                 max_iterations,
                 solves,
                 steps: steps.unwrap_or(d.steps),
+                check_every,
             };
             bench(&opts, json.as_deref())
         }
