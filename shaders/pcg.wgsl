@@ -1,8 +1,15 @@
 //!include prelude.wgsl
 // Preconditioned conjugate gradients on the packed matrix, with every scalar kept on the
-// GPU: reductions write per-workgroup partials and a one-workgroup `finish_*` kernel turns
-// them into alpha, beta and the residual. Once `state.done` is set every kernel returns at
-// once, so the host can enqueue iterations ahead and check convergence only now and then.
+// GPU: reductions write per-workgroup partials (at most 512), and the kernels that need a
+// scalar re-sum those partials themselves, every workgroup in the same order, so they all
+// get the same alpha or beta without a separate one-workgroup dispatch. An iteration is
+//   apply_a (q = A d; workgroup 0 commits rho = r.z of the previous iteration),
+//   dot_dq, update_pr (alpha = rho / d.q; p += alpha d, r -= alpha q),
+//   the preconditioner (z = M^-1 r), dot_rz,
+//   update_d (beta = r.z / rho, the convergence test; d = z + beta d).
+// rho is committed one dispatch later than it is known because update_d's workgroups all
+// still read the old one. Once `state.done` is set every kernel returns at once, so the
+// host can enqueue iterations ahead and check convergence only now and then.
 //
 // Convergence is measured in the max norm, max|r| / max|b|: r = -h^2 div(u) after the
 // projection, so the tolerance bounds the divergence left in every single cell relative
@@ -77,7 +84,12 @@ fn apply_row(c: u32, use_p: bool) -> f32 {
 }
 
 fn tree_sum(li: u32) {
-    for (var stride = RWG / 2u; stride > 0u; stride = stride / 2u) {
+    tree_sum_n(li, RWG);
+}
+
+// Pairwise tree over the first `n` (a power of two, uniform) entries of red_a / red_b.
+fn tree_sum_n(li: u32, n: u32) {
+    for (var stride = n / 2u; stride > 0u; stride = stride / 2u) {
         workgroupBarrier();
         if (li < stride) {
             red_a[li] += red_a[li + stride];
@@ -128,15 +140,20 @@ fn reduce_pairs(which: u32, wg: vec3<u32>, li: u32) {
 
 // Combines the partials of all reduction workgroups: sum into red_a[0], max into red_b[0].
 fn finish_sums(li: u32) {
+    finish_sums_n(li, RWG);
+}
+
+// The same with `n` threads (every thread of the workgroup must call it).
+fn finish_sums_n(li: u32, n: u32) {
     var s0 = 0.0; var c0 = 0.0;
     var s1 = 0.0;
-    for (var i = li; i < cfg.groups; i += RWG) {
+    for (var i = li; i < cfg.groups; i += n) {
         let y0 = partials[2u * i] - c0; let n0 = s0 + y0; c0 = (n0 - s0) - y0; s0 = n0;
         s1 = max(s1, partials[2u * i + 1u]);
     }
     red_a[li] = s0;
     red_b[li] = s1;
-    tree_sum(li);
+    tree_sum_n(li, n);
 }
 
 @compute @workgroup_size(256)
@@ -197,7 +214,12 @@ fn copy_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
 @compute @workgroup_size(64)
 fn apply_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
-    if (state.done != 0u) { return; }
+    if (is_done_uniform(li)) { return; }
+    if (wg.x == 0u && wg.y == 0u) {
+        // The partials still hold the last r.z (dot_dq overwrites them next).
+        finish_sums_n(li, WG);
+        if (li == 0u) { state.rho = red_a[0]; }
+    }
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
     q[c] = apply_row(c, false);
@@ -209,65 +231,63 @@ fn dot_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     reduce_pairs(0u, wg, li);
 }
 
-@compute @workgroup_size(256)
-fn finish_alpha(@builtin(local_invocation_index) li: u32) {
-    if (is_done_uniform(li)) { return; }
-    finish_sums(li);
-    if (li == 0u) {
-        let dq = red_a[0];
-        // A is positive definite on these systems, so d.q > 0 unless d = 0 or f32 broke down.
-        if (!(dq > 0.0) || dq > 3.0e38) {
-            state.alpha = 0.0;
-            state.done = 1u;
-            state.status = 3u;
-        } else {
-            state.alpha = state.rho / dq;
-        }
-    }
-}
-
+// alpha = rho / d.q from dot_dq's partials (every workgroup computes it), then
+// p += alpha d, r -= alpha q. d.q <= 0 means breakdown (A is positive definite here).
 @compute @workgroup_size(64)
 fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
-    if (state.done != 0u) { return; }
+    if (is_done_uniform(li)) { return; }
+    finish_sums_n(li, WG);
+    let dq = red_a[0];
+    let broke = !(dq > 0.0) || dq > 3.0e38;
+    let alpha = select(state.rho / dq, 0.0, broke);
+    if (li == 0u && wg.x == 0u && wg.y == 0u) {
+        state.alpha = alpha;
+        if (broke) {
+            state.done = 1u;
+            state.status = 3u;
+        }
+    }
+    if (broke) { return; }
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    let alpha = state.alpha;
     p[c] = p[c] + alpha * d[c];
     r[c] = r[c] - alpha * q[c];
 }
 
-@compute @workgroup_size(256)
-fn finish_beta(@builtin(local_invocation_index) li: u32) {
+// beta = r.z / rho and the convergence test from dot_rz's partials (every workgroup
+// computes them; workgroup 0 records them), then d = z + beta d unless the solve stops.
+// rho itself is committed by the next apply_a: the other workgroups here still read it.
+@compute @workgroup_size(64)
+fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    finish_sums(li);
-    if (li == 0u) {
-        let rz = red_a[0];
-        let rr = red_b[0];
-        let it = state.iterations + 1u;
+    finish_sums_n(li, WG);
+    let rz = red_a[0];
+    let rr = red_b[0];
+    let it = state.iterations + 1u;
+    let converged = rr <= cfg.tol * state.bb;
+    let broke = !(rz > 0.0);
+    let beta = rz / state.rho;
+    if (li == 0u && wg.x == 0u && wg.y == 0u) {
         state.iterations = it;
         state.rr = rr;
         state.history[it] = rr / state.bb;
-        if (rr <= cfg.tol * state.bb) {
+        if (converged) {
             state.done = 1u;
             state.status = 1u;
         } else if (it >= cfg.max_iterations) {
             state.done = 1u;
             state.status = 2u;
-        } else if (!(rz > 0.0)) {
+        } else if (broke) {
             state.done = 1u;
             state.status = 3u;
         }
-        state.beta = rz / state.rho;
-        state.rho = rz;
+        state.beta = beta;
     }
-}
-
-@compute @workgroup_size(64)
-fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-            @builtin(local_invocation_index) li: u32) {
-    if (state.done != 0u) { return; }
+    // (The last iteration before the limit may still update d: nothing reads it after.)
+    if (converged || broke) { return; }
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    d[c] = z[c] + state.beta * d[c];
+    d[c] = z[c] + beta * d[c];
 }

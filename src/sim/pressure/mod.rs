@@ -183,7 +183,7 @@ impl PressureSolver {
     }
 
     pub fn dispatches_per_iteration(&self, kind: PreconditionerKind) -> u32 {
-        7 + self.precond.dispatches(kind)
+        pcg::Pcg::DISPATCHES + self.precond.dispatches(kind)
     }
 
     /// Runs the iteration loop after `record_setup` has been submitted: chunks of

@@ -63,9 +63,7 @@ impl Pcg {
                 "copy_d",
                 "apply_a",
                 "dot_dq",
-                "finish_alpha",
                 "update_pr",
-                "finish_beta",
                 "update_d",
             ],
             &[
@@ -139,18 +137,21 @@ impl Pcg {
         self.cells(pass, "copy_d", f);
     }
 
-    /// First half of an iteration: q = A d, alpha, p and r updates.
+    /// First half of an iteration: q = A d, alpha, p and r updates (3 dispatches; alpha
+    /// is computed inside update_pr, see shaders/pcg.wgsl).
     pub fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.cells(pass, "apply_a", f);
         self.reduce(pass, "dot_dq");
-        self.single(pass, "finish_alpha");
         self.cells(pass, "update_pr", f);
     }
 
-    /// Second half, after z = M^-1 r: beta, convergence test, new direction.
+    /// Second half, after z = M^-1 r: beta, convergence test, new direction (2
+    /// dispatches; beta and the test are computed inside update_d).
     pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.reduce(pass, "dot_rz");
-        self.single(pass, "finish_beta");
         self.cells(pass, "update_d", f);
     }
+
+    /// Dispatches per iteration outside the preconditioner.
+    pub const DISPATCHES: u32 = 5;
 }
