@@ -233,15 +233,16 @@ fn dot_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
 
 // alpha = rho / d.q from dot_dq's partials (every workgroup computes it), then
 // p += alpha d, r -= alpha q. d.q <= 0 means breakdown (A is positive definite here).
-@compute @workgroup_size(64)
-fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-             @builtin(local_invocation_index) li: u32) {
+// Runs as `cfg.groups` workgroups striding over the cells like the reductions, so the
+// partials are re-read a fixed number of times whatever the grid size.
+@compute @workgroup_size(256)
+fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    finish_sums_n(li, WG);
+    finish_sums(li);
     let dq = red_a[0];
     let broke = !(dq > 0.0) || dq > 3.0e38;
     let alpha = select(state.rho / dq, 0.0, broke);
-    if (li == 0u && wg.x == 0u && wg.y == 0u) {
+    if (li == 0u && wg.x == 0u) {
         state.alpha = alpha;
         if (broke) {
             state.done = 1u;
@@ -249,27 +250,28 @@ fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
         }
     }
     if (broke) { return; }
-    let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells) { return; }
-    p[c] = p[c] + alpha * d[c];
-    r[c] = r[c] - alpha * q[c];
+    let stride = cfg.groups * RWG;
+    for (var c = wg.x * RWG + li; c < params.num_cells; c += stride) {
+        p[c] = p[c] + alpha * d[c];
+        r[c] = r[c] - alpha * q[c];
+    }
 }
 
 // beta = r.z / rho and the convergence test from dot_rz's partials (every workgroup
 // computes them; workgroup 0 records them), then d = z + beta d unless the solve stops.
 // rho itself is committed by the next apply_a: the other workgroups here still read it.
-@compute @workgroup_size(64)
-fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-            @builtin(local_invocation_index) li: u32) {
+// Strided over the cells by `cfg.groups` workgroups, like update_pr.
+@compute @workgroup_size(256)
+fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    finish_sums_n(li, WG);
+    finish_sums(li);
     let rz = red_a[0];
     let rr = red_b[0];
     let it = state.iterations + 1u;
     let converged = rr <= cfg.tol * state.bb;
     let broke = !(rz > 0.0);
     let beta = rz / state.rho;
-    if (li == 0u && wg.x == 0u && wg.y == 0u) {
+    if (li == 0u && wg.x == 0u) {
         state.iterations = it;
         state.rr = rr;
         state.history[it] = rr / state.bb;
@@ -287,7 +289,8 @@ fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     // (The last iteration before the limit may still update d: nothing reads it after.)
     if (converged || broke) { return; }
-    let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells) { return; }
-    d[c] = z[c] + beta * d[c];
+    let stride = cfg.groups * RWG;
+    for (var c = wg.x * RWG + li; c < params.num_cells; c += stride) {
+        d[c] = z[c] + beta * d[c];
+    }
 }

@@ -149,7 +149,7 @@ impl PressureSolver {
     ) {
         self.pcg.record_step(pass, f);
         self.precond.record_apply(pass, f, kind);
-        self.pcg.record_direction(pass, f);
+        self.pcg.record_direction(pass);
     }
 
     /// Applies the preconditioner once, z = M^-1 r, for a given r (tests and debugging).

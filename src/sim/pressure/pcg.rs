@@ -142,14 +142,14 @@ impl Pcg {
     pub fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.cells(pass, "apply_a", f);
         self.reduce(pass, "dot_dq");
-        self.cells(pass, "update_pr", f);
+        self.reduce(pass, "update_pr");
     }
 
     /// Second half, after z = M^-1 r: beta, convergence test, new direction (2
     /// dispatches; beta and the test are computed inside update_d).
-    pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+    pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.reduce(pass, "dot_rz");
-        self.cells(pass, "update_d", f);
+        self.reduce(pass, "update_d");
     }
 
     /// Dispatches per iteration outside the preconditioner.
