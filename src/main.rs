@@ -85,7 +85,7 @@ enum Command {
         /// Problems: dam_break, settled_pool.
         #[arg(long, value_delimiter = ',', default_values = ["dam_break", "settled_pool"])]
         problems: Vec<String>,
-        /// Preconditioners: none, jacobi, ip, mic0 [default: all; smoke: ip,mic0].
+        /// Preconditioners: none, jacobi, ip, mic0 [default: all; smoke: ip].
         #[arg(long, value_delimiter = ',')]
         preconditioners: Option<Vec<PreconditionerKind>>,
         /// Relative residual (max norm) each solve iterates to [default: 1e-6; smoke: 1e-4].
@@ -96,7 +96,7 @@ enum Command {
         /// Timed solves per case.
         #[arg(long, default_value_t = 3)]
         solves: u32,
-        /// Timed full steps per case [default: 3; smoke: 60].
+        /// Timed full steps per case [default: 3; smoke: 30].
         #[arg(long)]
         steps: Option<u32>,
         /// Benchmark the smoke mode: a hot plume on square grids, steps/s per size.
@@ -107,7 +107,7 @@ enum Command {
         #[arg(long, default_value_t = 8)]
         check_every: u32,
         /// Smoke only: untimed substeps before timing.
-        #[arg(long, default_value_t = 60)]
+        #[arg(long, default_value_t = 30)]
         warmup: u32,
         /// Also write the results as JSON.
         #[arg(long)]
@@ -255,7 +255,7 @@ fn check(path: &Path) -> Result<()> {
     let est = if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
         println!(
-            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, {} sources{}",
+            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, sources: {}{}",
             s.advection.name(),
             s.vorticity,
             s.buoyancy,
