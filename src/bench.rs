@@ -74,8 +74,11 @@ impl BenchOptions {
                 self.tolerance
             ));
         }
-        if self.solves == 0 || self.steps == 0 || self.max_iterations == 0 || self.check_every == 0 {
-            return bad("--solves, --steps, --max-iterations and --check-every must be at least 1".into());
+        if self.solves == 0 || self.steps == 0 || self.max_iterations == 0 || self.check_every == 0
+        {
+            return bad(
+                "--solves, --steps, --max-iterations and --check-every must be at least 1".into(),
+            );
         }
         Ok(())
     }

@@ -50,10 +50,15 @@ impl SmokeBenchOptions {
             return bad("--sizes and --preconditioners must each name at least one".into());
         }
         if let Some(s) = self.sizes.iter().find(|s| **s < 8 || **s > 4096) {
-            return bad(format!("smoke size {s} is out of range: cells per side, 8 to 4096"));
+            return bad(format!(
+                "smoke size {s} is out of range: cells per side, 8 to 4096"
+            ));
         }
         if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
-            return bad(format!("--tolerance must be in (0, 1), got {}", self.tolerance));
+            return bad(format!(
+                "--tolerance must be in (0, 1), got {}",
+                self.tolerance
+            ));
         }
         if self.steps == 0 || self.check_every == 0 {
             return bad("--steps and --check-every must be at least 1".into());
@@ -158,7 +163,11 @@ pub fn run(
                 ms_per_step: ms,
                 steps_per_s: 1e3 / ms,
                 gpu_ms_per_step: stages.total() / steps,
-                stage_ms: stages.stages.iter().map(|(k, v)| (k.clone(), v / steps)).collect(),
+                stage_ms: stages
+                    .stages
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v / steps))
+                    .collect(),
             });
         }
     }
@@ -192,7 +201,11 @@ pub fn table(r: &SmokeBenchReport) -> String {
             row.pcg_iterations,
             row.ms_per_step,
             row.steps_per_s,
-            if r.timestamps { format!("{:.3}", row.gpu_ms_per_step) } else { "n/a".into() }
+            if r.timestamps {
+                format!("{:.3}", row.gpu_ms_per_step)
+            } else {
+                "n/a".into()
+            }
         );
     }
     if r.timestamps {
@@ -204,7 +217,10 @@ pub fn table(r: &SmokeBenchReport) -> String {
             }
             s += "\n";
             for row in &r.rows {
-                s += &format!("{:<16}", format!("{0}x{0} {1}", row.size, row.preconditioner));
+                s += &format!(
+                    "{:<16}",
+                    format!("{0}x{0} {1}", row.size, row.preconditioner)
+                );
                 for (_, ms) in &row.stage_ms {
                     s += &format!(" {ms:>9.3}");
                 }

@@ -261,7 +261,11 @@ fn check(path: &Path) -> Result<()> {
             s.buoyancy,
             s.dye_weight,
             s.sources.len(),
-            if s.obstacle.is_some() { ", moving obstacle" } else { "" }
+            if s.obstacle.is_some() {
+                ", moving obstacle"
+            } else {
+                ""
+            }
         );
         println!("tracers     {}", s.tracers);
         eddy::sim::smoke::memory_estimate(&scene)

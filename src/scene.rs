@@ -570,7 +570,10 @@ impl SmokeSettings {
         let rates = [
             ("smoke.velocity_dissipation", self.velocity_dissipation),
             ("smoke.dye_dissipation", self.dye_dissipation),
-            ("smoke.temperature_dissipation", self.temperature_dissipation),
+            (
+                "smoke.temperature_dissipation",
+                self.temperature_dissipation,
+            ),
         ];
         for (name, v) in rates {
             if !(v.is_finite() && v >= 0.0) {
@@ -596,8 +599,7 @@ impl SmokeSettings {
             }
             let d = [src.dye.0, src.dye.1, src.dye.2, src.temperature];
             let v = [src.velocity.0, src.velocity.1, src.velocity.2];
-            if d.iter().chain(v.iter()).any(|x| !x.is_finite()) || d[..3].iter().any(|x| *x < 0.0)
-            {
+            if d.iter().chain(v.iter()).any(|x| !x.is_finite()) || d[..3].iter().any(|x| *x < 0.0) {
                 return Err(format!(
                     "smoke.sources[{i}]: dye must be finite and >= 0, temperature and velocity finite"
                 ));

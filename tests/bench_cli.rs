@@ -137,15 +137,31 @@ fn smoke_bench_json_has_every_column() {
     let json = std::env::temp_dir().join(format!("eddy-bench-smoke-{}.json", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
         .args([
-            "bench", "--smoke", "--sizes", "16,24", "--preconditioners", "none,mic0", "--warmup",
-            "3", "--steps", "2", "--json",
+            "bench",
+            "--smoke",
+            "--sizes",
+            "16,24",
+            "--preconditioners",
+            "none,mic0",
+            "--warmup",
+            "3",
+            "--steps",
+            "2",
+            "--json",
         ])
         .arg(&json)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("steps/s") && table.contains("24x24"), "{table}");
+    assert!(
+        table.contains("steps/s") && table.contains("24x24"),
+        "{table}"
+    );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = v["rows"].as_array().unwrap();

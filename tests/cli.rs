@@ -243,10 +243,21 @@ fn smoke_run_writes_the_liquid_columns_and_its_own() {
     );
     let dir = std::env::temp_dir().join(format!("eddy-cli-smoke-{}", std::process::id()));
     let out = eddy(
-        &["run", p.to_str().unwrap(), "--frames", "6", "--out", dir.to_str().unwrap()],
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--frames",
+            "6",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
         &[],
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -261,11 +272,23 @@ fn smoke_run_writes_the_liquid_columns_and_its_own() {
     assert_eq!(rows[5][3], 100.0, "tracers");
     assert_eq!(rows[5][4], 400.0, "non-solid cells");
     assert!(rows[5][dye_col] > rows[0][dye_col] && rows[0][dye_col] > 0.0);
-    assert!(rows[5][y_col] > rows[0][y_col], "the hot source's dye rises");
+    assert!(
+        rows[5][y_col] > rows[0][y_col],
+        "the hot source's dye rises"
+    );
     assert!(rows[5][5] > 0.0, "pressure solved");
     // Liquid-only options are refused with a reason.
     let out = eddy(
-        &["run", p.to_str().unwrap(), "--frames", "1", "--out", dir.to_str().unwrap(), "--dump-particles", "1"],
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--out",
+            dir.to_str().unwrap(),
+            "--dump-particles",
+            "1",
+        ],
         &[],
     );
     assert_clean_failure(&out, &["smoke"]);
@@ -275,5 +298,8 @@ fn smoke_run_writes_the_liquid_columns_and_its_own() {
         "smoke_3d.ron",
         "(kind: smoke, domain: (1.0, 1.0, 1.0), resolution: (10, 10, 10))",
     );
-    assert_clean_failure(&eddy(&["check", bad.to_str().unwrap()], &[]), &["resolution z must be 1"]);
+    assert_clean_failure(
+        &eddy(&["check", bad.to_str().unwrap()], &[]),
+        &["resolution z must be 1"],
+    );
 }

@@ -33,7 +33,12 @@ fn every_shipped_scene_is_valid() {
                 }
             }
             if scene.kind == SceneKind::Smoke {
-                assert_eq!(scene.dims()[2], 1, "{} is a smoke scene with nz != 1", path.display());
+                assert_eq!(
+                    scene.dims()[2],
+                    1,
+                    "{} is a smoke scene with nz != 1",
+                    path.display()
+                );
             }
             names.push(path.file_name().unwrap().to_string_lossy().to_string());
         }

@@ -144,7 +144,14 @@ impl Case {
 
     /// The scene's sources and the test's splat, as the reference takes them.
     fn sources(&self) -> Vec<cs::Source> {
-        let mut v: Vec<cs::Source> = self.sim.scene.smoke.sources.iter().map(ref_source).collect();
+        let mut v: Vec<cs::Source> = self
+            .sim
+            .scene
+            .smoke
+            .sources
+            .iter()
+            .map(ref_source)
+            .collect();
         v.push(cs::Source {
             region: cs::Region::Gaussian {
                 centre: [0.52, 0.49],
@@ -187,12 +194,19 @@ fn ref_params(sim: &SmokeSimulation, dt: f64) -> cs::Params {
     let s = &sim.scene.smoke;
     let g = sim.scene.gravity;
     let gl = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
-    let up = if gl > 0.0 { [-g.0 / gl, -g.1 / gl, -g.2 / gl] } else { [0.0, 1.0, 0.0] };
+    let up = if gl > 0.0 {
+        [-g.0 / gl, -g.1 / gl, -g.2 / gl]
+    } else {
+        [0.0, 1.0, 0.0]
+    };
     let decay = |rate: f64| (-rate * dt).exp();
     let (obstacle, obstacle_velocity) = match &sim.obstacle {
         Some(o) => (
             Some(if o.radius > 0.0 {
-                cs::Region::Disc { centre: o.lo, radius: o.radius }
+                cs::Region::Disc {
+                    centre: o.lo,
+                    radius: o.radius,
+                }
             } else {
                 cs::Region::Box { lo: o.lo, hi: o.hi }
             }),
@@ -268,8 +282,14 @@ fn check_stages(scheme: AdvectionScheme) {
     let (types, solid_vel) = cs::mark(g, &p, &static_solid, &static_vel, &mut expect_dye);
     assert_eq!(c.types(), types, "cell types");
     let solids = types.iter().filter(|t| **t == cpu::SOLID).count();
-    assert!(solids > 20 && solids < g.cells() / 2, "{solids} solid cells");
-    assert!(types.iter().zip(&static_solid).any(|(t, s)| *t == cpu::SOLID && *s == 0));
+    assert!(
+        solids > 20 && solids < g.cells() / 2,
+        "{solids} solid cells"
+    );
+    assert!(types
+        .iter()
+        .zip(&static_solid)
+        .any(|(t, s)| *t == cpu::SOLID && *s == 0));
     assert_eq!(dye_diff(&c.dye(), &expect_dye), 0.0, "dye after marking");
     let after_mark = c.dye();
 
@@ -281,7 +301,10 @@ fn check_stages(scheme: AdvectionScheme) {
     let (dye_emit, vel_emit) = (c.dye(), c.vel());
     let e = dye_diff(&dye_emit, &expect_dye).max(mac_diff(&vel_emit, &expect_vel));
     assert!(e < 1e-5, "emit differs by {e}");
-    assert!(dye_diff(&dye_emit, &after_mark) > 0.5, "the sources changed nothing");
+    assert!(
+        dye_diff(&dye_emit, &after_mark) > 0.5,
+        "the sources changed nothing"
+    );
 
     // Advection (f32 back-traces through a random field: 1e-4 of values up to ~2).
     c.run_to(SmokeStage::Advect);
@@ -291,8 +314,14 @@ fn check_stages(scheme: AdvectionScheme) {
     let (dye_adv, vel_adv) = (c.dye(), c.vel());
     let ed = dye_diff(&dye_adv, &expect_dye);
     let ev = mac_diff(&vel_adv, &expect_vel);
-    assert!(ed < 1e-4 && ev < 1e-4, "{scheme:?} advection differs: dye {ed}, velocity {ev}");
-    assert!(dye_diff(&dye_adv, &dye_emit) > 0.1, "advection moved nothing");
+    assert!(
+        ed < 1e-4 && ev < 1e-4,
+        "{scheme:?} advection differs: dye {ed}, velocity {ev}"
+    );
+    assert!(
+        dye_diff(&dye_adv, &dye_emit) > 0.1,
+        "advection moved nothing"
+    );
 
     // Confinement and buoyancy (1e-4 m/s of velocities ~1 m/s).
     c.run_to(SmokeStage::Forces);
@@ -301,7 +330,10 @@ fn check_stages(scheme: AdvectionScheme) {
     let vel_forces = c.vel();
     let e = mac_diff(&vel_forces, &expect_vel);
     assert!(e < 1e-4, "forces differ by {e}");
-    assert!(mac_diff(&vel_forces, &vel_adv) > 1e-2, "forces changed nothing");
+    assert!(
+        mac_diff(&vel_forces, &vel_adv) > 1e-2,
+        "forces changed nothing"
+    );
     let curl = cs::vorticity(g, &types, &vel_adv);
     let conf_only = {
         let mut q = p;
@@ -309,7 +341,10 @@ fn check_stages(scheme: AdvectionScheme) {
         q.dye_weight = 0.0;
         cs::cell_forces(g, &types, &q, &curl, &dye_adv)
     };
-    assert!(conf_only.iter().any(|f| f[0].abs() > 1e-2), "no confinement force");
+    assert!(
+        conf_only.iter().any(|f| f[0].abs() > 1e-2),
+        "no confinement force"
+    );
 
     // Boundary conditions: the liquid's kernel, with the solids' velocities.
     c.run_to(SmokeStage::Boundary);
@@ -323,9 +358,18 @@ fn check_stages(scheme: AdvectionScheme) {
     let (div, b) = cpu::divergence(g, &types, &vel_bc);
     let fluid: Vec<usize> = (0..g.cells()).filter(|&i| types[i] == cpu::FLUID).collect();
     let mean = fluid.iter().map(|&i| b[i]).sum::<f64>() / fluid.len() as f64;
-    assert!(mean.abs() < 1e-5 * max_abs(&b), "inconsistent system: mean b {mean}");
+    assert!(
+        mean.abs() < 1e-5 * max_abs(&b),
+        "inconsistent system: mean b {mean}"
+    );
     let b: Vec<f64> = (0..g.cells())
-        .map(|i| if types[i] == cpu::FLUID { b[i] - mean } else { 0.0 })
+        .map(|i| {
+            if types[i] == cpu::FLUID {
+                b[i] - mean
+            } else {
+                0.0
+            }
+        })
         .collect();
     let a = cpu::build_matrix(g, &types);
     let exact = cpu::pcg(g, &a, &b, cpu::Preconditioner::None, 1e-12, 5000, None);
@@ -341,17 +385,26 @@ fn check_stages(scheme: AdvectionScheme) {
         assert!(solve.residual <= 1e-5, "{pre}: residual {}", solve.residual);
         let vel_p = c.vel();
         let e = mac_diff(&vel_p, &expect_vel) / mac_max(&vel_bc);
-        assert!(e < 2e-3, "{pre}: projected velocity differs from the f64 solve by {e} (relative)");
+        assert!(
+            e < 2e-3,
+            "{pre}: projected velocity differs from the f64 solve by {e} (relative)"
+        );
         let phi: Vec<f64> = to_f64(&read_buffer::<f32>(&c.sim.ctx, &c.sim.pcg.p).unwrap());
         let mut with_gpu_phi = vel_bc.clone();
         cpu::project(g, &types, &phi, &mut with_gpu_phi);
         let e = mac_diff(&vel_p, &with_gpu_phi);
-        assert!(e < 1e-5, "{pre}: projection with the GPU pressure differs by {e}");
+        assert!(
+            e < 1e-5,
+            "{pre}: projection with the GPU pressure differs by {e}"
+        );
         let (div_after, _) = cpu::divergence(g, &types, &vel_p);
         let (d0, d1) = (max_abs(&div), max_abs(&div_after));
         assert!(d1 <= 5e-5 * d0, "{pre}: |div| {d0} -> {d1}");
         assert!((rep.max_divergence as f64 - d1).abs() <= 1e-3 * d0);
-        eprintln!("{pre}: {} iterations, |div| {d0:.3e} -> {d1:.3e}", solve.iterations);
+        eprintln!(
+            "{pre}: {} iterations, |div| {d0:.3e} -> {d1:.3e}",
+            solve.iterations
+        );
     }
 
     // Statistics of the finished step, and the tracers' newest trail slot.
@@ -359,7 +412,10 @@ fn check_stages(scheme: AdvectionScheme) {
     let tracers = c.sim.read_tracers().unwrap();
     let trail: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.smoke.trail).unwrap();
     let slot = (c.sim.trail_slot() as usize + 15) % 16;
-    assert_eq!(&trail[slot * tracers.len()..(slot + 1) * tracers.len()], &tracers[..]);
+    assert_eq!(
+        &trail[slot * tracers.len()..(slot + 1) * tracers.len()],
+        &tracers[..]
+    );
     let (sums, max_speed) = cs::stats(g, &types, &c.vel(), &c.dye());
     let vol = g.h * g.h * scene.domain.2;
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-12);
@@ -444,7 +500,11 @@ fn plume_rises_stays_symmetric_and_confinement_adds_enstrophy() {
         let mut last = None;
         for step in 1..=100 {
             let rep = sim.substep(dt, SmokeStage::Tracers).unwrap();
-            assert!(rep.max_divergence < 1e-2, "step {step}: |div| {}", rep.max_divergence);
+            assert!(
+                rep.max_divergence < 1e-2,
+                "step {step}: |div| {}",
+                rep.max_divergence
+            );
             if step % 10 == 0 {
                 heights.push(rep.dye_center_y);
             }
@@ -456,17 +516,28 @@ fn plume_rises_stays_symmetric_and_confinement_adds_enstrophy() {
             last.enstrophy, last.max_speed
         );
         // The plume rises: the dye's centre climbs well above the source (0.15 m).
-        assert!(heights.windows(2).skip(2).all(|w| w[1] > w[0]), "{heights:?}");
+        assert!(
+            heights.windows(2).skip(2).all(|w| w[1] > w[0]),
+            "{heights:?}"
+        );
         assert!(heights[9] > 0.35, "{heights:?}");
         assert!(last.max_speed > 0.3);
         if vorticity == 0.0 {
             let (ed, ev) = mirror_error(&sim);
             eprintln!("mirror error after 100 steps: dye {ed:.2e}, velocity {ev:.2e} m/s");
-            assert!(ed < 1e-3 && ev < 1e-3 * last.max_speed as f64, "mirror error {ed}, {ev}");
+            assert!(
+                ed < 1e-3 && ev < 1e-3 * last.max_speed as f64,
+                "mirror error {ed}, {ev}"
+            );
         }
         results.push(last.enstrophy);
     }
-    assert!(results[1] > 1.05 * results[0], "enstrophy off {}, on {}", results[0], results[1]);
+    assert!(
+        results[1] > 1.05 * results[0],
+        "enstrophy off {}, on {}",
+        results[0],
+        results[1]
+    );
 }
 
 /// A 32 x 32 closed box turning as a rigid body (2 rad/s) around its centre, with a solid
@@ -558,7 +629,13 @@ fn reference_drift(sim: &SmokeSimulation, types: &[u8], dye: &[[f32; 4]], vel: &
         let fluid = types.iter().filter(|t| **t == cpu::FLUID).count() as f64;
         let mean = b.iter().sum::<f64>() / fluid;
         let b: Vec<f64> = (0..g.cells())
-            .map(|c| if types[c] == cpu::FLUID { b[c] - mean } else { 0.0 })
+            .map(|c| {
+                if types[c] == cpu::FLUID {
+                    b[c] - mean
+                } else {
+                    0.0
+                }
+            })
             .collect();
         let r = cpu::pcg(&g, &a, &b, cpu::Preconditioner::Mic0, 1e-9, 5000, None);
         cpu::project(&g, types, &r.p, &mut v);
@@ -583,14 +660,24 @@ fn dye_drift_over_200_steps_per_scheme() {
         for step in 2..=200 {
             last = sim.substep(0.01, SmokeStage::Tracers).unwrap();
             if step % 50 == 0 {
-                assert_eq!(dye_in_solids(&sim), 0.0, "{scheme:?}: dye inside a solid at step {step}");
+                assert_eq!(
+                    dye_in_solids(&sim),
+                    0.0,
+                    "{scheme:?}: dye inside a solid at step {step}"
+                );
             }
         }
         let drift = (last.dye_total - first.dye_total) / first.dye_total;
         let expect = reference_drift(&sim, &types, &dye, &vel);
         let d = sim.read_dye().unwrap();
-        let max = d.iter().flat_map(|c| c[..3].to_vec()).fold(f32::MIN, f32::max);
-        let min = d.iter().flat_map(|c| c[..3].to_vec()).fold(f32::MAX, f32::min);
+        let max = d
+            .iter()
+            .flat_map(|c| c[..3].to_vec())
+            .fold(f32::MIN, f32::max);
+        let min = d
+            .iter()
+            .flat_map(|c| c[..3].to_vec())
+            .fold(f32::MAX, f32::min);
         eprintln!(
             "{}: dye total {:.6e} -> {:.6e} after 200 steps: drift {:+.2}% (f64 reference {:+.2}%), dye range [{min:.3e}, {max:.4}] (peak at start {peak:.4})",
             scheme.name(),
@@ -599,9 +686,15 @@ fn dye_drift_over_200_steps_per_scheme() {
             100.0 * drift,
             100.0 * expect
         );
-        assert!((drift - expect).abs() < 0.005, "{scheme:?}: GPU drift {drift}, f64 {expect}");
+        assert!(
+            (drift - expect).abs() < 0.005,
+            "{scheme:?}: GPU drift {drift}, f64 {expect}"
+        );
         // Neither scheme makes new extrema (MacCormack is clamped).
-        assert!(min >= 0.0 && max <= peak + 1e-5, "{scheme:?}: range [{min}, {max}]");
+        assert!(
+            min >= 0.0 && max <= peak + 1e-5,
+            "{scheme:?}: range [{min}, {max}]"
+        );
         assert!(last.max_speed > 0.5);
         // Neither scheme conserves dye exactly; the README states these numbers.
         assert!(drift.abs() < 0.2, "{scheme:?}: dye drift {drift}");
@@ -636,10 +729,18 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
     let start = sim.obstacle.unwrap().centre();
     for step in 1..=40 {
         let rep = sim.substep(0.01, SmokeStage::Tracers).unwrap();
-        assert!(rep.max_divergence < 1e-3, "step {step}: |div| {}", rep.max_divergence);
+        assert!(
+            rep.max_divergence < 1e-3,
+            "step {step}: |div| {}",
+            rep.max_divergence
+        );
     }
     let o = sim.obstacle.unwrap();
-    assert!((o.centre()[0] - start[0] - 0.24).abs() < 1e-6, "obstacle at {:?}", o.centre());
+    assert!(
+        (o.centre()[0] - start[0] - 0.24).abs() < 1e-6,
+        "obstacle at {:?}",
+        o.centre()
+    );
     assert_eq!(dye_in_solids(&sim), 0.0);
     // The solid's faces move with it: u = 0.6 m/s on the x faces of obstacle cells.
     let t: Vec<u32> = read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
@@ -662,13 +763,15 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
     // Tracers stay in the domain and out of the obstacle that sweeps through them.
     let (lo, hi) = (o.lo, o.hi);
     for p in sim.read_tracers().unwrap() {
-        assert!(p[0] >= 0.0 && p[0] <= 1.0 && p[1] >= 0.0 && p[1] <= 0.5, "tracer at {p:?}");
+        assert!(
+            p[0] >= 0.0 && p[0] <= 1.0 && p[1] >= 0.0 && p[1] <= 0.5,
+            "tracer at {p:?}"
+        );
         let (x, y) = (p[0] as f64, p[1] as f64);
         let inside = x > lo[0] + 1e-5 && x < hi[0] - 1e-5 && y > lo[1] + 1e-5 && y < hi[1] - 1e-5;
         assert!(!inside, "tracer {p:?} inside the obstacle {lo:?}..{hi:?}");
     }
 }
-
 
 #[test]
 fn viewer_mouse_tools_act_on_the_simulation() {
@@ -681,13 +784,25 @@ fn viewer_mouse_tools_act_on_the_simulation() {
     let c = sim.obstacle.unwrap().centre();
     let mut drag = start_drag(&sim, &panel, true, c);
     assert!(matches!(drag, Drag::Obstacle { .. }));
-    assert!(apply_drag(&mut sim, &panel, &mut drag, [c[0] - 0.1, c[1] + 0.05], dt));
+    assert!(apply_drag(
+        &mut sim,
+        &panel,
+        &mut drag,
+        [c[0] - 0.1, c[1] + 0.05],
+        dt
+    ));
     let o = sim.obstacle.unwrap();
     assert!(o.held);
-    assert!((o.centre()[0] - (c[0] - 0.1)).abs() < 1e-9 && (o.centre()[1] - (c[1] + 0.05)).abs() < 1e-9);
+    assert!(
+        (o.centre()[0] - (c[0] - 0.1)).abs() < 1e-9 && (o.centre()[1] - (c[1] + 0.05)).abs() < 1e-9
+    );
     assert!((o.velocity[0] + 0.1 / dt).abs() < 1e-9, "{:?}", o.velocity);
     sim.substep(0.01, SmokeStage::Tracers).unwrap();
-    assert_eq!(sim.obstacle.unwrap().centre(), o.centre(), "a held obstacle stays under the mouse");
+    assert_eq!(
+        sim.obstacle.unwrap().centre(),
+        o.centre(),
+        "a held obstacle stays under the mouse"
+    );
     end_drag(&mut sim, &mut drag);
     let o = sim.obstacle.unwrap();
     assert!(!o.held && o.velocity == [0.3, 0.4], "{o:?}");
@@ -732,16 +847,33 @@ fn viewer_mouse_tools_act_on_the_simulation() {
 fn two_smoke_runs_are_bitwise_identical() {
     let run = || {
         let mut sim = SmokeSimulation::new(common::gpu(), &plume_scene(0.4)).unwrap();
-        sim.add_splat(Emitter::splat([0.3, 0.7], 0.08, [0.2, 0.9, 0.4], [1.0, 0.5]));
+        sim.add_splat(Emitter::splat(
+            [0.3, 0.7],
+            0.08,
+            [0.2, 0.9, 0.4],
+            [1.0, 0.5],
+        ));
         for _ in 0..20 {
             sim.substep(1.0 / 60.0, SmokeStage::Tracers).unwrap();
         }
-        (sim.read_dye().unwrap(), sim.read_velocity().unwrap(), sim.read_tracers().unwrap())
+        (
+            sim.read_dye().unwrap(),
+            sim.read_velocity().unwrap(),
+            sim.read_tracers().unwrap(),
+        )
     };
     let (a, b) = (run(), run());
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    assert_eq!(bits(bytemuck::cast_slice(&a.0)), bits(bytemuck::cast_slice(&b.0)), "dye");
+    assert_eq!(
+        bits(bytemuck::cast_slice(&a.0)),
+        bits(bytemuck::cast_slice(&b.0)),
+        "dye"
+    );
     assert_eq!(bits(&a.1), bits(&b.1), "velocity");
-    assert_eq!(bits(bytemuck::cast_slice(&a.2)), bits(bytemuck::cast_slice(&b.2)), "tracers");
+    assert_eq!(
+        bits(bytemuck::cast_slice(&a.2)),
+        bits(bytemuck::cast_slice(&b.2)),
+        "tracers"
+    );
     assert!(a.0.iter().any(|d| d[1] > 0.1), "the splat's dye is there");
 }

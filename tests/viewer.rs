@@ -110,7 +110,13 @@ fn smoke_scene_opens_and_shows_its_dye() {
     )
     .unwrap();
     let shot = tmp("smoke.png");
-    let out = view(&[scene.to_str().unwrap(), "--frames", "8", "--screenshot", shot.to_str().unwrap()]);
+    let out = view(&[
+        scene.to_str().unwrap(),
+        "--frames",
+        "8",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     // The dye (orange-red) fills a visible part of the middle of the window.

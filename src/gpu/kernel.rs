@@ -45,13 +45,34 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
         "bench_copy.wgsl",
         include_str!("../../shaders/bench_copy.wgsl"),
     ),
-    ("smoke_common.wgsl", include_str!("../../shaders/smoke_common.wgsl")),
-    ("smoke_mark.wgsl", include_str!("../../shaders/smoke_mark.wgsl")),
-    ("smoke_emit.wgsl", include_str!("../../shaders/smoke_emit.wgsl")),
-    ("smoke_advect.wgsl", include_str!("../../shaders/smoke_advect.wgsl")),
-    ("smoke_forces.wgsl", include_str!("../../shaders/smoke_forces.wgsl")),
-    ("smoke_stats.wgsl", include_str!("../../shaders/smoke_stats.wgsl")),
-    ("smoke_tracers.wgsl", include_str!("../../shaders/smoke_tracers.wgsl")),
+    (
+        "smoke_common.wgsl",
+        include_str!("../../shaders/smoke_common.wgsl"),
+    ),
+    (
+        "smoke_mark.wgsl",
+        include_str!("../../shaders/smoke_mark.wgsl"),
+    ),
+    (
+        "smoke_emit.wgsl",
+        include_str!("../../shaders/smoke_emit.wgsl"),
+    ),
+    (
+        "smoke_advect.wgsl",
+        include_str!("../../shaders/smoke_advect.wgsl"),
+    ),
+    (
+        "smoke_forces.wgsl",
+        include_str!("../../shaders/smoke_forces.wgsl"),
+    ),
+    (
+        "smoke_stats.wgsl",
+        include_str!("../../shaders/smoke_stats.wgsl"),
+    ),
+    (
+        "smoke_tracers.wgsl",
+        include_str!("../../shaders/smoke_tracers.wgsl"),
+    ),
     (
         "render_particles.wgsl",
         include_str!("../../shaders/render_particles.wgsl"),

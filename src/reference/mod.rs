@@ -14,8 +14,8 @@
 
 mod grid;
 mod pressure;
-mod transfer;
 pub mod smoke;
+mod transfer;
 
 pub use grid::*;
 pub use pressure::*;

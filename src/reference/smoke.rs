@@ -13,10 +13,19 @@ pub type Dye = Vec<[f64; 4]>;
 /// A region of the slice (x and y only; the slice is one cell thick).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Region {
-    Box { lo: [f64; 2], hi: [f64; 2] },
-    Disc { centre: [f64; 2], radius: f64 },
+    Box {
+        lo: [f64; 2],
+        hi: [f64; 2],
+    },
+    Disc {
+        centre: [f64; 2],
+        radius: f64,
+    },
     /// Weight exp(-|x - centre|^2 / radius^2) everywhere.
-    Gaussian { centre: [f64; 2], radius: f64 },
+    Gaussian {
+        centre: [f64; 2],
+        radius: f64,
+    },
 }
 
 impl Region {
@@ -125,7 +134,11 @@ pub fn emit(g: &Grid, types: &[u8], sources: &[Source], dye: &mut Dye, vel: &mut
                 continue;
             }
             for a in 0..4 {
-                d[a] = if adds(s) { d[a] + w * s.dye[a] } else { d[a].max(s.dye[a]) };
+                d[a] = if adds(s) {
+                    d[a] + w * s.dye[a]
+                } else {
+                    d[a].max(s.dye[a])
+                };
             }
         }
         dye[c] = d;
@@ -238,7 +251,8 @@ pub fn advect(g: &Grid, types: &[u8], p: &Params, dt: f64, vel: &mut MacField, d
     let mut vel_hat = MacField::zeros(g);
     for_each_face(g, |comp, f, i| {
         let x = face_position(g, comp, f);
-        vel_hat.comp_mut(comp)[i] = face_sample(g, vel_old.comp(comp), comp, trace(g, &vel_old, x, -dt)).value;
+        vel_hat.comp_mut(comp)[i] =
+            face_sample(g, vel_old.comp(comp), comp, trace(g, &vel_old, x, -dt)).value;
     });
     let decay = p.velocity_decay;
     for_each_face(g, |comp, f, i| {
@@ -318,13 +332,24 @@ pub fn vorticity(g: &Grid, types: &[u8], vel: &MacField) -> Vec<[f64; 4]> {
                 dvel(x, 0, 2) - dvel(x, 2, 0),
                 dvel(x, 1, 0) - dvel(x, 0, 1),
             ];
-            [w[0], w[1], w[2], (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt()]
+            [
+                w[0],
+                w[1],
+                w[2],
+                (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]).sqrt(),
+            ]
         })
         .collect()
 }
 
 /// Confinement + buoyancy force per cell (m/s^2), zero in SOLID cells.
-pub fn cell_forces(g: &Grid, types: &[u8], p: &Params, curl: &[[f64; 4]], dye: &Dye) -> Vec<[f64; 3]> {
+pub fn cell_forces(
+    g: &Grid,
+    types: &[u8],
+    p: &Params,
+    curl: &[[f64; 4]],
+    dye: &Dye,
+) -> Vec<[f64; 3]> {
     let eps = p.vorticity;
     let up = p.up;
     (0..g.cells())
@@ -337,7 +362,9 @@ pub fn cell_forces(g: &Grid, types: &[u8], p: &Params, curl: &[[f64; 4]], dye: &
             for (a, e) in eta.iter_mut().enumerate() {
                 let (lo, hi, s) = neighbours(g, x, a);
                 if s > 0.0 {
-                    *e = (curl[g.cell(hi[0], hi[1], hi[2])][3] - curl[g.cell(lo[0], lo[1], lo[2])][3]) / s;
+                    *e = (curl[g.cell(hi[0], hi[1], hi[2])][3]
+                        - curl[g.cell(lo[0], lo[1], lo[2])][3])
+                        / s;
                 }
             }
             let mut f = [0.0; 3];

@@ -11,12 +11,12 @@ use crate::render::push::Pusher;
 use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::{create_depth, read_texture, RenderTarget, SceneRenderer};
 use crate::scene::{Scene, SceneKind, StandardProblem};
-use crate::sim::views::{Field, FieldData, Location};
 use crate::sim::smoke::{SmokeSimulation, SmokeStage};
+use crate::sim::views::{Field, FieldData, Location};
 use crate::sim::{SimError, Simulation, Stage};
-use smoke::{Drag, SmokePanel};
 use glam::Vec3;
 use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
+use smoke::{Drag, SmokePanel};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use thiserror::Error;
@@ -370,7 +370,8 @@ impl Viewer {
             }
             Sim::Smoke(m) => {
                 self.renderer.clear_particles();
-                self.renderer.set_slice(&self.ctx.device, &self.ctx.queue, None);
+                self.renderer
+                    .set_slice(&self.ctx.device, &self.ctx.queue, None);
                 self.stats.particles = m.sim.tracers.count;
                 self.controls.smoke = true;
                 self.stats.smoke = true;
@@ -507,7 +508,8 @@ impl Viewer {
                     return Ok(());
                 }
                 let (img, types) = smoke::build_image(&m.sim, p)?;
-                self.renderer.set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
+                self.renderer
+                    .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
                 let mut lines = scene_lines(&self.scene);
                 if p.trails {
                     lines.extend(smoke::trail_lines(&m.sim)?);
@@ -699,7 +701,8 @@ impl Viewer {
         let dv = drag * 20.0;
         let radius = (self.scene.h() * 3.0) as f32;
         if let Sim::Liquid(sim) = &self.sim {
-            self.pusher.push(sim, o, d, radius, dv.clamp_length_max(10.0));
+            self.pusher
+                .push(sim, o, d, radius, dv.clamp_length_max(10.0));
         }
     }
 
@@ -859,7 +862,8 @@ impl Viewer {
             MouseButton::Left | MouseButton::Right => {
                 if down {
                     if let Some(p) = p {
-                        m.drag = smoke::start_drag(&m.sim, &m.panel, button == MouseButton::Left, p);
+                        m.drag =
+                            smoke::start_drag(&m.sim, &m.panel, button == MouseButton::Left, p);
                     }
                 } else {
                     smoke::end_drag(&mut m.sim, &mut m.drag);
@@ -918,7 +922,11 @@ fn frame_camera(camera: &mut OrbitCamera, scene: &Scene) {
 }
 
 /// One frame of smoke (CFL substeps), or one substep up to the panel's stage.
-fn step_smoke(m: &mut SmokeMode, stats: &mut panels::StatsPanel, playing: &mut bool) -> Result<(), SimError> {
+fn step_smoke(
+    m: &mut SmokeMode,
+    stats: &mut panels::StatsPanel,
+    playing: &mut bool,
+) -> Result<(), SimError> {
     let sim = &mut m.sim;
     if m.panel.stop_after == SmokeStage::Tracers {
         let st = sim.step_frame()?;
@@ -938,6 +946,10 @@ fn step_smoke(m: &mut SmokeMode, stats: &mut panels::StatsPanel, playing: &mut b
     }
     stats.sim_time = sim.time;
     stats.stage_ms = sim.last_timing.stages.clone();
-    stats.history = sim.last_solve.as_ref().map(|s| s.history.clone()).unwrap_or_default();
+    stats.history = sim
+        .last_solve
+        .as_ref()
+        .map(|s| s.history.clone())
+        .unwrap_or_default();
     Ok(())
 }

@@ -157,7 +157,9 @@ impl ParametersPanel {
         ui.label("Applied by reset:");
         let mut n = s.resolution.0;
         if ui
-            .add(egui::Slider::new(&mut n, 4..=if smoke { 2048 } else { 256 }).text("cells along x"))
+            .add(
+                egui::Slider::new(&mut n, 4..=if smoke { 2048 } else { 256 }).text("cells along x"),
+            )
             .changed()
         {
             let scaled = s.with_resolution(n.max(2));
@@ -380,15 +382,46 @@ fn smoke_settings(ui: &mut egui::Ui, s: &mut SmokeSettings) -> bool {
                 changed |= ui.selectable_value(&mut s.advection, a, a.name()).changed();
             }
         });
-    let mut slider = |ui: &mut egui::Ui, v: &mut f64, range: std::ops::RangeInclusive<f64>, text: &str| {
-        changed |= ui.add(egui::Slider::new(v, range).text(text)).changed();
-    };
+    let mut slider =
+        |ui: &mut egui::Ui, v: &mut f64, range: std::ops::RangeInclusive<f64>, text: &str| {
+            changed |= ui.add(egui::Slider::new(v, range).text(text)).changed();
+        };
     slider(ui, &mut s.vorticity, 0.0..=2.0, "vorticity confinement");
-    slider(ui, &mut s.buoyancy, -10.0..=20.0, "buoyancy (m/s² per unit T)");
-    slider(ui, &mut s.dye_weight, -5.0..=5.0, "dye weight (m/s² per unit dye)");
-    slider(ui, &mut s.ambient_temperature, -2.0..=2.0, "ambient temperature");
-    slider(ui, &mut s.velocity_dissipation, 0.0..=5.0, "velocity dissipation (1/s)");
-    slider(ui, &mut s.dye_dissipation, 0.0..=5.0, "dye dissipation (1/s)");
-    slider(ui, &mut s.temperature_dissipation, 0.0..=5.0, "temperature dissipation (1/s)");
+    slider(
+        ui,
+        &mut s.buoyancy,
+        -10.0..=20.0,
+        "buoyancy (m/s² per unit T)",
+    );
+    slider(
+        ui,
+        &mut s.dye_weight,
+        -5.0..=5.0,
+        "dye weight (m/s² per unit dye)",
+    );
+    slider(
+        ui,
+        &mut s.ambient_temperature,
+        -2.0..=2.0,
+        "ambient temperature",
+    );
+    slider(
+        ui,
+        &mut s.velocity_dissipation,
+        0.0..=5.0,
+        "velocity dissipation (1/s)",
+    );
+    slider(
+        ui,
+        &mut s.dye_dissipation,
+        0.0..=5.0,
+        "dye dissipation (1/s)",
+    );
+    slider(
+        ui,
+        &mut s.temperature_dissipation,
+        0.0..=5.0,
+        "temperature dissipation (1/s)",
+    );
     changed
 }

@@ -94,7 +94,9 @@ impl SmokePanel {
             ui.radio_value(&mut self.tool, Tool::Erase, "erase solid");
         });
         ui.label(match self.tool {
-            Tool::Splat => "left-drag: push the air (on the moving obstacle: drag it)\nright-drag: add dye",
+            Tool::Splat => {
+                "left-drag: push the air (on the moving obstacle: drag it)\nright-drag: add dye"
+            }
             Tool::Draw => "left-drag: paint obstacle cells; right-drag: add dye",
             Tool::Erase => "left-drag: erase obstacle cells; right-drag: add dye",
         });
@@ -131,7 +133,10 @@ impl SmokePanel {
 }
 
 /// Reads the slice as the panel's field and colours it. Also returns the cell types.
-pub fn build_image(sim: &SmokeSimulation, panel: &SmokePanel) -> Result<(SliceImage, Vec<u32>), SimError> {
+pub fn build_image(
+    sim: &SmokeSimulation,
+    panel: &SmokePanel,
+) -> Result<(SliceImage, Vec<u32>), SimError> {
     let data = sim.read_view(panel.field)?;
     let [nx, ny] = data.dims;
     let h = sim.scene.h() as f32;
@@ -182,7 +187,10 @@ pub fn build_image(sim: &SmokeSimulation, panel: &SmokePanel) -> Result<(SliceIm
         range: panel.range(),
     };
     let types = data.cell_type.clone();
-    Ok((SliceImage::xy_layer(spec, nx, ny, h, rgba, data.values, scale), types))
+    Ok((
+        SliceImage::xy_layer(spec, nx, ny, h, rgba, data.values, scale),
+        types,
+    ))
 }
 
 /// HSV (all in [0, 1]) to RGB.
@@ -252,11 +260,17 @@ pub fn plane_point(origin: Vec3, dir: Vec3, h: f64) -> Option<[f64; 2]> {
 pub enum Drag {
     None,
     /// Left button: tool action.
-    Left { last: [f64; 2] },
+    Left {
+        last: [f64; 2],
+    },
     /// Left button that started on the moving obstacle.
-    Obstacle { last: [f64; 2] },
+    Obstacle {
+        last: [f64; 2],
+    },
     /// Right button: dye.
-    Right { last: [f64; 2] },
+    Right {
+        last: [f64; 2],
+    },
 }
 
 /// Applies one mouse move of a drag at `p` (m) to the simulation. `frame_dt` turns the
@@ -311,7 +325,9 @@ pub fn apply_drag(
                     ));
                     true
                 }
-                Tool::Draw | Tool::Erase => sim.paint_solid(p, radius, panel.tool == Tool::Draw) > 0,
+                Tool::Draw | Tool::Erase => {
+                    sim.paint_solid(p, radius, panel.tool == Tool::Draw) > 0
+                }
             }
         }
         Drag::Right { last } => {
@@ -319,7 +335,12 @@ pub fn apply_drag(
             if !inside {
                 return false;
             }
-            let mut e = Emitter::splat([p[0] as f32, p[1] as f32], radius as f32, panel.color, [0.0; 2]);
+            let mut e = Emitter::splat(
+                [p[0] as f32, p[1] as f32],
+                radius as f32,
+                panel.color,
+                [0.0; 2],
+            );
             // Per move, a fraction of the colour: a slow drag lays down dense dye.
             for k in 0..3 {
                 e.dye[k] *= 0.25;
@@ -368,9 +389,24 @@ pub fn end_drag(sim: &mut SmokeSimulation, drag: &mut Drag) {
 }
 
 /// Text about the cell under the cursor.
-pub fn hover_text(img: &SliceImage, types: &[u32], origin: Vec3, dir: Vec3, label: &str) -> Option<String> {
+pub fn hover_text(
+    img: &SliceImage,
+    types: &[u32],
+    origin: Vec3,
+    dir: Vec3,
+    label: &str,
+) -> Option<String> {
     let (c, value) = img.pick(origin, dir)?;
-    let t = types.get((c[0] + img.width * c[1]) as usize).copied().unwrap_or(0);
-    let tname = ["AIR", "FLUID", "SOLID"].get(t as usize).copied().unwrap_or("?");
-    Some(format!("{label} at ({}, {}): {value:.6e}\ncell is {tname}", c[0], c[1]))
+    let t = types
+        .get((c[0] + img.width * c[1]) as usize)
+        .copied()
+        .unwrap_or(0);
+    let tname = ["AIR", "FLUID", "SOLID"]
+        .get(t as usize)
+        .copied()
+        .unwrap_or("?");
+    Some(format!(
+        "{label} at ({}, {}): {value:.6e}\ncell is {tname}",
+        c[0], c[1]
+    ))
 }

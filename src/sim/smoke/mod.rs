@@ -20,7 +20,9 @@ use super::fields::{GridFields, Particles, COUNTERS};
 use super::params::SimParams;
 use super::pressure::{PcgVectors, PressureSolver, SolveReport};
 use super::{boundary, divergence, project, SimError};
-use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, PassTimer, StageTiming};
+use crate::gpu::{
+    storage_buffer, uniform_buffer, BufferReader, GpuContext, PassTimer, StageTiming,
+};
 use crate::scene::{AdvectionScheme, Scene, SceneKind, Shape, SplitMix64};
 use bytemuck::{Pod, Zeroable};
 use std::sync::Arc;
@@ -98,7 +100,12 @@ impl Emitter {
             }
             Shape::Sphere { center, radius, .. } => {
                 e.kind = EMIT_DISC;
-                e.lo = [center.0 as f32, center.1 as f32, center.2 as f32, *radius as f32];
+                e.lo = [
+                    center.0 as f32,
+                    center.1 as f32,
+                    center.2 as f32,
+                    *radius as f32,
+                ];
             }
         }
         e
@@ -143,7 +150,13 @@ pub struct SmokeFields {
 }
 
 impl SmokeFields {
-    pub fn new(device: &wgpu::Device, p: &SmokeParams, cells: u64, faces: u64, tracers: u64) -> Self {
+    pub fn new(
+        device: &wgpu::Device,
+        p: &SmokeParams,
+        cells: u64,
+        faces: u64,
+        tracers: u64,
+    ) -> Self {
         let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
         Self {
             params_buffer: uniform_buffer(device, "SmokeFields::params", bytemuck::bytes_of(p)),
@@ -316,7 +329,10 @@ impl Obstacle {
 
     /// Centre of the obstacle (m).
     pub fn centre(&self) -> [f64; 2] {
-        [0.5 * (self.lo[0] + self.hi[0]), 0.5 * (self.lo[1] + self.hi[1])]
+        [
+            0.5 * (self.lo[0] + self.hi[0]),
+            0.5 * (self.lo[1] + self.hi[1]),
+        ]
     }
 
     /// Half extents (m) in x and y.
@@ -324,7 +340,10 @@ impl Obstacle {
         if self.radius > 0.0 {
             [self.radius; 2]
         } else {
-            [0.5 * (self.hi[0] - self.lo[0]), 0.5 * (self.hi[1] - self.lo[1])]
+            [
+                0.5 * (self.hi[0] - self.lo[0]),
+                0.5 * (self.hi[1] - self.lo[1]),
+            ]
         }
     }
 
@@ -548,8 +567,16 @@ impl SmokeSimulation {
             project: project::Project::new(device, &fields, &pcg),
             tracer_stage: tracers::SmokeTracers::new(device, &fields, &smoke, &tracers),
             stats: stats::SmokeStats::new(device, &fields, &smoke),
-            counters_reader: BufferReader::new(device, COUNTERS as u64 * 4, "SmokeSimulation::counters"),
-            partials_reader: BufferReader::new(device, smoke.partials.size(), "SmokeSimulation::partials"),
+            counters_reader: BufferReader::new(
+                device,
+                COUNTERS as u64 * 4,
+                "SmokeSimulation::counters",
+            ),
+            partials_reader: BufferReader::new(
+                device,
+                smoke.partials.size(),
+                "SmokeSimulation::partials",
+            ),
             timer,
             obstacle: scene.smoke.obstacle.as_ref().map(Obstacle::from_shape),
             static_solid,
@@ -572,7 +599,8 @@ impl SmokeSimulation {
             last_timing: StageTiming::default(),
             ctx,
         };
-        sim.pressure.write_config(&sim.ctx, &sim.pcg, &sim.scene.pressure);
+        sim.pressure
+            .write_config(&sim.ctx, &sim.pcg, &sim.scene.pressure);
         Ok(sim)
     }
 
@@ -727,7 +755,13 @@ impl SmokeSimulation {
             0,
             bytemuck::bytes_of(&self.fields.params),
         );
-        let mut emitters: Vec<Emitter> = self.scene.smoke.sources.iter().map(Emitter::source).collect();
+        let mut emitters: Vec<Emitter> = self
+            .scene
+            .smoke
+            .sources
+            .iter()
+            .map(Emitter::source)
+            .collect();
         emitters.truncate(MAX_EMITTERS);
         let room = MAX_EMITTERS - emitters.len();
         emitters.extend(self.splats.drain(..).take(room));
@@ -744,8 +778,16 @@ impl SmokeSimulation {
             q.write_buffer(&self.smoke.emitters, 0, bytemuck::cast_slice(&emitters));
         }
         if self.static_dirty {
-            q.write_buffer(&self.smoke.static_solid, 0, bytemuck::cast_slice(&self.static_solid));
-            q.write_buffer(&self.smoke.static_vel, 0, bytemuck::cast_slice(&self.static_vel));
+            q.write_buffer(
+                &self.smoke.static_solid,
+                0,
+                bytemuck::cast_slice(&self.static_solid),
+            );
+            q.write_buffer(
+                &self.smoke.static_vel,
+                0,
+                bytemuck::cast_slice(&self.static_vel),
+            );
             self.static_dirty = false;
         }
     }
@@ -835,7 +877,8 @@ impl SmokeSimulation {
         }
         self.timer.resolve(&mut enc);
         self.counters_reader.copy_from(&mut enc, &f.counters);
-        self.partials_reader.copy_from(&mut enc, &self.smoke.partials);
+        self.partials_reader
+            .copy_from(&mut enc, &self.smoke.partials);
         self.ctx.queue.submit([enc.finish()]);
         let c: Vec<u32> = self.counters_reader.read(&self.ctx)?;
         let partials: Vec<[f32; 4]> = self.partials_reader.read(&self.ctx)?;
@@ -859,7 +902,11 @@ impl SmokeSimulation {
             front_x: f32::from_bits(c[2]),
             max_divergence: f32::from_bits(c[3]),
             dye_total: sums[0] * cell_volume,
-            dye_center_y: if sums[0] > 0.0 { sums[1] / sums[0] } else { 0.0 },
+            dye_center_y: if sums[0] > 0.0 {
+                sums[1] / sums[0]
+            } else {
+                0.0
+            },
             enstrophy: sums[2] * cell_volume,
             kinetic_energy: 0.5 * AIR_DENSITY * sums[3] * cell_volume,
             solve: solve.clone(),
@@ -889,7 +936,9 @@ impl SmokeSimulation {
 
     /// Replaces the dye/temperature and face velocities (tests start from chosen states).
     pub fn upload_state(&mut self, dye: &[[f32; 4]], vel: &[f32]) -> Result<(), SimError> {
-        if dye.len() != self.fields.num_cells() as usize || vel.len() != self.fields.num_faces() as usize {
+        if dye.len() != self.fields.num_cells() as usize
+            || vel.len() != self.fields.num_faces() as usize
+        {
             return Err(SimError::Unsupported(format!(
                 "upload_state: expected {} cells and {} faces, got {} and {}",
                 self.fields.num_cells(),
@@ -898,8 +947,12 @@ impl SmokeSimulation {
                 vel.len()
             )));
         }
-        self.ctx.queue.write_buffer(&self.smoke.dye, 0, bytemuck::cast_slice(dye));
-        self.ctx.queue.write_buffer(&self.fields.vel, 0, bytemuck::cast_slice(vel));
+        self.ctx
+            .queue
+            .write_buffer(&self.smoke.dye, 0, bytemuck::cast_slice(dye));
+        self.ctx
+            .queue
+            .write_buffer(&self.fields.vel, 0, bytemuck::cast_slice(vel));
         Ok(())
     }
 

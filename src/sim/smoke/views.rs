@@ -89,7 +89,10 @@ impl std::str::FromStr for SmokeField {
             .find(|f| f.name() == s.to_ascii_lowercase())
             .ok_or_else(|| {
                 let names: Vec<&str> = SmokeField::ALL.iter().map(|f| f.name()).collect();
-                format!("unknown smoke view {s:?}; expected one of {}", names.join(", "))
+                format!(
+                    "unknown smoke view {s:?}; expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -138,7 +141,10 @@ impl SmokeSimulation {
             }
             SmokeField::Speed | SmokeField::Direction => {
                 let u = self.read_centre_velocity()?;
-                let speed = u.iter().map(|u| (u[0] * u[0] + u[1] * u[1]).sqrt()).collect();
+                let speed = u
+                    .iter()
+                    .map(|u| (u[0] * u[0] + u[1] * u[1]).sqrt())
+                    .collect();
                 velocity = Some(u);
                 speed
             }
@@ -149,10 +155,12 @@ impl SmokeSimulation {
             }
             SmokeField::DivergenceBefore => read(&self.fields.divergence)?,
             SmokeField::DivergenceAfter => read(&self.fields.div_after)?,
-            SmokeField::Vorticity => crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.smoke.curl)?
-                .iter()
-                .map(|w| w[2])
-                .collect(),
+            SmokeField::Vorticity => {
+                crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.smoke.curl)?
+                    .iter()
+                    .map(|w| w[2])
+                    .collect()
+            }
             SmokeField::Temperature => self.read_dye()?.iter().map(|d| d[3]).collect(),
             SmokeField::Obstacles => cell_type.iter().map(|t| *t as f32).collect(),
         };
