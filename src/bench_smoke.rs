@@ -146,11 +146,9 @@ pub fn run(
             let mut iterations = 0u64;
             let t0 = Instant::now();
             for _ in 0..opts.steps {
-                // substep adds its stage times to last_timing (a frame sums its substeps).
-                sim.last_timing = StageTiming::default();
                 let rep = sim.substep(dt, SmokeStage::Tracers)?;
                 iterations += rep.solve.as_ref().map_or(0, |s| s.iterations as u64);
-                stages.merge(&sim.last_timing);
+                stages.merge(&sim.last_substep_timing);
             }
             let ms = t0.elapsed().as_secs_f64() * 1e3 / opts.steps as f64;
             let steps = opts.steps as f64;

@@ -470,19 +470,6 @@ impl AdvectionScheme {
     }
 }
 
-impl std::str::FromStr for AdvectionScheme {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|a| a.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| {
-                format!("unknown advection scheme {s:?}; expected semi_lagrangian or maccormack")
-            })
-    }
-}
-
 /// A region that keeps injecting smoke: inside `shape`, dye and temperature are raised to
 /// at least the given values every substep, and (when non-zero) the flow is set to
 /// `velocity` (a jet). The shape's own `velocity` field is ignored.

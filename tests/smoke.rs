@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{max_abs, max_abs_diff, to_f64};
+use common::{mac_diff, mac_max, max_abs, to_f64};
 use eddy::gpu::read_buffer;
 use eddy::reference::{self as cpu, smoke as cs};
 use eddy::scene::{
@@ -22,21 +22,27 @@ const SOURCE_BOX: Shape = Shape::Box {
 
 /// A 20 x 16 x 1 box (h = 5 cm) with a moving static sphere, a held moving obstacle, a box
 /// jet, a disc source, dissipation, buoyancy, dye weight and confinement all on.
-fn stage_scene(scheme: AdvectionScheme) -> Scene {
+/// A smoke slice of `nx x ny` cells of `h` metres (depth h), solved with `pre` to 1e-5.
+fn smoke_scene(name: &str, nx: u32, ny: u32, h: f64, pre: PreconditionerKind) -> Scene {
     let mut s = Scene {
-        name: "smoke stages".into(),
+        name: name.into(),
         kind: SceneKind::Smoke,
-        domain: (1.0, 0.8, 0.05),
-        resolution: (20, 16, 1),
-        solids: vec![Shape::Sphere {
-            center: (0.31, 0.47, 0.025),
-            radius: 0.11,
-            velocity: (0.2, -0.1, 0.0),
-        }],
+        domain: (nx as f64 * h, ny as f64 * h, h),
+        resolution: (nx, ny, 1),
         ..Scene::default()
     };
-    s.pressure.preconditioner = PreconditionerKind::Ip;
+    s.pressure.preconditioner = pre;
     s.pressure.tolerance = 1e-5;
+    s
+}
+
+fn stage_scene(scheme: AdvectionScheme) -> Scene {
+    let mut s = smoke_scene("smoke stages", 20, 16, 0.05, PreconditionerKind::Ip);
+    s.solids = vec![Shape::Sphere {
+        center: (0.31, 0.47, 0.025),
+        radius: 0.11,
+        velocity: (0.2, -0.1, 0.0),
+    }];
     s.pressure.warm_start = false;
     let sm = &mut s.smoke;
     sm.advection = scheme;
@@ -244,16 +250,6 @@ fn mac(g: &cpu::Grid, v: &[f32]) -> cpu::MacField {
     }
 }
 
-fn mac_diff(a: &cpu::MacField, b: &cpu::MacField) -> f64 {
-    max_abs_diff(&a.u, &b.u)
-        .max(max_abs_diff(&a.v, &b.v))
-        .max(max_abs_diff(&a.w, &b.w))
-}
-
-fn mac_max(a: &cpu::MacField) -> f64 {
-    max_abs(&a.u).max(max_abs(&a.v)).max(max_abs(&a.w))
-}
-
 fn dye_diff(a: &cs::Dye, b: &cs::Dye) -> f64 {
     a.iter()
         .zip(b)
@@ -438,15 +434,7 @@ fn smoke_stages_match_the_reference_maccormack() {
 
 /// A closed 1 x 1.5 m box (32 x 48 cells) with a hot disc source centred at the bottom.
 fn plume_scene(vorticity: f64) -> Scene {
-    let mut s = Scene {
-        name: "plume".into(),
-        kind: SceneKind::Smoke,
-        domain: (1.0, 1.5, 0.03125),
-        resolution: (32, 48, 1),
-        ..Scene::default()
-    };
-    s.pressure.preconditioner = PreconditionerKind::Ip;
-    s.pressure.tolerance = 1e-5;
+    let mut s = smoke_scene("plume", 32, 48, 1.0 / 32.0, PreconditionerKind::Ip);
     let sm = &mut s.smoke;
     sm.vorticity = vorticity;
     sm.buoyancy = 4.0;
@@ -543,21 +531,13 @@ fn plume_rises_stays_symmetric_and_confinement_adds_enstrophy() {
 /// A 32 x 32 closed box turning as a rigid body (2 rad/s) around its centre, with a solid
 /// block and a gaussian blob of dye; nothing else acts.
 fn swirl(scheme: AdvectionScheme) -> (SmokeSimulation, Vec<[f32; 4]>, Vec<f32>) {
-    let mut s = Scene {
-        name: "swirl".into(),
-        kind: SceneKind::Smoke,
-        domain: (1.0, 1.0, 0.03125),
-        resolution: (32, 32, 1),
-        solids: vec![Shape::Box {
-            min: (0.66, 0.42, 0.0),
-            max: (0.76, 0.58, 0.03125),
-            velocity: (0.0, 0.0, 0.0),
-        }],
-        gravity: (0.0, 0.0, 0.0),
-        ..Scene::default()
-    };
-    s.pressure.preconditioner = PreconditionerKind::Ip;
-    s.pressure.tolerance = 1e-5;
+    let mut s = smoke_scene("swirl", 32, 32, 1.0 / 32.0, PreconditionerKind::Ip);
+    s.solids = vec![Shape::Box {
+        min: (0.66, 0.42, 0.0),
+        max: (0.76, 0.58, 0.03125),
+        velocity: (0.0, 0.0, 0.0),
+    }];
+    s.gravity = (0.0, 0.0, 0.0);
     let sm = &mut s.smoke;
     sm.advection = scheme;
     sm.vorticity = 0.0;
@@ -703,16 +683,8 @@ fn dye_drift_over_200_steps_per_scheme() {
 
 #[test]
 fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
-    let mut s = Scene {
-        name: "obstacle".into(),
-        kind: SceneKind::Smoke,
-        domain: (1.0, 0.5, 0.03125),
-        resolution: (32, 16, 1),
-        gravity: (0.0, 0.0, 0.0),
-        ..Scene::default()
-    };
-    s.pressure.preconditioner = PreconditionerKind::Mic0;
-    s.pressure.tolerance = 1e-5;
+    let mut s = smoke_scene("obstacle", 32, 16, 1.0 / 32.0, PreconditionerKind::Mic0);
+    s.gravity = (0.0, 0.0, 0.0);
     s.smoke.vorticity = 0.0;
     s.smoke.tracers = 500;
     s.smoke.obstacle = Some(Shape::Box {

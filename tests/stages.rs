@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{max_abs, max_abs_diff, to_f64};
+use common::{mac_diff, mac_max, max_abs, max_abs_diff, to_f64};
 use eddy::reference as cpu;
 use eddy::scene::{PreconditionerKind, Scene, Shape, SplitMix64};
 use eddy::sim::views::Field;
@@ -143,16 +143,6 @@ impl Case {
             .map(|x| [x[0] as f64, x[1] as f64, x[2] as f64])
             .collect()
     }
-}
-
-fn mac_diff(a: &cpu::MacField, b: &cpu::MacField) -> f64 {
-    max_abs_diff(&a.u, &b.u)
-        .max(max_abs_diff(&a.v, &b.v))
-        .max(max_abs_diff(&a.w, &b.w))
-}
-
-fn mac_max(a: &cpu::MacField) -> f64 {
-    max_abs(&a.u).max(max_abs(&a.v)).max(max_abs(&a.w))
 }
 
 fn check_all_stages(nz: u32) {

@@ -935,8 +935,8 @@ fn step_smoke(
         stats.residual = st.pcg_residual;
     } else {
         let dt = sim.cfl_dt().min(sim.scene.frame_dt);
-        sim.last_timing = Default::default();
         let r = sim.substep(dt, m.panel.stop_after)?;
+        sim.last_timing = sim.last_substep_timing.clone();
         stats.fluid_cells = r.fluid_cells;
         if let Some(s) = &r.solve {
             stats.iterations = s.iterations;

@@ -28,3 +28,15 @@ pub fn max_abs(a: &[f64]) -> f64 {
 pub fn to_f64(v: &[f32]) -> Vec<f64> {
     v.iter().map(|x| *x as f64).collect()
 }
+
+/// Max |a - b| over the three face arrays of two MAC fields.
+pub fn mac_diff(a: &eddy::reference::MacField, b: &eddy::reference::MacField) -> f64 {
+    max_abs_diff(&a.u, &b.u)
+        .max(max_abs_diff(&a.v, &b.v))
+        .max(max_abs_diff(&a.w, &b.w))
+}
+
+/// Max |u| over the three face arrays of a MAC field.
+pub fn mac_max(a: &eddy::reference::MacField) -> f64 {
+    max_abs(&a.u).max(max_abs(&a.v)).max(max_abs(&a.w))
+}

@@ -498,14 +498,15 @@ pub struct SmokeSimulation {
     pub obstacle: Option<Obstacle>,
     splats: Vec<Emitter>,
     trail_slot: u32,
-    /// Substeps run (the trail ring advances once per substep).
-    pub substeps_run: u64,
     pub time: f64,
     pub frame: u64,
     pub max_speed: f32,
     pub last_solve: Option<SolveReport>,
     pub last_report: SmokeSubstepReport,
+    /// GPU ms per stage of the last frame, summed over its substeps.
     pub last_timing: StageTiming,
+    /// GPU ms per stage of the last full substep (empty after a partial one).
+    pub last_substep_timing: StageTiming,
 }
 
 impl SmokeSimulation {
@@ -584,7 +585,6 @@ impl SmokeSimulation {
             static_dirty: true,
             splats: Vec::new(),
             trail_slot: 0,
-            substeps_run: 0,
             fields,
             smoke,
             tracers,
@@ -597,6 +597,7 @@ impl SmokeSimulation {
             last_solve: None,
             last_report: SmokeSubstepReport::default(),
             last_timing: StageTiming::default(),
+            last_substep_timing: StageTiming::default(),
             ctx,
         };
         sim.pressure
@@ -700,6 +701,7 @@ impl SmokeSimulation {
                 dt = remaining;
             }
             last = self.substep(dt, SmokeStage::Tracers)?;
+            self.last_timing.merge(&self.last_substep_timing);
             total_iterations += last.solve.as_ref().map_or(0, |s| s.iterations);
             remaining -= dt;
             substeps += 1;
@@ -882,10 +884,11 @@ impl SmokeSimulation {
         self.ctx.queue.submit([enc.finish()]);
         let c: Vec<u32> = self.counters_reader.read(&self.ctx)?;
         let partials: Vec<[f32; 4]> = self.partials_reader.read(&self.ctx)?;
+        self.last_substep_timing = StageTiming::default();
         if self.timer.enabled() && last == SmokeStage::Tracers {
-            let mut t = std::mem::take(&mut self.last_timing);
+            let mut t = StageTiming::default();
             self.timer.read_into(&self.ctx, &mut t)?;
-            self.last_timing = t;
+            self.last_substep_timing = t;
         }
         let mut sums = [0f64; 4];
         for p in &partials {
@@ -915,7 +918,6 @@ impl SmokeSimulation {
             self.max_speed = report.max_speed;
             self.time += dt;
             self.trail_slot = (self.trail_slot + 1) % TRAIL_LEN;
-            self.substeps_run += 1;
         }
         if solve.is_some() {
             self.last_solve = solve;
