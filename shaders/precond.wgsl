@@ -8,6 +8,12 @@
 // mic0: modified incomplete Cholesky (tau 0.97, sigma 0.25) in exact lexicographic order.
 //       Cell (i,j,k) depends only on (i-1,j,k), (i,j-1,k), (i,j,k-1), so all cells of a plane
 //       i+j+k = s can run together: one dispatch per plane, nx+ny+nz-2 planes per sweep.
+// mic0_tiled: the same MIC(0) on the block-diagonal part of A whose blocks are 8x8x8 tiles
+//       (16x16 on a one-cell-deep slice): couplings between tiles are dropped, so every
+//       tile is factored and solved by its own workgroup, its wavefront planes separated
+//       by barriers and the forward solution kept in workgroup memory. One dispatch for
+//       the factorisation per solve, one per application (block Jacobi with MIC(0) blocks,
+//       SPD since every block is).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
@@ -169,4 +175,128 @@ fn mic_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
         if (n >= 0) { s -= row[comp + 1u] * pc * z[n]; }
     }
     z[c] = s * pc;
+}
+
+// --- tiled MIC(0) ---
+
+const TILE_MAX: u32 = 512u;
+const TWG: u32 = 256u;
+var<workgroup> tile_a: array<f32, 512>;   // precon (factor), then the forward solution
+var<workgroup> tile_b: array<f32, 512>;   // the backward solution
+var<workgroup> tile_done: u32;
+
+// Keep in sync with `mic_tile` in src/sim/pressure/precond.rs and the reference.
+fn tile_dims() -> vec3<u32> {
+    return select(vec3<u32>(8u, 8u, 8u), vec3<u32>(16u, 16u, 1u), params.n.z == 1u);
+}
+
+// Origin (in cells) of the tile of workgroup `w`, or x = -1 past the last tile.
+fn tile_origin(w: u32) -> vec3<i32> {
+    let td = tile_dims();
+    let tc = (params.n + td - vec3<u32>(1u)) / td;
+    if (w >= tc.x * tc.y * tc.z) { return vec3<i32>(-1); }
+    let t = vec3<u32>(w % tc.x, (w / tc.x) % tc.y, w / (tc.x * tc.y));
+    return vec3<i32>(t * td);
+}
+
+fn local_coord(l: u32) -> vec3<i32> { return cell_coord(l, tile_dims()); }
+fn local_index(p: vec3<i32>) -> u32 { return cell_index(p, tile_dims()); }
+
+@compute @workgroup_size(256)
+fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let origin = tile_origin(wg.y * nwg.x + wg.x);
+    if (origin.x < 0) { return; }
+    let td = tile_dims();
+    let count = td.x * td.y * td.z;
+    let planes = td.x + td.y + td.z - 2u;
+    for (var s = 0u; s < planes; s++) {
+        for (var l = li; l < count; l += TWG) {
+            let lp = local_coord(l);
+            if (u32(lp.x + lp.y + lp.z) != s) { continue; }
+            let g = origin + lp;
+            if (!in_grid(g, params.n)) { continue; }
+            let c = cell_index(g, params.n);
+            let row = a[c];
+            if (row.x == 0.0) { tile_a[l] = 0.0; continue; }
+            var e = row.x;
+            for (var comp = 0u; comp < 3u; comp++) {
+                if (lp[comp] == 0) { continue; }
+                let lm = lp - unit(comp);
+                let rm = a[cell_index(g - unit(comp), params.n)];
+                let pm = tile_a[local_index(lm)];
+                let off = rm[comp + 1u] * pm;
+                // Fill-in of the lower neighbour's other upper couplings inside the tile.
+                var others = 0.0;
+                for (var k = 0u; k < 3u; k++) {
+                    if (k != comp && u32(lm[k]) + 1u < td[k]) { others += rm[k + 1u]; }
+                }
+                e -= off * off + TAU * rm[comp + 1u] * others * pm * pm;
+            }
+            if (e < SIGMA * row.x) { e = row.x; }
+            tile_a[l] = inverseSqrt(e);
+        }
+        workgroupBarrier();
+    }
+    for (var l = li; l < count; l += TWG) {
+        let g = origin + local_coord(l);
+        if (in_grid(g, params.n)) { precon[cell_index(g, params.n)] = tile_a[l]; }
+    }
+}
+
+@compute @workgroup_size(256)
+fn mict_apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) li: u32) {
+    if (li == 0u) { tile_done = done[6]; }
+    if (workgroupUniformLoad(&tile_done) != 0u) { return; }
+    let origin = tile_origin(wg.y * nwg.x + wg.x);
+    if (origin.x < 0) { return; }
+    let td = tile_dims();
+    let count = td.x * td.y * td.z;
+    let planes = td.x + td.y + td.z - 2u;
+    // Forward substitution L q = r into tile_a.
+    for (var s = 0u; s < planes; s++) {
+        for (var l = li; l < count; l += TWG) {
+            let lp = local_coord(l);
+            if (u32(lp.x + lp.y + lp.z) != s) { continue; }
+            let g = origin + lp;
+            if (!in_grid(g, params.n)) { continue; }
+            let c = cell_index(g, params.n);
+            let pc = precon[c];
+            if (pc == 0.0) { tile_a[l] = 0.0; continue; }
+            var acc = r[c];
+            for (var comp = 0u; comp < 3u; comp++) {
+                if (lp[comp] == 0) { continue; }
+                let m = cell_index(g - unit(comp), params.n);
+                acc -= a[m][comp + 1u] * precon[m] * tile_a[local_index(lp - unit(comp))];
+            }
+            tile_a[l] = acc * pc;
+        }
+        workgroupBarrier();
+    }
+    // Backward substitution L^T z = q into tile_b, planes in decreasing order.
+    for (var si = 0u; si < planes; si++) {
+        let s = planes - 1u - si;
+        for (var l = li; l < count; l += TWG) {
+            let lp = local_coord(l);
+            if (u32(lp.x + lp.y + lp.z) != s) { continue; }
+            let g = origin + lp;
+            if (!in_grid(g, params.n)) { continue; }
+            let c = cell_index(g, params.n);
+            let pc = precon[c];
+            if (pc == 0.0) { tile_b[l] = 0.0; continue; }
+            let row = a[c];
+            var acc = tile_a[l];
+            for (var comp = 0u; comp < 3u; comp++) {
+                if (u32(lp[comp]) + 1u >= td[comp] || g[comp] + 1 >= i32(params.n[comp])) { continue; }
+                acc -= row[comp + 1u] * pc * tile_b[local_index(lp + unit(comp))];
+            }
+            tile_b[l] = acc * pc;
+        }
+        workgroupBarrier();
+    }
+    for (var l = li; l < count; l += TWG) {
+        let g = origin + local_coord(l);
+        if (in_grid(g, params.n)) { z[cell_index(g, params.n)] = tile_b[l]; }
+    }
 }

@@ -132,13 +132,22 @@ pub struct BenchReport {
 
 /// Bytes per cell one PCG iteration reads and writes, counting each array once per kernel
 /// (see shaders/pcg.wgsl and shaders/precond.wgsl): apply_a 24, dot_dq 8, update_pr 24,
-/// dot_rz 8, update_d 12, plus the preconditioner.
+/// dot_rz 8, update_d 12, plus the preconditioner. For `mg` (shaders/multigrid.wgsl) a
+/// red-black sweep pair reads the matrix, b and x and writes x (28 B), a boundary pair reads
+/// the types of both levels (8 B), residual 28, restriction 6 and prolongation 25, on the
+/// finest level; the coarser levels add 1/7 of that in 3D.
 pub fn bytes_per_cell_per_iteration(kind: PreconditionerKind) -> u64 {
+    use crate::sim::pressure::multigrid::{BOUNDARY_SWEEPS, SWEEPS};
     let base = 24 + 8 + 24 + 8 + 12;
     base + match kind {
         PreconditionerKind::None | PreconditionerKind::Jacobi => 24,
         PreconditionerKind::Ip => 48,
         PreconditionerKind::Mic0 => 56,
+        PreconditionerKind::Mic0Tiled => 48,
+        PreconditionerKind::Mg => {
+            let level = 2 * 28 * SWEEPS as u64 + 2 * 8 * BOUNDARY_SWEEPS as u64 + 28 + 6 + 25;
+            level * 8 / 7
+        }
     }
 }
 

@@ -42,7 +42,7 @@ enum Command {
         /// Write the last pressure solve as Matrix Market files into DIR.
         #[arg(long, value_name = "DIR")]
         export_system: Option<PathBuf>,
-        /// Override the scene's preconditioner (none, jacobi, ip, mic0).
+        /// Override the scene's preconditioner (none, jacobi, ip, mic0, mic0_tiled, mg).
         #[arg(long)]
         preconditioner: Option<PreconditionerKind>,
         /// Override the resolution: cells along the longest axis.
@@ -85,7 +85,7 @@ enum Command {
         /// Problems: dam_break, settled_pool.
         #[arg(long, value_delimiter = ',', default_values = ["dam_break", "settled_pool"])]
         problems: Vec<String>,
-        /// Preconditioners: none, jacobi, ip, mic0 [default: all; smoke: ip].
+        /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip].
         #[arg(long, value_delimiter = ',')]
         preconditioners: Option<Vec<PreconditionerKind>>,
         /// Relative residual (max norm) each solve iterates to [default: 1e-6; smoke: 1e-4].

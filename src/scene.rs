@@ -54,10 +54,22 @@ pub enum PreconditionerKind {
     /// Modified incomplete Cholesky, level 0, exact lexicographic order (wavefronts on GPU).
     #[default]
     Mic0,
+    /// MIC(0) inside 8x8x8 tiles (16x16 on a slice), couplings across tiles dropped.
+    #[serde(rename = "mic0_tiled")]
+    Mic0Tiled,
+    /// One geometric multigrid V-cycle.
+    Mg,
 }
 
 impl PreconditionerKind {
-    pub const ALL: [PreconditionerKind; 4] = [Self::None, Self::Jacobi, Self::Ip, Self::Mic0];
+    pub const ALL: [PreconditionerKind; 6] = [
+        Self::None,
+        Self::Jacobi,
+        Self::Ip,
+        Self::Mic0,
+        Self::Mic0Tiled,
+        Self::Mg,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -65,6 +77,8 @@ impl PreconditionerKind {
             Self::Jacobi => "jacobi",
             Self::Ip => "ip",
             Self::Mic0 => "mic0",
+            Self::Mic0Tiled => "mic0_tiled",
+            Self::Mg => "mg",
         }
     }
 }
@@ -83,7 +97,11 @@ impl std::str::FromStr for PreconditionerKind {
             .copied()
             .find(|p| p.name() == s.to_ascii_lowercase())
             .ok_or_else(|| {
-                format!("unknown preconditioner {s:?}; expected one of: none, jacobi, ip, mic0")
+                let names: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown preconditioner {s:?}; expected one of: {}",
+                    names.join(", ")
+                )
             })
     }
 }

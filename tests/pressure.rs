@@ -133,5 +133,5 @@ fn bad_settings_are_rejected() {
     assert!("multigrid"
         .parse::<PreconditionerKind>()
         .unwrap_err()
-        .contains("none, jacobi, ip, mic0"));
+        .contains("none, jacobi, ip, mic0, mic0_tiled, mg"));
 }

@@ -368,7 +368,16 @@ fn check_stages(scheme: AdvectionScheme) {
         })
         .collect();
     let a = cpu::build_matrix(g, &types);
-    let exact = cpu::pcg(g, &a, &b, cpu::Preconditioner::None, 1e-12, 5000, None);
+    let exact = cpu::pcg(
+        g,
+        &types,
+        &a,
+        &b,
+        cpu::Preconditioner::None,
+        1e-12,
+        5000,
+        None,
+    );
     assert!(exact.converged);
     let mut expect_vel = vel_bc.clone();
     cpu::project(g, &types, &exact.p, &mut expect_vel);
@@ -617,7 +626,16 @@ fn reference_drift(sim: &SmokeSimulation, types: &[u8], dye: &[[f32; 4]], vel: &
                 }
             })
             .collect();
-        let r = cpu::pcg(&g, &a, &b, cpu::Preconditioner::Mic0, 1e-9, 5000, None);
+        let r = cpu::pcg(
+            &g,
+            types,
+            &a,
+            &b,
+            cpu::Preconditioner::Mic0,
+            1e-9,
+            5000,
+            None,
+        );
         cpu::project(&g, types, &r.p, &mut v);
         totals.push(d.iter().map(|x| (x[0] + x[1] + x[2]) / 3.0).sum::<f64>());
     }

@@ -355,7 +355,7 @@ fn gpu_preconditioners_match_the_reference_and_are_positive() {
     let r64 = to_f64(&r);
     for kind in PreconditionerKind::ALL {
         let z = to_f64(&c.sim.apply_preconditioner(kind, &r).unwrap());
-        let expect = cpu::Preconditioner::from(kind).apply(&g, &a, &r64);
+        let expect = cpu::Preconditioner::from(kind).apply(&g, &types, &a, &r64);
         let e = max_abs_diff(&z, &expect) / max_abs(&expect);
         assert!(e < 1e-4, "{kind}: GPU z differs from the reference by {e}");
         let zr: f64 = z.iter().zip(&r64).map(|(a, b)| a * b).sum();

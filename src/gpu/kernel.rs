@@ -33,6 +33,10 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ),
     ("pcg.wgsl", include_str!("../../shaders/pcg.wgsl")),
     ("precond.wgsl", include_str!("../../shaders/precond.wgsl")),
+    (
+        "multigrid.wgsl",
+        include_str!("../../shaders/multigrid.wgsl"),
+    ),
     ("project.wgsl", include_str!("../../shaders/project.wgsl")),
     (
         "extrapolate.wgsl",

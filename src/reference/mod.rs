@@ -13,11 +13,13 @@
 //!   7-point "neighbour count" matrix packed per cell as (diag, +x, +y, +z).
 
 mod grid;
+mod multigrid;
 mod pressure;
 pub mod smoke;
 mod transfer;
 
 pub use grid::*;
+pub use multigrid::*;
 pub use pressure::*;
 pub use transfer::*;
 

@@ -120,6 +120,10 @@ pub enum Preconditioner {
     Jacobi,
     IncompletePoisson,
     Mic0,
+    /// MIC(0) per tile, couplings between tiles dropped (see `multigrid.rs`).
+    Mic0Tiled,
+    /// One multigrid V-cycle (see `multigrid.rs`).
+    Multigrid,
 }
 
 impl From<PreconditionerKind> for Preconditioner {
@@ -129,22 +133,80 @@ impl From<PreconditionerKind> for Preconditioner {
             PreconditionerKind::Jacobi => Self::Jacobi,
             PreconditionerKind::Ip => Self::IncompletePoisson,
             PreconditionerKind::Mic0 => Self::Mic0,
+            PreconditionerKind::Mic0Tiled => Self::Mic0Tiled,
+            PreconditionerKind::Mg => Self::Multigrid,
         }
     }
 }
 
 impl Preconditioner {
-    /// z = M^-1 r (z = 0 on non-FLUID cells).
-    pub fn apply(self, g: &Grid, a: &[[f64; 4]], r: &[f64]) -> Vec<f64> {
+    pub const ALL: [Preconditioner; 6] = [
+        Self::None,
+        Self::Jacobi,
+        Self::IncompletePoisson,
+        Self::Mic0,
+        Self::Mic0Tiled,
+        Self::Multigrid,
+    ];
+
+    /// z = M^-1 r (z = 0 on non-FLUID cells). `types` are the cell types the matrix was
+    /// built from (multigrid coarsens them).
+    pub fn apply(self, g: &Grid, types: &[u8], a: &[[f64; 4]], r: &[f64]) -> Vec<f64> {
+        self.prepare(g, types, a).apply(r)
+    }
+
+    /// The per-system set-up (factorisation, hierarchy), done once per solve.
+    pub fn prepare<'a>(self, g: &'a Grid, types: &[u8], a: &'a [[f64; 4]]) -> Prepared<'a> {
+        let setup = match self {
+            Self::Mic0 => Setup::Factor(mic0_factor(g, a)),
+            Self::Mic0Tiled => Setup::Factor(super::mic0_tiled_factor(g, a)),
+            Self::Multigrid => Setup::Multigrid(super::Multigrid::new(g, types, a)),
+            _ => Setup::Nothing,
+        };
+        Prepared {
+            kind: self,
+            g,
+            a,
+            setup,
+        }
+    }
+}
+
+enum Setup {
+    Nothing,
+    Factor(Vec<f64>),
+    Multigrid(super::Multigrid),
+}
+
+/// A preconditioner set up for one system.
+pub struct Prepared<'a> {
+    kind: Preconditioner,
+    g: &'a Grid,
+    a: &'a [[f64; 4]],
+    setup: Setup,
+}
+
+impl Prepared<'_> {
+    pub fn multigrid(&self) -> Option<&super::Multigrid> {
+        match &self.setup {
+            Setup::Multigrid(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn apply(&self, r: &[f64]) -> Vec<f64> {
+        let (g, a) = (self.g, self.a);
         let n = g.cells();
-        match self {
-            Self::None => (0..n)
-                .map(|c| if a[c][0] != 0.0 { r[c] } else { 0.0 })
-                .collect(),
-            Self::Jacobi => (0..n)
+        match (&self.setup, self.kind) {
+            (Setup::Multigrid(mg), _) => mg.apply(r),
+            (Setup::Factor(pr), Preconditioner::Mic0Tiled) => {
+                super::mic0_blocks_apply(g, a, pr, super::mic_tile(g.n()), r)
+            }
+            (Setup::Factor(pr), _) => super::mic0_blocks_apply(g, a, pr, g.n(), r),
+            (_, Preconditioner::Jacobi) => (0..n)
                 .map(|c| if a[c][0] != 0.0 { r[c] / a[c][0] } else { 0.0 })
                 .collect(),
-            Self::IncompletePoisson => {
+            (_, Preconditioner::IncompletePoisson) => {
                 // t = K^T r, z = K t with K = I - L D^-1.
                 let t: Vec<f64> = (0..n)
                     .map(|c| {
@@ -175,36 +237,9 @@ impl Preconditioner {
                     })
                     .collect()
             }
-            Self::Mic0 => {
-                let pr = mic0_factor(g, a);
-                let mut q = vec![0.0; n];
-                for c in 0..n {
-                    if pr[c] == 0.0 {
-                        continue;
-                    }
-                    let mut s = r[c];
-                    for comp in 0..3 {
-                        if let Some(m) = neighbour(g, c, comp, false) {
-                            s -= a[m][comp + 1] * pr[m] * q[m];
-                        }
-                    }
-                    q[c] = s * pr[c];
-                }
-                let mut z = vec![0.0; n];
-                for c in (0..n).rev() {
-                    if pr[c] == 0.0 {
-                        continue;
-                    }
-                    let mut s = q[c];
-                    for comp in 0..3 {
-                        if let Some(nb) = neighbour(g, c, comp, true) {
-                            s -= a[c][comp + 1] * pr[c] * z[nb];
-                        }
-                    }
-                    z[c] = s * pr[c];
-                }
-                z
-            }
+            _ => (0..n)
+                .map(|c| if a[c][0] != 0.0 { r[c] } else { 0.0 })
+                .collect(),
         }
     }
 }
@@ -226,8 +261,10 @@ fn max_abs(a: &[f64]) -> f64 {
 }
 
 /// PCG with the GPU's stopping rule: max|r| <= tol * max|b|.
+#[allow(clippy::too_many_arguments)]
 pub fn pcg(
     g: &Grid,
+    types: &[u8],
     a: &[[f64; 4]],
     b: &[f64],
     m: Preconditioner,
@@ -262,7 +299,8 @@ pub fn pcg(
             converged: true,
         };
     }
-    let mut z = m.apply(g, a, &r);
+    let m = m.prepare(g, types, a);
+    let mut z = m.apply(&r);
     let mut d = z.clone();
     let mut rho = dot(&r, &z);
     for it in 1..=max_iterations {
@@ -282,7 +320,7 @@ pub fn pcg(
                 converged: true,
             };
         }
-        z = m.apply(g, a, &r);
+        z = m.apply(&r);
         let rho_new = dot(&r, &z);
         let beta = rho_new / rho;
         rho = rho_new;
@@ -302,6 +340,7 @@ pub fn pcg(
 pub fn direct_solve(g: &Grid, a: &[[f64; 4]], b: &[f64]) -> Vec<f64> {
     pcg(
         g,
+        &[],
         a,
         b,
         Preconditioner::Mic0,
@@ -408,12 +447,7 @@ mod tests {
             let (types, _) = setup(&g, 6);
             let a = build_matrix(&g, &types);
             let mut rng = Rng(8);
-            for m in [
-                Preconditioner::None,
-                Preconditioner::Jacobi,
-                Preconditioner::IncompletePoisson,
-                Preconditioner::Mic0,
-            ] {
+            for m in Preconditioner::ALL {
                 for _ in 0..20 {
                     let r: Vec<f64> = (0..g.cells())
                         .map(|c| {
@@ -424,7 +458,7 @@ mod tests {
                             }
                         })
                         .collect();
-                    let z = m.apply(&g, &a, &r);
+                    let z = m.apply(&g, &types, &a, &r);
                     assert!(dot(&z, &r) > 0.0, "{m:?}");
                 }
             }
@@ -445,13 +479,8 @@ mod tests {
         let res = apply_packed(&g, &a, &exact);
         assert!(res.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-10));
         let mut its = vec![];
-        for m in [
-            Preconditioner::None,
-            Preconditioner::Jacobi,
-            Preconditioner::IncompletePoisson,
-            Preconditioner::Mic0,
-        ] {
-            let r = pcg(&g, &a, &b, m, 1e-10, 1000, None);
+        for m in Preconditioner::ALL {
+            let r = pcg(&g, &types, &a, &b, m, 1e-10, 1000, None);
             assert!(r.converged, "{m:?}");
             let err = exact
                 .iter()
@@ -463,8 +492,8 @@ mod tests {
             its.push(r.iterations);
         }
         assert!(
-            its[3] < its[2] && its[2] < its[0],
-            "iterations none/jacobi/ip/mic0: {its:?}"
+            its[3] < its[2] && its[2] < its[0] && its[5] < its[3] && its[4] < its[2],
+            "iterations none/jacobi/ip/mic0/mic0_tiled/mg: {its:?}"
         );
     }
 }

@@ -160,7 +160,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
     let cells = nx * ny * nz;
     let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
     let total = GridFields::bytes(cells, faces)
-        + PcgVectors::bytes(cells, scene.pressure.max_iterations as u64)
+        + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(particles);
     let candidates = [
         (faces * 8, "P2G accumulator (8 bytes per face)"),

@@ -2,6 +2,7 @@
 //! convergence every few iterations without making the GPU wait.
 
 pub mod matrix;
+pub mod multigrid;
 pub mod pcg;
 pub mod precond;
 
@@ -27,9 +28,10 @@ pub struct PcgVectors {
     pub d: wgpu::Buffer,
     /// A times the search direction.
     pub q: wgpu::Buffer,
-    /// Preconditioner scratch (K^T r for ip, the forward solve for mic0).
+    /// Preconditioner scratch (K^T r for ip, the forward solve for mic0, the finest
+    /// residual for mg).
     pub t: wgpu::Buffer,
-    /// MIC(0) inverse diagonal.
+    /// MIC(0) inverse diagonal (exact or tiled).
     pub precon: wgpu::Buffer,
     pub partials: wgpu::Buffer,
     /// `PcgStateHeader` followed by the residual history.
@@ -63,8 +65,14 @@ impl PcgVectors {
         }
     }
 
-    pub fn bytes(cells: u64, max_iterations: u64) -> u64 {
-        cells * 4 * 12 + 32 + 4 * (max_iterations + 1) + 8 * pcg::MAX_REDUCE_GROUPS as u64
+    /// Bytes of the PCG vectors and of the multigrid levels for a grid of `n` cells.
+    pub fn bytes(n: [u32; 3], max_iterations: u64) -> u64 {
+        let cells: u64 = n.iter().map(|&x| x as u64).product();
+        cells * 4 * 12
+            + 32
+            + 4 * (max_iterations + 1)
+            + 8 * pcg::MAX_REDUCE_GROUPS as u64
+            + multigrid::MgPlan::new(n).bytes()
     }
 }
 

@@ -1,6 +1,8 @@
-//! Preconditioners on the GPU (shaders/precond.wgsl): none, Jacobi, Incomplete Poisson and
-//! MIC(0) by wavefront planes.
+//! Preconditioners on the GPU: none, Jacobi, Incomplete Poisson, MIC(0) by wavefront
+//! planes and tiled MIC(0) (shaders/precond.wgsl), and the multigrid V-cycle
+//! (multigrid.rs, shaders/multigrid.wgsl).
 
+use super::multigrid::Multigrid;
 use super::PcgVectors;
 use crate::gpu::{Binding::*, Kernel};
 use crate::scene::PreconditionerKind;
@@ -24,6 +26,18 @@ pub struct Precond {
     stride: u32,
     num_planes: u32,
     plane_threads: u32,
+    /// Workgroups of the tiled MIC(0): one per tile.
+    tiles: u32,
+    pub multigrid: Multigrid,
+}
+
+/// Tile of the tiled MIC(0) for a grid (keep in sync with `tile_dims` in precond.wgsl).
+pub fn mic_tile(n: [u32; 3]) -> [u32; 3] {
+    if n[2] == 1 {
+        [16, 16, 1]
+    } else {
+        [8, 8, 8]
+    }
 }
 
 impl Precond {
@@ -55,6 +69,8 @@ impl Precond {
                 "mic_factor",
                 "mic_forward",
                 "mic_backward",
+                "mict_factor",
+                "mict_apply",
             ],
             &[
                 Uniform,
@@ -80,6 +96,8 @@ impl Precond {
                 &v.state,
             ],
         );
+        let tile = mic_tile(f.params.n);
+        let tiles = (0..3).map(|a| f.params.n[a].div_ceil(tile[a])).product();
         Self {
             kernel,
             group,
@@ -87,6 +105,8 @@ impl Precond {
             stride,
             num_planes,
             plane_threads: ny * nz,
+            tiles,
+            multigrid: Multigrid::new(device, f, v),
         }
     }
 
@@ -97,6 +117,8 @@ impl Precond {
             PreconditionerKind::None | PreconditionerKind::Jacobi => 1,
             PreconditionerKind::Ip => 2,
             PreconditionerKind::Mic0 => 2 * self.num_planes,
+            PreconditionerKind::Mic0Tiled => 1,
+            PreconditionerKind::Mg => self.multigrid.dispatches(),
         }
     }
 
@@ -109,10 +131,16 @@ impl Precond {
         }
     }
 
-    /// Per-solve set-up: the MIC(0) factorisation of the current matrix.
+    /// Per-solve set-up: the factorisation or the coarse levels of the current matrix.
     pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>, kind: PreconditionerKind) {
-        if kind == PreconditionerKind::Mic0 {
-            self.planes(pass, "mic_factor", false);
+        match kind {
+            PreconditionerKind::Mic0 => self.planes(pass, "mic_factor", false),
+            PreconditionerKind::Mic0Tiled => {
+                self.kernel
+                    .dispatch_groups(pass, "mict_factor", &self.group, &[0], self.tiles)
+            }
+            PreconditionerKind::Mg => self.multigrid.record_setup(pass),
+            _ => {}
         }
     }
 
@@ -140,6 +168,11 @@ impl Precond {
                 self.planes(pass, "mic_forward", false);
                 self.planes(pass, "mic_backward", true);
             }
+            PreconditionerKind::Mic0Tiled => {
+                self.kernel
+                    .dispatch_groups(pass, "mict_apply", &self.group, &[0], self.tiles)
+            }
+            PreconditionerKind::Mg => self.multigrid.record_apply(pass),
         }
     }
 }

@@ -451,7 +451,7 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
     let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
     let tracers = scene.smoke.tracers as u64;
     let total = GridFields::bytes(cells, faces)
-        + PcgVectors::bytes(cells, scene.pressure.max_iterations as u64)
+        + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(tracers)
         + SmokeFields::bytes(cells, faces, tracers);
     let candidates = [

@@ -1,0 +1,405 @@
+//!include prelude.wgsl
+// Multigrid V-cycle preconditioner z = M^-1 r (`mg`). The f64 reference and the reasons
+// for every choice (coarsening rule, scaling, smoother order) are in
+// src/reference/multigrid.rs; this file follows it step for step.
+//
+// One bind group per level: this level's matrix, types, solution x, right-hand side b and
+// residual, and the next coarser level's matrix, types, solution and right-hand side. On
+// level 0, x is PCG's z, b is PCG's r and the residual is PCG's scratch t. The coarsest
+// level binds small placeholders in the coarse slots.
+
+@group(0) @binding(0) var<uniform> lvl: MgLevel;
+@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> types: array<u32>;
+@group(0) @binding(3) var<storage, read_write> x: array<f32>;
+@group(0) @binding(4) var<storage, read> b: array<f32>;
+@group(0) @binding(5) var<storage, read_write> res: array<f32>;
+@group(0) @binding(6) var<storage, read_write> ca: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> ctypes: array<u32>;
+@group(0) @binding(8) var<storage, read> cx: array<f32>;
+@group(0) @binding(9) var<storage, read_write> cb: array<f32>;
+@group(0) @binding(10) var<storage, read> done: array<u32>;
+
+// Keep in sync with `MgLevelParams` in src/sim/pressure/multigrid.rs.
+struct MgLevel {
+    n: vec3<u32>,          // cells of this level
+    cells: u32,
+    nc: vec3<u32>,         // cells of the next coarser level (zero on the coarsest)
+    coarse_cells: u32,
+    ratio: vec3<u32>,      // 2 along coarsened axes, 1 along the others
+    scale: f32,            // restriction scale 4 / 2^k
+    coarse_sweeps: u32,    // symmetric red-black pairs of the coarsest solve
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+};
+
+// `done` aliases PcgState; its word 6 is the done flag (see pcg.wgsl).
+fn solve_done() -> bool { return done[6] != 0u; }
+
+fn id(wg: vec3<u32>, nwg: vec3<u32>, li: u32) -> u32 { return linear_id(wg, nwg, li); }
+
+// Cell of colour `col` ((i+j+k) mod 2) handled by invocation `t`; -1 if none. Invocations
+// run over half rows: ceil(nx/2) per (j, k).
+fn colour_cell(t: u32, col: u32) -> i32 {
+    let hx = (lvl.n.x + 1u) / 2u;
+    let row = t / hx;
+    if (row >= lvl.n.y * lvl.n.z) { return -1; }
+    let j = row % lvl.n.y;
+    let k = row / lvl.n.y;
+    let i = 2u * (t % hx) + ((j + k + col) & 1u);
+    if (i >= lvl.n.x) { return -1; }
+    return i32(i + lvl.n.x * row);
+}
+
+// b_c - sum of the off-diagonal terms times x: the Gauss-Seidel numerator.
+fn relax_sum(c: u32, row: vec4<f32>) -> f32 {
+    let p = cell_coord(c, lvl.n);
+    var s = b[c];
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (p[comp] + 1 < i32(lvl.n[comp])) {
+            s -= row[comp + 1u] * x[cell_index(p + e, lvl.n)];
+        }
+        if (p[comp] > 0) {
+            let m = cell_index(p - e, lvl.n);
+            s -= a[m][comp + 1u] * x[m];
+        }
+    }
+    return s;
+}
+
+fn relax(c: u32) {
+    let row = a[c];
+    if (row.x == 0.0) { x[c] = 0.0; return; }
+    x[c] = relax_sum(c, row) / row.x;
+}
+
+// Parent of a cell on the next coarser level.
+fn parent(p: vec3<i32>) -> u32 {
+    return cell_index(p / vec3<i32>(lvl.ratio), lvl.nc);
+}
+
+// FLUID cells next to AIR or whose coarse parent is not FLUID get the boundary sweeps.
+fn is_boundary(c: u32) -> bool {
+    if (types[c] != FLUID) { return false; }
+    let p = cell_coord(c, lvl.n);
+    if (ctypes[parent(p)] != FLUID) { return true; }
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (p[comp] + 1 < i32(lvl.n[comp]) && types[cell_index(p + e, lvl.n)] == AIR) { return true; }
+        if (p[comp] > 0 && types[cell_index(p - e, lvl.n)] == AIR) { return true; }
+    }
+    return false;
+}
+
+// --- set-up (once per solve) ---
+
+// Coarse types: AIR if any child is AIR, else FLUID if any child is FLUID, else SOLID.
+@compute @workgroup_size(64)
+fn coarsen(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    let c = id(wg, nwg, li);
+    if (c >= lvl.coarse_cells) { return; }
+    let q = cell_coord(c, lvl.nc);
+    var air = false;
+    var fluid = false;
+    for (var dz = 0u; dz < lvl.ratio.z; dz++) {
+        for (var dy = 0u; dy < lvl.ratio.y; dy++) {
+            for (var dx = 0u; dx < lvl.ratio.x; dx++) {
+                let f = q * vec3<i32>(lvl.ratio) + vec3<i32>(vec3<u32>(dx, dy, dz));
+                if (in_grid(f, lvl.n)) {
+                    let t = types[cell_index(f, lvl.n)];
+                    air = air || t == AIR;
+                    fluid = fluid || t == FLUID;
+                }
+            }
+        }
+    }
+    ctypes[c] = select(select(SOLID, FLUID, fluid), AIR, air);
+}
+
+fn coarse_type_at(p: vec3<i32>) -> u32 {
+    if (!in_grid(p, lvl.nc)) { return SOLID; }
+    return ctypes[cell_index(p, lvl.nc)];
+}
+
+// Coarse matrix from the coarse types, with the fine level's stencil (build_matrix.wgsl).
+@compute @workgroup_size(64)
+fn build_coarse(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) li: u32) {
+    let c = id(wg, nwg, li);
+    if (c >= lvl.coarse_cells) { return; }
+    var row = vec4<f32>(0.0);
+    if (ctypes[c] == FLUID) {
+        let p = cell_coord(c, lvl.nc);
+        for (var comp = 0u; comp < 3u; comp++) {
+            let e = unit(comp);
+            let lo = coarse_type_at(p - e);
+            let hi = coarse_type_at(p + e);
+            if (lo != SOLID) { row.x += 1.0; }
+            if (hi != SOLID) { row.x += 1.0; }
+            if (hi == FLUID) { row[comp + 1u] = -1.0; }
+        }
+    }
+    ca[c] = row;
+}
+
+// --- smoothing ---
+
+// The first red sweep from x = 0: no neighbour terms. (Black cells are written by the
+// black sweep that follows before anything reads them.)
+@compute @workgroup_size(64)
+fn smooth_first(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let ci = colour_cell(id(wg, nwg, li), 0u);
+    if (ci < 0) { return; }
+    let c = u32(ci);
+    let d = a[c].x;
+    x[c] = select(0.0, b[c] / d, d != 0.0);
+}
+
+@compute @workgroup_size(64)
+fn smooth_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let ci = colour_cell(id(wg, nwg, li), 0u);
+    if (ci >= 0) { relax(u32(ci)); }
+}
+
+@compute @workgroup_size(64)
+fn smooth_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let ci = colour_cell(id(wg, nwg, li), 1u);
+    if (ci >= 0) { relax(u32(ci)); }
+}
+
+@compute @workgroup_size(64)
+fn boundary_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let ci = colour_cell(id(wg, nwg, li), 0u);
+    if (ci >= 0 && is_boundary(u32(ci))) { relax(u32(ci)); }
+}
+
+@compute @workgroup_size(64)
+fn boundary_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let ci = colour_cell(id(wg, nwg, li), 1u);
+    if (ci >= 0 && is_boundary(u32(ci))) { relax(u32(ci)); }
+}
+
+// --- transfers ---
+
+@compute @workgroup_size(64)
+fn residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let c = id(wg, nwg, li);
+    if (c >= lvl.cells) { return; }
+    let row = a[c];
+    res[c] = select(0.0, relax_sum(c, row) - row.x * x[c], row.x != 0.0);
+}
+
+// Trilinear taps of fine index `i` along one axis: (parent, 3/4) and (neighbour, 1/4), the
+// neighbour on the side of the fine cell's centre; absent (-1) outside the coarse grid.
+fn prolong_taps(i: i32, ratio: u32, len: u32) -> vec4<f32> {
+    if (ratio == 1u) { return vec4<f32>(f32(i), 1.0, -1.0, 0.0); }
+    let p = i / 2;
+    let o = select(p - 1, p + 1, (i & 1) == 1);
+    let ok = o >= 0 && o < i32(len);
+    return vec4<f32>(f32(p), 0.75, select(-1.0, f32(o), ok), select(0.0, 0.25, ok));
+}
+
+fn fine_taps(p: vec3<i32>) -> array<vec4<f32>, 3> {
+    return array<vec4<f32>, 3>(prolong_taps(p.x, lvl.ratio.x, lvl.nc.x),
+                               prolong_taps(p.y, lvl.ratio.y, lvl.nc.y),
+                               prolong_taps(p.z, lvl.ratio.z, lvl.nc.z));
+}
+
+// Coarse node `k` (bits x, y, z: parent or neighbour per axis) of a fine cell's taps and its
+// trilinear weight; x = -1 when the node does not exist.
+fn tap_node(t: array<vec4<f32>, 3>, k: u32) -> vec4<f32> {
+    var node = vec3<f32>(0.0);
+    var w = 1.0;
+    for (var ax = 0u; ax < 3u; ax++) {
+        let hi = ((k >> ax) & 1u) == 1u;
+        let idx = select(t[ax].x, t[ax].z, hi);
+        if (idx < 0.0) { return vec4<f32>(-1.0, 0.0, 0.0, 0.0); }
+        node[ax] = idx;
+        w *= select(t[ax].y, t[ax].w, hi);
+    }
+    return vec4<f32>(node, w);
+}
+
+// Interpolation nodes are the coarse cells that are not SOLID: AIR nodes carry the value 0
+// (Dirichlet), SOLID ones are dropped and the weights renormalised (Neumann), as in the
+// reference's `prolong_stencil`.
+fn node_ok(nd: vec3<i32>) -> bool {
+    return in_grid(nd, lvl.nc) && ctypes[cell_index(nd, lvl.nc)] != SOLID;
+}
+
+// x += P x_coarse on the active cells.
+@compute @workgroup_size(64)
+fn prolong(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let c = id(wg, nwg, li);
+    if (c >= lvl.cells) { return; }
+    if (a[c].x == 0.0) { return; }
+    let t = fine_taps(cell_coord(c, lvl.n));
+    var s = 0.0;
+    var wsum = 0.0;
+    for (var k = 0u; k < 8u; k++) {
+        let nd = tap_node(t, k);
+        if (nd.w == 0.0) { continue; }
+        let q = vec3<i32>(nd.xyz);
+        if (!node_ok(q)) { continue; }
+        s += nd.w * cx[cell_index(q, lvl.nc)];
+        wsum += nd.w;
+    }
+    if (wsum > 0.0) { x[c] += s / wsum; }
+}
+
+// b_coarse = 4 / 2^k P^T res: the exact transpose of `prolong`, gathered per coarse cell
+// from the fine cells whose interpolation reads it (2q-1 .. 2q+2 along a coarsened axis).
+// Their weight sums need the SOLID status of the 3x3x3 coarse cells around q.
+@compute @workgroup_size(64)
+fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    if (solve_done()) { return; }
+    let c = id(wg, nwg, li);
+    if (c >= lvl.coarse_cells) { return; }
+    if (ca[c].x == 0.0) { cb[c] = 0.0; return; }
+    let q = cell_coord(c, lvl.nc);
+    var ok: array<bool, 27>;
+    for (var k = 0u; k < 27u; k++) {
+        let d = vec3<i32>(i32(k % 3u), i32((k / 3u) % 3u), i32(k / 9u)) - vec3<i32>(1);
+        ok[k] = node_ok(q + d);
+    }
+    let lo = q * vec3<i32>(lvl.ratio) - vec3<i32>(select(vec3<u32>(0u), vec3<u32>(1u), lvl.ratio == vec3<u32>(2u)));
+    let span = select(vec3<i32>(1), vec3<i32>(4), lvl.ratio == vec3<u32>(2u));
+    var s = 0.0;
+    for (var dz = 0; dz < span.z; dz++) {
+        for (var dy = 0; dy < span.y; dy++) {
+            for (var dx = 0; dx < span.x; dx++) {
+                let f = lo + vec3<i32>(dx, dy, dz);
+                if (!in_grid(f, lvl.n)) { continue; }
+                let r = res[cell_index(f, lvl.n)];
+                if (r == 0.0) { continue; }
+                let t = fine_taps(f);
+                var wsum = 0.0;
+                var wq = 0.0;
+                for (var k = 0u; k < 8u; k++) {
+                    let nd = tap_node(t, k);
+                    if (nd.w == 0.0) { continue; }
+                    let e = vec3<i32>(nd.xyz) - q + vec3<i32>(1);
+                    if (!ok[u32(e.x + 3 * e.y + 9 * e.z)]) { continue; }
+                    wsum += nd.w;
+                    if (all(e == vec3<i32>(1))) { wq = nd.w; }
+                }
+                if (wsum > 0.0) { s += wq / wsum * r; }
+            }
+        }
+    }
+    cb[c] = lvl.scale * s;
+}
+
+// --- coarsest level: one workgroup, everything in workgroup memory ---
+
+const COARSE_MAX: u32 = 512u;   // 8^3, see MG_COARSEST
+const CWG: u32 = 256u;
+var<workgroup> sx: array<f32, 512>;
+var<workgroup> sb: array<f32, 512>;
+var<workgroup> red_s: array<f32, 256>;
+var<workgroup> red_n: array<f32, 256>;
+var<workgroup> wg_flag: u32;
+var<workgroup> wg_any_air: atomic<u32>;
+
+fn coarse_relax(c: u32) {
+    let row = a[c];
+    if (row.x == 0.0) { sx[c] = 0.0; return; }
+    let p = cell_coord(c, lvl.n);
+    var s = sb[c];
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (p[comp] + 1 < i32(lvl.n[comp])) {
+            s -= row[comp + 1u] * sx[cell_index(p + e, lvl.n)];
+        }
+        if (p[comp] > 0) {
+            let m = cell_index(p - e, lvl.n);
+            s -= a[m][comp + 1u] * sx[m];
+        }
+    }
+    sx[c] = s / row.x;
+}
+
+fn coarse_colour_sweep(li: u32, col: u32) {
+    for (var c = li; c < lvl.cells; c += CWG) {
+        let p = cell_coord(c, lvl.n);
+        if ((u32(p.x + p.y + p.z) & 1u) == col) { coarse_relax(c); }
+    }
+    workgroupBarrier();
+}
+
+// Mean of v over the active cells (every invocation gets it).
+fn coarse_mean(li: u32, of_x: bool) -> f32 {
+    var s = 0.0;
+    var n = 0.0;
+    for (var c = li; c < lvl.cells; c += CWG) {
+        if (a[c].x != 0.0) {
+            s += select(sb[c], sx[c], of_x);
+            n += 1.0;
+        }
+    }
+    red_s[li] = s;
+    red_n[li] = n;
+    for (var stride = CWG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) {
+            red_s[li] += red_s[li + stride];
+            red_n[li] += red_n[li + stride];
+        }
+    }
+    workgroupBarrier();
+    let mean = select(0.0, red_s[0] / red_n[0], red_n[0] > 0.0);
+    workgroupBarrier();
+    return mean;
+}
+
+@compute @workgroup_size(256)
+fn coarse_solve(@builtin(local_invocation_index) li: u32) {
+    if (li == 0u) {
+        wg_flag = done[6];
+        atomicStore(&wg_any_air, 0u);
+    }
+    if (workgroupUniformLoad(&wg_flag) != 0u) { return; }
+    for (var c = li; c < lvl.cells; c += CWG) {
+        sx[c] = 0.0;
+        sb[c] = b[c];
+        if (types[c] == AIR) { atomicStore(&wg_any_air, 1u); }
+    }
+    // No AIR: pure Neumann, singular; project out the constant (see the reference).
+    let singular = workgroupUniformLoad(&wg_any_air) == 0u;
+    if (singular) {
+        let m = coarse_mean(li, false);
+        for (var c = li; c < lvl.cells; c += CWG) {
+            if (a[c].x != 0.0) { sb[c] -= m; }
+        }
+        workgroupBarrier();
+    }
+    for (var s = 0u; s < lvl.coarse_sweeps; s++) {
+        coarse_colour_sweep(li, 0u);
+        coarse_colour_sweep(li, 1u);
+        coarse_colour_sweep(li, 1u);
+        coarse_colour_sweep(li, 0u);
+    }
+    var m = 0.0;
+    if (singular) { m = coarse_mean(li, true); }
+    for (var c = li; c < lvl.cells; c += CWG) {
+        x[c] = select(0.0, sx[c] - m, a[c].x != 0.0);
+    }
+}
