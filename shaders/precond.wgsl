@@ -13,7 +13,8 @@
 //       tile is factored and solved by its own workgroup, its wavefront planes separated
 //       by barriers and the forward solution kept in workgroup memory. One dispatch for
 //       the factorisation per solve, one per application (block Jacobi with MIC(0) blocks,
-//       SPD since every block is).
+//       SPD since every block is). Half of the dropped couplings is taken off the diagonal
+//       (TILE_THETA, see MIC_TILE_THETA in src/reference/multigrid.rs for why).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
@@ -180,6 +181,7 @@ fn mic_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 // --- tiled MIC(0) ---
 
 const TILE_MAX: u32 = 512u;
+const TILE_THETA: f32 = 0.5;
 const TWG: u32 = 256u;
 var<workgroup> tile_a: array<f32, 512>;   // precon (factor), then the forward solution
 var<workgroup> tile_b: array<f32, 512>;   // the backward solution
@@ -219,7 +221,14 @@ fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
             let c = cell_index(g, params.n);
             let row = a[c];
             if (row.x == 0.0) { tile_a[l] = 0.0; continue; }
-            var e = row.x;
+            var dropped = 0.0;
+            for (var comp = 0u; comp < 3u; comp++) {
+                if (lp[comp] == 0 && g[comp] > 0) {
+                    dropped -= a[cell_index(g - unit(comp), params.n)][comp + 1u];
+                }
+                if (u32(lp[comp]) + 1u == td[comp]) { dropped -= row[comp + 1u]; }
+            }
+            var e = row.x - TILE_THETA * dropped;
             for (var comp = 0u; comp < 3u; comp++) {
                 if (lp[comp] == 0) { continue; }
                 let lm = lp - unit(comp);

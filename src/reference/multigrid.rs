@@ -439,14 +439,22 @@ fn same_tile(g: &Grid, tile: [usize; 3], c: usize, m: usize) -> bool {
     (0..3).all(|a| p[a] / tile[a] == q[a] / tile[a])
 }
 
+/// Fraction of the couplings a tile drops that is taken off its diagonal. Block Jacobi
+/// leaves a tile's rows summing to its dropped couplings; taking them off the diagonal in
+/// full would make interior tiles singular (pure Neumann), half of it keeps every block
+/// definite and brings the iterations from 59 to 45 on the reference pool at 24^3 (ip 70,
+/// exact MIC(0) 24). 16x16x8 tiles would give 37, with 16x fewer workgroups.
+pub const MIC_TILE_THETA: f64 = 0.5;
+
 /// MIC(0) inverse diagonal (tau 0.97, sigma 0.25) of the block-diagonal part of A whose
-/// blocks are the tiles of [`mic_tile`]: couplings between tiles are dropped.
+/// blocks are the tiles of [`mic_tile`]: couplings between tiles are dropped, and
+/// [`MIC_TILE_THETA`] of them taken off the diagonal.
 pub fn mic0_tiled_factor(g: &Grid, a: &[[f64; 4]]) -> Vec<f64> {
     mic0_factor_blocks(g, a, mic_tile(g.n()))
 }
 
 /// MIC(0) with couplings across `tile` boundaries dropped (a tile as large as the grid is
-/// exact MIC(0)).
+/// exact MIC(0): nothing is dropped).
 pub fn mic0_factor_blocks(g: &Grid, a: &[[f64; 4]], tile: [usize; 3]) -> Vec<f64> {
     use super::{MIC_SIGMA, MIC_TAU};
     let mut pr = vec![0.0; g.cells()];
@@ -454,7 +462,17 @@ pub fn mic0_factor_blocks(g: &Grid, a: &[[f64; 4]], tile: [usize; 3]) -> Vec<f64
         if a[c][0] == 0.0 {
             continue;
         }
-        let mut e = a[c][0];
+        // Couplings to other tiles, partly moved onto the diagonal.
+        let mut dropped = 0.0;
+        for comp in 0..3 {
+            if let Some(m) = lower(g, c, comp).filter(|&m| !same_tile(g, tile, c, m)) {
+                dropped -= a[m][comp + 1];
+            }
+            if let Some(u) = upper(g, c, comp).filter(|&u| !same_tile(g, tile, c, u)) {
+                dropped -= a[c][comp + 1];
+            }
+        }
+        let mut e = a[c][0] - MIC_TILE_THETA * dropped;
         for comp in 0..3 {
             let Some(m) = lower(g, c, comp) else { continue };
             if !same_tile(g, tile, c, m) {
