@@ -312,6 +312,7 @@ fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
 
 const COARSE_MAX: u32 = 512u;   // 8^3, see MG_COARSEST
 const CWG: u32 = 256u;
+var<workgroup> sa: array<vec4<f32>, 512>;   // the matrix, read ~100 times per solve
 var<workgroup> sx: array<f32, 512>;
 var<workgroup> sb: array<f32, 512>;
 var<workgroup> red_s: array<f32, 256>;
@@ -320,7 +321,7 @@ var<workgroup> wg_flag: u32;
 var<workgroup> wg_any_air: atomic<u32>;
 
 fn coarse_relax(c: u32) {
-    let row = a[c];
+    let row = sa[c];
     if (row.x == 0.0) { sx[c] = 0.0; return; }
     let p = cell_coord(c, lvl.n);
     var s = sb[c];
@@ -331,7 +332,7 @@ fn coarse_relax(c: u32) {
         }
         if (p[comp] > 0) {
             let m = cell_index(p - e, lvl.n);
-            s -= a[m][comp + 1u] * sx[m];
+            s -= sa[m][comp + 1u] * sx[m];
         }
     }
     sx[c] = s / row.x;
@@ -350,7 +351,7 @@ fn coarse_mean(li: u32, of_x: bool) -> f32 {
     var s = 0.0;
     var n = 0.0;
     for (var c = li; c < lvl.cells; c += CWG) {
-        if (a[c].x != 0.0) {
+        if (sa[c].x != 0.0) {
             s += select(sb[c], sx[c], of_x);
             n += 1.0;
         }
@@ -378,6 +379,7 @@ fn coarse_solve(@builtin(local_invocation_index) li: u32) {
     }
     if (workgroupUniformLoad(&wg_flag) != 0u) { return; }
     for (var c = li; c < lvl.cells; c += CWG) {
+        sa[c] = a[c];
         sx[c] = 0.0;
         sb[c] = b[c];
         if (types[c] == AIR) { atomicStore(&wg_any_air, 1u); }
@@ -387,7 +389,7 @@ fn coarse_solve(@builtin(local_invocation_index) li: u32) {
     if (singular) {
         let m = coarse_mean(li, false);
         for (var c = li; c < lvl.cells; c += CWG) {
-            if (a[c].x != 0.0) { sb[c] -= m; }
+            if (sa[c].x != 0.0) { sb[c] -= m; }
         }
         workgroupBarrier();
     }
@@ -400,6 +402,6 @@ fn coarse_solve(@builtin(local_invocation_index) li: u32) {
     var m = 0.0;
     if (singular) { m = coarse_mean(li, true); }
     for (var c = li; c < lvl.cells; c += CWG) {
-        x[c] = select(0.0, sx[c] - m, a[c].x != 0.0);
+        x[c] = select(0.0, sx[c] - m, sa[c].x != 0.0);
     }
 }

@@ -59,7 +59,9 @@ enum Command {
         /// Save the window as PNG after --frames frames.
         #[arg(long, requires = "frames")]
         screenshot: Option<PathBuf>,
-        /// Show a slice of this grid field (e.g. cell_type, divergence, pressure, pcg_r).
+        /// Show a slice of this grid field (e.g. cell_type, divergence, pressure, pcg_r;
+        /// with the mg preconditioner also each multigrid level's mg_rhs_L, mg_residual_L,
+        /// mg_correction_L and mg_cell_type_L, L = 0 finest).
         #[arg(long)]
         field: Option<eddy::sim::views::Field>,
         /// Slice axis: x, y or z.
@@ -69,7 +71,8 @@ enum Command {
         #[arg(long)]
         slice: Option<u32>,
         /// Smoke scenes: open on this view (dye, speed, direction, pressure, divergence,
-        /// divergence_after, vorticity, temperature, obstacles).
+        /// divergence_after, vorticity, temperature, obstacles; with the mg preconditioner
+        /// also the multigrid levels' vectors, as for --field).
         #[arg(long)]
         smoke_view: Option<eddy::sim::smoke::views::SmokeField>,
     },
@@ -85,7 +88,7 @@ enum Command {
         /// Problems: dam_break, settled_pool.
         #[arg(long, value_delimiter = ',', default_values = ["dam_break", "settled_pool"])]
         problems: Vec<String>,
-        /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip].
+        /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip,mg].
         #[arg(long, value_delimiter = ',')]
         preconditioners: Option<Vec<PreconditionerKind>>,
         /// Relative residual (max norm) each solve iterates to [default: 1e-6; smoke: 1e-4].

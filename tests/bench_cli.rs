@@ -31,7 +31,7 @@ fn bench_json_has_every_column_and_matches_the_solver() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(v["copy_gb_per_s"].as_f64().unwrap() > 0.0);
     let rows = v["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2 * 2 * 4);
+    assert_eq!(rows.len(), 2 * 2 * PreconditionerKind::ALL.len());
     let columns = [
         "problem",
         "size",

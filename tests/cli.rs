@@ -41,7 +41,7 @@ fn check_prints_a_summary() {
         String::from_utf8_lossy(&out.stderr)
     );
     let s = String::from_utf8_lossy(&out.stdout);
-    for n in ["32 x 32 x 16", "particles", "memory", "mic0"] {
+    for n in ["32 x 32 x 16", "particles", "memory", "mg"] {
         assert!(s.contains(n), "{n} missing: {s}");
     }
 }
