@@ -468,7 +468,7 @@ pub fn mic0_factor_blocks(g: &Grid, a: &[[f64; 4]], tile: [usize; 3]) -> Vec<f64
             if let Some(m) = lower(g, c, comp).filter(|&m| !same_tile(g, tile, c, m)) {
                 dropped -= a[m][comp + 1];
             }
-            if let Some(u) = upper(g, c, comp).filter(|&u| !same_tile(g, tile, c, u)) {
+            if upper(g, c, comp).is_some_and(|u| !same_tile(g, tile, c, u)) {
                 dropped -= a[c][comp + 1];
             }
         }
