@@ -125,3 +125,65 @@ fn smoke_scene_opens_and_shows_its_dye() {
     let _ = std::fs::remove_file(&shot);
     let _ = std::fs::remove_file(&scene);
 }
+
+#[test]
+fn multigrid_levels_can_be_viewed_and_missing_ones_are_reported() {
+    // A small dam break solved with mg: levels 24x24x12, 12x12x6, 6x6x3.
+    let scene = tmp("mg.ron");
+    std::fs::write(
+        &scene,
+        "(domain: (1.0, 1.0, 0.5), resolution: (24, 24, 12), \
+         fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.35, 0.6, 0.5))], pressure: (preconditioner: mg))",
+    )
+    .unwrap();
+    let shot = tmp("mg.png");
+    let run = |field: &str| {
+        let out = view(&[
+            scene.to_str().unwrap(),
+            "--field",
+            field,
+            "--frames",
+            "2",
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "--field {field}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        err
+    };
+    let err = run("mg_correction_1");
+    assert!(!err.contains("field mg_"), "level 1 was not shown: {err}");
+    // The coarsest level has no residual: the viewer says so and stays open.
+    let err = run("mg_residual_2");
+    assert!(
+        err.contains("field mg_residual_2: level 2 is the coarsest"),
+        "{err}"
+    );
+
+    // The smoke mode reads the same levels (24x24 and 12x12 and 6x6).
+    let smoke = tmp("mg_smoke.ron");
+    std::fs::write(
+        &smoke,
+        "(kind: smoke, domain: (1.0, 1.0, 0.04), resolution: (24, 24, 1), pressure: (preconditioner: mg), \
+         smoke: (tracers: 50, sources: [(shape: Sphere(center: (0.5, 0.2, 0.0), radius: 0.15), dye: (1.0, 0.3, 0.1), temperature: 1)]))",
+    )
+    .unwrap();
+    let out = view(&[
+        smoke.to_str().unwrap(),
+        "--smoke-view",
+        "mg_correction_1",
+        "--frames",
+        "3",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("field mg_"), "level 1 was not shown: {err}");
+    // The level's correction fills the slice with the diverging colormap.
+    assert!(coloured_fraction(&shot) > 0.05);
+    for f in [&scene, &smoke, &shot] {
+        let _ = std::fs::remove_file(f);
+    }
+}

@@ -18,7 +18,7 @@ pub struct SliceSpec {
     pub field: Field,
     /// Normal axis of the plane: 0 x, 1 y, 2 z.
     pub axis: usize,
-    /// Sample index along the axis (clamped to the field's grid).
+    /// Layer along the axis, counted on the simulation grid (clamped to the field's grid).
     pub index: u32,
     pub range: Range,
 }
@@ -41,7 +41,8 @@ pub struct SliceImage {
     pub plane_axes: (usize, usize),
     /// Where samples sit in cells along each axis (0.5 cell-centred, 0 on faces).
     offsets: [f32; 3],
-    h: f32,
+    /// Size of a sample's cell along each axis, m.
+    cell: [f32; 3],
     index: u32,
 }
 
@@ -63,7 +64,10 @@ impl SliceImage {
             _ => (0, 1),
         };
         let d = data.dims;
-        let index = spec.index.min(d[axis] - 1);
+        // The index counts layers of the simulation grid, so one slider serves every
+        // field: a coarser grid (a multigrid level) shows its layer that holds that one.
+        let index = (spec.index / data.spacing[axis]).min(d[axis] - 1);
+        let cell = data.spacing.map(|s| s as f32 * h);
         let (w, hgt) = (d[a], d[b]);
         let mut values = Vec::with_capacity((w * hgt) as usize);
         for y in 0..hgt {
@@ -76,7 +80,7 @@ impl SliceImage {
             }
         }
         let scale = match (spec.field, spec.range) {
-            (Field::CellType, _) => Scale::CellTypes,
+            (f, _) if f.cell_types() == f => Scale::CellTypes,
             (f, Range::Auto) => Scale::auto(&values, f.signed()),
             (f, Range::Fixed { lo, hi }) => {
                 if f.signed() {
@@ -93,9 +97,9 @@ impl SliceImage {
             .flat_map(|v| to_rgba8(scale.color(*v)))
             .collect();
         let offsets = sample_offsets(spec.field.location());
-        let plane = (index as f32 + offsets[axis]) * h;
-        let lo = |ax: usize| (offsets[ax] - 0.5) * h;
-        let hi = |ax: usize| (d[ax] as f32 + offsets[ax] - 0.5) * h;
+        let plane = (index as f32 + offsets[axis]) * cell[axis];
+        let lo = |ax: usize| (offsets[ax] - 0.5) * cell[ax];
+        let hi = |ax: usize| (d[ax] as f32 + offsets[ax] - 0.5) * cell[ax];
         let point = |ua: f32, ub: f32| {
             let mut p = Vec3::ZERO;
             p[axis] = plane;
@@ -118,24 +122,25 @@ impl SliceImage {
             values,
             plane_axes: (a, b),
             offsets,
-            h,
+            cell,
             index,
         }
     }
 
     /// A caller-coloured image of the cell layer k = 0 of an `nx x ny` grid (the smoke
-    /// slice), drawn at z = h/2. `rgba` and `values` hold one entry per cell, i-fastest.
+    /// slice) of cells `cell` m wide, drawn at z = cell.z/2. `rgba` and `values` hold one
+    /// entry per cell, i-fastest.
     pub fn xy_layer(
         spec: SliceSpec,
         nx: u32,
         ny: u32,
-        h: f32,
+        cell: [f32; 3],
         rgba: Vec<u8>,
         values: Vec<f32>,
         scale: Scale,
     ) -> SliceImage {
-        let z = 0.5 * h;
-        let (x1, y1) = (nx as f32 * h, ny as f32 * h);
+        let z = 0.5 * cell[2];
+        let (x1, y1) = (nx as f32 * cell[0], ny as f32 * cell[1]);
         SliceImage {
             spec: SliceSpec {
                 axis: 2,
@@ -155,7 +160,7 @@ impl SliceImage {
             values,
             plane_axes: (0, 1),
             offsets: [0.5; 3],
-            h,
+            cell,
             index: 0,
         }
     }
@@ -163,7 +168,7 @@ impl SliceImage {
     /// The sample a ray hits: (sample coordinates in the field's grid, value).
     pub fn pick(&self, origin: Vec3, dir: Vec3) -> Option<([u32; 3], f32)> {
         let axis = self.spec.axis;
-        let plane = (self.index as f32 + self.offsets[axis]) * self.h;
+        let plane = (self.index as f32 + self.offsets[axis]) * self.cell[axis];
         if dir[axis].abs() < 1e-9 {
             return None;
         }
@@ -173,8 +178,8 @@ impl SliceImage {
         }
         let p = origin + dir * t;
         let (a, b) = self.plane_axes;
-        let x = (p[a] / self.h - self.offsets[a] + 0.5).floor();
-        let y = (p[b] / self.h - self.offsets[b] + 0.5).floor();
+        let x = (p[a] / self.cell[a] - self.offsets[a] + 0.5).floor();
+        let y = (p[b] / self.cell[b] - self.offsets[b] + 0.5).floor();
         if x < 0.0 || y < 0.0 || x >= self.width as f32 || y >= self.height as f32 {
             return None;
         }
@@ -195,6 +200,7 @@ mod tests {
         FieldData {
             field,
             dims,
+            spacing: [1; 3],
             values: (0..n).map(|i| i as f32).collect(),
         }
     }
@@ -223,6 +229,38 @@ mod tests {
         assert!(s
             .pick(Vec3::new(9.0, 0.75, 5.0), Vec3::new(0.0, 0.0, -1.0))
             .is_none());
+    }
+
+    #[test]
+    fn a_coarse_level_spans_the_domain_and_takes_the_fine_index() {
+        // Level 1 of a 6x4x4 grid of 0.5 m cells: 3x2x2 cells of 1 m.
+        let mut d = data(
+            Field::Mg(crate::sim::views::MgField {
+                level: 1,
+                vector: crate::sim::views::MgVector::Residual,
+            }),
+            [3, 2, 2],
+        );
+        d.spacing = [2; 3];
+        let s = SliceImage::build(
+            &d,
+            0.5,
+            SliceSpec {
+                field: d.field,
+                axis: 2,
+                index: 3,
+                range: Range::Auto,
+            },
+        );
+        // Fine layer 3 lies in coarse layer 1, whose centre is at z = 1.5 m.
+        assert_eq!(s.spec.index, 1);
+        assert_eq!(s.corners[0], Vec3::new(0.0, 0.0, 1.5));
+        assert_eq!(s.corners[3], Vec3::new(3.0, 2.0, 1.5));
+        // (2.2, 0.3) m is in coarse cell (2, 0, 1), value 2 + 3*(0 + 2*1) = 8.
+        let (c, v) = s
+            .pick(Vec3::new(2.2, 0.3, 5.0), Vec3::new(0.0, 0.0, -1.0))
+            .unwrap();
+        assert_eq!((c, v), ([2, 0, 1], 8.0));
     }
 
     #[test]

@@ -2,8 +2,12 @@
 //! buffer that holds it and how to read one scalar per cell or face. One slice viewer
 //! draws any of them; nothing else needs to know where a field lives.
 
+use super::pressure::{PcgVectors, PressureSolver};
 use super::SimError;
 use super::Simulation;
+use crate::gpu::GpuContext;
+use crate::scene::PreconditionerKind;
+use std::borrow::Cow;
 
 /// Where a field's samples sit on the MAC grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,9 +48,13 @@ pub enum Field {
     SearchDirection,
     ASearchDirection,
     MicPrecon,
+    /// A vector of one level of the `mg` preconditioner (which levels exist depends on
+    /// the grid: [`MgField::list`]).
+    Mg(MgField),
 }
 
 impl Field {
+    /// The fields of the simulation grid (the multigrid levels come from [`MgField::list`]).
     pub const ALL: [Field; 27] = [
         Field::U,
         Field::V,
@@ -77,8 +85,9 @@ impl Field {
         Field::MicPrecon,
     ];
 
-    pub fn label(self) -> &'static str {
-        match self {
+    pub fn label(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Field::Mg(m) => return Cow::Owned(m.label()),
             Field::U => "u (x velocity)",
             Field::V => "v (y velocity)",
             Field::W => "w (z velocity)",
@@ -106,12 +115,13 @@ impl Field {
             Field::SearchDirection => "PCG d (search)",
             Field::ASearchDirection => "PCG q = A d",
             Field::MicPrecon => "MIC(0) inverse diagonal",
-        }
+        })
     }
 
     /// Short name for the command line (`eddy view --field divergence`).
-    pub fn id(self) -> &'static str {
-        match self {
+    pub fn id(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Field::Mg(m) => return Cow::Owned(m.id()),
             Field::U => "u",
             Field::V => "v",
             Field::W => "w",
@@ -139,7 +149,7 @@ impl Field {
             Field::SearchDirection => "pcg_d",
             Field::ASearchDirection => "pcg_q",
             Field::MicPrecon => "mic_precon",
-        }
+        })
     }
 
     pub fn location(self) -> Location {
@@ -168,7 +178,19 @@ impl Field {
                 | Field::ParticleCount
                 | Field::ADiag
                 | Field::MicPrecon
-        )
+        ) && self.cell_types() != self
+    }
+
+    /// The cell types of the grid this field lives on (the hover text names them, and a
+    /// field equal to its own cell types is drawn with the cell-type colours).
+    pub fn cell_types(self) -> Field {
+        match self {
+            Field::Mg(m) => Field::Mg(MgField {
+                vector: MgVector::CellType,
+                ..m
+            }),
+            _ => Field::CellType,
+        }
     }
 }
 
@@ -179,9 +201,14 @@ impl std::str::FromStr for Field {
             .iter()
             .copied()
             .find(|f| f.id() == s)
+            .or_else(|| MgField::parse(s).map(Field::Mg))
             .ok_or_else(|| {
-                let names: Vec<&str> = Field::ALL.iter().map(|f| f.id()).collect();
-                format!("unknown field {s:?}; one of: {}", names.join(", "))
+                let names: Vec<Cow<str>> = Field::ALL.iter().map(|f| f.id()).collect();
+                format!(
+                    "unknown field {s:?}; one of: {}, or {}",
+                    names.join(", "),
+                    MgField::NAMES
+                )
             })
     }
 }
@@ -191,6 +218,9 @@ impl std::str::FromStr for Field {
 pub struct FieldData {
     pub field: Field,
     pub dims: [u32; 3],
+    /// Simulation-grid cells per sample along each axis: 1, except on a coarse multigrid
+    /// level (2^l along the axes the level coarsened), which covers the same domain.
+    pub spacing: [u32; 3],
     pub values: Vec<f32>,
 }
 
@@ -203,6 +233,16 @@ impl FieldData {
 impl Simulation {
     /// Reads one field from the GPU.
     pub fn read_field(&self, field: Field) -> Result<FieldData, SimError> {
+        if let Field::Mg(m) = field {
+            return read_mg(
+                &self.ctx,
+                &self.pressure,
+                &self.pcg,
+                &self.fields.cell_type,
+                self.scene.pressure.preconditioner,
+                m,
+            );
+        }
         let p = &self.fields.params;
         let n = p.n;
         let read_f32 = |b: &wgpu::Buffer| crate::gpu::read_buffer::<f32>(&self.ctx, b);
@@ -270,7 +310,7 @@ impl Simulation {
                     Field::SearchDirection => read_f32(&v.d)?,
                     Field::ASearchDirection => read_f32(&v.q)?,
                     Field::MicPrecon => read_f32(&v.precon)?,
-                    _ => unreachable!("face fields are handled above"),
+                    _ => unreachable!("face and multigrid fields are handled above"),
                 };
                 (n, values)
             }
@@ -278,7 +318,200 @@ impl Simulation {
         Ok(FieldData {
             field,
             dims,
+            spacing: [1; 3],
             values,
         })
     }
+
+    /// Dimensions of the multigrid levels whose vectors can be viewed, finest first.
+    pub fn mg_levels(&self) -> Vec<[u32; 3]> {
+        mg_levels(&self.pressure, self.scene.pressure.preconditioner)
+    }
+}
+
+/// A vector of one level of the `mg` preconditioner's V-cycle, as the last V-cycle of
+/// the last solve left it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MgVector {
+    /// The level's right-hand side: PCG's r on level 0, the restricted residual of the
+    /// next finer level on the others.
+    Rhs,
+    /// The residual after pre-smoothing, which is restricted to the next coarser level.
+    /// The coarsest level has none: it is solved in place.
+    Residual,
+    /// The level's solution after post-smoothing, its correction to the next finer level
+    /// (PCG's z, the preconditioned residual, on level 0).
+    Correction,
+    /// The level's cell types (a coarse cell is AIR when any of its cells is, else FLUID
+    /// when any is).
+    CellType,
+}
+
+impl MgVector {
+    pub const ALL: [MgVector; 4] = [
+        MgVector::Rhs,
+        MgVector::Residual,
+        MgVector::Correction,
+        MgVector::CellType,
+    ];
+
+    fn id(self) -> &'static str {
+        match self {
+            MgVector::Rhs => "rhs",
+            MgVector::Residual => "residual",
+            MgVector::Correction => "correction",
+            MgVector::CellType => "cell_type",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            MgVector::Rhs => "right-hand side b",
+            MgVector::Residual => "residual after pre-smoothing",
+            MgVector::Correction => "correction x",
+            MgVector::CellType => "cell types",
+        }
+    }
+}
+
+/// One vector of one multigrid level; level 0 is the simulation grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MgField {
+    pub level: u8,
+    pub vector: MgVector,
+}
+
+impl MgField {
+    /// The command-line names, for error messages.
+    pub const NAMES: &'static str =
+        "mg_rhs_L, mg_residual_L, mg_correction_L, mg_cell_type_L (L: multigrid level, 0 finest)";
+
+    /// The views of a grid with these levels (finest first): every vector of every level
+    /// but the coarsest level's residual.
+    pub fn list(levels: &[[u32; 3]]) -> Vec<MgField> {
+        let last = levels.len().saturating_sub(1);
+        (0..levels.len())
+            .flat_map(|l| {
+                MgVector::ALL
+                    .into_iter()
+                    .filter(move |&v| !(v == MgVector::Residual && l == last))
+                    .map(move |vector| MgField {
+                        level: l as u8,
+                        vector,
+                    })
+            })
+            .collect()
+    }
+
+    /// `mg_residual_1` etc.
+    pub fn id(self) -> String {
+        format!("mg_{}_{}", self.vector.id(), self.level)
+    }
+
+    pub fn label(self) -> String {
+        format!("MG level {} {}", self.level, self.vector.label())
+    }
+
+    /// The label with the level's dimensions (for menus, where the levels are known).
+    pub fn describe(self, levels: &[[u32; 3]]) -> String {
+        match levels.get(self.level as usize) {
+            Some([x, y, z]) => format!("{} ({x}x{y}x{z})", self.label()),
+            None => self.label(),
+        }
+    }
+
+    pub fn signed(self) -> bool {
+        self.vector != MgVector::CellType
+    }
+
+    /// Parses an [`MgField::id`]; whether the level exists is checked when it is read.
+    pub fn parse(s: &str) -> Option<MgField> {
+        let rest = s.strip_prefix("mg_")?;
+        MgVector::ALL.into_iter().find_map(|vector| {
+            let level = rest.strip_prefix(vector.id())?.strip_prefix('_')?;
+            Some(MgField {
+                level: level.parse().ok()?,
+                vector,
+            })
+        })
+    }
+}
+
+/// The multigrid levels of a solver whose vectors hold the current solve, finest first:
+/// the grid's levels when it solves with `mg`, none otherwise (the level buffers are then
+/// stale or, on level 0, another preconditioner's scratch).
+pub(crate) fn mg_levels(solver: &PressureSolver, kind: PreconditionerKind) -> Vec<[u32; 3]> {
+    if kind == PreconditionerKind::Mg {
+        solver.precond.multigrid.plan.dims.clone()
+    } else {
+        vec![]
+    }
+}
+
+/// Reads one multigrid vector. The liquid and the smoke simulation own the same solver
+/// and PCG vectors, so both read their levels here; `cell_type` is the grid's own types
+/// (level 0's).
+pub(crate) fn read_mg(
+    ctx: &GpuContext,
+    solver: &PressureSolver,
+    pcg: &PcgVectors,
+    cell_type: &wgpu::Buffer,
+    kind: PreconditionerKind,
+    f: MgField,
+) -> Result<FieldData, SimError> {
+    let err = |why: String| Err(SimError::Unsupported(format!("field {}: {why}", f.id())));
+    if kind != PreconditionerKind::Mg {
+        return err(format!(
+            "the multigrid levels hold a solve only with the mg preconditioner; this scene uses {kind}"
+        ));
+    }
+    let mg = &solver.precond.multigrid;
+    let dims = &mg.plan.dims;
+    let l = f.level as usize;
+    let Some(&n) = dims.get(l) else {
+        let [x, y, z] = dims[0];
+        return err(format!(
+            "the {x}x{y}x{z} grid has {} multigrid levels (0 to {})",
+            dims.len(),
+            dims.len() - 1
+        ));
+    };
+    if f.vector == MgVector::Residual && l + 1 == dims.len() {
+        return err(format!(
+            "level {l} is the coarsest, solved in place: it has no residual (its right-hand side is mg_rhs_{l})"
+        ));
+    }
+    let buffer = match (l.checked_sub(1).map(|c| &mg.coarse[c]), f.vector) {
+        (None, MgVector::Rhs) => &pcg.r,
+        (None, MgVector::Residual) => &pcg.t,
+        (None, MgVector::Correction) => &pcg.z,
+        (None, MgVector::CellType) => cell_type,
+        (Some(c), MgVector::Rhs) => &c.b,
+        (Some(c), MgVector::Residual) => &c.res,
+        (Some(c), MgVector::Correction) => &c.x,
+        (Some(c), MgVector::CellType) => &c.types,
+    };
+    let values = if f.vector == MgVector::CellType {
+        crate::gpu::read_buffer::<u32>(ctx, buffer)?
+            .into_iter()
+            .map(|t| t as f32)
+            .collect()
+    } else {
+        crate::gpu::read_buffer::<f32>(ctx, buffer)?
+    };
+    // Each level halves the axes the plan coarsened (an axis stops at one cell).
+    let mut spacing = [1; 3];
+    for pair in dims[..=l].windows(2) {
+        for a in 0..3 {
+            if pair[1][a] < pair[0][a] {
+                spacing[a] *= 2;
+            }
+        }
+    }
+    Ok(FieldData {
+        field: Field::Mg(f),
+        dims: n,
+        spacing,
+        values,
+    })
 }

@@ -12,7 +12,7 @@ use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::{create_depth, read_texture, RenderTarget, SceneRenderer};
 use crate::scene::{Scene, SceneKind, StandardProblem};
 use crate::sim::smoke::{SmokeSimulation, SmokeStage};
-use crate::sim::views::{Field, FieldData, Location};
+use crate::sim::views::{Field, FieldData};
 use crate::sim::{SimError, Simulation, Stage};
 use glam::Vec3;
 use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
@@ -133,6 +133,18 @@ struct SmokeViewKey {
     lo: f32,
     hi: f32,
     trails: bool,
+}
+
+impl SmokeViewKey {
+    fn of(p: &SmokePanel) -> Self {
+        Self {
+            field: p.field,
+            auto: p.auto_range,
+            lo: p.lo,
+            hi: p.hi,
+            trails: p.trails,
+        }
+    }
 }
 
 impl Sim {
@@ -305,6 +317,8 @@ impl Viewer {
             },
             view: ViewPanel {
                 field: opts.field,
+                mg_levels: vec![],
+                note: None,
                 axis: opts.axis.min(2),
                 index: opts.slice.unwrap_or(
                     [scene.resolution.0, scene.resolution.1, scene.resolution.2][opts.axis.min(2)]
@@ -494,20 +508,29 @@ impl Viewer {
 
     fn update_slice(&mut self) -> Result<(), ViewerError> {
         let sim = match &mut self.sim {
-            Sim::Liquid(sim) => sim,
+            Sim::Liquid(sim) => {
+                self.view.mg_levels = sim.mg_levels();
+                sim
+            }
             Sim::Smoke(m) => {
-                let p = &m.panel;
-                let key = SmokeViewKey {
-                    field: p.field,
-                    auto: p.auto_range,
-                    lo: p.lo,
-                    hi: p.hi,
-                    trails: p.trails,
-                };
-                if m.image_key == Some((key, self.revision)) {
+                m.panel.mg_levels = m.sim.mg_levels();
+                if m.image_key == Some((SmokeViewKey::of(&m.panel), self.revision)) {
                     return Ok(());
                 }
-                let (img, types) = smoke::build_image(&m.sim, p)?;
+                let (img, types) = match smoke::build_image(&m.sim, &m.panel) {
+                    // Levels come and go with the preconditioner and the grid: say why and
+                    // show the dye rather than close the viewer.
+                    Err(SimError::Unsupported(why))
+                        if matches!(m.panel.field, smoke::SmokeField::Mg(_)) =>
+                    {
+                        log::warn!("{why}");
+                        m.panel.note = Some(why);
+                        m.panel.field = smoke::SmokeField::Dye;
+                        smoke::build_image(&m.sim, &m.panel)?
+                    }
+                    r => r?,
+                };
+                let p = &m.panel;
                 self.renderer
                     .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
                 let mut lines = scene_lines(&self.scene);
@@ -519,7 +542,7 @@ impl Viewer {
                     .then(|| (img.scale, p.field.label().to_string()));
                 m.image = Some(img);
                 m.types = types;
-                m.image_key = Some((key, self.revision));
+                m.image_key = Some((SmokeViewKey::of(&m.panel), self.revision));
                 return Ok(());
             }
         };
@@ -544,8 +567,18 @@ impl Viewer {
         if self.slice_key == Some(key) {
             return Ok(());
         }
-        let data = sim.read_field(field)?;
-        let types = sim.read_field(Field::CellType)?;
+        let data = match sim.read_field(field) {
+            // Levels come and go with the preconditioner and the grid: say why and show no
+            // slice rather than close the viewer.
+            Err(SimError::Unsupported(why)) if matches!(field, Field::Mg(_)) => {
+                log::warn!("{why}");
+                self.view.note = Some(why);
+                self.view.field = None;
+                return self.update_slice();
+            }
+            r => r?,
+        };
+        let types = sim.read_field(field.cell_types())?;
         let img = SliceImage::build(&data, self.scene.h() as f32, spec);
         self.renderer
             .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
@@ -556,10 +589,10 @@ impl Viewer {
                 sim.read_field(Field::V)?,
                 sim.read_field(Field::W)?,
             );
-            let idx = match field.location() {
-                Location::Face(c) if c as usize == spec.axis => img.spec.index.saturating_sub(0),
-                _ => img.spec.index,
-            };
+            // Arrows sit on a layer of the simulation grid: on a coarse level, the middle
+            // one of the level's layer.
+            let s = data.spacing[spec.axis];
+            let idx = img.spec.index * s + s / 2;
             lines.extend(velocity_arrows(
                 &u,
                 &v,
@@ -582,7 +615,7 @@ impl Viewer {
         let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
         if let Sim::Smoke(m) = &self.sim {
             let img = m.image.as_ref()?;
-            return smoke::hover_text(img, &m.types, o, d, m.panel.field.label());
+            return smoke::hover_text(img, &m.types, o, d, &m.panel.field.label());
         }
         let (img, types) = self.slice.as_ref()?;
         let (c, value) = img.pick(o, d)?;

@@ -4,7 +4,7 @@
 use crate::render::slice::Range;
 use crate::render::{ParticleColor, ParticleStyle};
 use crate::scene::{AdvectionScheme, PreconditionerKind, Scene, SceneKind, SmokeSettings};
-use crate::sim::views::Field;
+use crate::sim::views::{Field, MgField};
 use crate::sim::Stage;
 use std::path::PathBuf;
 
@@ -178,6 +178,10 @@ impl ParametersPanel {
 /// What is drawn: the field slice, its colour range, arrows, and the particles.
 pub struct ViewPanel {
     pub field: Option<Field>,
+    /// The multigrid levels that can be shown (finest first), set by the app.
+    pub mg_levels: Vec<[u32; 3]>,
+    /// Why the last chosen field could not be shown.
+    pub note: Option<String>,
     pub axis: usize,
     pub index: u32,
     pub max_index: [u32; 3],
@@ -206,14 +210,28 @@ impl ViewPanel {
     }
 
     pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let shown = self.field;
         egui::ComboBox::from_label("field")
-            .selected_text(self.field.map_or("none", |f| f.label()))
+            .selected_text(match self.field {
+                Some(Field::Mg(m)) => m.describe(&self.mg_levels).into(),
+                f => f.map_or("none".into(), |f| f.label()),
+            })
             .show_ui(ui, |ui| {
                 ui.selectable_value(&mut self.field, None, "none");
                 for f in Field::ALL {
                     ui.selectable_value(&mut self.field, Some(f), f.label());
                 }
+                for m in MgField::list(&self.mg_levels) {
+                    let label = m.describe(&self.mg_levels);
+                    ui.selectable_value(&mut self.field, Some(Field::Mg(m)), label);
+                }
             });
+        if self.field != shown {
+            self.note = None;
+        }
+        if let Some(n) = &self.note {
+            ui.label(n);
+        }
         if self.field.is_some() {
             ui.horizontal(|ui| {
                 for (a, n) in ["x", "y", "z"].iter().enumerate() {

@@ -7,7 +7,7 @@ use crate::render::slice::{Range, SliceImage, SliceSpec};
 use crate::render::LineVertex;
 pub use crate::sim::smoke::views::SmokeField;
 use crate::sim::smoke::{Emitter, SmokeSimulation, SmokeStage, TRAIL_LEN};
-use crate::sim::views::Field;
+use crate::sim::views::{Field, MgField};
 use crate::sim::SimError;
 use glam::Vec3;
 
@@ -41,6 +41,10 @@ pub struct SmokePanel {
     pub hi: f32,
     pub hover: Option<String>,
     pub legend: Option<(Scale, String)>,
+    /// The multigrid levels that can be shown (finest first), set by the app.
+    pub mg_levels: Vec<[u32; 3]>,
+    /// Why the last chosen view could not be shown.
+    pub note: Option<String>,
 }
 
 impl Default for SmokePanel {
@@ -59,20 +63,36 @@ impl Default for SmokePanel {
             hi: 1.0,
             hover: None,
             legend: None,
+            mg_levels: vec![],
+            note: None,
         }
     }
 }
 
 impl SmokePanel {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let shown = self.field;
         egui::ComboBox::from_label("view")
-            .selected_text(self.field.label())
+            .selected_text(match self.field {
+                SmokeField::Mg(m) => m.describe(&self.mg_levels).into(),
+                f => f.label(),
+            })
             .show_ui(ui, |ui| {
                 for f in SmokeField::ALL {
                     ui.selectable_value(&mut self.field, f, f.label());
                 }
+                for m in MgField::list(&self.mg_levels) {
+                    let label = m.describe(&self.mg_levels);
+                    ui.selectable_value(&mut self.field, SmokeField::Mg(m), label);
+                }
             });
-        if self.field != SmokeField::Dye && self.field != SmokeField::Obstacles {
+        if self.field != shown {
+            self.note = None;
+        }
+        if let Some(n) = &self.note {
+            ui.label(n);
+        }
+        if self.field != SmokeField::Dye && !self.field.is_cell_types() {
             ui.checkbox(&mut self.auto_range, "auto range");
             if !self.auto_range {
                 ui.add(egui::DragValue::new(&mut self.lo).speed(0.01).prefix("lo "));
@@ -140,6 +160,7 @@ pub fn build_image(
     let data = sim.read_view(panel.field)?;
     let [nx, ny] = data.dims;
     let h = sim.scene.h() as f32;
+    let cell = [data.spacing[0] as f32 * h, data.spacing[1] as f32 * h, h];
     let types = &data.cell_type;
     let solid_rgb = |c: usize| (types[c] == crate::scene::SOLID).then(|| cell_type(types[c]));
     let values = &data.values;
@@ -162,7 +183,7 @@ pub fn build_image(
                 .collect();
             (rgba, Scale::Sequential { lo: 0.0, hi: max })
         }
-        (SmokeField::Obstacles, _, _) => (
+        (f, _, _) if f.is_cell_types() => (
             types.iter().flat_map(|t| to_rgba8(cell_type(*t))).collect(),
             Scale::CellTypes,
         ),
@@ -188,7 +209,7 @@ pub fn build_image(
     };
     let types = data.cell_type.clone();
     Ok((
-        SliceImage::xy_layer(spec, nx, ny, h, rgba, data.values, scale),
+        SliceImage::xy_layer(spec, nx, ny, cell, rgba, data.values, scale),
         types,
     ))
 }

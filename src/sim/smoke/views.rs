@@ -2,7 +2,9 @@
 //! from the simulation's buffers as one value per cell (the viewer colours them).
 
 use super::{SmokeSimulation, AIR_DENSITY};
+use crate::sim::views::{mg_levels, read_mg, MgField, MgVector};
 use crate::sim::SimError;
+use std::borrow::Cow;
 
 /// What the slice shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,9 +26,13 @@ pub enum SmokeField {
     Temperature,
     /// Cell types: SOLID obstacles (static, painted, moving) and FLUID.
     Obstacles,
+    /// A vector of one level of the `mg` preconditioner (the levels of the grid:
+    /// [`MgField::list`]).
+    Mg(MgField),
 }
 
 impl SmokeField {
+    /// The views of the simulation grid (the multigrid levels come from [`MgField::list`]).
     pub const ALL: [SmokeField; 9] = [
         SmokeField::Dye,
         SmokeField::Speed,
@@ -39,8 +45,9 @@ impl SmokeField {
         SmokeField::Obstacles,
     ];
 
-    pub fn label(self) -> &'static str {
-        match self {
+    pub fn label(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            SmokeField::Mg(m) => return Cow::Owned(m.label()),
             SmokeField::Dye => "dye (rgb)",
             SmokeField::Speed => "speed |u| (m/s)",
             SmokeField::Direction => "velocity direction",
@@ -50,12 +57,13 @@ impl SmokeField {
             SmokeField::Vorticity => "vorticity ω_z (1/s)",
             SmokeField::Temperature => "temperature",
             SmokeField::Obstacles => "obstacles (cell type)",
-        }
+        })
     }
 
     /// The name on the command line (`eddy view --smoke-view NAME`).
-    pub fn name(self) -> &'static str {
-        match self {
+    pub fn name(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            SmokeField::Mg(m) => return Cow::Owned(m.id()),
             SmokeField::Dye => "dye",
             SmokeField::Speed => "speed",
             SmokeField::Direction => "direction",
@@ -65,17 +73,32 @@ impl SmokeField {
             SmokeField::Vorticity => "vorticity",
             SmokeField::Temperature => "temperature",
             SmokeField::Obstacles => "obstacles",
-        }
+        })
     }
 
     /// Whether the view has a sign (drawn with a diverging colormap).
     pub fn signed(self) -> bool {
+        match self {
+            SmokeField::Mg(m) => m.signed(),
+            _ => matches!(
+                self,
+                SmokeField::Pressure
+                    | SmokeField::DivergenceBefore
+                    | SmokeField::DivergenceAfter
+                    | SmokeField::Vorticity
+            ),
+        }
+    }
+
+    /// Whether the view shows the cell types of its grid.
+    pub fn is_cell_types(self) -> bool {
         matches!(
             self,
-            SmokeField::Pressure
-                | SmokeField::DivergenceBefore
-                | SmokeField::DivergenceAfter
-                | SmokeField::Vorticity
+            SmokeField::Obstacles
+                | SmokeField::Mg(MgField {
+                    vector: MgVector::CellType,
+                    ..
+                })
         )
     }
 }
@@ -83,15 +106,18 @@ impl SmokeField {
 impl std::str::FromStr for SmokeField {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.to_ascii_lowercase();
         SmokeField::ALL
             .iter()
             .copied()
-            .find(|f| f.name() == s.to_ascii_lowercase())
+            .find(|f| f.name() == s)
+            .or_else(|| MgField::parse(&s).map(SmokeField::Mg))
             .ok_or_else(|| {
-                let names: Vec<&str> = SmokeField::ALL.iter().map(|f| f.name()).collect();
+                let names: Vec<Cow<str>> = SmokeField::ALL.iter().map(|f| f.name()).collect();
                 format!(
-                    "unknown smoke view {s:?}; expected one of {}",
-                    names.join(", ")
+                    "unknown smoke view {s:?}; expected one of {}, or {}",
+                    names.join(", "),
+                    MgField::NAMES
                 )
             })
     }
@@ -102,6 +128,9 @@ impl std::str::FromStr for SmokeField {
 pub struct SmokeFieldData {
     pub field: SmokeField,
     pub dims: [u32; 2],
+    /// Simulation-grid cells per value along x and y (more than 1 on a coarse multigrid
+    /// level, which covers the same slice).
+    pub spacing: [u32; 2],
     pub values: Vec<f32>,
     pub cell_type: Vec<u32>,
     /// Dye rgb per cell (the dye view only).
@@ -126,11 +155,41 @@ impl SmokeSimulation {
             .collect())
     }
 
+    /// Dimensions of the multigrid levels whose vectors can be viewed, finest first.
+    pub fn mg_levels(&self) -> Vec<[u32; 3]> {
+        mg_levels(&self.pressure, self.scene.pressure.preconditioner)
+    }
+
+    fn read_mg(&self, f: MgField) -> Result<crate::sim::views::FieldData, SimError> {
+        read_mg(
+            &self.ctx,
+            &self.pressure,
+            &self.pcg,
+            &self.fields.cell_type,
+            self.scene.pressure.preconditioner,
+            f,
+        )
+    }
+
     /// Reads one view of the slice. Values in SOLID cells are 0 (except the cell types).
     pub fn read_view(&self, field: SmokeField) -> Result<SmokeFieldData, SimError> {
-        let [nx, ny, _] = self.dims();
         let read = |b: &wgpu::Buffer| crate::gpu::read_buffer::<f32>(&self.ctx, b);
-        let cell_type: Vec<u32> = crate::gpu::read_buffer(&self.ctx, &self.fields.cell_type)?;
+        // A multigrid level has its own grid and cell types; the other views share the slice's.
+        let ([nx, ny, _], spacing, cell_type) = match field {
+            SmokeField::Mg(m) => {
+                let t = self.read_mg(MgField {
+                    vector: MgVector::CellType,
+                    ..m
+                })?;
+                let types = t.values.iter().map(|&v| v as u32).collect();
+                (t.dims, [t.spacing[0], t.spacing[1]], types)
+            }
+            _ => (
+                self.dims(),
+                [1, 1],
+                crate::gpu::read_buffer::<u32>(&self.ctx, &self.fields.cell_type)?,
+            ),
+        };
         let mut rgb = None;
         let mut velocity = None;
         let mut values: Vec<f32> = match field {
@@ -162,9 +221,14 @@ impl SmokeSimulation {
                     .collect()
             }
             SmokeField::Temperature => self.read_dye()?.iter().map(|d| d[3]).collect(),
-            SmokeField::Obstacles => cell_type.iter().map(|t| *t as f32).collect(),
+            SmokeField::Obstacles
+            | SmokeField::Mg(MgField {
+                vector: MgVector::CellType,
+                ..
+            }) => cell_type.iter().map(|t| *t as f32).collect(),
+            SmokeField::Mg(m) => self.read_mg(m)?.values,
         };
-        if field != SmokeField::Obstacles {
+        if !field.is_cell_types() {
             for (v, t) in values.iter_mut().zip(&cell_type) {
                 if *t == crate::scene::SOLID {
                     *v = 0.0;
@@ -174,6 +238,7 @@ impl SmokeSimulation {
         Ok(SmokeFieldData {
             field,
             dims: [nx, ny],
+            spacing,
             values,
             cell_type,
             rgb,
