@@ -6,7 +6,8 @@
 // One bind group per level: this level's matrix, types, solution x, right-hand side b and
 // residual, and the next coarser level's matrix, types, solution and right-hand side. On
 // level 0, x is PCG's z, b is PCG's r and the residual is PCG's scratch t. The coarsest
-// level binds small placeholders in the coarse slots.
+// level binds small placeholders in the coarse slots. `winv` holds, per cell of this level,
+// one over the sum of its interpolation weights (set up once per solve).
 
 @group(0) @binding(0) var<uniform> lvl: MgLevel;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
@@ -19,6 +20,7 @@
 @group(0) @binding(8) var<storage, read> cx: array<f32>;
 @group(0) @binding(9) var<storage, read_write> cb: array<f32>;
 @group(0) @binding(10) var<storage, read> done: array<u32>;
+@group(0) @binding(11) var<storage, read_write> winv: array<f32>;
 
 // Keep in sync with `MgLevelParams` in src/sim/pressure/multigrid.rs.
 struct MgLevel {
@@ -237,9 +239,26 @@ fn tap_node(t: array<vec4<f32>, 3>, k: u32) -> vec4<f32> {
 
 // Interpolation nodes are the coarse cells that are not SOLID: AIR nodes carry the value 0
 // (Dirichlet), SOLID ones are dropped and the weights renormalised (Neumann), as in the
-// reference's `prolong_stencil`.
+// reference's `prolong_stencil`. The renormalisation depends only on the cell types, so
+// `weights` computes it once per solve; the transfers then read it and need no types (the
+// coarse solution is 0 on every non-FLUID cell).
 fn node_ok(nd: vec3<i32>) -> bool {
     return in_grid(nd, lvl.nc) && ctypes[cell_index(nd, lvl.nc)] != SOLID;
+}
+
+@compute @workgroup_size(64)
+fn weights(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    let c = id(wg, nwg, li);
+    if (c >= lvl.cells) { return; }
+    if (a[c].x == 0.0) { winv[c] = 0.0; return; }
+    let t = fine_taps(cell_coord(c, lvl.n));
+    var wsum = 0.0;
+    for (var k = 0u; k < 8u; k++) {
+        let nd = tap_node(t, k);
+        if (nd.w != 0.0 && node_ok(vec3<i32>(nd.xyz))) { wsum += nd.w; }
+    }
+    winv[c] = select(0.0, 1.0 / wsum, wsum > 0.0);
 }
 
 // x += P x_coarse on the active cells.
@@ -249,59 +268,47 @@ fn prolong(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     if (solve_done()) { return; }
     let c = id(wg, nwg, li);
     if (c >= lvl.cells) { return; }
-    if (a[c].x == 0.0) { return; }
+    let wi = winv[c];
+    if (wi == 0.0) { return; }
     let t = fine_taps(cell_coord(c, lvl.n));
     var s = 0.0;
-    var wsum = 0.0;
     for (var k = 0u; k < 8u; k++) {
         let nd = tap_node(t, k);
-        if (nd.w == 0.0) { continue; }
-        let q = vec3<i32>(nd.xyz);
-        if (!node_ok(q)) { continue; }
-        s += nd.w * cx[cell_index(q, lvl.nc)];
-        wsum += nd.w;
+        if (nd.w != 0.0) { s += nd.w * cx[cell_index(vec3<i32>(nd.xyz), lvl.nc)]; }
     }
-    if (wsum > 0.0) { x[c] += s / wsum; }
+    x[c] += wi * s;
+}
+
+// Trilinear weight along one axis of fine index f for coarse index q (0 if f does not read q).
+fn axis_weight(f: i32, q: i32, ratio: u32) -> f32 {
+    if (ratio == 1u) { return select(0.0, 1.0, f == q); }
+    let d = f - 2 * q;
+    if (d == 0 || d == 1) { return 0.75; }
+    if (d == -1 || d == 2) { return 0.25; }
+    return 0.0;
 }
 
 // b_coarse = 4 / 2^k P^T res: the exact transpose of `prolong`, gathered per coarse cell
 // from the fine cells whose interpolation reads it (2q-1 .. 2q+2 along a coarsened axis).
-// Their weight sums need the SOLID status of the 3x3x3 coarse cells around q.
 @compute @workgroup_size(64)
 fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-            @builtin(local_invocation_index) li: u32) {
+                     @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
     let c = id(wg, nwg, li);
     if (c >= lvl.coarse_cells) { return; }
     if (ca[c].x == 0.0) { cb[c] = 0.0; return; }
     let q = cell_coord(c, lvl.nc);
-    var ok: array<bool, 27>;
-    for (var k = 0u; k < 27u; k++) {
-        let d = vec3<i32>(i32(k % 3u), i32((k / 3u) % 3u), i32(k / 9u)) - vec3<i32>(1);
-        ok[k] = node_ok(q + d);
-    }
-    let lo = q * vec3<i32>(lvl.ratio) - vec3<i32>(select(vec3<u32>(0u), vec3<u32>(1u), lvl.ratio == vec3<u32>(2u)));
-    let span = select(vec3<i32>(1), vec3<i32>(4), lvl.ratio == vec3<u32>(2u));
+    let two = lvl.ratio == vec3<u32>(2u);
+    let lo = max(q * vec3<i32>(lvl.ratio) - vec3<i32>(select(vec3<u32>(0u), vec3<u32>(1u), two)), vec3<i32>(0));
+    let hi = min(q * vec3<i32>(lvl.ratio) + select(vec3<i32>(0), vec3<i32>(2), two), vec3<i32>(lvl.n) - vec3<i32>(1));
     var s = 0.0;
-    for (var dz = 0; dz < span.z; dz++) {
-        for (var dy = 0; dy < span.y; dy++) {
-            for (var dx = 0; dx < span.x; dx++) {
-                let f = lo + vec3<i32>(dx, dy, dz);
-                if (!in_grid(f, lvl.n)) { continue; }
-                let r = res[cell_index(f, lvl.n)];
-                if (r == 0.0) { continue; }
-                let t = fine_taps(f);
-                var wsum = 0.0;
-                var wq = 0.0;
-                for (var k = 0u; k < 8u; k++) {
-                    let nd = tap_node(t, k);
-                    if (nd.w == 0.0) { continue; }
-                    let e = vec3<i32>(nd.xyz) - q + vec3<i32>(1);
-                    if (!ok[u32(e.x + 3 * e.y + 9 * e.z)]) { continue; }
-                    wsum += nd.w;
-                    if (all(e == vec3<i32>(1))) { wq = nd.w; }
-                }
-                if (wsum > 0.0) { s += wq / wsum * r; }
+    for (var z = lo.z; z <= hi.z; z++) {
+        let wz = axis_weight(z, q.z, lvl.ratio.z);
+        for (var y = lo.y; y <= hi.y; y++) {
+            let wy = wz * axis_weight(y, q.y, lvl.ratio.y);
+            for (var x0 = lo.x; x0 <= hi.x; x0++) {
+                let f = cell_index(vec3<i32>(x0, y, z), lvl.n);
+                s += wy * axis_weight(x0, q.x, lvl.ratio.x) * winv[f] * res[f];
             }
         }
     }

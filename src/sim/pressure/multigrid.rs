@@ -58,11 +58,14 @@ impl MgPlan {
         self.dims[l].iter().product()
     }
 
-    /// Bytes of the coarse levels' buffers (level 0 uses PCG's vectors): matrix (16 B),
-    /// types, solution, right-hand side and residual (4 B each) per cell, and the uniforms.
+    /// Bytes of the levels' own buffers (level 0 uses PCG's vectors): matrix (16 B),
+    /// types, solution, right-hand side and residual (4 B each) per coarse cell, the weight
+    /// sums (4 B per cell of every level but the coarsest), and the uniforms.
     pub fn bytes(&self) -> u64 {
-        let coarse: u64 = (1..self.levels()).map(|l| self.cells(l) as u64).sum();
-        coarse * 32 + self.levels() as u64 * 256 + 4 * 16
+        let n = self.levels();
+        let coarse: u64 = (1..n).map(|l| self.cells(l) as u64).sum();
+        let weights: u64 = (0..n - 1).map(|l| self.cells(l) as u64).sum();
+        coarse * 32 + weights * 4 + n as u64 * 256 + 5 * 16
     }
 
     fn params(&self, l: usize) -> MgLevelParams {
@@ -103,6 +106,7 @@ pub struct Multigrid {
     /// Coarse levels 1.. (level 0 is PCG's z, r, t and the grid's cell types).
     pub coarse: Vec<MgLevelBuffers>,
     groups: Vec<wgpu::BindGroup>,
+    _winv: Vec<wgpu::Buffer>,
     _params: Vec<wgpu::Buffer>,
     _placeholders: Vec<wgpu::Buffer>,
 }
@@ -118,6 +122,7 @@ impl Multigrid {
             &[
                 "coarsen",
                 "build_coarse",
+                "weights",
                 "smooth_first",
                 "smooth_red",
                 "smooth_black",
@@ -140,6 +145,7 @@ impl Multigrid {
                 StorageRead,
                 Storage,
                 StorageRead,
+                Storage,
             ],
         );
         let coarse: Vec<MgLevelBuffers> = (1..plan.levels())
@@ -155,7 +161,17 @@ impl Multigrid {
                 }
             })
             .collect();
-        let placeholders: Vec<wgpu::Buffer> = ["a", "types", "x", "b"]
+        // One over each cell's interpolation weight sum, on every level but the coarsest.
+        let winv: Vec<wgpu::Buffer> = (0..plan.levels() - 1)
+            .map(|l| {
+                storage_buffer(
+                    device,
+                    &format!("Multigrid::level{l}_winv"),
+                    plan.cells(l) as u64 * 4,
+                )
+            })
+            .collect();
+        let placeholders: Vec<wgpu::Buffer> = ["a", "types", "x", "b", "winv"]
             .iter()
             .map(|w| storage_buffer(device, &format!("Multigrid::none_{w}"), 16))
             .collect();
@@ -185,9 +201,10 @@ impl Multigrid {
                         &placeholders[3],
                     ),
                 };
+                let w = winv.get(l).unwrap_or(&placeholders[4]);
                 kernel.bind(
                     device,
-                    &[&params[l], a, types, x, b, res, ca, ct, cx, cb, &v.state],
+                    &[&params[l], a, types, x, b, res, ca, ct, cx, cb, &v.state, w],
                 )
             })
             .collect();
@@ -196,6 +213,7 @@ impl Multigrid {
             kernel,
             coarse,
             groups,
+            _winv: winv,
             _params: params,
             _placeholders: placeholders,
         }
@@ -210,12 +228,14 @@ impl Multigrid {
         self.cells(pass, entry, l, nx.div_ceil(2) * ny * nz);
     }
 
-    /// Per-solve set-up: coarse types and matrices, finest to coarsest.
+    /// Per-solve set-up: coarse types and matrices, finest to coarsest, and each level's
+    /// interpolation weight sums.
     pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>) {
         for l in 0..self.plan.levels() - 1 {
             let c = self.plan.cells(l + 1);
             self.cells(pass, "coarsen", l, c);
             self.cells(pass, "build_coarse", l, c);
+            self.cells(pass, "weights", l, self.plan.cells(l));
         }
     }
 
