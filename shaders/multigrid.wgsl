@@ -149,17 +149,36 @@ fn build_coarse(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 
 // --- smoothing ---
 
-// The first red sweep from x = 0: no neighbour terms. (Black cells are written by the
-// black sweep that follows before anything reads them.)
+// The first red-black pair from x = 0 in one dispatch: a red cell's update sees only zero
+// neighbours, so it is b/d, and a black cell's red neighbours are known from b and the
+// matrix alone. The same numbers as a red sweep followed by a black one.
+fn first_red(m: u32) -> f32 {
+    let d = a[m].x;
+    return select(0.0, b[m] / d, d != 0.0);
+}
+
 @compute @workgroup_size(64)
 fn smooth_first(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let ci = colour_cell(id(wg, nwg, li), 0u);
-    if (ci < 0) { return; }
-    let c = u32(ci);
-    let d = a[c].x;
-    x[c] = select(0.0, b[c] / d, d != 0.0);
+    let c = id(wg, nwg, li);
+    if (c >= lvl.cells) { return; }
+    let row = a[c];
+    let p = cell_coord(c, lvl.n);
+    if (row.x == 0.0) { x[c] = 0.0; return; }
+    if ((u32(p.x + p.y + p.z) & 1u) == 0u) { x[c] = b[c] / row.x; return; }
+    var s = b[c];
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (p[comp] + 1 < i32(lvl.n[comp])) {
+            s -= row[comp + 1u] * first_red(cell_index(p + e, lvl.n));
+        }
+        if (p[comp] > 0) {
+            let m = cell_index(p - e, lvl.n);
+            s -= a[m][comp + 1u] * first_red(m);
+        }
+    }
+    x[c] = s / row.x;
 }
 
 @compute @workgroup_size(64)

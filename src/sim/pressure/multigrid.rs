@@ -243,8 +243,7 @@ impl Multigrid {
     pub fn record_apply(&self, pass: &mut wgpu::ComputePass<'_>) {
         let last = self.plan.levels() - 1;
         for l in 0..last {
-            self.colour(pass, "smooth_first", l);
-            self.colour(pass, "smooth_black", l);
+            self.cells(pass, "smooth_first", l, self.plan.cells(l));
             for _ in 1..SWEEPS {
                 self.colour(pass, "smooth_red", l);
                 self.colour(pass, "smooth_black", l);
@@ -271,10 +270,10 @@ impl Multigrid {
         }
     }
 
-    /// Dispatches per V-cycle.
+    /// Dispatches per V-cycle (the first red-black pair is one dispatch).
     pub fn dispatches(&self) -> u32 {
         let fine = self.plan.levels() as u32 - 1;
-        fine * (4 * SWEEPS + 4 * BOUNDARY_SWEEPS + 3) + 1
+        fine * (4 * SWEEPS - 1 + 4 * BOUNDARY_SWEEPS + 3) + 1
     }
 }
 
