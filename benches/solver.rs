@@ -74,7 +74,11 @@ fn smoke_step(c: &mut Criterion) {
     let mut group = c.benchmark_group("smoke_step");
     group.sample_size(10);
     for n in sizes().into_iter().map(|n| 4 * n) {
-        for kind in [PreconditionerKind::Ip, PreconditionerKind::Mic0, PreconditionerKind::Mg] {
+        for kind in [
+            PreconditionerKind::Ip,
+            PreconditionerKind::Mic0,
+            PreconditionerKind::Mg,
+        ] {
             let scene = eddy::bench_smoke::plume_scene(n, kind, 1e-4);
             let mut sim = SmokeSimulation::new(ctx.clone(), &scene).unwrap();
             for _ in 0..10 {
