@@ -30,7 +30,7 @@ struct MgLevel {
     coarse_cells: u32,
     ratio: vec3<u32>,      // 2 along coarsened axes, 1 along the others
     scale: f32,            // restriction scale 4 / 2^k
-    coarse_sweeps: u32,    // symmetric red-black pairs of the coarsest solve
+    _pad3: u32,
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
@@ -97,6 +97,16 @@ fn is_boundary(c: u32) -> bool {
 
 // --- set-up (once per solve) ---
 
+// Rank of a child's type in the coarsening rule: AIR 2 > FLUID 1 > SOLID 0.
+fn type_rank(q: vec3<i32>, d: vec3<i32>) -> u32 {
+    // Clamped into this coarse cell's own children (an uncoarsened axis or the end of an
+    // odd one repeats a child, which cannot change the maximum).
+    let first = q * vec3<i32>(lvl.ratio);
+    let last = min(first + vec3<i32>(lvl.ratio) - vec3<i32>(1), vec3<i32>(lvl.n) - vec3<i32>(1));
+    let t = types[cell_index(min(first + d, last), lvl.n)];
+    return select(select(0u, 1u, t == FLUID), 2u, t == AIR);
+}
+
 // Coarse types: AIR if any child is AIR, else FLUID if any child is FLUID, else SOLID.
 @compute @workgroup_size(64)
 fn coarsen(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -104,20 +114,14 @@ fn coarsen(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     let c = id(wg, nwg, li);
     if (c >= lvl.coarse_cells) { return; }
     let q = cell_coord(c, lvl.nc);
-    var air = false;
-    var fluid = false;
-    for (var dz = 0u; dz < lvl.ratio.z; dz++) {
-        for (var dy = 0u; dy < lvl.ratio.y; dy++) {
-            for (var dx = 0u; dx < lvl.ratio.x; dx++) {
-                let f = q * vec3<i32>(lvl.ratio) + vec3<i32>(vec3<u32>(dx, dy, dz));
-                if (in_grid(f, lvl.n)) {
-                    let t = types[cell_index(f, lvl.n)];
-                    air = air || t == AIR;
-                    fluid = fluid || t == FLUID;
-                }
-            }
-        }
-    }
+    // The 8 children written out, without a loop or branches: lavapipe 22.3 leaked host
+    // memory on every dispatch of this kernel while they were visited in a loop.
+    let rank = max(max(max(type_rank(q, vec3<i32>(0, 0, 0)), type_rank(q, vec3<i32>(1, 0, 0))),
+                       max(type_rank(q, vec3<i32>(0, 1, 0)), type_rank(q, vec3<i32>(1, 1, 0)))),
+                   max(max(type_rank(q, vec3<i32>(0, 0, 1)), type_rank(q, vec3<i32>(1, 0, 1))),
+                       max(type_rank(q, vec3<i32>(0, 1, 1)), type_rank(q, vec3<i32>(1, 1, 1)))));
+    let air = rank == 2u;
+    let fluid = rank == 1u;
     ctypes[c] = select(select(SOLID, FLUID, fluid), AIR, air);
 }
 
@@ -337,97 +341,110 @@ fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
 // --- coarsest level: one workgroup, everything in workgroup memory ---
 
 const COARSE_MAX: u32 = 512u;   // 8^3, see MG_COARSEST
+// Symmetric red-black pairs (keep in sync with COARSE_SWEEPS in multigrid.rs; a test checks).
+// A constant: lavapipe 22.3 (Mesa's software Vulkan driver) leaked ~1 MB of host memory per
+// dispatch of this kernel while the count came from a uniform.
+const COARSE_SWEEPS: u32 = 24u;
 const CWG: u32 = 256u;
 var<workgroup> sa: array<vec4<f32>, 512>;   // the matrix, read ~100 times per solve
 var<workgroup> sx: array<f32, 512>;
 var<workgroup> sb: array<f32, 512>;
 var<workgroup> red_s: array<f32, 256>;
-var<workgroup> red_n: array<f32, 256>;
 var<workgroup> wg_flag: u32;
-var<workgroup> wg_any_air: atomic<u32>;
 
 fn coarse_relax(c: u32) {
     let row = sa[c];
     if (row.x == 0.0) { sx[c] = 0.0; return; }
     let p = cell_coord(c, lvl.n);
+    let sy = lvl.n.x;
+    let sz = lvl.n.x * lvl.n.y;
     var s = sb[c];
-    for (var comp = 0u; comp < 3u; comp++) {
-        let e = unit(comp);
-        if (p[comp] + 1 < i32(lvl.n[comp])) {
-            s -= row[comp + 1u] * sx[cell_index(p + e, lvl.n)];
-        }
-        if (p[comp] > 0) {
-            let m = cell_index(p - e, lvl.n);
-            s -= sa[m][comp + 1u] * sx[m];
-        }
-    }
+    // The six neighbours written out (no loop over axes, no dynamic vector indexing).
+    if (p.x + 1 < i32(lvl.n.x)) { s -= row.y * sx[c + 1u]; }
+    if (p.y + 1 < i32(lvl.n.y)) { s -= row.z * sx[c + sy]; }
+    if (p.z + 1 < i32(lvl.n.z)) { s -= row.w * sx[c + sz]; }
+    if (p.x > 0) { s -= sa[c - 1u].y * sx[c - 1u]; }
+    if (p.y > 0) { s -= sa[c - sy].z * sx[c - sy]; }
+    if (p.z > 0) { s -= sa[c - sz].w * sx[c - sz]; }
     sx[c] = s / row.x;
 }
 
-fn coarse_colour_sweep(li: u32, col: u32) {
-    for (var c = li; c < lvl.cells; c += CWG) {
-        let p = cell_coord(c, lvl.n);
-        if ((u32(p.x + p.y + p.z) & 1u) == col) { coarse_relax(c); }
-    }
+// Sum over the workgroup of one value per invocation (every invocation gets it).
+fn coarse_sum(li: u32, v: f32) -> f32 {
+    red_s[li] = v;
     workgroupBarrier();
+    if (li < 128u) { red_s[li] += red_s[li + 128u]; }
+    workgroupBarrier();
+    if (li < 64u) { red_s[li] += red_s[li + 64u]; }
+    workgroupBarrier();
+    if (li < 32u) { red_s[li] += red_s[li + 32u]; }
+    workgroupBarrier();
+    if (li < 16u) { red_s[li] += red_s[li + 16u]; }
+    workgroupBarrier();
+    if (li < 8u) { red_s[li] += red_s[li + 8u]; }
+    workgroupBarrier();
+    if (li < 4u) { red_s[li] += red_s[li + 4u]; }
+    workgroupBarrier();
+    if (li < 2u) { red_s[li] += red_s[li + 2u]; }
+    workgroupBarrier();
+    if (li < 1u) { red_s[li] += red_s[li + 1u]; }
+    workgroupBarrier();
+    let total = red_s[0];
+    workgroupBarrier();
+    return total;
 }
 
-// Mean of v over the active cells (every invocation gets it).
-fn coarse_mean(li: u32, of_x: bool) -> f32 {
-    var s = 0.0;
-    var n = 0.0;
-    for (var c = li; c < lvl.cells; c += CWG) {
-        if (sa[c].x != 0.0) {
-            s += select(sb[c], sx[c], of_x);
-            n += 1.0;
+// Relaxes this invocation's cells (li and li + 256) of colour `col`.
+fn coarse_relax_mine(li: u32, col: u32) {
+    for (var k = 0u; k < 2u; k++) {
+        let c = li + k * CWG;
+        if (c < lvl.cells) {
+            let p = cell_coord(c, lvl.n);
+            if ((u32(p.x + p.y + p.z) & 1u) == col) { coarse_relax(c); }
         }
     }
-    red_s[li] = s;
-    red_n[li] = n;
-    for (var stride = CWG / 2u; stride > 0u; stride = stride / 2u) {
-        workgroupBarrier();
-        if (li < stride) {
-            red_s[li] += red_s[li + stride];
-            red_n[li] += red_n[li + stride];
-        }
-    }
-    workgroupBarrier();
-    let mean = select(0.0, red_s[0] / red_n[0], red_n[0] > 0.0);
-    workgroupBarrier();
-    return mean;
 }
 
 @compute @workgroup_size(256)
 fn coarse_solve(@builtin(local_invocation_index) li: u32) {
-    if (li == 0u) {
-        wg_flag = done[6];
-        atomicStore(&wg_any_air, 0u);
-    }
+    if (li == 0u) { wg_flag = done[6]; }
     if (workgroupUniformLoad(&wg_flag) != 0u) { return; }
-    for (var c = li; c < lvl.cells; c += CWG) {
-        sa[c] = a[c];
-        sx[c] = 0.0;
-        sb[c] = b[c];
-        if (types[c] == AIR) { atomicStore(&wg_any_air, 1u); }
+    var air = 0.0;
+    var live = 0.0;
+    var bsum = 0.0;
+    for (var k = 0u; k < 2u; k++) {
+        let c = li + k * CWG;
+        if (c < lvl.cells) {
+            sa[c] = a[c];
+            sx[c] = 0.0;
+            sb[c] = b[c];
+            if (types[c] == AIR) { air += 1.0; }
+            if (sa[c].x != 0.0) { live += 1.0; bsum += sb[c]; }
+        }
     }
     // No AIR: pure Neumann, singular; project out the constant (see the reference).
-    let singular = workgroupUniformLoad(&wg_any_air) == 0u;
-    if (singular) {
-        let m = coarse_mean(li, false);
-        for (var c = li; c < lvl.cells; c += CWG) {
-            if (sa[c].x != 0.0) { sb[c] -= m; }
-        }
+    let singular = coarse_sum(li, air) == 0.0;
+    let n_active = max(coarse_sum(li, live), 1.0);
+    let bmean = select(0.0, coarse_sum(li, bsum) / n_active, singular);
+    for (var k = 0u; k < 2u; k++) {
+        let c = li + k * CWG;
+        if (c < lvl.cells && sa[c].x != 0.0) { sb[c] -= bmean; }
+    }
+    workgroupBarrier();
+    // Symmetric red-black sweeps: red, black, black, red per pair.
+    for (var st = 0u; st < 4u * COARSE_SWEEPS; st++) {
+        let phase = st & 3u;
+        coarse_relax_mine(li, select(0u, 1u, phase == 1u || phase == 2u));
         workgroupBarrier();
     }
-    for (var s = 0u; s < lvl.coarse_sweeps; s++) {
-        coarse_colour_sweep(li, 0u);
-        coarse_colour_sweep(li, 1u);
-        coarse_colour_sweep(li, 1u);
-        coarse_colour_sweep(li, 0u);
+    var xsum = 0.0;
+    for (var k = 0u; k < 2u; k++) {
+        let c = li + k * CWG;
+        if (c < lvl.cells && sa[c].x != 0.0) { xsum += sx[c]; }
     }
-    var m = 0.0;
-    if (singular) { m = coarse_mean(li, true); }
-    for (var c = li; c < lvl.cells; c += CWG) {
-        x[c] = select(0.0, sx[c] - m, sa[c].x != 0.0);
+    let xmean = select(0.0, coarse_sum(li, xsum) / n_active, singular);
+    for (var k = 0u; k < 2u; k++) {
+        let c = li + k * CWG;
+        if (c < lvl.cells) { x[c] = select(0.0, sx[c] - xmean, sa[c].x != 0.0); }
     }
 }

@@ -13,7 +13,7 @@ pub const COARSEST: u32 = 8;
 pub const SWEEPS: u32 = 2;
 /// Extra red-black sweeps over the boundary cells.
 pub const BOUNDARY_SWEEPS: u32 = 1;
-/// Symmetric red-black pairs on the coarsest level.
+/// Symmetric red-black pairs on the coarsest level (a WGSL constant too).
 pub const COARSE_SWEEPS: u32 = 24;
 
 /// Keep in sync with `MgLevel` in shaders/multigrid.wgsl.
@@ -26,8 +26,7 @@ pub struct MgLevelParams {
     pub coarse_cells: u32,
     pub ratio: [u32; 3],
     pub scale: f32,
-    pub coarse_sweeps: u32,
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 4],
 }
 const _: () = assert!(std::mem::size_of::<MgLevelParams>() == 64);
 
@@ -82,8 +81,7 @@ impl MgPlan {
             coarse_cells: nc.iter().product(),
             ratio,
             scale: 4.0 / 2f32.powi(k),
-            coarse_sweeps: COARSE_SWEEPS,
-            _pad: [0; 3],
+            _pad: [0; 4],
         }
     }
 }
@@ -304,6 +302,8 @@ mod tests {
             );
             assert_eq!(COARSE_SWEEPS as usize, crate::reference::MG_COARSE_SWEEPS);
             assert_eq!(COARSEST as usize, crate::reference::MG_COARSEST);
+            let wgsl = crate::gpu::expand_wgsl("multigrid.wgsl");
+            assert!(wgsl.contains(&format!("const COARSE_SWEEPS: u32 = {COARSE_SWEEPS}u;")));
         }
     }
 }
