@@ -1,17 +1,32 @@
 //! The eddy command line: view | run | check | bench.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use eddy::gpu::GpuContext;
-use eddy::scene::{PreconditionerKind, Scene, SceneKind};
+use eddy::output::{FolderContents, RowWriter};
+use eddy::scene::{InitialState, PreconditionerKind, Scene, SceneKind};
 use eddy::sim::smoke::{SmokeFrameStats, SmokeSimulation};
 use eddy::sim::{FrameStats, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 const DEFAULT_SCENE: &str = "scenes/dam_break.ron";
+
+/// Above this many particles `eddy check` skips its CPU estimate of the first step's FLUID
+/// cells (a reference P2G over every particle).
+const FLUID_ESTIMATE_MAX_PARTICLES: usize = 4 << 20;
+
+/// Diagnostics go to stderr, and a stderr that cannot be written (closed, full) must not
+/// turn a finished run into a panic: `eprintln!` would panic, this drops the line.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 #[derive(Parser)]
 #[command(
@@ -27,17 +42,24 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scene headless and write stats.csv (and optional particle dumps).
+    /// Ctrl-C (or SIGTERM) stops after the current frame's outputs; a second one at once.
     Run {
         /// Scene file (RON).
         scene: PathBuf,
         /// Frames to simulate.
-        #[arg(long, default_value_t = 120)]
+        // Hyphen values reach the parser, so `--frames -1` is named in the error as a bad
+        // value rather than reported as an unknown argument `-1`.
+        #[arg(long, default_value_t = 120, allow_hyphen_values = true)]
         frames: u64,
-        /// Output directory.
+        /// Output directory; must be empty or new unless --overwrite is given.
         #[arg(long, default_value = "out")]
         out: PathBuf,
+        /// Reuse a non-empty --out: delete the stats and particle dumps of an earlier run
+        /// there first (other files are kept and listed).
+        #[arg(long)]
+        overwrite: bool,
         /// Write particles as binary PLY every K frames.
-        #[arg(long, value_name = "K")]
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
         dump_particles: Option<u64>,
         /// Write the last pressure solve as Matrix Market files into DIR.
         #[arg(long, value_name = "DIR")]
@@ -46,8 +68,12 @@ enum Command {
         #[arg(long)]
         preconditioner: Option<PreconditionerKind>,
         /// Override the resolution: cells along the longest axis.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         resolution: Option<u32>,
+        /// After every frame, fail unless every pressure solve reached its tolerance and
+        /// every particle (tracer) is finite and inside the domain (reads them back: slower).
+        #[arg(long)]
+        check_invariants: bool,
     },
     /// Open the viewer on a scene (plain `eddy` opens it on scenes/dam_break.ron).
     View {
@@ -59,9 +85,7 @@ enum Command {
         /// Save the window as PNG after --frames frames.
         #[arg(long, requires = "frames")]
         screenshot: Option<PathBuf>,
-        /// Show a slice of this grid field (e.g. cell_type, divergence, pressure, pcg_r;
-        /// with the mg preconditioner also each multigrid level's mg_rhs_L, mg_residual_L,
-        /// mg_correction_L and mg_cell_type_L, L = 0 finest).
+        /// Show a slice of this grid field (e.g. cell_type, divergence, pressure, pcg_r).
         #[arg(long)]
         field: Option<eddy::sim::views::Field>,
         /// Slice axis: x, y or z.
@@ -71,12 +95,12 @@ enum Command {
         #[arg(long)]
         slice: Option<u32>,
         /// Smoke scenes: open on this view (dye, speed, direction, pressure, divergence,
-        /// divergence_after, vorticity, temperature, obstacles; with the mg preconditioner
-        /// also the multigrid levels' vectors, as for --field).
+        /// divergence_after, vorticity, temperature, obstacles).
         #[arg(long)]
         smoke_view: Option<eddy::sim::smoke::views::SmokeField>,
     },
-    /// Validate a scene and print its summary without simulating.
+    /// Validate a scene against the adapter's limits and print its summary without
+    /// simulating.
     Check { scene: PathBuf },
     /// Compare the preconditioners on the standard problems (see BENCHMARKS.md); with
     /// --smoke, time the 2D smoke mode instead.
@@ -118,18 +142,21 @@ enum Command {
     },
 }
 
-fn main() {
+fn main() -> ExitCode {
     env_logger::Builder::from_env(
         env_logger::Env::default().default_filter_or("warn,wgpu_core=warn,wgpu_hal=warn,naga=warn"),
     )
     .init();
-    if let Err(e) = real_main() {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            note!("error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
-fn real_main() -> Result<()> {
+fn real_main() -> Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
         None => view(PathBuf::from(DEFAULT_SCENE), None, None),
@@ -141,20 +168,32 @@ fn real_main() -> Result<()> {
             axis,
             slice,
             smoke_view,
-        }) => eddy::ui::run(eddy::ui::ViewerOptions {
-            scene,
-            frames,
-            screenshot,
-            field,
-            axis: match axis.as_str() {
-                "x" => 0,
-                "y" => 1,
-                _ => 2,
-            },
-            slice,
-            smoke_view,
-        })
-        .map_err(Into::into),
+        }) => {
+            // Headless use (scripts, CI) must fail on a broken scene: the viewer's own
+            // fallback to the built-in dam break is for someone looking at the window.
+            if frames.is_some() || screenshot.is_some() {
+                Scene::load(&scene)?;
+            }
+            if let Some(p) = &screenshot {
+                if p.is_dir() {
+                    bail!("--screenshot {}: is a folder, not a PNG file", p.display());
+                }
+            }
+            eddy::ui::run(eddy::ui::ViewerOptions {
+                scene,
+                frames,
+                screenshot,
+                field,
+                axis: match axis.as_str() {
+                    "x" => 0,
+                    "y" => 1,
+                    _ => 2,
+                },
+                slice,
+                smoke_view,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::Check { scene }) => check(&scene),
         Some(Command::Bench {
             sizes,
@@ -169,6 +208,11 @@ fn real_main() -> Result<()> {
             warmup,
             json,
         }) => {
+            // The scene files' own bound: PCG keeps a residual history of this length.
+            let max = 100_000;
+            if max_iterations > max {
+                bail!("--max-iterations must be at most {max}, got {max_iterations}");
+            }
             if smoke {
                 let d = eddy::bench_smoke::SmokeBenchOptions::default();
                 let opts = eddy::bench_smoke::SmokeBenchOptions {
@@ -179,13 +223,19 @@ fn real_main() -> Result<()> {
                     steps: steps.unwrap_or(d.steps),
                     check_every,
                 };
-                return bench_smoke(&opts, json.as_deref());
+                opts.validate()?;
+                check_json_path(json.as_deref())?;
+                return run_bench(
+                    |ctx, progress| eddy::bench_smoke::run(ctx, &opts, progress),
+                    eddy::bench_smoke::table,
+                    json.as_deref(),
+                );
             }
             let problems = problems
                 .iter()
                 .map(|p| eddy::bench::parse_problem(p))
                 .collect::<Result<Vec<_>, String>>()
-                .map_err(|e| anyhow::anyhow!(e))?;
+                .map_err(|e| anyhow!("--problems: {e}"))?;
             let d = eddy::bench::BenchOptions::default();
             let opts = eddy::bench::BenchOptions {
                 sizes: sizes.unwrap_or(d.sizes),
@@ -197,35 +247,64 @@ fn real_main() -> Result<()> {
                 steps: steps.unwrap_or(d.steps),
                 check_every,
             };
-            bench(&opts, json.as_deref())
+            opts.validate()?;
+            check_json_path(json.as_deref())?;
+            run_bench(
+                |ctx, progress| eddy::bench::run(ctx, &opts, progress),
+                eddy::bench::table,
+                json.as_deref(),
+            )
         }
         Some(Command::Run {
             scene,
             frames,
             out,
+            overwrite,
             dump_particles,
             export_system,
             preconditioner,
             resolution,
+            check_invariants,
         }) => {
             let mut s = Scene::load(&scene)?;
             if let Some(p) = preconditioner {
                 s.pressure.preconditioner = p;
             }
             if let Some(n) = resolution {
-                if n < 2 {
-                    bail!("--resolution must be at least 2");
-                }
-                s = s.with_resolution(n);
-                s.validate()
-                    .map_err(|m| anyhow::anyhow!("{}: {m}", scene.display()))?;
+                s = with_resolution_flag(&s, n, &scene)?;
             }
-            run(&s, frames, &out, dump_particles, export_system.as_deref())
+            let opts = RunOptions {
+                scene_path: scene,
+                frames,
+                out,
+                overwrite,
+                dump: dump_particles,
+                export: export_system,
+                check_invariants,
+            };
+            run(&s, &opts)
         }
     }
 }
 
-fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Result<()> {
+/// Applies `--resolution`, blaming the flag (not the scene file) for a grid it makes invalid.
+fn with_resolution_flag(scene: &Scene, n: u32, path: &Path) -> Result<Scene> {
+    let max = eddy::scene::MAX_AXIS_CELLS;
+    if !(2..=max).contains(&n) {
+        bail!("--resolution must be between 2 and {max} cells along the longest axis, got {n}");
+    }
+    let s = scene.with_resolution(n);
+    s.validate().map_err(|m| {
+        anyhow!(
+            "--resolution {n} gives {} a grid of {:?} cells, which eddy cannot run: {m}",
+            path.display(),
+            s.resolution
+        )
+    })?;
+    Ok(s)
+}
+
+fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Result<ExitCode> {
     eddy::ui::run(eddy::ui::ViewerOptions {
         scene,
         frames,
@@ -235,29 +314,116 @@ fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Res
         slice: None,
         smoke_view: None,
     })?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
-fn check(path: &Path) -> Result<()> {
+/// Writes `text` to stdout. A reader that went away (`eddy check s.ron | head -1`) is a
+/// normal end; any other failure (a full disk) is an error.
+fn print_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("cannot write to standard output"),
+    }
+}
+
+/// Warnings for a liquid scene that would simulate nothing, from its seeding.
+fn seeding_warnings(scene: &Scene) -> Vec<String> {
+    if scene.kind != SceneKind::Liquid {
+        return Vec::new();
+    }
+    let per_shape = scene.seeded_cells_per_shape();
+    let mut w: Vec<String> = per_shape
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n == 0)
+        .map(|(i, _)| {
+            format!(
+                "fluid[{i}] seeds no particles: it holds no cell centre outside the solids \
+                 (or earlier fluid shapes); make it larger than a cell or move it out of the solids"
+            )
+        })
+        .collect();
+    if per_shape.iter().all(|n| *n == 0) {
+        w.push("the scene seeds no particles at all: nothing will move".into());
+    }
+    w
+}
+
+/// FLUID cells the first substep will mark, estimated on the CPU with the f64 reference
+/// (the GPU marks the same cells up to f32 rounding at the density threshold).
+fn initial_fluid_cells(scene: &Scene, init: &InitialState) -> usize {
+    use eddy::reference as r;
+    let [nx, ny, nz] = scene.dims().map(|v| v as usize);
+    let g = r::Grid {
+        nx,
+        ny,
+        nz,
+        h: scene.h(),
+    };
+    let pos: Vec<[f64; 3]> = init
+        .positions
+        .iter()
+        .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+        .collect();
+    let vel = vec![[0.0; 3]; pos.len()];
+    let p2g = r::p2g(&g, &pos, &vel);
+    let solid: Vec<bool> = init.solid.iter().map(|s| *s != 0).collect();
+    let fluid_weight =
+        eddy::sim::params::FLUID_DENSITY_FRACTION as f64 * scene.particles_per_cell as f64;
+    r::mark_cells(&g, &p2g.count, &p2g.weight, &solid, fluid_weight)
+        .iter()
+        .filter(|t| **t == r::FLUID)
+        .count()
+}
+
+fn check(path: &Path) -> Result<ExitCode> {
     let scene = Scene::load(path)?;
-    let init = scene.initial_state();
+    let at = || path.display().to_string();
+    // The same size checks `run` applies, on the same adapter, before anything is seeded.
+    let (est, adapter) = match GpuContext::new() {
+        Ok(ctx) => (
+            Some(eddy::sim::check_scene_limits(&ctx, &scene).with_context(at)?),
+            Some(ctx.describe()),
+        ),
+        Err(e) => {
+            note!(
+                "warning: {}: no GPU adapter, so the adapter's size limits are not checked ({e})",
+                path.display()
+            );
+            let particles = scene.particle_count();
+            if particles > eddy::scene::MAX_PARTICLES {
+                return Err(eddy::sim::SimError::TooManyParticles {
+                    particles,
+                    max: eddy::scene::MAX_PARTICLES,
+                })
+                .with_context(at);
+            }
+            (None, None)
+        }
+    };
     let [nx, ny, nz] = scene.dims();
-    let est = eddy::sim::memory_estimate(&scene, init.positions.len() as u64);
-    let solid = init.solid.iter().filter(|s| **s != 0).count();
-    println!("scene       {} ({})", scene.name, path.display());
-    println!("kind        {:?}", scene.kind);
-    println!(
+    let mut text = String::new();
+    let mut line = |s: String| {
+        text.push_str(&s);
+        text.push('\n');
+    };
+    let mut warnings = seeding_warnings(&scene);
+    line(format!("scene       {} ({})", scene.name, path.display()));
+    line(format!("kind        {:?}", scene.kind));
+    line(format!(
         "domain      {} x {} x {} m, grid {nx} x {ny} x {nz} = {} cells of {:.4} m",
         scene.domain.0,
         scene.domain.1,
         scene.domain.2,
         scene.cell_count(),
         scene.h()
-    );
-    println!("solid cells {solid}");
+    ));
+    let solid = scene.solid_cell_count();
+    line(format!("solid cells {solid}"));
     let est = if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
-        println!(
+        line(format!(
             "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, sources: {}{}",
             s.advection.name(),
             s.vorticity,
@@ -269,28 +435,49 @@ fn check(path: &Path) -> Result<()> {
             } else {
                 ""
             }
-        );
-        println!("tracers     {}", s.tracers);
-        eddy::sim::smoke::memory_estimate(&scene)
+        ));
+        line(format!("tracers     {}", s.tracers));
+        if solid == scene.cell_count() {
+            warnings.push("every cell is SOLID: there is no room for smoke".into());
+        }
+        est.unwrap_or_else(|| eddy::sim::smoke::memory_estimate(&scene))
     } else {
-        println!(
-            "particles   {} ({} per fluid cell)",
-            init.positions.len(),
+        let particles = scene.particle_count();
+        line(format!(
+            "particles   {particles} ({} per fluid cell)",
             scene.particles_per_cell
-        );
-        est
+        ));
+        if particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES {
+            let fluid = initial_fluid_cells(&scene, &scene.initial_state());
+            line(format!("fluid cells {fluid} at the first step"));
+            if fluid == 0 {
+                warnings.push(format!(
+                    "no cell reaches the FLUID density at the first step (the liquid is too \
+                     small or thin for cells of {:.4} m): no pressure will act on it",
+                    scene.h()
+                ));
+            }
+        }
+        eddy::sim::memory_estimate(&scene, particles)
     };
-    println!(
+    line(format!(
         "solver      {} to relative residual {:e}, at most {} iterations",
         scene.pressure.preconditioner, scene.pressure.tolerance, scene.pressure.max_iterations
-    );
-    println!(
+    ));
+    line(format!(
         "memory      {:.1} MiB on the GPU (largest buffer {:.1} MiB: {})",
         est.total as f64 / 1048576.0,
         est.largest_buffer as f64 / 1048576.0,
         est.largest_name
-    );
-    Ok(())
+    ));
+    if let Some(a) = adapter {
+        line(format!("adapter     {a}: the scene fits its limits"));
+    }
+    for w in &warnings {
+        note!("warning: {}: {w}", path.display());
+    }
+    print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn progress_bar(frames: u64) -> ProgressBar {
@@ -304,17 +491,6 @@ fn progress_bar(frames: u64) -> ProgressBar {
     bar
 }
 
-fn create_stats(out: &Path, header: &str) -> Result<(PathBuf, std::io::BufWriter<std::fs::File>)> {
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    let stats_path = out.join("stats.csv");
-    let mut csv = std::io::BufWriter::new(
-        std::fs::File::create(&stats_path)
-            .with_context(|| format!("cannot create {}", stats_path.display()))?,
-    );
-    writeln!(csv, "{header}")?;
-    Ok((stats_path, csv))
-}
-
 fn report_run(
     ctx: &GpuContext,
     frames: u64,
@@ -323,134 +499,461 @@ fn report_run(
     stats_path: &Path,
     stage_ms: &eddy::gpu::StageTiming,
 ) {
-    eprintln!(
+    note!(
         "{frames} frames, {substeps} substeps in {secs:.2} s: {:.2} steps/s, {:.2} frames/s; stats in {}",
         substeps as f64 / secs,
         frames as f64 / secs,
         stats_path.display()
     );
-    if ctx.timestamps && substeps > 0 {
-        eprintln!("GPU time per substep by stage (timestamp queries):");
+    if substeps == 0 {
+        return;
+    }
+    if ctx.timestamps {
+        note!("GPU time per substep by stage (timestamp queries):");
         let total = stage_ms.total();
         for (name, ms) in &stage_ms.stages {
-            eprintln!(
+            note!(
                 "  {name:<12} {:>9.3} ms  {:>5.1}%",
                 ms / substeps as f64,
                 100.0 * ms / total.max(1e-12)
             );
         }
     } else {
-        eprintln!("this adapter has no timestamp queries: no per-stage GPU times");
+        note!("this adapter has no timestamp queries: no per-stage GPU times");
     }
 }
 
-fn run(
-    scene: &Scene,
+/// What `eddy run` was asked to do.
+struct RunOptions {
+    scene_path: PathBuf,
     frames: u64,
-    out: &Path,
+    out: PathBuf,
+    overwrite: bool,
     dump: Option<u64>,
-    export: Option<&Path>,
-) -> Result<()> {
-    if scene.kind == SceneKind::Smoke {
-        if dump.is_some() {
-            bail!("--dump-particles writes liquid particles; smoke scenes have none (their tracers are drawn by `eddy view`)");
+    export: Option<PathBuf>,
+    check_invariants: bool,
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM ask a run to stop once the current frame's outputs are
+/// written; a second one ends the process at once (exit 128 + signal).
+struct StopRequest {
+    flag: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+impl StopRequest {
+    fn install() -> Result<Self> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let stop = Self {
+            flag: Arc::new(AtomicBool::new(false)),
+            signal: Arc::new(AtomicUsize::new(0)),
+        };
+        for sig in [SIGINT, SIGTERM] {
+            // The shutdown goes first: it fires only once the flag is already set.
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, stop.flag.clone())
+                .and_then(|_| signal_hook::flag::register(sig, stop.flag.clone()))
+                .and_then(|_| {
+                    signal_hook::flag::register_usize(sig, stop.signal.clone(), sig as usize)
+                })
+                .context("cannot install the Ctrl-C handler")?;
         }
-        if export.is_some() {
-            bail!("--export-system is available for liquid scenes only");
-        }
-        return run_smoke(scene, frames, out);
+        Ok(stop)
     }
-    if dump == Some(0) {
+
+    /// The signal that asked to stop, if any.
+    fn requested(&self) -> Option<i32> {
+        self.flag
+            .load(Ordering::SeqCst)
+            .then(|| self.signal.load(Ordering::SeqCst) as i32)
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        signal_hook::consts::SIGINT => "SIGINT (Ctrl-C)",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// Describes an output folder's contents in a few words.
+fn describe_contents(c: &FolderContents) -> String {
+    let dumps = c
+        .eddy_files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "ply"))
+        .count();
+    let mut parts = Vec::new();
+    if c.eddy_files.iter().any(|p| p.ends_with("stats.csv")) {
+        parts.push("stats.csv".to_string());
+    }
+    if dumps > 0 {
+        parts.push(format!("{dumps} particle dump(s)"));
+    }
+    let other_eddy = c.eddy_files.len()
+        - dumps
+        - c.eddy_files
+            .iter()
+            .filter(|p| p.ends_with("stats.csv"))
+            .count();
+    if other_eddy > 0 {
+        parts.push(format!("{other_eddy} other eddy file(s)"));
+    }
+    if !c.others.is_empty() {
+        let names: Vec<String> = c
+            .others
+            .iter()
+            .take(3)
+            .map(|p| {
+                p.file_name()
+                    .map(|n| n.to_string_lossy().escape_debug().to_string())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let more = if c.others.len() > 3 { ", ..." } else { "" };
+        parts.push(format!(
+            "{} other entr{} ({}{more})",
+            c.others.len(),
+            if c.others.len() == 1 { "y" } else { "ies" },
+            names.join(", ")
+        ));
+    }
+    parts.join(", ")
+}
+
+/// Makes `--out` ready before anything is simulated: new or empty, or (with --overwrite)
+/// cleared of an earlier run's files, so old dumps never sit next to new ones.
+fn prepare_out(out: &Path, overwrite: bool) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        bail!("--out {}: is a file, not a folder", out.display());
+    }
+    let contents = eddy::output::survey_folder(out)
+        .with_context(|| format!("--out {}: cannot list the folder", out.display()))?;
+    if let Some(c) = contents.filter(|c| !c.is_empty()) {
+        if !overwrite {
+            bail!(
+                "--out {} is not empty (it holds {}): pass --overwrite to replace an earlier \
+                 run's files there, or choose a new folder",
+                out.display(),
+                describe_contents(&c)
+            );
+        }
+        for f in &c.eddy_files {
+            std::fs::remove_file(f)
+                .with_context(|| format!("--overwrite: cannot remove {}", f.display()))?;
+        }
+        if !c.eddy_files.is_empty() {
+            note!(
+                "--overwrite: removed {} file(s) of an earlier run from {}",
+                c.eddy_files.len(),
+                out.display()
+            );
+        }
+        if !c.others.is_empty() {
+            note!(
+                "--overwrite: kept {} in {} (not written by eddy run)",
+                describe_contents(&FolderContents {
+                    eddy_files: vec![],
+                    others: c.others.clone()
+                }),
+                out.display()
+            );
+        }
+    }
+    eddy::output::ensure_writable_dir(out)
+        .with_context(|| format!("--out {}: cannot write there", out.display()))
+}
+
+/// A liquid or smoke simulation behind the one frame loop of `eddy run`.
+enum RunSim {
+    Liquid(Simulation),
+    Smoke(SmokeSimulation),
+}
+
+/// What the loop needs from one frame, for either mode.
+struct FrameSummary {
+    row: String,
+    frame: u64,
+    substeps: u32,
+    particles: u32,
+    fluid_cells: u32,
+    pcg_iterations: u32,
+    pcg_max_residual: f64,
+    unconverged_solves: u32,
+    max_divergence: f64,
+    extra: String,
+}
+
+impl From<FrameStats> for FrameSummary {
+    fn from(st: FrameStats) -> Self {
+        Self {
+            row: st.csv_row(),
+            frame: st.frame,
+            substeps: st.substeps,
+            particles: st.particles,
+            fluid_cells: st.fluid_cells,
+            pcg_iterations: st.pcg_iterations,
+            pcg_max_residual: st.pcg_max_residual,
+            unconverged_solves: st.unconverged_solves,
+            max_divergence: st.max_divergence,
+            extra: String::new(),
+        }
+    }
+}
+
+impl From<SmokeFrameStats> for FrameSummary {
+    fn from(st: SmokeFrameStats) -> Self {
+        Self {
+            row: st.csv_row(),
+            frame: st.frame,
+            substeps: st.substeps,
+            particles: st.particles,
+            fluid_cells: st.fluid_cells,
+            pcg_iterations: st.pcg_iterations,
+            pcg_max_residual: st.pcg_max_residual,
+            unconverged_solves: st.unconverged_solves,
+            max_divergence: st.max_divergence,
+            extra: format!(", dye {:.3e}", st.dye_total),
+        }
+    }
+}
+
+impl RunSim {
+    fn step(&mut self) -> Result<FrameSummary, eddy::sim::SimError> {
+        Ok(match self {
+            RunSim::Liquid(s) => s.step_frame()?.into(),
+            RunSim::Smoke(s) => s.step_frame()?.into(),
+        })
+    }
+
+    fn timing(&self) -> &eddy::gpu::StageTiming {
+        match self {
+            RunSim::Liquid(s) => &s.last_timing,
+            RunSim::Smoke(s) => &s.last_timing,
+        }
+    }
+
+    /// Particle (or tracer) positions, xyz.
+    fn positions(&self) -> Result<Vec<[f32; 4]>, eddy::sim::SimError> {
+        match self {
+            RunSim::Liquid(s) => Ok(s.read_particles()?.0),
+            RunSim::Smoke(s) => s.read_tracers(),
+        }
+    }
+}
+
+/// `--check-invariants`: every solve converged, and every particle is finite and inside
+/// the domain (smoke tracers live in the slice's x and y).
+fn check_invariants(
+    sim: &RunSim,
+    scene: &Scene,
+    st: &FrameSummary,
+    expected_particles: u32,
+) -> Result<()> {
+    if st.unconverged_solves > 0 {
+        bail!(
+            "frame {}: {} pressure solve(s) stopped above the tolerance {:e} (at max_iterations \
+             {} or on a breakdown), with a residual up to {:.3e}",
+            st.frame,
+            st.unconverged_solves,
+            scene.pressure.tolerance,
+            scene.pressure.max_iterations,
+            st.pcg_max_residual
+        );
+    }
+    if st.particles != expected_particles {
+        bail!(
+            "frame {}: {} particles, {expected_particles} expected",
+            st.frame,
+            st.particles
+        );
+    }
+    let d = scene.domain_size();
+    let axes = if scene.kind == SceneKind::Smoke { 2 } else { 3 };
+    let pos = sim.positions()?;
+    let outside = pos
+        .iter()
+        .filter(|p| !(0..axes).all(|a| p[a].is_finite() && p[a] >= 0.0 && p[a] as f64 <= d[a]))
+        .count();
+    if outside > 0 {
+        let first = pos
+            .iter()
+            .find(|p| !(0..axes).all(|a| p[a].is_finite() && p[a] >= 0.0 && p[a] as f64 <= d[a]))
+            .map(|p| format!("{:?}", &p[..3]))
+            .unwrap_or_default();
+        bail!(
+            "frame {}: {outside} of {} particles are outside the domain [0, {:?}] or not finite \
+             (first: {first})",
+            st.frame,
+            pos.len(),
+            scene.domain
+        );
+    }
+    Ok(())
+}
+
+fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
+    let smoke = scene.kind == SceneKind::Smoke;
+    if smoke && opts.dump.is_some() {
+        bail!("--dump-particles writes liquid particles; smoke scenes have none (their tracers are drawn by `eddy view`)");
+    }
+    if smoke && opts.export.is_some() {
+        bail!("--export-system is available for liquid scenes only");
+    }
+    if opts.dump == Some(0) {
         bail!("--dump-particles must be at least 1");
     }
-    let (stats_path, mut csv) = create_stats(out, FrameStats::CSV_HEADER)?;
-    let ctx = Arc::new(GpuContext::new()?);
-    eprintln!("adapter: {}", ctx.describe());
-    let mut sim = Simulation::new(ctx.clone(), scene)?;
-    let bar = progress_bar(frames);
-    let start = std::time::Instant::now();
-    let mut total_substeps = 0u64;
-    let mut stage_ms = eddy::gpu::StageTiming::default();
-    if let Some(k) = dump {
-        dump_particles(&sim, out, 0, k)?;
-    }
-    for _ in 0..frames {
-        let st = sim.step_frame()?;
-        total_substeps += st.substeps as u64;
-        stage_ms.merge(&sim.last_timing);
-        writeln!(csv, "{}", st.csv_row())?;
-        if let Some(k) = dump {
-            dump_particles(&sim, out, st.frame, k)?;
+    // Every output path is usable before minutes of simulation are spent.
+    prepare_out(&opts.out, opts.overwrite)?;
+    if let Some(dir) = &opts.export {
+        if dir.exists() && !dir.is_dir() {
+            bail!("--export-system {}: is a file, not a folder", dir.display());
         }
-        let secs = start.elapsed().as_secs_f64();
-        bar.set_message(format!(
-            "{:.1} steps/s, pcg {} it, |div| {:.1e}",
-            total_substeps as f64 / secs,
-            st.pcg_iterations,
-            st.max_divergence
-        ));
-        bar.inc(1);
+        eddy::output::ensure_writable_dir(dir)
+            .with_context(|| format!("--export-system {}: cannot write there", dir.display()))?;
     }
-    csv.flush()?;
-    bar.finish();
-    let secs = start.elapsed().as_secs_f64();
-    report_run(&ctx, frames, total_substeps, secs, &stats_path, &stage_ms);
-    if let Some(dir) = export {
-        let sys = sim.export_system()?;
-        eddy::output::write_matrix_market(dir, &sys)
-            .with_context(|| format!("cannot write the system to {}", dir.display()))?;
-        eprintln!("pressure system written to {}", dir.display());
-    }
-    Ok(())
-}
+    let stop = StopRequest::install()?;
 
-fn run_smoke(scene: &Scene, frames: u64, out: &Path) -> Result<()> {
-    let (stats_path, mut csv) = create_stats(out, SmokeFrameStats::CSV_HEADER)?;
     let ctx = Arc::new(GpuContext::new()?);
-    eprintln!("adapter: {}", ctx.describe());
-    let mut sim = SmokeSimulation::new(ctx.clone(), scene)?;
-    let bar = progress_bar(frames);
-    let start = std::time::Instant::now();
-    let mut total_substeps = 0u64;
-    let mut stage_ms = eddy::gpu::StageTiming::default();
-    for _ in 0..frames {
-        let st = sim.step_frame()?;
-        total_substeps += st.substeps as u64;
-        stage_ms.merge(&sim.last_timing);
-        writeln!(csv, "{}", st.csv_row())?;
-        let secs = start.elapsed().as_secs_f64();
-        bar.set_message(format!(
-            "{:.1} steps/s, pcg {} it, |div| {:.1e}, dye {:.3e}",
-            total_substeps as f64 / secs,
-            st.pcg_iterations,
-            st.max_divergence,
-            st.dye_total
-        ));
-        bar.inc(1);
+    note!("adapter: {}", ctx.describe());
+    let at = || opts.scene_path.display().to_string();
+    let mut sim = if smoke {
+        RunSim::Smoke(SmokeSimulation::new(ctx.clone(), scene).with_context(at)?)
+    } else {
+        RunSim::Liquid(Simulation::new(ctx.clone(), scene).with_context(at)?)
+    };
+    for w in seeding_warnings(scene) {
+        note!("warning: {}: {w}", opts.scene_path.display());
     }
-    csv.flush()?;
-    bar.finish();
+    // Created once the simulation is set up, so a scene the adapter refuses leaves --out
+    // empty (and reusable) rather than holding a header-only stats.csv.
+    let stats_path = opts.out.join("stats.csv");
+    let header = if smoke {
+        SmokeFrameStats::CSV_HEADER
+    } else {
+        FrameStats::CSV_HEADER
+    };
+    let mut csv = RowWriter::create(&stats_path, header)
+        .with_context(|| format!("cannot create {}", stats_path.display()))?;
+    let expected_particles = match &sim {
+        RunSim::Liquid(s) => s.particles.count,
+        RunSim::Smoke(s) => s.tracers.count,
+    };
+    if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
+        dump_particles(s, &opts.out, 0, k)?;
+    }
+
+    let bar = progress_bar(opts.frames);
+    let start = std::time::Instant::now();
+    let mut done = 0u64;
+    let mut total_substeps = 0u64;
+    let mut unconverged = 0u64;
+    let mut stage_ms = eddy::gpu::StageTiming::default();
+    let mut frame_loop = || -> Result<()> {
+        while done < opts.frames && stop.requested().is_none() {
+            let st = sim.step()?;
+            total_substeps += st.substeps as u64;
+            stage_ms.merge(sim.timing());
+            csv.row(&st.row)
+                .with_context(|| format!("cannot write {}", stats_path.display()))?;
+            if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
+                dump_particles(s, &opts.out, st.frame, k)?;
+            }
+            done = st.frame;
+            if opts.check_invariants {
+                check_invariants(&sim, scene, &st, expected_particles)?;
+            }
+            if st.frame == 1 && st.fluid_cells == 0 {
+                bar.suspend(|| {
+                    if smoke {
+                        note!("warning: every cell is SOLID: there is no room for smoke")
+                    } else if st.particles > 0 {
+                        note!(
+                            "warning: frame 1 marked no FLUID cell: the liquid is too small or \
+                             thin for the grid, so no pressure acts on it"
+                        )
+                    }
+                });
+            }
+            if st.unconverged_solves > 0 {
+                if unconverged == 0 {
+                    bar.suspend(|| {
+                        note!(
+                            "warning: frame {}: a pressure solve stopped with residual {:.3e} \
+                             above the tolerance {:e} (max_iterations {}; counted in the summary)",
+                            st.frame,
+                            st.pcg_max_residual,
+                            scene.pressure.tolerance,
+                            scene.pressure.max_iterations
+                        )
+                    });
+                }
+                unconverged += st.unconverged_solves as u64;
+            }
+            let secs = start.elapsed().as_secs_f64();
+            bar.set_message(format!(
+                "{:.1} steps/s, pcg {} it, |div| {:.1e}{}",
+                total_substeps as f64 / secs,
+                st.pcg_iterations,
+                st.max_divergence,
+                st.extra
+            ));
+            bar.inc(1);
+        }
+        Ok(())
+    };
+    let result = frame_loop();
+    bar.abandon();
     let secs = start.elapsed().as_secs_f64();
-    report_run(&ctx, frames, total_substeps, secs, &stats_path, &stage_ms);
+    let kept = if done == 0 {
+        format!("{} holds the header only", stats_path.display())
+    } else {
+        format!(
+            "{} holds frames 1 to {done}, and every dump written is complete",
+            stats_path.display()
+        )
+    };
+    if let Err(e) = result {
+        return Err(e.context(format!(
+            "run stopped after {done} complete frame(s); {kept}"
+        )));
+    }
+    report_run(&ctx, done, total_substeps, secs, &stats_path, &stage_ms);
+    if unconverged > 0 {
+        note!("warning: {unconverged} pressure solve(s) stopped above the tolerance");
+    }
+    if opts.check_invariants {
+        note!(
+            "invariants held for {done} frame(s): every solve within tolerance, all \
+             {expected_particles} particles finite and inside the domain"
+        );
+    }
+    if let (Some(dir), RunSim::Liquid(s)) = (&opts.export, &sim) {
+        if done > 0 {
+            let sys = s.export_system()?;
+            eddy::output::write_matrix_market(dir, &sys)
+                .with_context(|| format!("cannot write the system to {}", dir.display()))?;
+            note!("pressure system written to {}", dir.display());
+        }
+    }
+    if let Some(sig) = stop.requested() {
+        note!(
+            "interrupted by {} after frame {done} of {}: {kept}",
+            signal_name(sig),
+            opts.frames
+        );
+        return Ok(ExitCode::from((128 + sig).clamp(1, 255) as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks `bench --json PATH` before the benchmark runs.
+fn check_json_path(json: Option<&Path>) -> Result<()> {
+    if let Some(path) = json {
+        eddy::output::ensure_writable_file(path)
+            .with_context(|| format!("--json {}: cannot write there", path.display()))?;
+    }
     Ok(())
-}
-
-fn bench(opts: &eddy::bench::BenchOptions, json: Option<&Path>) -> Result<()> {
-    opts.validate()?;
-    run_bench(
-        |ctx, progress| eddy::bench::run(ctx, opts, progress),
-        eddy::bench::table,
-        json,
-    )
-}
-
-fn bench_smoke(opts: &eddy::bench_smoke::SmokeBenchOptions, json: Option<&Path>) -> Result<()> {
-    opts.validate()?;
-    run_bench(
-        |ctx, progress| eddy::bench_smoke::run(ctx, opts, progress),
-        eddy::bench_smoke::table,
-        json,
-    )
 }
 
 /// Runs a benchmark with a progress bar, prints its table and writes its JSON.
@@ -461,9 +964,9 @@ fn run_bench<R: serde::Serialize>(
     ) -> Result<R, eddy::bench::BenchError>,
     table: impl Fn(&R) -> String,
     json: Option<&Path>,
-) -> Result<()> {
+) -> Result<ExitCode> {
     let ctx = Arc::new(GpuContext::new()?);
-    eprintln!("adapter: {}", ctx.describe());
+    note!("adapter: {}", ctx.describe());
     let bar = ProgressBar::new(1);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} cases  {msg}  [{elapsed_precise}]")
@@ -475,13 +978,15 @@ fn run_bench<R: serde::Serialize>(
         bar.set_message(what.to_string());
     })?;
     bar.finish_and_clear();
-    print!("{}", table(&report));
+    // The JSON first: a closed stdout must not lose the results file.
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("JSON written to {}", path.display());
+        eddy::output::write_atomically(path, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        note!("JSON written to {}", path.display());
     }
-    Ok(())
+    print_stdout(&table(&report))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Result<()> {

@@ -1,26 +1,161 @@
-//! Files eddy writes: binary PLY particle dumps and Matrix Market exports of the pressure
-//! system.
+//! Files eddy writes: stats rows, binary PLY particle dumps and Matrix Market exports of
+//! the pressure system.
+//!
+//! Nothing here leaves a half-written file behind an interruption: stats rows are written
+//! whole and flushed as each frame completes, and every other file is written under a
+//! temporary name and renamed into place once complete.
 
+use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Writes particles as binary little-endian PLY with float x y z vx vy vz, the layout
-/// ParaView, Blender and Houdini read directly.
-pub fn write_ply(path: &Path, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> std::io::Result<()> {
-    let mut w = BufWriter::new(std::fs::File::create(path)?);
-    write!(
-        w,
-        "ply\nformat binary_little_endian 1.0\ncomment written by eddy\nelement vertex {}\n\
-         property float x\nproperty float y\nproperty float z\n\
-         property float vx\nproperty float vy\nproperty float vz\nend_header\n",
-        pos.len()
-    )?;
-    for (p, v) in pos.iter().zip(vel) {
-        for x in [p[0], p[1], p[2], v[0], v[1], v[2]] {
-            w.write_all(&x.to_le_bytes())?;
+/// Suffix of files being written; a rename drops it once the file is complete.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// `path` with [`TEMP_SUFFIX`] appended to its file name (same folder, so the final rename
+/// never crosses file systems).
+pub fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(TEMP_SUFFIX);
+    path.with_file_name(name)
+}
+
+/// Writes `path` through `write` under a temporary name, then renames it into place: a
+/// reader, or a run killed mid-write, sees the old file or the complete new one, never a
+/// partial one. The temporary file is removed when `write` fails.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let tmp = temp_path(path);
+    let result = File::create(&tmp).and_then(|f| {
+        let mut w = BufWriter::new(f);
+        write(&mut w)?;
+        w.flush()
+    });
+    match result.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
         }
     }
-    w.flush()
+}
+
+/// A CSV file that grows by one complete, flushed row per frame, so a run stopped at any
+/// point (Ctrl-C, a kill, a crash) leaves every finished frame's row on disk.
+pub struct RowWriter {
+    file: File,
+}
+
+impl RowWriter {
+    /// Creates (truncates) `path` and writes the header line.
+    pub fn create(path: &Path, header: &str) -> std::io::Result<Self> {
+        let mut w = Self {
+            file: File::create(path)?,
+        };
+        w.row(header)?;
+        Ok(w)
+    }
+
+    /// Appends one line with a single write, then flushes it.
+    pub fn row(&mut self, line: &str) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        self.file.write_all(&bytes)?;
+        self.file.flush()
+    }
+}
+
+/// Makes sure `dir` exists (creating it) and accepts new files, so a run learns that its
+/// output folder is unusable before it simulates, not after.
+pub fn ensure_writable_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".eddy-probe-{}{TEMP_SUFFIX}", std::process::id()));
+    File::create(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+/// Makes sure a file can be created at `path`: its folder exists and accepts files, and
+/// `path` itself is not a folder. Leaves nothing behind.
+pub fn ensure_writable_file(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a folder, not a file",
+        ));
+    }
+    let tmp = temp_path(path);
+    File::create(&tmp)?;
+    std::fs::remove_file(&tmp)
+}
+
+/// Files of an output folder, split into those eddy writes and everything else.
+#[derive(Clone, Debug, Default)]
+pub struct FolderContents {
+    pub eddy_files: Vec<PathBuf>,
+    pub others: Vec<PathBuf>,
+}
+
+impl FolderContents {
+    pub fn is_empty(&self) -> bool {
+        self.eddy_files.is_empty() && self.others.is_empty()
+    }
+}
+
+/// True for names eddy writes into an output folder: `stats.csv`, `particles_NNNNN.ply`,
+/// the system export's files, and any of them with the temporary suffix.
+pub fn is_eddy_file(name: &str) -> bool {
+    let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
+    let dump = name
+        .strip_prefix("particles_")
+        .and_then(|r| r.strip_suffix(".ply"))
+        .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()));
+    dump || ["stats.csv", "A.mtx", "b.mtx", "p.mtx", "cells.csv"].contains(&name)
+}
+
+/// Lists `dir` (sorted); `None` when it does not exist.
+pub fn survey_folder(dir: &Path) -> std::io::Result<Option<FolderContents>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut c = FolderContents::default();
+    for entry in entries {
+        let entry = entry?;
+        let ours =
+            entry.file_type()?.is_file() && entry.file_name().to_str().is_some_and(is_eddy_file);
+        if ours {
+            c.eddy_files.push(entry.path());
+        } else {
+            c.others.push(entry.path());
+        }
+    }
+    c.eddy_files.sort();
+    c.others.sort();
+    Ok(Some(c))
+}
+
+/// Writes particles as binary little-endian PLY with float x y z vx vy vz, the layout
+/// ParaView, Blender and Houdini read directly. Written under a temporary name and renamed.
+pub fn write_ply(path: &Path, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> std::io::Result<()> {
+    write_atomically(path, |w| {
+        write!(
+            w,
+            "ply\nformat binary_little_endian 1.0\ncomment written by eddy\nelement vertex {}\n\
+             property float x\nproperty float y\nproperty float z\n\
+             property float vx\nproperty float vy\nproperty float vz\nend_header\n",
+            pos.len()
+        )?;
+        for (p, v) in pos.iter().zip(vel) {
+            for x in [p[0], p[1], p[2], v[0], v[1], v[2]] {
+                w.write_all(&x.to_le_bytes())?;
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Reads back a file written by [`write_ply`] (used by tests and tools).
@@ -89,39 +224,43 @@ pub fn write_matrix_market(dir: &Path, sys: &ExportedSystem) -> std::io::Result<
         }
         entries.push((r, r, sys.a[c][0]));
     }
-    let mut w = BufWriter::new(std::fs::File::create(dir.join("A.mtx"))?);
-    writeln!(w, "%%MatrixMarket matrix coordinate real symmetric")?;
-    writeln!(
-        w,
-        "% eddy pressure matrix over FLUID cells; rows map to cells in cells.csv"
-    )?;
-    writeln!(w, "{} {} {}", rows.len(), rows.len(), entries.len())?;
-    for (r, c, v) in entries {
-        writeln!(w, "{} {} {}", r + 1, c + 1, v)?;
-    }
-    w.flush()?;
-    for (name, vec) in [("b.mtx", &sys.b), ("p.mtx", &sys.p)] {
-        let mut w = BufWriter::new(std::fs::File::create(dir.join(name))?);
-        writeln!(w, "%%MatrixMarket matrix array real general")?;
-        writeln!(w, "{} 1", rows.len())?;
-        for &c in &rows {
-            writeln!(w, "{:e}", vec[c])?;
-        }
-        w.flush()?;
-    }
-    let mut w = BufWriter::new(std::fs::File::create(dir.join("cells.csv"))?);
-    writeln!(w, "row,i,j,k")?;
-    for (r, &c) in rows.iter().enumerate() {
+    // Each file is complete or absent: a run stopped mid-export leaves no truncated matrix.
+    write_atomically(&dir.join("A.mtx"), |w| {
+        writeln!(w, "%%MatrixMarket matrix coordinate real symmetric")?;
         writeln!(
             w,
-            "{},{},{},{}",
-            r + 1,
-            c % nx,
-            (c / nx) % ny,
-            c / (nx * ny)
+            "% eddy pressure matrix over FLUID cells; rows map to cells in cells.csv"
         )?;
+        writeln!(w, "{} {} {}", rows.len(), rows.len(), entries.len())?;
+        for (r, c, v) in &entries {
+            writeln!(w, "{} {} {}", r + 1, c + 1, v)?;
+        }
+        Ok(())
+    })?;
+    for (name, vec) in [("b.mtx", &sys.b), ("p.mtx", &sys.p)] {
+        write_atomically(&dir.join(name), |w| {
+            writeln!(w, "%%MatrixMarket matrix array real general")?;
+            writeln!(w, "{} 1", rows.len())?;
+            for &c in &rows {
+                writeln!(w, "{:e}", vec[c])?;
+            }
+            Ok(())
+        })?;
     }
-    w.flush()
+    write_atomically(&dir.join("cells.csv"), |w| {
+        writeln!(w, "row,i,j,k")?;
+        for (r, &c) in rows.iter().enumerate() {
+            writeln!(
+                w,
+                "{},{},{},{}",
+                r + 1,
+                c % nx,
+                (c / nx) % ny,
+                c / (nx * ny)
+            )?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -144,6 +283,80 @@ mod tests {
                 [1.0, -2.0, 3.5, -1.0, 0.5, 0.25]
             ]
         );
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("eddy-out-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_the_old_file_and_no_temporary() {
+        let dir = scratch("atomic");
+        let path = dir.join("x.ply");
+        std::fs::write(&path, b"old").unwrap();
+        let err = write_atomically(&path, |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("interrupted"))
+        });
+        assert!(err.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert!(!temp_path(&path).exists());
+        write_atomically(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert!(!temp_path(&path).exists());
+    }
+
+    #[test]
+    fn rows_are_on_disk_as_soon_as_they_are_written() {
+        let dir = scratch("rows");
+        let path = dir.join("stats.csv");
+        let mut w = RowWriter::create(&path, "a,b").unwrap();
+        w.row("1,2").unwrap();
+        // Read while the writer is still open: nothing waits in a buffer.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,2\n");
+    }
+
+    #[test]
+    fn eddy_files_are_told_apart_from_the_users() {
+        for n in [
+            "stats.csv",
+            "particles_00012.ply",
+            "particles_123456.ply",
+            "particles_00012.ply.tmp",
+            "A.mtx",
+            "cells.csv",
+        ] {
+            assert!(is_eddy_file(n), "{n}");
+        }
+        for n in [
+            "notes.txt",
+            "particles_12.ply",
+            "particles_abcde.ply",
+            "stats.csv.bak",
+        ] {
+            assert!(!is_eddy_file(n), "{n}");
+        }
+        let dir = scratch("survey");
+        std::fs::write(dir.join("stats.csv"), "").unwrap();
+        std::fs::write(dir.join("notes.txt"), "").unwrap();
+        let c = survey_folder(&dir).unwrap().unwrap();
+        assert_eq!(c.eddy_files, vec![dir.join("stats.csv")]);
+        assert_eq!(c.others, vec![dir.join("notes.txt")]);
+        assert!(survey_folder(&dir.join("absent")).unwrap().is_none());
+    }
+
+    #[test]
+    fn writability_checks_leave_nothing_behind() {
+        let dir = scratch("probe");
+        ensure_writable_dir(&dir.join("new")).unwrap();
+        assert_eq!(std::fs::read_dir(dir.join("new")).unwrap().count(), 0);
+        ensure_writable_file(&dir.join("r.json")).unwrap();
+        assert!(!dir.join("r.json").exists() && !temp_path(&dir.join("r.json")).exists());
+        assert!(ensure_writable_file(&dir).is_err());
+        assert!(ensure_writable_file(&dir.join("missing/r.json")).is_err());
     }
 
     #[test]

@@ -15,11 +15,11 @@ pub const SOLID: u32 = 2;
 
 #[derive(Debug, Error)]
 pub enum SceneError {
-    #[error("cannot read scene {path}: {source}")]
+    // The cause is in the message and deliberately not a `#[source]`: `{:#}` would print it twice.
+    #[error("cannot read scene {path}: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path}:{line}:{col}: {message}")]
     Parse {
@@ -259,26 +259,89 @@ impl Default for Scene {
 }
 
 /// Hard limit on grid cells independent of the adapter: indices are u32 in the shaders.
-const MAX_CELLS: u64 = 1 << 28;
+pub const MAX_CELLS: u64 = 1 << 28;
+/// Most cells along one axis: a cell then spans at least 128 f32 ulps of the largest
+/// coordinate, so positions still tell neighbouring cells apart.
+pub const MAX_AXIS_CELLS: u32 = 1 << 16;
+/// Range of domain edges and cell sizes, m. The GPU works in f32: inside this range h^2,
+/// h^3 and 1/h^2 stay normal f32 numbers with room to spare.
+pub const MIN_LENGTH: f64 = 1e-6;
+pub const MAX_LENGTH: f64 = 1e6;
+/// Bound on shape coordinates and radii, m (f32 holds them, and their squares).
+pub const MAX_COORDINATE: f64 = 1e9;
+/// Largest speed (m/s) and acceleration (m/s^2) a scene may ask for: far beyond any liquid
+/// or smoke flow, and far from f32 overflow when squared (kinetic energy, |u|^2).
+pub const MAX_SPEED: f64 = 1e6;
+pub const MAX_ACCELERATION: f64 = 1e6;
+/// Bound on the smoke mode's coefficients and source values (dye, temperature, buoyancy,
+/// dissipation), for the same f32 headroom.
+pub const MAX_SMOKE_VALUE: f64 = 1e6;
+/// Bound on substeps per frame: the work of one frame stays bounded whatever the CFL.
+pub const MAX_SUBSTEPS: u32 = 1000;
+/// Smallest CFL number: below it a particle needs more than 100 substeps to cross a cell.
+pub const MIN_CFL: f64 = 0.01;
+/// Range of the frame length, s.
+pub const MIN_FRAME_DT: f64 = 1e-6;
+pub const MAX_FRAME_DT: f64 = 10.0;
+/// Smallest pressure tolerance: f32 vectors cannot resolve a relative residual far below
+/// their epsilon, so a smaller one would only ever stop at max_iterations.
+pub const MIN_TOLERANCE: f64 = 1e-10;
+/// Most smoke sources; the rest of the GPU's emitter slots are left to the viewer's splats.
+pub const MAX_SMOKE_SOURCES: usize = 64;
+/// Most particles a liquid scene may seed: u32 indices on the GPU with headroom, and 32
+/// bytes each on the host while seeding.
+pub const MAX_PARTICLES: u64 = 1 << 28;
+/// Longest scene name, in characters.
+pub const MAX_NAME_CHARS: usize = 256;
+/// Largest scene file, bytes.
+pub const MAX_SCENE_BYTES: usize = 16 << 20;
 
 impl Scene {
     /// Reads, parses and validates a scene file.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene, SceneError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+        let invalid = |message: String| SceneError::Invalid {
             path: path.to_path_buf(),
-            source,
+            message,
+        };
+        let bytes = std::fs::read(path).map_err(|cause| SceneError::Io {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        // A scene is a small text file; anything larger is a wrong path, not a scene.
+        if bytes.len() > MAX_SCENE_BYTES {
+            return Err(invalid(format!(
+                "{} bytes is not a scene file (scenes are RON text of at most {MAX_SCENE_BYTES} bytes)",
+                bytes.len()
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            invalid(format!(
+                "not UTF-8 text (invalid byte at offset {}): scene files are RON text",
+                e.utf8_error().valid_up_to()
+            ))
         })?;
         Self::parse(&text, path)
     }
 
     /// Parses and validates scene text; `path` is only used in messages.
     pub fn parse(text: &str, path: &Path) -> Result<Scene, SceneError> {
-        let scene: Scene = ron::from_str(text).map_err(|e| SceneError::Parse {
-            path: path.to_path_buf(),
-            line: e.span.start.line,
-            col: e.span.start.col,
-            message: e.code.to_string(),
+        // Editors on Windows save a byte-order mark; it is not part of the RON text.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let scene: Scene = ron::from_str(text).map_err(|e| {
+            let line = e.span.start.line;
+            // RON's message names what it expected, not always the field: quoting the line
+            // does.
+            let message = match source_excerpt(text, line, e.span.start.col) {
+                Some(l) => format!("{} (in `{l}`)", e.code),
+                None => e.code.to_string(),
+            };
+            SceneError::Parse {
+                path: path.to_path_buf(),
+                line,
+                col: e.span.start.col,
+                message,
+            }
         })?;
         scene.validate().map_err(|message| SceneError::Invalid {
             path: path.to_path_buf(),
@@ -296,8 +359,13 @@ impl Scene {
         [self.resolution.0, self.resolution.1, self.resolution.2]
     }
 
+    /// Cells in the grid, saturating at `u64::MAX` (a product of three u32 can overflow u64,
+    /// and a wrapped count would pass every size check).
     pub fn cell_count(&self) -> u64 {
-        self.resolution.0 as u64 * self.resolution.1 as u64 * self.resolution.2 as u64
+        (self.resolution.0 as u64)
+            .checked_mul(self.resolution.1 as u64)
+            .and_then(|v| v.checked_mul(self.resolution.2 as u64))
+            .unwrap_or(u64::MAX)
     }
 
     /// Cell size in metres.
@@ -339,7 +407,21 @@ impl Scene {
     }
 
     /// Checks everything a user can get wrong; the message names the field and the fix.
+    /// Every number must also be one the f32 GPU arithmetic can carry without overflow, so a
+    /// scene that passes cannot turn into NaN through its inputs alone.
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(c) = self.name.chars().find(|c| c.is_control()) {
+            return Err(format!(
+                "name {:?} contains the control character U+{:04X}; names are printed to terminals and logs",
+                self.name, c as u32
+            ));
+        }
+        if self.name.chars().count() > MAX_NAME_CHARS {
+            return Err(format!(
+                "name is {} characters long; at most {MAX_NAME_CHARS}",
+                self.name.chars().count()
+            ));
+        }
         let (nx, ny, nz) = self.resolution;
         if nx == 0 || ny == 0 || nz == 0 {
             return Err(format!(
@@ -353,11 +435,10 @@ impl Scene {
                 self.resolution
             ));
         }
-        let d = self.domain_size();
-        if d.iter().any(|v| !v.is_finite() || *v <= 0.0) {
+        if [nx, ny, nz].iter().any(|n| *n > MAX_AXIS_CELLS) {
             return Err(format!(
-                "domain {:?} must be positive on every axis (metres)",
-                self.domain
+                "resolution {:?}: at most {MAX_AXIS_CELLS} cells per axis",
+                self.resolution
             ));
         }
         if self.cell_count() > MAX_CELLS {
@@ -365,6 +446,19 @@ impl Scene {
                 "resolution {:?} has {} cells; eddy supports at most {MAX_CELLS}",
                 self.resolution,
                 self.cell_count()
+            ));
+        }
+        let d = self.domain_size();
+        if d.iter().any(|v| !v.is_finite() || *v <= 0.0) {
+            return Err(format!(
+                "domain {:?} must be positive on every axis (metres)",
+                self.domain
+            ));
+        }
+        if d.iter().any(|v| !(MIN_LENGTH..=MAX_LENGTH).contains(v)) {
+            return Err(format!(
+                "domain {:?}: every axis must be between {MIN_LENGTH:e} and {MAX_LENGTH:e} m",
+                self.domain
             ));
         }
         let hx = d[0] / nx as f64;
@@ -378,6 +472,13 @@ impl Scene {
                 self.domain, self.resolution
             ));
         }
+        if hx < MIN_LENGTH {
+            return Err(format!(
+                "domain {:?} / resolution {:?} gives cells of {hx:e} m; the smallest cell eddy \
+                 simulates in f32 is {MIN_LENGTH:e} m",
+                self.domain, self.resolution
+            ));
+        }
         if self.kind == SceneKind::Smoke && nz != 1 {
             return Err(format!(
                 "smoke scenes are 2D: resolution z must be 1, got {nz}"
@@ -385,10 +486,35 @@ impl Scene {
         }
         let g = [self.gravity.0, self.gravity.1, self.gravity.2];
         if g.iter().any(|v| !v.is_finite()) {
-            return Err("gravity must be finite".into());
+            return Err(format!("gravity {:?} must be finite", self.gravity));
         }
-        if self.kind == SceneKind::Liquid && self.fluid.is_empty() {
-            return Err("a liquid scene needs at least one shape in `fluid`".into());
+        if norm(g) > MAX_ACCELERATION {
+            return Err(format!(
+                "gravity {:?} exceeds {MAX_ACCELERATION:e} m/s^2",
+                self.gravity
+            ));
+        }
+        match self.kind {
+            SceneKind::Liquid => {
+                if self.fluid.is_empty() {
+                    return Err("a liquid scene needs at least one shape in `fluid`".into());
+                }
+                // A smoke block in a liquid scene would be ignored without a word.
+                if self.smoke != SmokeSettings::default() {
+                    return Err(
+                        "smoke settings apply to smoke scenes only: remove `smoke`, or set `kind: smoke`"
+                            .into(),
+                    );
+                }
+            }
+            SceneKind::Smoke => {
+                if !self.fluid.is_empty() {
+                    return Err(
+                        "fluid shapes apply to liquid scenes only: smoke scenes inject smoke with `smoke.sources`"
+                            .into(),
+                    );
+                }
+            }
         }
         for (what, shapes) in [("fluid", &self.fluid), ("solids", &self.solids)] {
             for (i, s) in shapes.iter().enumerate() {
@@ -417,14 +543,23 @@ impl Scene {
                 self.pic_ratio
             ));
         }
-        if !(self.cfl > 0.0 && self.cfl <= 10.0) {
-            return Err(format!("cfl must be in (0, 10], got {}", self.cfl));
+        if !(MIN_CFL..=10.0).contains(&self.cfl) {
+            return Err(format!(
+                "cfl must be in [{MIN_CFL}, 10] (cells a particle may cross per substep), got {}",
+                self.cfl
+            ));
         }
-        if !(self.frame_dt > 0.0 && self.frame_dt.is_finite()) {
-            return Err(format!("frame_dt must be positive, got {}", self.frame_dt));
+        if !(MIN_FRAME_DT..=MAX_FRAME_DT).contains(&self.frame_dt) {
+            return Err(format!(
+                "frame_dt must be in [{MIN_FRAME_DT:e}, {MAX_FRAME_DT}] s, got {}",
+                self.frame_dt
+            ));
         }
-        if self.max_substeps == 0 {
-            return Err("max_substeps must be at least 1".into());
+        if !(1..=MAX_SUBSTEPS).contains(&self.max_substeps) {
+            return Err(format!(
+                "max_substeps must be in 1..={MAX_SUBSTEPS}, got {} (a frame's work must stay bounded)",
+                self.max_substeps
+            ));
         }
         if self.extrapolation_layers == 0 || self.extrapolation_layers > 64 {
             return Err(format!(
@@ -444,6 +579,13 @@ impl PressureSettings {
         if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
             return Err(format!(
                 "pressure.tolerance must be in (0, 1) (relative residual), got {}",
+                self.tolerance
+            ));
+        }
+        if self.tolerance < MIN_TOLERANCE {
+            return Err(format!(
+                "pressure.tolerance {:e} is below {MIN_TOLERANCE:e}, which f32 PCG cannot reach \
+                 (every solve would stop at max_iterations)",
                 self.tolerance
             ));
         }
@@ -555,15 +697,20 @@ pub const MAX_TRACERS: u32 = 1 << 22;
 
 impl SmokeSettings {
     pub fn validate(&self, domain: [f64; 3]) -> Result<(), String> {
-        let finite = [
+        let signed = [
             ("smoke.vorticity", self.vorticity),
             ("smoke.buoyancy", self.buoyancy),
             ("smoke.dye_weight", self.dye_weight),
             ("smoke.ambient_temperature", self.ambient_temperature),
         ];
-        for (name, v) in finite {
+        for (name, v) in signed {
             if !v.is_finite() {
                 return Err(format!("{name} must be finite, got {v}"));
+            }
+            if v.abs() > MAX_SMOKE_VALUE {
+                return Err(format!(
+                    "{name} is {v:e}; at most {MAX_SMOKE_VALUE:e} in magnitude (f32 headroom)"
+                ));
             }
         }
         if self.vorticity < 0.0 {
@@ -581,8 +728,10 @@ impl SmokeSettings {
             ),
         ];
         for (name, v) in rates {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{name} must be a rate >= 0 (1/s), got {v}"));
+            if !(v.is_finite() && (0.0..=MAX_SMOKE_VALUE).contains(&v)) {
+                return Err(format!(
+                    "{name} must be a rate in [0, {MAX_SMOKE_VALUE:e}] (1/s), got {v}"
+                ));
             }
         }
         if self.tracers > MAX_TRACERS {
@@ -591,24 +740,40 @@ impl SmokeSettings {
                 self.tracers
             ));
         }
+        if self.sources.len() > MAX_SMOKE_SOURCES {
+            return Err(format!(
+                "smoke.sources has {} entries; at most {MAX_SMOKE_SOURCES}",
+                self.sources.len()
+            ));
+        }
         let inside = |s: &Shape| {
             let (lo, hi) = s.bounds();
             (0..2).all(|a| hi[a] > 0.0 && lo[a] < domain[a])
         };
         for (i, src) in self.sources.iter().enumerate() {
-            validate_shape(&src.shape).map_err(|m| format!("smoke.sources[{i}]: {m}"))?;
+            let at = format!("smoke.sources[{i}]");
+            validate_shape(&src.shape).map_err(|m| format!("{at}.shape: {m}"))?;
             if !inside(&src.shape) {
+                return Err(format!("{at} lies outside the domain [0, {domain:?}]"));
+            }
+            let dye = [src.dye.0, src.dye.1, src.dye.2];
+            if dye
+                .iter()
+                .any(|x| !(x.is_finite() && (0.0..=MAX_SMOKE_VALUE).contains(x)))
+            {
                 return Err(format!(
-                    "smoke.sources[{i}] lies outside the domain [0, {domain:?}]"
+                    "{at}.dye {:?}: every channel must be in [0, {MAX_SMOKE_VALUE:e}]",
+                    src.dye
                 ));
             }
-            let d = [src.dye.0, src.dye.1, src.dye.2, src.temperature];
+            if !(src.temperature.is_finite() && src.temperature.abs() <= MAX_SMOKE_VALUE) {
+                return Err(format!(
+                    "{at}.temperature must be finite and at most {MAX_SMOKE_VALUE:e} in magnitude, got {}",
+                    src.temperature
+                ));
+            }
             let v = [src.velocity.0, src.velocity.1, src.velocity.2];
-            if d.iter().chain(v.iter()).any(|x| !x.is_finite()) || d[..3].iter().any(|x| *x < 0.0) {
-                return Err(format!(
-                    "smoke.sources[{i}]: dye must be finite and >= 0, temperature and velocity finite"
-                ));
-            }
+            check_speed(v).map_err(|m| format!("{at}.velocity {:?}: {m}", src.velocity))?;
         }
         if let Some(o) = &self.obstacle {
             validate_shape(o).map_err(|m| format!("smoke.obstacle: {m}"))?;
@@ -623,30 +788,91 @@ impl SmokeSettings {
     }
 }
 
+/// Up to 80 characters of line `line` (1-based) of `text` around column `col`, with
+/// control characters escaped, for quoting in a message; `None` when blank or absent.
+fn source_excerpt(text: &str, line: usize, col: usize) -> Option<String> {
+    const WIDTH: usize = 80;
+    let chars: Vec<char> = text.lines().nth(line.checked_sub(1)?)?.chars().collect();
+    let start = col
+        .saturating_sub(WIDTH / 2)
+        .min(chars.len().saturating_sub(WIDTH));
+    let end = (start + WIDTH).min(chars.len());
+    let mut out = String::new();
+    if start > 0 {
+        out.push_str("...");
+    }
+    for c in &chars[start..end] {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(*c);
+        }
+    }
+    if end < chars.len() {
+        out.push_str("...");
+    }
+    let out = out.trim();
+    (!out.is_empty()).then(|| out.to_string())
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+fn check_speed(v: [f64; 3]) -> Result<(), String> {
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err("must be finite".into());
+    }
+    if norm(v) > MAX_SPEED {
+        return Err(format!("speed exceeds {MAX_SPEED:e} m/s"));
+    }
+    Ok(())
+}
+
+fn check_point(p: &(f64, f64, f64)) -> bool {
+    [p.0, p.1, p.2]
+        .iter()
+        .all(|x| x.is_finite() && x.abs() <= MAX_COORDINATE)
+}
+
+/// Checks one shape; each message names the field at fault.
 fn validate_shape(s: &Shape) -> Result<(), String> {
-    let finite = |v: &(f64, f64, f64)| v.0.is_finite() && v.1.is_finite() && v.2.is_finite();
-    match s {
+    let coord = |name: &str, p: &(f64, f64, f64)| {
+        if check_point(p) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{name} {p:?} must be finite and within {MAX_COORDINATE:e} m of the origin"
+            ))
+        }
+    };
+    let velocity = match s {
         Shape::Box { min, max, velocity } => {
-            if !finite(min) || !finite(max) || !finite(velocity) {
-                return Err("box coordinates must be finite".into());
-            }
+            coord("box min", min)?;
+            coord("box max", max)?;
             if max.0 <= min.0 || max.1 <= min.1 || max.2 <= min.2 {
                 return Err(format!(
                     "box max {max:?} must exceed min {min:?} on every axis"
                 ));
             }
+            velocity
         }
         Shape::Sphere {
             center,
             radius,
             velocity,
         } => {
-            if !finite(center) || !finite(velocity) || !radius.is_finite() || *radius <= 0.0 {
-                return Err(format!("sphere radius must be positive, got {radius}"));
+            coord("sphere center", center)?;
+            if !(radius.is_finite() && *radius > 0.0 && *radius <= MAX_COORDINATE) {
+                return Err(format!(
+                    "sphere radius must be positive and at most {MAX_COORDINATE:e} m, got {radius}"
+                ));
             }
+            velocity
         }
-    }
-    Ok(())
+    };
+    check_speed([velocity.0, velocity.1, velocity.2])
+        .map_err(|m| format!("velocity {velocity:?}: {m}"))
 }
 
 #[cfg(test)]
@@ -731,6 +957,73 @@ mod tests {
     }
 
     #[test]
+    fn cell_count_saturates_instead_of_wrapping() {
+        let mut s = parse(OK).unwrap();
+        // 2^22 * 2^21 * 2^21 = 2^64 wraps to 0 in u64.
+        s.resolution = (4_194_304, 2_097_152, 2_097_152);
+        assert_eq!(s.cell_count(), u64::MAX);
+        assert!(s.validate().is_err());
+    }
+
+    #[test]
+    fn particle_counts_match_seeding_and_the_bound_covers_them() {
+        let text = OK.replace(
+            "fluid: [Box(min: (0,0,0), max: (0.5,0.25,0.5))]",
+            "fluid: [Box(min: (0,0,0), max: (0.5,0.25,0.5)), Sphere(center: (0.7,0.3,0.25), radius: 0.15)], \
+             solids: [Box(min: (0.2,0,0), max: (0.3,0.1,0.5))]",
+        );
+        let s = parse(&text).unwrap();
+        let seeded = s.initial_state().positions.len() as u64;
+        assert!(seeded > 0);
+        assert_eq!(s.particle_count(), seeded);
+        assert!(s.particle_bound() >= seeded);
+        let per_shape = s.seeded_cells_per_shape();
+        assert_eq!(per_shape.len(), 2);
+        assert!(per_shape.iter().all(|n| *n > 0));
+        let (solid, _) = s.solid_cells();
+        assert_eq!(
+            s.solid_cell_count(),
+            solid.iter().filter(|c| **c != 0).count() as u64
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_scene() {
+        let s = parse(&format!("\u{feff}{OK}")).unwrap();
+        assert_eq!(s.dims(), [16, 8, 8]);
+    }
+
+    #[test]
+    fn parse_errors_quote_the_line_at_fault() {
+        let err = parse("(\n  domain: (1.0, 0.5, 0.5),\n  resolution: (16.5, 8, 8),\n)")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("test.ron:3:"), "{err}");
+        assert!(err.contains("resolution: (16.5, 8, 8)"), "{err}");
+    }
+
+    #[test]
+    fn values_beyond_f32_headroom_are_rejected() {
+        let cases = [
+            ("gravity: (0.0, -1e30, 0.0)", "gravity"),
+            ("cfl: 1e-9", "cfl"),
+            ("frame_dt: 1e-300", "frame_dt"),
+            ("max_substeps: 4294967295", "max_substeps"),
+            ("pressure: (tolerance: 1e-300)", "tolerance"),
+            ("name: \"a\\u{7}b\"", "control character"),
+            (
+                "smoke: (buoyancy: 2.0)",
+                "smoke settings apply to smoke scenes",
+            ),
+        ];
+        for (field, needle) in cases {
+            let text = OK.replacen('(', &format!("({field}, "), 1);
+            let err = parse(&text).map(|_| ()).unwrap_err().to_string();
+            assert!(err.contains(needle), "{field}: {err}");
+        }
+    }
+
+    #[test]
     fn with_resolution_keeps_cubic_cells() {
         let s = parse(OK).unwrap().with_resolution(32);
         assert_eq!(s.dims(), [32, 16, 16]);
@@ -811,49 +1104,123 @@ impl Scene {
         (solid, vel)
     }
 
-    /// Seeds `particles_per_cell` jittered particles (one per sub-cell) in every non-solid
-    /// cell whose centre is inside a fluid shape. Deterministic for a given `seed`.
-    pub fn initial_state(&self) -> InitialState {
-        let (solid, solid_velocity) = self.solid_cells();
+    /// SOLID cells, counted without allocating the grid (see `solid_cells`).
+    pub fn solid_cell_count(&self) -> u64 {
         let [nx, ny, nz] = self.dims();
-        let h = self.h();
-        let hz = self.domain.2 / nz as f64;
-        let per_axis = (self.particles_per_cell as f64).cbrt().round() as u32;
-        let mut rng = SplitMix64(self.seed);
-        let mut positions = Vec::new();
-        let mut velocities = Vec::new();
-        if self.kind == SceneKind::Liquid {
-            for k in 0..nz {
-                for j in 0..ny {
-                    for i in 0..nx {
-                        let c = (i + nx * (j + ny * k)) as usize;
-                        let centre = self.cell_centre(i, j, k);
-                        if solid[c] != 0 {
-                            continue;
+        let smoke = self.kind == SceneKind::Smoke;
+        let mut n = 0u64;
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let p = self.cell_centre(i, j, k);
+                    let inside = |s: &Shape| {
+                        if smoke {
+                            s.contains_xy([p[0], p[1]])
+                        } else {
+                            s.contains(p)
                         }
-                        let Some(shape) = self.fluid.iter().find(|s| s.contains(centre)) else {
-                            continue;
-                        };
-                        let v = shape.velocity();
-                        let sub = 1.0 / per_axis as f64;
-                        for sk in 0..per_axis {
-                            for sj in 0..per_axis {
-                                for si in 0..per_axis {
-                                    let jitter = |s: u32, rng: &mut SplitMix64| {
-                                        (s as f64 + 0.1 + 0.8 * rng.next_f64()) * sub
-                                    };
-                                    let x = (i as f64 + jitter(si, &mut rng)) * h;
-                                    let y = (j as f64 + jitter(sj, &mut rng)) * h;
-                                    let z = (k as f64 + jitter(sk, &mut rng)) * hz;
-                                    positions.push([x as f32, y as f32, z as f32, 0.0]);
-                                    velocities.push([v[0] as f32, v[1] as f32, v[2] as f32, 0.0]);
-                                }
-                            }
-                        }
+                    };
+                    n += self.solids.iter().any(inside) as u64;
+                }
+            }
+        }
+        n
+    }
+
+    /// Visits the cells a liquid scene seeds, in seeding order (i fastest), with the index
+    /// of the fluid shape that seeds each: the first holding the cell centre, unless a solid
+    /// holds it. Allocates nothing, so sizes can be checked before seeding.
+    fn for_each_seeded_cell(&self, mut visit: impl FnMut(u32, u32, u32, usize)) {
+        if self.kind != SceneKind::Liquid {
+            return;
+        }
+        let [nx, ny, nz] = self.dims();
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let centre = self.cell_centre(i, j, k);
+                    if self.solids.iter().any(|s| s.contains(centre)) {
+                        continue;
+                    }
+                    if let Some(shape) = self.fluid.iter().position(|s| s.contains(centre)) {
+                        visit(i, j, k, shape);
                     }
                 }
             }
         }
+    }
+
+    /// Cells each fluid shape seeds (a shape inside a solid, or holding no cell centre,
+    /// seeds none).
+    pub fn seeded_cells_per_shape(&self) -> Vec<u64> {
+        let mut cells = vec![0u64; self.fluid.len()];
+        self.for_each_seeded_cell(|_, _, _, s| cells[s] += 1);
+        cells
+    }
+
+    /// Particles `initial_state` will seed, counted without seeding them.
+    pub fn particle_count(&self) -> u64 {
+        self.seeded_cells_per_shape()
+            .iter()
+            .sum::<u64>()
+            .saturating_mul(self.particles_per_cell as u64)
+    }
+
+    /// A quick upper bound on the particles (cells whose centres lie in each fluid shape's
+    /// bounding box, overlaps counted twice), for size checks that must not walk a huge grid.
+    pub fn particle_bound(&self) -> u64 {
+        if self.kind != SceneKind::Liquid {
+            return 0;
+        }
+        let n = self.dims();
+        let d = self.domain_size();
+        let mut total = 0u64;
+        for s in &self.fluid {
+            let (lo, hi) = s.bounds();
+            let mut cells = 1u64;
+            for a in 0..3 {
+                let h = d[a] / n[a] as f64;
+                // Cells whose centre (i + 0.5) h lies in [lo, hi].
+                let first = (lo[a] / h - 0.5).ceil().max(0.0);
+                let last = (hi[a] / h - 0.5).floor().min(n[a] as f64 - 1.0);
+                let count = if last >= first {
+                    last - first + 1.0
+                } else {
+                    0.0
+                };
+                cells = cells.saturating_mul(count as u64);
+            }
+            total = total.saturating_add(cells);
+        }
+        total.saturating_mul(self.particles_per_cell as u64)
+    }
+
+    /// Seeds `particles_per_cell` jittered particles (one per sub-cell) in every non-solid
+    /// cell whose centre is inside a fluid shape. Deterministic for a given `seed`.
+    pub fn initial_state(&self) -> InitialState {
+        let (solid, solid_velocity) = self.solid_cells();
+        let h = self.h();
+        let hz = self.domain.2 / self.resolution.2 as f64;
+        let per_axis = (self.particles_per_cell as f64).cbrt().round() as u32;
+        let mut rng = SplitMix64(self.seed);
+        let mut positions = Vec::new();
+        let mut velocities = Vec::new();
+        let sub = 1.0 / per_axis as f64;
+        self.for_each_seeded_cell(|i, j, k, shape| {
+            let v = self.fluid[shape].velocity();
+            for sk in 0..per_axis {
+                for sj in 0..per_axis {
+                    for si in 0..per_axis {
+                        let mut jitter = |s: u32| (s as f64 + 0.1 + 0.8 * rng.next_f64()) * sub;
+                        let x = (i as f64 + jitter(si)) * h;
+                        let y = (j as f64 + jitter(sj)) * h;
+                        let z = (k as f64 + jitter(sk)) * hz;
+                        positions.push([x as f32, y as f32, z as f32, 0.0]);
+                        velocities.push([v[0] as f32, v[1] as f32, v[2] as f32, 0.0]);
+                    }
+                }
+            }
+        });
         InitialState {
             solid,
             solid_velocity,

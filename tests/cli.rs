@@ -20,6 +20,13 @@ fn scene_file(name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// A fresh output path for one test (absent: `eddy run` refuses a non-empty --out).
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("eddy-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 fn assert_clean_failure(out: &Output, needles: &[&str]) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "expected failure, stderr: {err}");
@@ -99,7 +106,7 @@ fn grid_too_large_for_the_adapter_is_named_before_allocation() {
         "huge.ron",
         "(domain: (1.0, 1.0, 1.0), resolution: (600, 600, 600), fluid: [Box(min: (0,0,0), max: (0.01,0.01,0.01))])",
     );
-    let dir = std::env::temp_dir().join("eddy-cli-huge");
+    let dir = out_dir("huge");
     let out = eddy(
         &[
             "run",
@@ -117,7 +124,7 @@ fn grid_too_large_for_the_adapter_is_named_before_allocation() {
 #[test]
 fn unknown_adapter_lists_the_available_ones() {
     let p = scene_file("ok.ron", GOOD);
-    let dir = std::env::temp_dir().join("eddy-cli-adapter");
+    let dir = out_dir("adapter");
     let out = eddy(
         &[
             "run",
@@ -139,7 +146,7 @@ fn no_adapter_explains_how_to_get_the_software_one() {
         return;
     }
     let p = scene_file("ok2.ron", GOOD);
-    let dir = std::env::temp_dir().join("eddy-cli-noadapter");
+    let dir = out_dir("noadapter");
     let out = eddy(
         &[
             "run",
@@ -186,7 +193,7 @@ fn run_writes_stats_and_particles() {
         "small.ron",
         "(domain: (1.0, 0.5, 0.5), resolution: (12, 6, 6), fluid: [Box(min: (0,0,0), max: (0.4,0.3,0.5))])",
     );
-    let dir = std::env::temp_dir().join(format!("eddy-cli-run-{}", std::process::id()));
+    let dir = out_dir("run");
     let sys = dir.join("system");
     let out = eddy(
         &[
@@ -241,7 +248,7 @@ fn smoke_run_writes_the_liquid_columns_and_its_own() {
         "(kind: smoke, domain: (1.0, 1.0, 0.05), resolution: (20, 20, 1), pressure: (preconditioner: ip), \
          smoke: (tracers: 100, sources: [(shape: Sphere(center: (0.5, 0.15, 0.0), radius: 0.1), dye: (1, 1, 1), temperature: 1)]))",
     );
-    let dir = std::env::temp_dir().join(format!("eddy-cli-smoke-{}", std::process::id()));
+    let dir = out_dir("smoke");
     let out = eddy(
         &[
             "run",
@@ -302,4 +309,148 @@ fn smoke_run_writes_the_liquid_columns_and_its_own() {
         &eddy(&["check", bad.to_str().unwrap()], &[]),
         &["resolution z must be 1"],
     );
+}
+
+#[test]
+fn a_closed_stdout_is_a_normal_end() {
+    use std::process::Stdio;
+    // `eddy check scene | true`: the reader is gone before eddy writes its summary.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args(["check", "scenes/dam_break.ron"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_stdout_is_an_error_not_a_panic() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args(["check", "scenes/dam_break.ron"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_clean_failure(&out, &["cannot write to standard output", "No space left"]);
+}
+
+#[test]
+fn an_io_error_names_its_cause_once() {
+    let dir = out_dir("io-once");
+    std::fs::create_dir_all(dir.join("scene.ron")).unwrap();
+    let out = eddy(&["check", dir.join("scene.ron").to_str().unwrap()], &[]);
+    assert_clean_failure(&out, &["cannot read scene", "scene.ron"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("(os error").count(), 1, "{err}");
+}
+
+#[test]
+fn reusing_an_out_folder_needs_overwrite_which_clears_only_eddys_files() {
+    let p = scene_file("reuse.ron", GOOD);
+    let dir = out_dir("reuse");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+            "--dump-particles",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        eddy(&args, &[])
+    };
+    let first = run(&["--frames", "3"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(dir.join("particles_00003.ply").exists());
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    // Refused, and nothing touched.
+    let again = run(&["--frames", "1"]);
+    assert_clean_failure(&again, &["--out", "not empty", "--overwrite", "notes.txt"]);
+    assert!(dir.join("particles_00003.ply").exists());
+    // With --overwrite: the old run's dumps are gone, the user's file is kept and named.
+    let over = run(&["--frames", "1", "--overwrite"]);
+    let err = String::from_utf8_lossy(&over.stderr);
+    assert!(over.status.success(), "{err}");
+    assert!(err.contains("kept") && err.contains("notes.txt"), "{err}");
+    assert!(
+        !dir.join("particles_00003.ply").exists(),
+        "a stale dump survived"
+    );
+    assert!(dir.join("particles_00001.ply").exists() && dir.join("notes.txt").exists());
+    let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+}
+
+#[test]
+fn zero_frames_write_the_header_without_a_timestamp_remark() {
+    let p = scene_file("zero_frames.ron", GOOD);
+    let dir = out_dir("zero-frames");
+    let out = eddy(
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--frames",
+            "0",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("timestamp"), "{err}");
+    let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1, "{csv}");
+}
+
+#[test]
+fn headless_view_of_a_broken_scene_fails_without_a_screenshot() {
+    let p = scene_file("broken_view.ron", &GOOD.replacen('(', "(cfl: 0.0, ", 1));
+    let shot = out_dir("shot").with_extension("png");
+    let out = eddy(
+        &[
+            "view",
+            p.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_clean_failure(&out, &["broken_view.ron", "cfl"]);
+    assert!(!shot.exists());
+}
+
+#[test]
+fn resolution_flag_is_blamed_for_the_grid_it_makes() {
+    let p = scene_file("res2.ron", GOOD);
+    let out = eddy(
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--resolution",
+            "2",
+            "--out",
+            out_dir("res2").to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_clean_failure(&out, &["--resolution 2 gives", "(2, 1, 1)"]);
 }

@@ -34,16 +34,92 @@ pub enum SimError {
     Gpu(#[from] GpuError),
     #[error(
         "the scene needs a {what} of {bytes} bytes but adapter {adapter:?} allows at most {limit} \
-         (reduce the resolution or the particles per cell)"
+         ({hint})"
     )]
     TooLarge {
         what: &'static str,
         bytes: u64,
         limit: u64,
         adapter: String,
+        /// What to change in the scene, for this buffer.
+        hint: &'static str,
     },
+    #[error(
+        "the scene seeds {particles} particles; eddy supports at most {max} \
+         (reduce the resolution, the fluid shapes or particles_per_cell)"
+    )]
+    TooManyParticles { particles: u64, max: u64 },
     #[error("{0}")]
     Unsupported(String),
+    #[error(
+        "frame {frame}, substep {substep}: {quantity} became {value}: the simulation blew up \
+         (a smaller cfl or frame_dt, or gentler velocities and forces, may keep it finite)"
+    )]
+    NonFinite {
+        frame: u64,
+        substep: u32,
+        quantity: &'static str,
+        value: f64,
+    },
+    #[error(
+        "frame {frame}, substep {substep}: the CFL substep {dt:.3e} s is below the floor \
+         {floor:.3e} s (a millionth of frame_dt) because the largest speed is {speed:.3e} m/s: \
+         the simulation blew up or its speeds are far beyond what its grid resolves"
+    )]
+    SubstepTooShort {
+        frame: u64,
+        substep: u32,
+        dt: f64,
+        floor: f64,
+        speed: f64,
+    },
+}
+
+/// A CFL substep shorter than this fraction of a frame stops the run: it means the flow
+/// crosses a cell a million times per frame, which only a blow-up produces, and it would
+/// otherwise spin through `max_substeps` steps that advance nothing.
+pub const MIN_SUBSTEP_FRACTION: f64 = 1e-6;
+
+/// Fails with [`SimError::NonFinite`] when `value` is NaN or infinite.
+pub(crate) fn ensure_finite(
+    frame: u64,
+    substep: u32,
+    quantity: &'static str,
+    value: f64,
+) -> Result<(), SimError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(SimError::NonFinite {
+            frame,
+            substep,
+            quantity,
+            value,
+        })
+    }
+}
+
+/// The substep the CFL condition asks for, refused when the speed is not finite or the step
+/// falls below the floor.
+pub(crate) fn checked_cfl_dt(
+    frame: u64,
+    substep: u32,
+    dt: f64,
+    speed: f32,
+    frame_dt: f64,
+) -> Result<f64, SimError> {
+    ensure_finite(frame, substep, "the largest speed", speed as f64)?;
+    let floor = frame_dt * MIN_SUBSTEP_FRACTION;
+    if dt.is_nan() || dt < floor {
+        return Err(SimError::SubstepTooShort {
+            frame,
+            substep,
+            dt,
+            floor,
+            speed: speed as f64,
+        });
+    }
+    Ok(dt)
 }
 
 /// The stages of one substep, in order. The viewer can stop a step after any of them.
@@ -111,6 +187,11 @@ pub struct FrameStats {
     pub front_x: f64,
     /// Iterations of all solves in the frame.
     pub pcg_iterations_total: u32,
+    /// Largest final max|r| / max|b| over the frame's solves (not in stats.csv).
+    pub pcg_max_residual: f64,
+    /// Solves in the frame that stopped above the tolerance, at max_iterations or on a
+    /// breakdown (not in stats.csv).
+    pub unconverged_solves: u32,
 }
 
 impl FrameStats {
@@ -153,7 +234,11 @@ pub struct MemoryEstimate {
     pub total: u64,
     pub largest_buffer: u64,
     pub largest_name: &'static str,
+    /// What to reduce when the largest buffer does not fit.
+    pub largest_hint: &'static str,
 }
+
+const GRID_HINT: &str = "reduce the resolution";
 
 pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
     let [nx, ny, nz] = scene.dims().map(|v| v as u64);
@@ -163,19 +248,72 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(particles);
     let candidates = [
-        (faces * 8, "P2G accumulator (8 bytes per face)"),
-        (cells * 16, "packed matrix (16 bytes per cell)"),
-        (particles * 16, "particle buffer (16 bytes per particle)"),
+        (faces * 8, "P2G accumulator (8 bytes per face)", GRID_HINT),
+        (cells * 16, "packed matrix (16 bytes per cell)", GRID_HINT),
+        (
+            particles.saturating_mul(16),
+            "particle buffer (16 bytes per particle)",
+            "reduce the resolution, the fluid shapes or particles_per_cell",
+        ),
     ];
-    let (largest_buffer, largest_name) = candidates
+    let (largest_buffer, largest_name, largest_hint) = candidates
         .into_iter()
         .max_by_key(|c| c.0)
-        .unwrap_or((0, ""));
+        .unwrap_or((0, "", ""));
     MemoryEstimate {
         total,
         largest_buffer,
         largest_name,
+        largest_hint,
     }
+}
+
+/// The largest buffer any binding may hold on this adapter.
+pub fn buffer_limit(ctx: &GpuContext) -> u64 {
+    ctx.limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size)
+}
+
+/// Refuses an estimate whose largest buffer the adapter cannot hold.
+pub fn check_estimate(ctx: &GpuContext, est: MemoryEstimate) -> Result<MemoryEstimate, SimError> {
+    let limit = buffer_limit(ctx);
+    if est.largest_buffer > limit {
+        return Err(SimError::TooLarge {
+            what: est.largest_name,
+            bytes: est.largest_buffer,
+            limit,
+            adapter: ctx.info.name.clone(),
+            hint: est.largest_hint,
+        });
+    }
+    Ok(est)
+}
+
+/// Everything `Simulation::new` or `SmokeSimulation::new` would refuse for size, checked
+/// without allocating: the grid first, then the particles, counted (not seeded) when a quick
+/// bound does not already settle it. `eddy check` runs this, so it approves exactly what
+/// `eddy run` accepts.
+pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstimate, SimError> {
+    if scene.kind == SceneKind::Smoke {
+        return check_estimate(ctx, smoke::memory_estimate(scene));
+    }
+    check_limits(ctx, scene, 0)?;
+    let fits =
+        |n: u64| n <= crate::scene::MAX_PARTICLES && n.saturating_mul(16) <= buffer_limit(ctx);
+    let bound = scene.particle_bound();
+    let particles = if fits(bound) {
+        bound
+    } else {
+        scene.particle_count()
+    };
+    if particles > crate::scene::MAX_PARTICLES {
+        return Err(SimError::TooManyParticles {
+            particles,
+            max: crate::scene::MAX_PARTICLES,
+        });
+    }
+    check_limits(ctx, scene, particles)
 }
 
 /// Checks a scene against the adapter's limits before anything is allocated.
@@ -184,20 +322,7 @@ pub fn check_limits(
     scene: &Scene,
     particles: u64,
 ) -> Result<MemoryEstimate, SimError> {
-    let est = memory_estimate(scene, particles);
-    let limit = ctx
-        .limits
-        .max_storage_buffer_binding_size
-        .min(ctx.limits.max_buffer_size);
-    if est.largest_buffer > limit {
-        return Err(SimError::TooLarge {
-            what: est.largest_name,
-            bytes: est.largest_buffer,
-            limit,
-            adapter: ctx.info.name.clone(),
-        });
-    }
-    Ok(est)
+    check_estimate(ctx, memory_estimate(scene, particles))
 }
 
 pub struct Simulation {
@@ -237,11 +362,10 @@ impl Simulation {
                 scene.name, scene.kind
             )));
         }
-        // Grid buffers first: a grid too large for the adapter is refused before the host
-        // spends memory on seeding.
-        check_limits(&ctx, scene, 0)?;
+        // Sizes first: a grid or a particle count too large for the adapter is refused
+        // before the host spends memory on seeding.
+        check_scene_limits(&ctx, scene)?;
         let init = scene.initial_state();
-        check_limits(&ctx, scene, init.positions.len() as u64)?;
         let device = &ctx.device;
         let mut params =
             SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
@@ -337,14 +461,22 @@ impl Simulation {
     }
 
     /// Advances one frame (`frame_dt`) in CFL substeps.
+    /// Stops with an error naming the frame and the quantity as soon as a substep's
+    /// measurements turn NaN or infinite, or the CFL substep collapses below its floor.
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
-        let mut remaining = self.scene.frame_dt;
+        let frame_dt = self.scene.frame_dt;
+        let frame = self.frame + 1;
+        let mut remaining = frame_dt;
         let mut substeps = 0u32;
         let mut total_iterations = 0u32;
+        let mut worst_residual = 0.0f64;
+        let mut unconverged = 0u32;
         let mut last = SubstepReport::default();
         self.last_timing = StageTiming::default();
-        while remaining > 1e-12 {
-            let mut dt = self.cfl_dt().min(remaining);
+        // Relative to the frame, so a frame of any valid length ends after whole substeps.
+        while remaining > frame_dt * 1e-9 {
+            let cfl = checked_cfl_dt(frame, substeps + 1, self.cfl_dt(), self.max_speed, frame_dt)?;
+            let mut dt = cfl.min(remaining);
             // Avoid a sliver of a last substep; stretching by 10% keeps the CFL near its target.
             if remaining - dt < 0.1 * dt {
                 dt = remaining;
@@ -360,9 +492,25 @@ impl Simulation {
                 dt = remaining;
             }
             last = self.substep(dt, Stage::Advect)?;
-            total_iterations += last.solve.as_ref().map_or(0, |s| s.iterations);
-            remaining -= dt;
             substeps += 1;
+            let finite =
+                |quantity, value: f32| ensure_finite(frame, substeps, quantity, value as f64);
+            finite("the largest particle speed", last.max_speed)?;
+            finite(
+                "the largest divergence after projection",
+                last.max_divergence,
+            )?;
+            if let Some(solve) = &last.solve {
+                ensure_finite(frame, substeps, "the pressure residual", solve.residual)?;
+                total_iterations += solve.iterations;
+                worst_residual = worst_residual.max(solve.residual);
+                if solve.status != pressure::SolveStatus::Converged
+                    && solve.residual > self.scene.pressure.tolerance
+                {
+                    unconverged += 1;
+                }
+            }
+            remaining -= dt;
         }
         self.frame += 1;
         let energy: Vec<f32> = crate::gpu::read_buffer(&self.ctx, &self.particles.energy)?;
@@ -374,6 +522,7 @@ impl Simulation {
             .map(|e| *e as f64)
             .sum::<f64>()
             * mass;
+        ensure_finite(frame, substeps, "the kinetic energy", kinetic)?;
         let solve = last.solve.clone().unwrap_or_else(|| SolveReport {
             iterations: 0,
             residual: 0.0,
@@ -398,6 +547,8 @@ impl Simulation {
                 * (self.scene.domain.2 / self.scene.resolution.2 as f64),
             front_x: last.front_x as f64,
             pcg_iterations_total: total_iterations,
+            pcg_max_residual: worst_residual,
+            unconverged_solves: unconverged,
         })
     }
 

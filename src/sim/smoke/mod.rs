@@ -31,6 +31,8 @@ use std::sync::Arc;
 pub const AIR_DENSITY: f64 = 1.2;
 /// Most emitters (scene sources + splats) per substep.
 pub const MAX_EMITTERS: usize = 256;
+// Scene validation caps the sources below the emitter slots, so none is dropped.
+const _: () = assert!(crate::scene::MAX_SMOKE_SOURCES < MAX_EMITTERS);
 /// Positions kept per tracer for its trail.
 pub const TRAIL_LEN: u32 = 16;
 
@@ -249,6 +251,11 @@ pub struct SmokeFrameStats {
     pub dye_center_y: f64,
     /// Sum over cells of |omega|^2 x cell volume, m^3/s^2.
     pub enstrophy: f64,
+    /// Largest final max|r| / max|b| over the frame's solves (not in stats.csv).
+    pub pcg_max_residual: f64,
+    /// Solves in the frame that stopped above the tolerance, at max_iterations or on a
+    /// breakdown (not in stats.csv).
+    pub unconverged_solves: u32,
 }
 
 impl SmokeFrameStats {
@@ -454,19 +461,25 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(tracers)
         + SmokeFields::bytes(cells, faces, tracers);
+    let grid = "reduce the resolution";
     let candidates = [
-        (faces * 8, "P2G accumulator (8 bytes per face)"),
-        (cells * 16, "per-cell vec4 fields (16 bytes per cell)"),
-        (tracers * TRAIL_LEN as u64 * 16, "tracer trails"),
+        (faces * 8, "P2G accumulator (8 bytes per face)", grid),
+        (cells * 16, "per-cell vec4 fields (16 bytes per cell)", grid),
+        (
+            tracers * TRAIL_LEN as u64 * 16,
+            "tracer trail buffer (256 bytes per tracer)",
+            "reduce smoke.tracers",
+        ),
     ];
-    let (largest_buffer, largest_name) = candidates
+    let (largest_buffer, largest_name, largest_hint) = candidates
         .into_iter()
         .max_by_key(|c| c.0)
-        .unwrap_or((0, ""));
+        .unwrap_or((0, "", ""));
     super::MemoryEstimate {
         total,
         largest_buffer,
         largest_name,
+        largest_hint,
     }
 }
 
@@ -518,19 +531,7 @@ impl SmokeSimulation {
             )));
         }
         scene.validate().map_err(SimError::Unsupported)?;
-        let est = memory_estimate(scene);
-        let limit = ctx
-            .limits
-            .max_storage_buffer_binding_size
-            .min(ctx.limits.max_buffer_size);
-        if est.largest_buffer > limit {
-            return Err(SimError::TooLarge {
-                what: est.largest_name,
-                bytes: est.largest_buffer,
-                limit,
-                adapter: ctx.info.name.clone(),
-            });
-        }
+        super::check_estimate(&ctx, memory_estimate(scene))?;
         let device = &ctx.device;
         let (static_solid, static_vel) = scene.solid_cells();
         let tracer_pos = seed_tracers(scene, &static_solid);
@@ -689,25 +690,61 @@ impl SmokeSimulation {
     }
 
     /// Advances one frame (`frame_dt`) in CFL substeps.
+    /// Stops with an error naming the frame and the quantity as soon as a substep's
+    /// measurements turn NaN or infinite, or the CFL substep collapses below its floor.
     pub fn step_frame(&mut self) -> Result<SmokeFrameStats, SimError> {
-        let mut remaining = self.scene.frame_dt;
+        let frame_dt = self.scene.frame_dt;
+        let frame = self.frame + 1;
+        let mut remaining = frame_dt;
         let mut substeps = 0u32;
         let mut total_iterations = 0u32;
+        let mut worst_residual = 0.0f64;
+        let mut unconverged = 0u32;
         let mut last = SmokeSubstepReport::default();
         self.last_timing = StageTiming::default();
-        while remaining > 1e-12 {
-            let mut dt = self.cfl_dt().min(remaining);
+        // Relative to the frame, so a frame of any valid length ends after whole substeps.
+        while remaining > frame_dt * 1e-9 {
+            let cfl = super::checked_cfl_dt(
+                frame,
+                substeps + 1,
+                self.cfl_dt(),
+                self.max_speed,
+                frame_dt,
+            )?;
+            let mut dt = cfl.min(remaining);
             if remaining - dt < 0.1 * dt || substeps + 1 >= self.scene.max_substeps {
                 dt = remaining;
             }
             last = self.substep(dt, SmokeStage::Tracers)?;
             self.last_timing.merge(&self.last_substep_timing);
-            total_iterations += last.solve.as_ref().map_or(0, |s| s.iterations);
-            remaining -= dt;
             substeps += 1;
+            let finite =
+                |quantity, value: f64| super::ensure_finite(frame, substeps, quantity, value);
+            finite("the largest smoke speed", last.max_speed as f64)?;
+            finite(
+                "the largest divergence after projection",
+                last.max_divergence as f64,
+            )?;
+            finite("the total dye", last.dye_total)?;
+            finite("the kinetic energy", last.kinetic_energy)?;
+            finite("the enstrophy", last.enstrophy)?;
+            if let Some(solve) = &last.solve {
+                finite("the pressure residual", solve.residual)?;
+                total_iterations += solve.iterations;
+                worst_residual = worst_residual.max(solve.residual);
+                if solve.status != super::pressure::SolveStatus::Converged
+                    && solve.residual > self.scene.pressure.tolerance
+                {
+                    unconverged += 1;
+                }
+            }
+            remaining -= dt;
         }
         self.frame += 1;
-        Ok(self.frame_stats(&last, substeps, total_iterations))
+        let mut stats = self.frame_stats(&last, substeps, total_iterations);
+        stats.pcg_max_residual = worst_residual;
+        stats.unconverged_solves = unconverged;
+        Ok(stats)
     }
 
     fn frame_stats(&self, last: &SmokeSubstepReport, substeps: u32, total: u32) -> SmokeFrameStats {
@@ -733,6 +770,8 @@ impl SmokeSimulation {
             dye_total: last.dye_total,
             dye_center_y: last.dye_center_y,
             enstrophy: last.enstrophy,
+            pcg_max_residual: residual,
+            unconverged_solves: 0,
         }
     }
 
