@@ -7,7 +7,8 @@
 // residual, and the next coarser level's matrix, types, solution and right-hand side. On
 // level 0, x is PCG's z, b is PCG's r and the residual is PCG's scratch t. The coarsest
 // level binds small placeholders in the coarse slots. `winv` holds, per cell of this level,
-// one over the sum of its interpolation weights (set up once per solve).
+// one over the sum of its interpolation weights, and `bmask` 1 on the cells the boundary
+// sweeps relax (both set up once per solve from the cell types).
 
 @group(0) @binding(0) var<uniform> lvl: MgLevel;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
@@ -21,6 +22,7 @@
 @group(0) @binding(9) var<storage, read_write> cb: array<f32>;
 @group(0) @binding(10) var<storage, read> done: array<u32>;
 @group(0) @binding(11) var<storage, read_write> winv: array<f32>;
+@group(0) @binding(12) var<storage, read_write> bmask: array<u32>;
 
 // Keep in sync with `MgLevelParams` in src/sim/pressure/multigrid.rs.
 struct MgLevel {
@@ -38,8 +40,6 @@ struct MgLevel {
 
 // `done` aliases PcgState; its word 6 is the done flag (see pcg.wgsl).
 fn solve_done() -> bool { return done[6] != 0u; }
-
-fn id(wg: vec3<u32>, nwg: vec3<u32>, li: u32) -> u32 { return linear_id(wg, nwg, li); }
 
 // Cell of colour `col` ((i+j+k) mod 2) handled by invocation `t`; -1 if none. Invocations
 // run over half rows: ceil(nx/2) per (j, k).
@@ -111,7 +111,7 @@ fn type_rank(q: vec3<i32>, d: vec3<i32>) -> u32 {
 @compute @workgroup_size(64)
 fn coarsen(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
-    let c = id(wg, nwg, li);
+    let c = linear_id(wg, nwg, li);
     if (c >= lvl.coarse_cells) { return; }
     let q = cell_coord(c, lvl.nc);
     // The 8 children written out, without a loop or branches: lavapipe 22.3 leaked host
@@ -134,7 +134,7 @@ fn coarse_type_at(p: vec3<i32>) -> u32 {
 @compute @workgroup_size(64)
 fn build_coarse(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
-    let c = id(wg, nwg, li);
+    let c = linear_id(wg, nwg, li);
     if (c >= lvl.coarse_cells) { return; }
     var row = vec4<f32>(0.0);
     if (ctypes[c] == FLUID) {
@@ -165,7 +165,7 @@ fn first_red(m: u32) -> f32 {
 fn smooth_first(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let c = id(wg, nwg, li);
+    let c = linear_id(wg, nwg, li);
     if (c >= lvl.cells) { return; }
     let row = a[c];
     let p = cell_coord(c, lvl.n);
@@ -189,7 +189,7 @@ fn smooth_first(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 fn smooth_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let ci = colour_cell(id(wg, nwg, li), 0u);
+    let ci = colour_cell(linear_id(wg, nwg, li), 0u);
     if (ci >= 0) { relax(u32(ci)); }
 }
 
@@ -197,7 +197,7 @@ fn smooth_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
 fn smooth_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let ci = colour_cell(id(wg, nwg, li), 1u);
+    let ci = colour_cell(linear_id(wg, nwg, li), 1u);
     if (ci >= 0) { relax(u32(ci)); }
 }
 
@@ -205,16 +205,16 @@ fn smooth_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 fn boundary_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let ci = colour_cell(id(wg, nwg, li), 0u);
-    if (ci >= 0 && is_boundary(u32(ci))) { relax(u32(ci)); }
+    let ci = colour_cell(linear_id(wg, nwg, li), 0u);
+    if (ci >= 0 && bmask[u32(ci)] != 0u) { relax(u32(ci)); }
 }
 
 @compute @workgroup_size(64)
 fn boundary_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let ci = colour_cell(id(wg, nwg, li), 1u);
-    if (ci >= 0 && is_boundary(u32(ci))) { relax(u32(ci)); }
+    let ci = colour_cell(linear_id(wg, nwg, li), 1u);
+    if (ci >= 0 && bmask[u32(ci)] != 0u) { relax(u32(ci)); }
 }
 
 // --- transfers ---
@@ -223,7 +223,7 @@ fn boundary_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 fn residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let c = id(wg, nwg, li);
+    let c = linear_id(wg, nwg, li);
     if (c >= lvl.cells) { return; }
     let row = a[c];
     res[c] = select(0.0, relax_sum(c, row) - row.x * x[c], row.x != 0.0);
@@ -272,8 +272,9 @@ fn node_ok(nd: vec3<i32>) -> bool {
 @compute @workgroup_size(64)
 fn weights(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
-    let c = id(wg, nwg, li);
+    let c = linear_id(wg, nwg, li);
     if (c >= lvl.cells) { return; }
+    bmask[c] = select(0u, 1u, is_boundary(c));
     if (a[c].x == 0.0) { winv[c] = 0.0; return; }
     let t = fine_taps(cell_coord(c, lvl.n));
     var wsum = 0.0;
@@ -289,7 +290,7 @@ fn weights(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
 fn prolong(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let c = id(wg, nwg, li);
+    let c = linear_id(wg, nwg, li);
     if (c >= lvl.cells) { return; }
     let wi = winv[c];
     if (wi == 0.0) { return; }
@@ -317,7 +318,7 @@ fn axis_weight(f: i32, q: i32, ratio: u32) -> f32 {
 fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
-    let c = id(wg, nwg, li);
+    let c = linear_id(wg, nwg, li);
     if (c >= lvl.coarse_cells) { return; }
     if (ca[c].x == 0.0) { cb[c] = 0.0; return; }
     let q = cell_coord(c, lvl.nc);
@@ -346,9 +347,9 @@ const COARSE_MAX: u32 = 512u;   // 8^3, see MG_COARSEST
 // dispatch of this kernel while the count came from a uniform.
 const COARSE_SWEEPS: u32 = 24u;
 const CWG: u32 = 256u;
-var<workgroup> sa: array<vec4<f32>, 512>;   // the matrix, read ~100 times per solve
-var<workgroup> sx: array<f32, 512>;
-var<workgroup> sb: array<f32, 512>;
+var<workgroup> sa: array<vec4<f32>, COARSE_MAX>;   // the matrix, read ~100 times per V-cycle
+var<workgroup> sx: array<f32, COARSE_MAX>;
+var<workgroup> sb: array<f32, COARSE_MAX>;
 var<workgroup> red_s: array<f32, 256>;
 var<workgroup> wg_flag: u32;
 

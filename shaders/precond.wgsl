@@ -183,8 +183,8 @@ fn mic_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 const TILE_MAX: u32 = 512u;
 const TILE_THETA: f32 = 0.5;
 const TWG: u32 = 256u;
-var<workgroup> tile_a: array<f32, 512>;   // precon (factor), then the forward solution
-var<workgroup> tile_b: array<f32, 512>;   // the backward solution
+var<workgroup> tile_a: array<f32, TILE_MAX>;   // precon (factor), then the forward solution
+var<workgroup> tile_b: array<f32, TILE_MAX>;   // the backward solution
 var<workgroup> tile_done: u32;
 
 // Keep in sync with `mic_tile` in src/sim/pressure/precond.rs and the reference.

@@ -134,8 +134,9 @@ pub struct BenchReport {
 /// (see shaders/pcg.wgsl and shaders/precond.wgsl): apply_a 24, dot_dq 8, update_pr 24,
 /// dot_rz 8, update_d 12, plus the preconditioner. For `mg` (shaders/multigrid.wgsl) a
 /// red-black sweep pair reads the matrix, b and x and writes x (28 B), a boundary pair reads
-/// the types of both levels (8 B), residual 28, restriction 6 and prolongation 25, on the
-/// finest level; the coarser levels add 1/7 of that in 3D.
+/// the boundary flags (4 B), residual 28, restriction (residual and weight sums) 8 and
+/// prolongation (weight sums, x read and written) 12, on the finest level; the coarser
+/// levels add 1/7 of that in 3D.
 pub fn bytes_per_cell_per_iteration(kind: PreconditionerKind) -> u64 {
     use crate::sim::pressure::multigrid::{BOUNDARY_SWEEPS, SWEEPS};
     let base = 24 + 8 + 24 + 8 + 12;
@@ -145,7 +146,7 @@ pub fn bytes_per_cell_per_iteration(kind: PreconditionerKind) -> u64 {
         PreconditionerKind::Mic0 => 56,
         PreconditionerKind::Mic0Tiled => 48,
         PreconditionerKind::Mg => {
-            let level = 2 * 28 * SWEEPS as u64 + 2 * 8 * BOUNDARY_SWEEPS as u64 + 28 + 6 + 25;
+            let level = 2 * 28 * SWEEPS as u64 + 2 * 4 * BOUNDARY_SWEEPS as u64 + 28 + 8 + 12;
             level * 8 / 7
         }
     }

@@ -187,7 +187,7 @@ pub struct PressureSettings {
     /// Iterations between convergence checks on the host (the GPU never waits for them).
     /// The host queues the next chunk before it reads a chunk's flag, so up to two chunks
     /// run after convergence as dispatches that return at once: 2 suits `mg`'s 3-8
-    /// iterations (1.6-1.9x faster solves than 8 on the software adapter, BENCHMARKS.md).
+    /// iterations (1.3-1.9x faster than 8 on the software adapter, BENCHMARKS.md).
     pub check_every: u32,
     /// Start from the previous step's pressure.
     pub warm_start: bool,

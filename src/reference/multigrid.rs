@@ -32,6 +32,7 @@
 //!   (a symmetric projection), which keeps the constant null space out of the cycle.
 //! - The cycle is a fixed linear operator (no convergence test inside it).
 
+use super::pressure::neighbour;
 use super::{build_matrix, Grid, AIR, FLUID};
 
 /// The coarsest level has at most this many cells along its longest axis.
@@ -465,25 +466,24 @@ pub fn mic0_factor_blocks(g: &Grid, a: &[[f64; 4]], tile: [usize; 3]) -> Vec<f64
         // Couplings to other tiles, partly moved onto the diagonal.
         let mut dropped = 0.0;
         for comp in 0..3 {
-            if let Some(m) = lower(g, c, comp).filter(|&m| !same_tile(g, tile, c, m)) {
+            if let Some(m) = neighbour(g, c, comp, false).filter(|&m| !same_tile(g, tile, c, m)) {
                 dropped -= a[m][comp + 1];
             }
-            if upper(g, c, comp).is_some_and(|u| !same_tile(g, tile, c, u)) {
+            if neighbour(g, c, comp, true).is_some_and(|u| !same_tile(g, tile, c, u)) {
                 dropped -= a[c][comp + 1];
             }
         }
         let mut e = a[c][0] - MIC_TILE_THETA * dropped;
         for comp in 0..3 {
-            let Some(m) = lower(g, c, comp) else { continue };
-            if !same_tile(g, tile, c, m) {
+            let Some(m) = neighbour(g, c, comp, false).filter(|&m| same_tile(g, tile, c, m)) else {
                 continue;
-            }
+            };
             let rm = a[m];
             let off = rm[comp + 1] * pr[m];
             // Fill-in of m's other upper couplings that stay inside the tile.
             let others: f64 = (0..3)
                 .filter(|&k| k != comp)
-                .filter(|&k| upper(g, m, k).is_some_and(|u| same_tile(g, tile, m, u)))
+                .filter(|&k| neighbour(g, m, k, true).is_some_and(|u| same_tile(g, tile, m, u)))
                 .map(|k| rm[k + 1])
                 .sum();
             e -= off * off + MIC_TAU * rm[comp + 1] * others * pr[m] * pr[m];
@@ -494,18 +494,6 @@ pub fn mic0_factor_blocks(g: &Grid, a: &[[f64; 4]], tile: [usize; 3]) -> Vec<f64
         pr[c] = 1.0 / e.sqrt();
     }
     pr
-}
-
-fn lower(g: &Grid, c: usize, comp: usize) -> Option<usize> {
-    let mut x = g.coord(c).map(|v| v as i64);
-    x[comp] -= 1;
-    g.cell_at(x)
-}
-
-fn upper(g: &Grid, c: usize, comp: usize) -> Option<usize> {
-    let mut x = g.coord(c).map(|v| v as i64);
-    x[comp] += 1;
-    g.cell_at(x)
 }
 
 /// z = (L L^T)^-1 r with the tiled factor: forward and backward substitution per tile.
@@ -524,7 +512,7 @@ pub fn mic0_blocks_apply(
         }
         let mut s = r[c];
         for comp in 0..3 {
-            if let Some(m) = lower(g, c, comp).filter(|&m| same_tile(g, tile, c, m)) {
+            if let Some(m) = neighbour(g, c, comp, false).filter(|&m| same_tile(g, tile, c, m)) {
                 s -= a[m][comp + 1] * pr[m] * q[m];
             }
         }
@@ -537,7 +525,7 @@ pub fn mic0_blocks_apply(
         }
         let mut s = q[c];
         for comp in 0..3 {
-            if let Some(u) = upper(g, c, comp).filter(|&u| same_tile(g, tile, c, u)) {
+            if let Some(u) = neighbour(g, c, comp, true).filter(|&u| same_tile(g, tile, c, u)) {
                 s -= a[c][comp + 1] * pr[c] * z[u];
             }
         }

@@ -34,7 +34,8 @@ pub fn build_matrix(g: &Grid, types: &[u8]) -> Vec<[f64; 4]> {
         .collect()
 }
 
-fn neighbour(g: &Grid, c: usize, comp: usize, up: bool) -> Option<usize> {
+/// Neighbour of cell `c` along `comp`, above (`up`) or below, or None outside the grid.
+pub(super) fn neighbour(g: &Grid, c: usize, comp: usize, up: bool) -> Option<usize> {
     let mut x = g.coord(c).map(|v| v as i64);
     x[comp] += if up { 1 } else { -1 };
     g.cell_at(x)
@@ -89,28 +90,10 @@ pub const MIC_TAU: f64 = 0.97;
 pub const MIC_SIGMA: f64 = 0.25;
 
 /// MIC(0) inverse diagonal in lexicographic order (Bridson, Fluid Simulation for Computer
-/// Graphics, 2nd ed., fig. 5.2).
+/// Graphics, 2nd ed., fig. 5.2): the tiled factorisation with one tile as large as the grid,
+/// so nothing is dropped.
 pub fn mic0_factor(g: &Grid, a: &[[f64; 4]]) -> Vec<f64> {
-    let mut pr = vec![0.0; g.cells()];
-    for c in 0..g.cells() {
-        if a[c][0] == 0.0 {
-            continue;
-        }
-        let mut e = a[c][0];
-        for comp in 0..3 {
-            if let Some(m) = neighbour(g, c, comp, false) {
-                let rm = a[m];
-                let off = rm[comp + 1] * pr[m];
-                let others: f64 = (1..4).filter(|&k| k != comp + 1).map(|k| rm[k]).sum();
-                e -= off * off + MIC_TAU * rm[comp + 1] * others * pr[m] * pr[m];
-            }
-        }
-        if e < MIC_SIGMA * a[c][0] {
-            e = a[c][0];
-        }
-        pr[c] = 1.0 / e.sqrt();
-    }
-    pr
+    super::mic0_factor_blocks(g, a, g.n())
 }
 
 /// The preconditioners of eddy, in f64.

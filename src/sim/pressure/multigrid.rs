@@ -59,12 +59,13 @@ impl MgPlan {
 
     /// Bytes of the levels' own buffers (level 0 uses PCG's vectors): matrix (16 B),
     /// types, solution, right-hand side and residual (4 B each) per coarse cell, the weight
-    /// sums (4 B per cell of every level but the coarsest), and the uniforms.
+    /// sums and boundary flags (4 B each per cell of every level but the coarsest), and the
+    /// uniforms and placeholders.
     pub fn bytes(&self) -> u64 {
         let n = self.levels();
         let coarse: u64 = (1..n).map(|l| self.cells(l) as u64).sum();
-        let weights: u64 = (0..n - 1).map(|l| self.cells(l) as u64).sum();
-        coarse * 32 + weights * 4 + n as u64 * 256 + 5 * 16
+        let per_cell: u64 = (0..n - 1).map(|l| self.cells(l) as u64).sum();
+        coarse * 32 + per_cell * 8 + n as u64 * 256 + 6 * 16
     }
 
     fn params(&self, l: usize) -> MgLevelParams {
@@ -104,7 +105,7 @@ pub struct Multigrid {
     /// Coarse levels 1.. (level 0 is PCG's z, r, t and the grid's cell types).
     pub coarse: Vec<MgLevelBuffers>,
     groups: Vec<wgpu::BindGroup>,
-    _winv: Vec<wgpu::Buffer>,
+    _per_cell: [Vec<wgpu::Buffer>; 2],
     _params: Vec<wgpu::Buffer>,
     _placeholders: Vec<wgpu::Buffer>,
 }
@@ -144,6 +145,7 @@ impl Multigrid {
                 Storage,
                 StorageRead,
                 Storage,
+                Storage,
             ],
         );
         let coarse: Vec<MgLevelBuffers> = (1..plan.levels())
@@ -159,17 +161,19 @@ impl Multigrid {
                 }
             })
             .collect();
-        // One over each cell's interpolation weight sum, on every level but the coarsest.
-        let winv: Vec<wgpu::Buffer> = (0..plan.levels() - 1)
-            .map(|l| {
-                storage_buffer(
-                    device,
-                    &format!("Multigrid::level{l}_winv"),
-                    plan.cells(l) as u64 * 4,
-                )
-            })
-            .collect();
-        let placeholders: Vec<wgpu::Buffer> = ["a", "types", "x", "b", "winv"]
+        // Per cell of every level but the coarsest: one over its interpolation weight sum,
+        // and whether the boundary sweeps relax it.
+        let per_cell = |what: &str| -> Vec<wgpu::Buffer> {
+            (0..plan.levels() - 1)
+                .map(|l| {
+                    let label = format!("Multigrid::level{l}_{what}");
+                    storage_buffer(device, &label, plan.cells(l) as u64 * 4)
+                })
+                .collect()
+        };
+        let winv = per_cell("winv");
+        let bmask = per_cell("bmask");
+        let placeholders: Vec<wgpu::Buffer> = ["a", "types", "x", "b", "winv", "bmask"]
             .iter()
             .map(|w| storage_buffer(device, &format!("Multigrid::none_{w}"), 16))
             .collect();
@@ -200,9 +204,12 @@ impl Multigrid {
                     ),
                 };
                 let w = winv.get(l).unwrap_or(&placeholders[4]);
+                let m = bmask.get(l).unwrap_or(&placeholders[5]);
                 kernel.bind(
                     device,
-                    &[&params[l], a, types, x, b, res, ca, ct, cx, cb, &v.state, w],
+                    &[
+                        &params[l], a, types, x, b, res, ca, ct, cx, cb, &v.state, w, m,
+                    ],
                 )
             })
             .collect();
@@ -211,7 +218,7 @@ impl Multigrid {
             kernel,
             coarse,
             groups,
-            _winv: winv,
+            _per_cell: [winv, bmask],
             _params: params,
             _placeholders: placeholders,
         }
@@ -227,7 +234,7 @@ impl Multigrid {
     }
 
     /// Per-solve set-up: coarse types and matrices, finest to coarsest, and each level's
-    /// interpolation weight sums.
+    /// interpolation weight sums and boundary flags.
     pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>) {
         for l in 0..self.plan.levels() - 1 {
             let c = self.plan.cells(l + 1);
