@@ -16,10 +16,14 @@ struct SimParams {
     num_v: u32,            // nx*(ny+1)*nz
     num_w: u32,            // nx*ny*(nz+1)
     max_particle_speed: f32, // clamp that guards the fixed-point accumulators
-    fluid_weight: f32,     // mean P2G face weight above which a cell is FLUID
+    fluid_weight: f32,     // relative density (see mark_cells.wgsl) above which a cell is FLUID
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
+    rest_weight: f32,      // mean P2G face weight of liquid at rest (particles per cell)
+    _pad3: u32,
+    _pad4: u32,
+    _pad5: u32,
 };
 
 const AIR: u32 = 0u;

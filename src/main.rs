@@ -369,12 +369,16 @@ fn initial_fluid_cells(scene: &Scene, init: &InitialState) -> usize {
     let vel = vec![[0.0; 3]; pos.len()];
     let p2g = r::p2g(&g, &pos, &vel);
     let solid: Vec<bool> = init.solid.iter().map(|s| *s != 0).collect();
-    let fluid_weight =
-        eddy::sim::params::FLUID_DENSITY_FRACTION as f64 * scene.particles_per_cell as f64;
-    r::mark_cells(&g, &p2g.count, &p2g.weight, &solid, fluid_weight)
-        .iter()
-        .filter(|t| **t == r::FLUID)
-        .count()
+    r::mark_cells(
+        &g,
+        &p2g.count,
+        &p2g.weight,
+        &solid,
+        scene.particles_per_cell as f64,
+    )
+    .iter()
+    .filter(|t| **t == r::FLUID)
+    .count()
 }
 
 fn check(path: &Path) -> Result<ExitCode> {

@@ -233,6 +233,10 @@ pub struct Scene {
     pub max_substeps: u32,
     /// Layers of velocity extrapolation into AIR.
     pub extrapolation_layers: u32,
+    /// Liquid scenes: move particles out of cells denser than the rest density each
+    /// substep (a second Poisson solve, see src/sim/volume_correction.rs), so the liquid
+    /// keeps its volume.
+    pub volume_correction: bool,
     pub pressure: PressureSettings,
     /// Smoke settings (smoke scenes only).
     pub smoke: SmokeSettings,
@@ -255,6 +259,7 @@ impl Default for Scene {
             frame_dt: 1.0 / 60.0,
             max_substeps: 32,
             extrapolation_layers: 3,
+            volume_correction: true,
             pressure: PressureSettings::default(),
             smoke: SmokeSettings::default(),
         }

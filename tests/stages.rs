@@ -59,11 +59,12 @@ fn case(nz: u32) -> Case {
     let mut pos = Vec::with_capacity(n);
     let mut vel = Vec::with_capacity(n);
     // Particles fill the lower 3/4 of the tank so there are FLUID, AIR and SOLID cells and
-    // a ragged free surface.
+    // a ragged free surface, bunched toward the bottom (over-dense cells for the volume
+    // correction, under-dense ones near the surface).
     while pos.len() < n {
         let p = [
             rng.next_f64() * nx as f64 * h,
-            rng.next_f64() * ny as f64 * h * 0.75,
+            rng.next_f64().powf(1.5) * ny as f64 * h * 0.75,
             rng.next_f64() * nz_ as f64 * h,
         ];
         let c = |a: usize, n: u32| ((p[a] / h) as u32).min(n - 1);
@@ -181,7 +182,15 @@ fn check_all_stages(nz: u32) {
     c.run_to(Stage::MarkCells);
     let types = c.types();
     let ppc = c.scene.particles_per_cell as f64;
-    let expect = cpu::mark_cells(g, &r.count, &gpu_w, &c.solid, 0.5 * ppc);
+    let expect = cpu::mark_cells(g, &r.count, &gpu_w, &c.solid, ppc);
+    let density = c.cells(Field::Density);
+    let expect_density = cpu::relative_density(g, &gpu_w, &c.solid, ppc);
+    let e = max_abs_diff(&density, &expect_density);
+    assert!(e < 1e-5, "density differs by {e}");
+    assert!(
+        density.iter().any(|d| *d > 1.2) && density.iter().any(|d| *d > 0.0 && *d < 0.5),
+        "density input is trivial"
+    );
     let mut mismatches = 0;
     for (i, (a, b)) in types.iter().zip(&expect).enumerate() {
         if a != b {
@@ -192,6 +201,38 @@ fn check_all_stages(nz: u32) {
     for t in [eddy::scene::AIR, eddy::scene::FLUID, eddy::scene::SOLID] {
         assert!(types.iter().any(|x| *x as u32 == t), "no cell of type {t}");
     }
+
+    // Volume correction: its right-hand side, the solve with the free-surface matrix, and
+    // the particles moved by the gradient of its solution. Later stages run without it so
+    // they see the uploaded positions.
+    let rep = c.run_to(Stage::VolumeCorrection);
+    let b = c.cells(Field::Rhs);
+    let rhs = cpu::volume_correction_rhs(g, &types, &density);
+    assert!(max_abs(&rhs) > 0.0, "no over-dense cell");
+    assert!(
+        max_abs_diff(&b, &rhs) < 1e-5 * max_abs(&rhs),
+        "volume rhs differs"
+    );
+    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&density));
+    let psi = cpu::direct_solve(g, &a_ref, &b);
+    let psi_gpu: Vec<f64> = {
+        let scale = c.dt / eddy::sim::DENSITY;
+        c.cells(Field::Pressure).iter().map(|x| x * scale).collect()
+    };
+    let err = max_abs_diff(&psi_gpu, &psi) / max_abs(&psi);
+    let tol = rep.correction.as_ref().unwrap().residual;
+    assert!(
+        err < 1e-2,
+        "volume correction potential relative error {err} (residual {tol})"
+    );
+    let (moved, _) = c.sim.read_particles().unwrap();
+    let expect =
+        cpu::volume_correction_displace(g, &types, &density, &c.solid, &psi_gpu, &c.pos64(&c.pos));
+    let e = max_abs_diff(&c.pos64(&moved).concat(), &expect.concat());
+    assert!(e < 1e-5, "volume correction moves differ by {e}");
+    let shift = max_abs_diff(&c.pos64(&moved).concat(), &c.pos64(&c.pos).concat());
+    assert!(shift > 1e-3 * g.h, "volume correction moved nothing");
+    c.sim.scene.volume_correction = false;
 
     // Forces: f32 adds of g*dt, error ~1e-7.
     c.run_to(Stage::Forces);
@@ -220,7 +261,11 @@ fn check_all_stages(nz: u32) {
     );
     let b = c.cells(Field::Rhs);
     assert!(max_abs_diff(&b, &rhs) < 1e-4 * max_abs(&rhs), "rhs differs");
-    let a_ref = cpu::build_matrix(g, &types);
+    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&density));
+    assert!(
+        a_ref.iter().any(|r| r[0].fract() != 0.0),
+        "no free-surface fraction in the matrix"
+    );
     let a_gpu: Vec<[f64; 4]> = (0..a_ref.len())
         .map(|i| {
             let f = |x: Field| c.sim.read_field(x).unwrap().values[i] as f64;
@@ -232,8 +277,13 @@ fn check_all_stages(nz: u32) {
             ]
         })
         .collect();
-    assert_eq!(a_gpu, a_ref, "packed matrix differs");
-    let (csr, rows) = cpu::assemble_csr(g, &types);
+    let e = a_gpu
+        .iter()
+        .zip(&a_ref)
+        .map(|(x, y)| (0..4).map(|k| (x[k] - y[k]).abs()).fold(0.0, f64::max))
+        .fold(0.0, f64::max);
+    assert!(e < 1e-4, "packed matrix differs by {e}");
+    let (csr, rows) = cpu::assemble_csr(g, &types, &a_gpu);
     for (row, &cell) in rows.iter().enumerate() {
         let diag = csr
             .get_entry(row, row)
@@ -269,7 +319,7 @@ fn check_all_stages(nz: u32) {
     let rep = c.run_to(Stage::Project);
     let after_project = c.vel_grid();
     let mut expect = after_boundary.clone();
-    cpu::project(g, &types, &phi, &mut expect);
+    cpu::project_free_surface(g, &types, Some(&density), &phi, &mut expect);
     let e = mac_diff(&after_project, &expect);
     assert!(e < 1e-4, "projection differs by {e}");
     let (div_after, _) = cpu::divergence(g, &types, &after_project);
@@ -340,7 +390,8 @@ fn gpu_preconditioners_match_the_reference_and_are_positive() {
     c.run_to(Stage::Pressure);
     let g = c.grid.clone();
     let types = c.types();
-    let a = cpu::build_matrix(&g, &types);
+    let density = c.cells(Field::Density);
+    let a = cpu::build_matrix_free_surface(&g, &types, Some(&density));
     let mut rng = SplitMix64(11);
     let r: Vec<f32> = types
         .iter()
@@ -391,13 +442,14 @@ fn gpu_pressure_matches_an_f64_solve_for_every_preconditioner() {
             .iter()
             .map(|t| *t as u8)
             .collect();
+        let density = to_f64(&sim.read_field(Field::Density).unwrap().values);
         for kind in PreconditionerKind::ALL {
             let mut s = scene.clone();
             s.pressure.preconditioner = kind;
             sim.apply_live_settings(&s).unwrap();
             let rep = sim.solve_pressure_again().unwrap();
             let b = to_f64(&sim.read_field(Field::Rhs).unwrap().values);
-            let a = cpu::build_matrix(&g, &types);
+            let a = cpu::build_matrix_free_surface(&g, &types, Some(&density));
             let exact = cpu::direct_solve(&g, &a, &b);
             let dt = sim.fields.params.dt as f64;
             let phi: Vec<f64> = sim

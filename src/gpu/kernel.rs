@@ -39,6 +39,18 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ),
     ("project.wgsl", include_str!("../../shaders/project.wgsl")),
     (
+        "free_surface.wgsl",
+        include_str!("../../shaders/free_surface.wgsl"),
+    ),
+    (
+        "ghost_gradient.wgsl",
+        include_str!("../../shaders/ghost_gradient.wgsl"),
+    ),
+    (
+        "volume_correction.wgsl",
+        include_str!("../../shaders/volume_correction.wgsl"),
+    ),
+    (
         "extrapolate.wgsl",
         include_str!("../../shaders/extrapolate.wgsl"),
     ),

@@ -15,20 +15,51 @@ pub fn mean_face_weight(g: &Grid, weight: &MacField, c: usize) -> f64 {
     s / 6.0
 }
 
-/// SOLID from the mask; FLUID where a particle lies and the mean face weight reaches
-/// `fluid_weight`; AIR elsewhere.
+/// Relative particle density of every cell: the mean weight of its six faces over
+/// `rest_weight` (particles per cell), a face against a solid or the domain wall counted
+/// twice (at rest it collects half an interior face's weight); 0 in SOLID cells.
+pub fn relative_density(g: &Grid, weight: &MacField, solid: &[bool], rest_weight: f64) -> Vec<f64> {
+    let walled = |x: [i64; 3]| g.cell_at(x).is_none_or(|c| solid[c]);
+    (0..g.cells())
+        .map(|c| {
+            if solid[c] {
+                return 0.0;
+            }
+            let x = g.coord(c);
+            let xi = x.map(|v| v as i64);
+            let mut s = 0.0;
+            for comp in 0..3 {
+                let d = g.face_dims(comp);
+                let mut hi = x;
+                hi[comp] += 1;
+                let (mut lo_c, mut hi_c) = (xi, xi);
+                lo_c[comp] -= 1;
+                hi_c[comp] += 1;
+                let factor = |w: bool| if w { 2.0 } else { 1.0 };
+                s += weight.comp(comp)[face_index(x, d)] * factor(walled(lo_c));
+                s += weight.comp(comp)[face_index(hi, d)] * factor(walled(hi_c));
+            }
+            s / (6.0 * rest_weight)
+        })
+        .collect()
+}
+
+/// SOLID from the mask; FLUID where a particle lies and the relative density reaches
+/// [`crate::sim::params::FLUID_DENSITY_FRACTION`]; AIR elsewhere.
 pub fn mark_cells(
     g: &Grid,
     count: &[u32],
     weight: &MacField,
     solid: &[bool],
-    fluid_weight: f64,
+    rest_weight: f64,
 ) -> Vec<u8> {
+    let density = relative_density(g, weight, solid, rest_weight);
+    let threshold = crate::sim::params::FLUID_DENSITY_FRACTION as f64;
     (0..g.cells())
         .map(|c| {
             if solid[c] {
                 SOLID
-            } else if count[c] > 0 && mean_face_weight(g, weight, c) >= fluid_weight {
+            } else if count[c] > 0 && density[c] >= threshold {
                 FLUID
             } else {
                 AIR
@@ -99,28 +130,32 @@ pub fn divergence(g: &Grid, types: &[u8], vel: &MacField) -> (Vec<f64>, Vec<f64>
     (div, rhs)
 }
 
-/// u -= grad(phi) on faces between two non-SOLID cells with at least one FLUID (phi = 0 in AIR).
+/// u -= grad(phi) on faces between two non-SOLID cells with at least one FLUID, phi = 0 at
+/// AIR cell centres (the first-order free surface; [`project_free_surface`] with a density).
 pub fn project(g: &Grid, types: &[u8], phi: &[f64], vel: &mut MacField) {
+    project_free_surface(g, types, None, phi, vel)
+}
+
+/// u -= grad(phi) with the ghost-fluid free surface of `density` (see
+/// [`super::face_gradient`]).
+pub fn project_free_surface(
+    g: &Grid,
+    types: &[u8],
+    density: Option<&[f64]>,
+    phi: &[f64],
+    vel: &mut MacField,
+) {
     for_each_face(g, |comp, f, i| {
-        let [a, b] = face_cells(comp, f);
-        let (ta, tb) = (g.type_at(types, a), g.type_at(types, b));
-        if ta == SOLID || tb == SOLID || (ta != FLUID && tb != FLUID) {
-            return;
+        if let Some(grad) = super::face_gradient(g, types, density, phi, comp, f) {
+            vel.comp_mut(comp)[i] -= grad;
         }
-        let p = |c: [i64; 3], t: u8| {
-            if t == FLUID {
-                phi[g.cell_at(c).unwrap_or(0)]
-            } else {
-                0.0
-            }
-        };
-        vel.comp_mut(comp)[i] -= (p(b, tb) - p(a, ta)) / g.h;
     });
 }
 
-/// Extrapolates velocities into faces that neither touch FLUID nor carry P2G weight, one
-/// layer at a time (average of valid same-component neighbours); faces never reached are
-/// zeroed. Returns the final validity flags per component.
+/// Extrapolates velocities into faces that do not touch FLUID, one layer at a time
+/// (average of valid same-component neighbours); faces never reached keep their velocity
+/// if they carry P2G weight (ballistic spray) and are zeroed otherwise. Returns the final
+/// validity flags per component.
 pub fn extrapolate(
     g: &Grid,
     types: &[u8],
@@ -133,7 +168,7 @@ pub fn extrapolate(
         *v = vec![false; vel.comp(comp).len()];
     }
     for_each_face(g, |comp, f, i| {
-        valid[comp][i] = touches_fluid(g, types, comp, f) || weight.comp(comp)[i] > 0.0;
+        valid[comp][i] = touches_fluid(g, types, comp, f);
     });
     for _ in 0..layers {
         let prev = valid.clone();
@@ -173,7 +208,7 @@ pub fn extrapolate(
     }
     for (comp, v) in valid.iter().enumerate() {
         for (i, ok) in v.iter().enumerate() {
-            if !ok {
+            if !ok && weight.comp(comp)[i] == 0.0 {
                 vel.comp_mut(comp)[i] = 0.0;
             }
         }

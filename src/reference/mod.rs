@@ -10,14 +10,18 @@
 //! - The trilinear stencil clamps the sample point into the face grid, so P2G and G2P use
 //!   identical weights and every weight lands on a real face.
 //! - The pressure unknown is phi = p dt / rho (m^2/s): A phi = b with b = -h^2 div u, A the
-//!   7-point "neighbour count" matrix packed per cell as (diag, +x, +y, +z).
+//!   7-point "neighbour count" matrix packed per cell as (diag, +x, +y, +z). At the liquid's
+//!   free surface an AIR neighbour adds 1/theta (ghost fluid, `free_surface.rs`), theta the
+//!   fraction of the way to the AIR cell's centre where the level set 0.5 - density is 0.
 
+mod free_surface;
 mod grid;
 mod multigrid;
 mod pressure;
 pub mod smoke;
 mod transfer;
 
+pub use free_surface::*;
 pub use grid::*;
 pub use multigrid::*;
 pub use pressure::*;

@@ -1,37 +1,13 @@
 //! Pressure system: packed and CSR matrices, preconditioners, PCG, an accurate solve.
 
-use super::{Grid, FLUID, SOLID};
+use super::{Grid, FLUID};
 use crate::scene::PreconditionerKind;
 use nalgebra_sparse::{CooMatrix, CsrMatrix};
 
-/// Packed matrix per cell: (diag, +x, +y, +z). Rows of non-FLUID cells are zero.
+/// Packed matrix per cell: (diag, +x, +y, +z), p = 0 at AIR cell centres. Rows of
+/// non-FLUID cells are zero.
 pub fn build_matrix(g: &Grid, types: &[u8]) -> Vec<[f64; 4]> {
-    (0..g.cells())
-        .map(|c| {
-            let mut row = [0.0; 4];
-            if types[c] != FLUID {
-                return row;
-            }
-            let x = g.coord(c).map(|v| v as i64);
-            for comp in 0..3 {
-                let mut lo = x;
-                lo[comp] -= 1;
-                let mut hi = x;
-                hi[comp] += 1;
-                let (tl, th) = (g.type_at(types, lo), g.type_at(types, hi));
-                if tl != SOLID {
-                    row[0] += 1.0;
-                }
-                if th != SOLID {
-                    row[0] += 1.0;
-                }
-                if th == FLUID {
-                    row[comp + 1] = -1.0;
-                }
-            }
-            row
-        })
-        .collect()
+    super::build_matrix_free_surface(g, types, None)
 }
 
 /// Neighbour of cell `c` along `comp`, above (`up`) or below, or None outside the grid.
@@ -41,10 +17,9 @@ pub(super) fn neighbour(g: &Grid, c: usize, comp: usize, up: bool) -> Option<usi
     g.cell_at(x)
 }
 
-/// The full symmetric matrix over FLUID cells (rows in cell-index order) and the cell of
-/// each row.
-pub fn assemble_csr(g: &Grid, types: &[u8]) -> (CsrMatrix<f64>, Vec<usize>) {
-    let a = build_matrix(g, types);
+/// The full symmetric matrix of packed `a` over FLUID cells (rows in cell-index order) and
+/// the cell of each row.
+pub fn assemble_csr(g: &Grid, types: &[u8], a: &[[f64; 4]]) -> (CsrMatrix<f64>, Vec<usize>) {
     let rows: Vec<usize> = (0..g.cells()).filter(|&c| types[c] == FLUID).collect();
     let mut row_of = vec![usize::MAX; g.cells()];
     for (r, &c) in rows.iter().enumerate() {
@@ -337,7 +312,7 @@ pub fn direct_solve(g: &Grid, a: &[[f64; 4]], b: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::Rng;
-    use super::super::AIR;
+    use super::super::{AIR, SOLID};
     use super::*;
 
     fn setup(g: &Grid, seed: u64) -> (Vec<u8>, Vec<f64>) {
@@ -380,7 +355,7 @@ mod tests {
         };
         let (types, _) = setup(&g, 4);
         let a = build_matrix(&g, &types);
-        let (csr, rows) = assemble_csr(&g, &types);
+        let (csr, rows) = assemble_csr(&g, &types, &a);
         let mut dense = vec![vec![0.0; rows.len()]; rows.len()];
         for (r, c, v) in csr.triplet_iter() {
             dense[r][c] = *v;

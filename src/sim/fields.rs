@@ -19,6 +19,9 @@ pub struct GridFields {
     pub acc: wgpu::Buffer,
     /// Particles per cell.
     pub count: wgpu::Buffer,
+    /// Relative particle density per cell, rho / rho0 (shaders/mark_cells.wgsl); 0.5 - density
+    /// is the liquid level set of the free surface.
+    pub density: wgpu::Buffer,
     pub cell_type: wgpu::Buffer,
     /// 1 where the scene has a solid.
     pub solid: wgpu::Buffer,
@@ -30,7 +33,8 @@ pub struct GridFields {
     pub div_after: wgpu::Buffer,
     /// Extrapolation validity flags, ping-ponged.
     pub valid: [wgpu::Buffer; 2],
-    /// Atomic counters: 0 fluid cells, 1 max speed bits, 2 max x bits, 3 max |div| bits.
+    /// Atomic counters: 0 fluid cells, 1 max speed bits, 2 max x bits, 3 max |div| bits,
+    /// 4 max |density - 1| bits over FLUID cells, 5 their sum in 1/64 (see mark_cells.wgsl).
     pub counters: wgpu::Buffer,
 }
 
@@ -53,6 +57,7 @@ impl GridFields {
             weight: f("GridFields::weight", faces * 4),
             acc: f("GridFields::acc", faces * 8),
             count: f("GridFields::count", cells * 4),
+            density: f("GridFields::density", cells * 4),
             cell_type: f("GridFields::cell_type", cells * 4),
             solid: f("GridFields::solid", cells * 4),
             solid_vel: f("GridFields::solid_vel", cells * 16),
@@ -76,7 +81,7 @@ impl GridFields {
 
     /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces.
     pub fn bytes(cells: u64, faces: u64) -> u64 {
-        faces * (4 + 4 + 4 + 8 + 8) + cells * (4 * 6 + 16) + COUNTERS as u64 * 4
+        faces * (4 + 4 + 4 + 8 + 8) + cells * (4 * 7 + 16) + COUNTERS as u64 * 4
     }
 }
 

@@ -22,6 +22,7 @@ impl MarkCells {
                 Storage,
                 Storage,
                 StorageRead,
+                Storage,
             ],
         );
         let group = kernel.bind(
@@ -33,6 +34,7 @@ impl MarkCells {
                 &f.cell_type,
                 &f.counters,
                 &f.weight,
+                &f.density,
             ],
         );
         Self { kernel, group }

@@ -16,6 +16,7 @@ pub mod project;
 pub mod smoke;
 pub mod stats;
 pub mod views;
+pub mod volume_correction;
 
 use crate::gpu::{BufferReader, GpuContext, GpuError, PassTimer, StageTiming};
 use crate::scene::{Scene, SceneKind};
@@ -127,6 +128,7 @@ pub(crate) fn checked_cfl_dt(
 pub enum Stage {
     P2g,
     MarkCells,
+    VolumeCorrection,
     Forces,
     Boundary,
     Pressure,
@@ -137,9 +139,10 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 10] = [
         Stage::P2g,
         Stage::MarkCells,
+        Stage::VolumeCorrection,
         Stage::Forces,
         Stage::Boundary,
         Stage::Pressure,
@@ -153,6 +156,7 @@ impl Stage {
         match self {
             Stage::P2g => "p2g",
             Stage::MarkCells => "mark_cells",
+            Stage::VolumeCorrection => "volume_correction",
             Stage::Forces => "forces",
             Stage::Boundary => "boundary",
             Stage::Pressure => "pressure",
@@ -187,6 +191,12 @@ pub struct FrameStats {
     pub front_x: f64,
     /// Iterations of all solves in the frame.
     pub pcg_iterations_total: u32,
+    /// max |rho / rho0 - 1| over FLUID cells in the frame's last substep.
+    pub density_error_max: f64,
+    /// Mean |rho / rho0 - 1| over FLUID cells in the frame's last substep.
+    pub density_error_mean: f64,
+    /// Iterations of all volume-correction solves in the frame.
+    pub volume_iterations: u32,
     /// Largest final max|r| / max|b| over the frame's solves (not in stats.csv).
     pub pcg_max_residual: f64,
     /// Solves in the frame that stopped above the tolerance, at max_iterations or on a
@@ -195,11 +205,11 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
-    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total";
+    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,density_error_max,density_error_mean,volume_iterations";
 
     pub fn csv_row(&self) -> String {
         format!(
-            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{}",
+            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{},{:.4},{:.4},{}",
             self.frame,
             self.time_s,
             self.substeps,
@@ -212,7 +222,10 @@ impl FrameStats {
             self.max_speed,
             self.volume,
             self.front_x,
-            self.pcg_iterations_total
+            self.pcg_iterations_total,
+            self.density_error_max,
+            self.density_error_mean,
+            self.volume_iterations
         )
     }
 }
@@ -225,8 +238,18 @@ pub struct SubstepReport {
     pub max_speed: f32,
     pub front_x: f32,
     pub max_divergence: f32,
+    /// max |rho / rho0 - 1| over FLUID cells after P2G (before the volume correction).
+    pub density_error_max: f32,
+    /// Mean |rho / rho0 - 1| over FLUID cells (each cell's error clamped to 4).
+    pub density_error_mean: f32,
     pub solve: Option<SolveReport>,
+    /// The volume correction's solve, when it ran.
+    pub correction: Option<SolveReport>,
 }
+
+/// Fixed-point scale of the summed density error (DENSITY_ERROR_SCALE in
+/// shaders/mark_cells.wgsl).
+const DENSITY_ERROR_SCALE: f32 = 64.0;
 
 /// Bytes of GPU memory a scene needs, and its largest single buffer.
 #[derive(Clone, Copy, Debug)]
@@ -333,6 +356,7 @@ pub struct Simulation {
     pub pcg: PcgVectors,
     p2g: p2g::P2g,
     mark: mark_cells::MarkCells,
+    volume: volume_correction::VolumeCorrection,
     forces: forces::Forces,
     boundary: boundary::Boundary,
     divergence: divergence::Divergence,
@@ -370,7 +394,7 @@ impl Simulation {
         let mut params =
             SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
         params.pic_ratio = scene.pic_ratio as f32;
-        params.fluid_weight = params::FLUID_DENSITY_FRACTION * scene.particles_per_cell as f32;
+        params.rest_weight = scene.particles_per_cell as f32;
         params.gravity = [
             scene.gravity.0 as f32,
             scene.gravity.1 as f32,
@@ -395,6 +419,7 @@ impl Simulation {
         let sim = Self {
             p2g: p2g::P2g::new(device, &fields, &particles),
             mark: mark_cells::MarkCells::new(device, &fields),
+            volume: volume_correction::VolumeCorrection::new(device, &fields, &pcg, &particles),
             forces: forces::Forces::new(device, &fields),
             boundary: boundary::Boundary::new(device, &fields),
             divergence: divergence::Divergence::new(device, &fields, &pcg),
@@ -439,6 +464,7 @@ impl Simulation {
         self.scene.gravity = scene.gravity;
         self.scene.pressure = scene.pressure.clone();
         self.scene.extrapolation_layers = scene.extrapolation_layers;
+        self.scene.volume_correction = scene.volume_correction;
         self.scene.frame_dt = scene.frame_dt;
         self.scene.max_substeps = scene.max_substeps;
         self.fields.params.pic_ratio = scene.pic_ratio as f32;
@@ -450,6 +476,22 @@ impl Simulation {
         self.pressure
             .write_config(&self.ctx, &self.pcg, &self.scene.pressure);
         Ok(())
+    }
+
+    /// The volume correction's solve: the scene's preconditioner and iteration limit, a cold
+    /// start (the solution buffer holds the last pressure) and a looser tolerance. It shares
+    /// the solution buffer, so a warm-started pressure solve starts from the correction's
+    /// potential rather than the last pressure (still converges; warm starts gain less).
+    fn correction_settings(&self) -> crate::scene::PressureSettings {
+        crate::scene::PressureSettings {
+            tolerance: self
+                .scene
+                .pressure
+                .tolerance
+                .max(volume_correction::CORRECTION_TOLERANCE),
+            warm_start: false,
+            ..self.scene.pressure.clone()
+        }
     }
 
     /// CFL substep: particles move at most `cfl` cells, counting the speed gravity adds.
@@ -471,6 +513,7 @@ impl Simulation {
         let mut total_iterations = 0u32;
         let mut worst_residual = 0.0f64;
         let mut unconverged = 0u32;
+        let mut volume_iterations = 0u32;
         let mut last = SubstepReport::default();
         self.last_timing = StageTiming::default();
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
@@ -500,6 +543,9 @@ impl Simulation {
                 "the largest divergence after projection",
                 last.max_divergence,
             )?;
+            if let Some(c) = &last.correction {
+                volume_iterations += c.iterations;
+            }
             if let Some(solve) = &last.solve {
                 ensure_finite(frame, substeps, "the pressure residual", solve.residual)?;
                 total_iterations += solve.iterations;
@@ -547,6 +593,9 @@ impl Simulation {
                 * (self.scene.domain.2 / self.scene.resolution.2 as f64),
             front_x: last.front_x as f64,
             pcg_iterations_total: total_iterations,
+            density_error_max: last.density_error_max as f64,
+            density_error_mean: last.density_error_mean as f64,
+            volume_iterations,
             pcg_max_residual: worst_residual,
             unconverged_solves: unconverged,
         })
@@ -557,7 +606,7 @@ impl Simulation {
         enc: &'e mut wgpu::CommandEncoder,
         stage: Stage,
     ) -> wgpu::ComputePass<'e> {
-        let end = stage != Stage::Pressure;
+        let end = !matches!(stage, Stage::Pressure | Stage::VolumeCorrection);
         enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(stage.name()),
             timestamp_writes: self.timer.writes(stage.name(), true, end),
@@ -592,6 +641,44 @@ impl Simulation {
             let mut pass = self.begin_pass(&mut enc, Stage::MarkCells);
             self.mark.record(&mut pass, f);
         }
+        let correct = run(Stage::VolumeCorrection) && self.scene.volume_correction;
+        if correct {
+            let settings = self.correction_settings();
+            self.pressure.write_config(&self.ctx, &self.pcg, &settings);
+            let mut pass = self.begin_pass(&mut enc, Stage::VolumeCorrection);
+            self.volume.record_rhs(&mut pass, f);
+            self.pressure.record_setup(&mut pass, f, kind);
+        }
+        let correction = if correct {
+            self.ctx.queue.submit([enc.finish()]);
+            let settings = self.correction_settings();
+            let report =
+                self.pressure
+                    .iterate(&self.ctx, &self.fields, &self.pcg, &settings, None)?;
+            self.pressure
+                .write_config(&self.ctx, &self.pcg, &self.scene.pressure);
+            enc = self
+                .ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("Simulation::substep_forces"),
+                });
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("volume_correction::displace"),
+                    timestamp_writes: self.timer.writes(
+                        Stage::VolumeCorrection.name(),
+                        false,
+                        true,
+                    ),
+                });
+                self.volume.record_displace(&mut pass, &self.particles);
+            }
+            Some(report)
+        } else {
+            None
+        };
+        let f = &self.fields;
         if run(Stage::Forces) {
             let mut pass = self.begin_pass(&mut enc, Stage::Forces);
             self.forces.record(&mut pass, f);
@@ -607,7 +694,10 @@ impl Simulation {
         }
         self.ctx.queue.submit([enc.finish()]);
         let solve = if run(Stage::Pressure) {
-            let timer = self.timer.enabled().then_some(&self.timer);
+            let timer = self
+                .timer
+                .enabled()
+                .then_some((&self.timer, Stage::Pressure.name()));
             Some(self.pressure.iterate(
                 &self.ctx,
                 &self.fields,
@@ -661,7 +751,14 @@ impl Simulation {
             max_speed: f32::from_bits(c[1]),
             front_x: f32::from_bits(c[2]),
             max_divergence: f32::from_bits(c[3]),
+            density_error_max: f32::from_bits(c[4]),
+            density_error_mean: if c[0] > 0 {
+                c[5] as f32 / (DENSITY_ERROR_SCALE * c[0] as f32)
+            } else {
+                0.0
+            },
             solve: solve.clone(),
+            correction,
         };
         if last == Stage::Advect {
             self.max_speed = report.max_speed;
@@ -717,7 +814,10 @@ impl Simulation {
             self.pressure.record_setup(&mut pass, &self.fields, kind);
         }
         self.ctx.queue.submit([enc.finish()]);
-        let timer = self.timer.enabled().then_some(&self.timer);
+        let timer = self
+            .timer
+            .enabled()
+            .then_some((&self.timer, Stage::Pressure.name()));
         let report = self.pressure.iterate(
             &self.ctx,
             &self.fields,

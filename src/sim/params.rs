@@ -20,14 +20,19 @@ pub struct SimParams {
     pub max_particle_speed: f32,
     pub fluid_weight: f32,
     pub _pad: [u32; 3],
+    pub rest_weight: f32,
+    pub _pad_rest: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<SimParams>() == 80);
+const _: () = assert!(std::mem::size_of::<SimParams>() == 96);
 
-/// A cell is FLUID when the mean P2G weight of its six faces reaches this fraction of the
-/// rest density (particles per cell). Counting every cell that holds a single particle as
-/// full of liquid makes the volume the pressure solve sees grow by 20% and more as a dam
-/// break spreads into thin sheets; a density threshold keeps it within a few percent.
-/// Particles in cells below it fly ballistically (gravity still acts on their faces).
+/// A cell is FLUID when it holds a particle and its relative density (the wall-corrected
+/// mean P2G weight of its six faces over the rest weight, see shaders/mark_cells.wgsl)
+/// reaches this value. With a smoothing kernel symmetric about the surface, a cell is at
+/// least half full exactly when its centre lies inside the liquid, so this is the liquid
+/// level set `0.5 - density` read at the cell centre: the FLUID cells count the liquid
+/// volume without bias (marking every cell that holds one particle overcounts a settled
+/// pool by half a layer and a splash by 20% and more), and the free-surface boundary
+/// (shaders/free_surface.wgsl) places p = 0 where the same level set crosses zero.
 pub const FLUID_DENSITY_FRACTION: f32 = 0.5;
 
 impl SimParams {
@@ -46,8 +51,10 @@ impl SimParams {
             num_v: nx * (ny + 1) * nz,
             num_w: nx * ny * (nz + 1),
             max_particle_speed: super::p2g::MAX_PARTICLE_SPEED,
-            fluid_weight: 0.0,
+            fluid_weight: FLUID_DENSITY_FRACTION,
             _pad: [0; 3],
+            rest_weight: 1.0,
+            _pad_rest: [0; 3],
         }
     }
 

@@ -16,9 +16,12 @@ impl Project {
             "project.wgsl",
             "Project",
             &["main"],
-            &[Uniform, StorageRead, StorageRead, Storage],
+            &[Uniform, StorageRead, StorageRead, Storage, StorageRead],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &v.p, &f.vel]);
+        let group = kernel.bind(
+            device,
+            &[&f.params_buffer, &f.cell_type, &v.p, &f.vel, &f.density],
+        );
         Self { kernel, group }
     }
 

@@ -35,6 +35,10 @@ pub enum Field {
     FlipDeltaW,
     CellType,
     ParticleCount,
+    /// Relative particle density rho / rho0 (1 = rest).
+    Density,
+    /// Liquid level set 0.5 - rho / rho0 (negative inside; the free surface is its zero).
+    LevelSet,
     Divergence,
     DivergenceAfter,
     ADiag,
@@ -55,7 +59,7 @@ pub enum Field {
 
 impl Field {
     /// The fields of the simulation grid (the multigrid levels come from [`MgField::list`]).
-    pub const ALL: [Field; 27] = [
+    pub const ALL: [Field; 29] = [
         Field::U,
         Field::V,
         Field::W,
@@ -70,6 +74,8 @@ impl Field {
         Field::FlipDeltaW,
         Field::CellType,
         Field::ParticleCount,
+        Field::Density,
+        Field::LevelSet,
         Field::Divergence,
         Field::DivergenceAfter,
         Field::ADiag,
@@ -102,6 +108,8 @@ impl Field {
             Field::FlipDeltaW => "FLIP delta w",
             Field::CellType => "cell type",
             Field::ParticleCount => "particles per cell",
+            Field::Density => "density / rest density",
+            Field::LevelSet => "liquid level set (0.5 - density)",
             Field::Divergence => "divergence (before)",
             Field::DivergenceAfter => "divergence (after)",
             Field::ADiag => "A diagonal",
@@ -136,6 +144,8 @@ impl Field {
             Field::FlipDeltaW => "flip_delta_w",
             Field::CellType => "cell_type",
             Field::ParticleCount => "particle_count",
+            Field::Density => "density",
+            Field::LevelSet => "level_set",
             Field::Divergence => "divergence",
             Field::DivergenceAfter => "divergence_after",
             Field::ADiag => "a_diag",
@@ -176,6 +186,7 @@ impl Field {
                 | Field::WeightW
                 | Field::CellType
                 | Field::ParticleCount
+                | Field::Density
                 | Field::ADiag
                 | Field::MicPrecon
         ) && self.cell_types() != self
@@ -293,6 +304,11 @@ impl Simulation {
                 let values = match field {
                     Field::CellType => u32s(&self.fields.cell_type)?,
                     Field::ParticleCount => u32s(&self.fields.count)?,
+                    Field::Density => read_f32(&self.fields.density)?,
+                    Field::LevelSet => read_f32(&self.fields.density)?
+                        .into_iter()
+                        .map(|d| 0.5 - d)
+                        .collect(),
                     Field::Divergence => read_f32(&self.fields.divergence)?,
                     Field::DivergenceAfter => read_f32(&self.fields.div_after)?,
                     Field::ADiag => a_entry(0)?,

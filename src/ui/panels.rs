@@ -149,6 +149,10 @@ impl ParametersPanel {
                         .text("extrapolation layers"),
                 )
                 .changed();
+            changed |= ui
+                .checkbox(&mut s.volume_correction, "volume correction")
+                .on_hover_text("move particles out of over-dense cells each substep")
+                .changed();
         }
         if changed {
             self.actions.push(Action::ApplyParameters);

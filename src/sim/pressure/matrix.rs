@@ -1,4 +1,5 @@
-//! Packed pressure matrix (diag, +x, +y, +z) built from the cell types (shaders/build_matrix.wgsl).
+//! Packed pressure matrix (diag, +x, +y, +z) built from the cell types and the free surface
+//! (shaders/build_matrix.wgsl).
 
 use super::PcgVectors;
 use crate::gpu::{Binding::*, Kernel};
@@ -16,9 +17,9 @@ impl BuildMatrix {
             "build_matrix.wgsl",
             "BuildMatrix",
             &["main"],
-            &[Uniform, StorageRead, Storage],
+            &[Uniform, StorageRead, Storage, StorageRead],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &v.a]);
+        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &v.a, &f.density]);
         Self { kernel, group }
     }
 

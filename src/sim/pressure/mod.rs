@@ -199,14 +199,15 @@ impl PressureSolver {
     /// of chunk k-1 while chunk k runs, so the GPU never idles on a check. Iterations after
     /// convergence return at once on the GPU (they test the flag first).
     ///
-    /// `around_chunk` lets the caller add passes (e.g. timestamps) to each chunk's encoder.
+    /// With a timer, the solve's end closes the timing of `stage` (opened by the caller's
+    /// set-up pass).
     pub fn iterate(
         &mut self,
         ctx: &GpuContext,
         f: &GridFields,
         v: &PcgVectors,
         s: &PressureSettings,
-        timer: Option<&crate::gpu::PassTimer>,
+        timer: Option<(&crate::gpu::PassTimer, &str)>,
     ) -> Result<SolveReport, GpuError> {
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
@@ -247,11 +248,11 @@ impl PressureSolver {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("PressureSolver::end"),
             });
-        if let Some(t) = timer {
-            // An empty pass closes the "pressure" timing after the last chunk.
+        if let Some((t, stage)) = timer {
+            // An empty pass closes the stage's timing after the last chunk.
             let _ = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("pressure::end"),
-                timestamp_writes: t.writes("pressure", false, true),
+                timestamp_writes: t.writes(stage, false, true),
             });
         }
         self.final_reader.copy_from(&mut enc, &v.state);

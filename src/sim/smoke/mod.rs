@@ -880,7 +880,10 @@ impl SmokeSimulation {
         }
         self.ctx.queue.submit([enc.finish()]);
         let solve = if run(SmokeStage::Pressure) {
-            let timer = self.timer.enabled().then_some(&self.timer);
+            let timer = self
+                .timer
+                .enabled()
+                .then_some((&self.timer, SmokeStage::Pressure.name()));
             Some(self.pressure.iterate(
                 &self.ctx,
                 &self.fields,

@@ -1,0 +1,63 @@
+//!include prelude.wgsl
+//!include cells.wgsl
+// Volume correction by a density projection (after Kugelstadt et al. 2019): where particles
+// have bunched above the rest density, a displacement d = grad(psi) with div d = max(rho - 1, 0)
+// spreads them out again; psi solves A psi = -h^2 max(rho - 1, 0) with the pressure matrix
+// (psi = 0 on the free surface), so over-full cells push their excess into the AIR above
+// and into under-full neighbours. Particles move; their velocities do not change.
+// `rhs` writes b; the pressure solver solves for psi (in the `phi` buffer); `displace`
+// moves the particles by the interpolated face gradient.
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> cell_type: array<u32>;
+@group(0) @binding(2) var<storage, read> density: array<f32>;
+@group(0) @binding(3) var<storage, read_write> rhs_out: array<f32>;
+@group(0) @binding(4) var<storage, read> phi: array<f32>;
+@group(0) @binding(5) var<storage, read> solid: array<u32>;
+@group(0) @binding(6) var<storage, read_write> pos: array<vec4<f32>>;
+//!include free_surface.wgsl
+//!include ghost_gradient.wgsl
+
+// Largest excess density corrected in one substep, and the largest move per axis (cells):
+// a badly compacted layer relaxes over a few substeps instead of jumping.
+const MAX_EXCESS: f32 = 0.5;
+const MAX_SHIFT: f32 = 0.5;
+
+@compute @workgroup_size(64)
+fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+       @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    var b = 0.0;
+    if (cell_type[c] == FLUID) {
+        b = -params.h * params.h * clamp(density[c] - 1.0, 0.0, MAX_EXCESS);
+    }
+    rhs_out[c] = b;
+}
+
+fn solid_at(x: vec3<f32>) -> bool {
+    let c = clamp(vec3<i32>(floor(x * params.inv_h)), vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
+    return solid[cell_index(c, params.n)] != 0u;
+}
+
+@compute @workgroup_size(64)
+fn displace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    let id = linear_id(wg, nwg, li);
+    if (id >= params.num_particles) { return; }
+    let x0 = pos[id].xyz;
+    var shift = vec3<f32>(0.0);
+    for (var comp = 0u; comp < 3u; comp++) {
+        let s = stencil(comp, x0, params);
+        for (var c = 0u; c < 8u; c++) {
+            shift[comp] += stencil_weight(s, c) * face_gradient(comp, stencil_node(s, c)).y;
+        }
+    }
+    let lim = MAX_SHIFT * params.h;
+    shift = clamp(shift, vec3<f32>(-lim), vec3<f32>(lim));
+    let m = 0.01 * params.h;
+    let x = clamp(x0 + shift, vec3<f32>(m), vec3<f32>(params.n) * params.h - vec3<f32>(m));
+    if (!solid_at(x)) {
+        pos[id] = vec4<f32>(x, pos[id].w);
+    }
+}

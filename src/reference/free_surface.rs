@@ -1,0 +1,131 @@
+//! The liquid's free surface (ghost fluid) and the volume correction, in f64. The GPU
+//! versions are shaders/free_surface.wgsl, shaders/build_matrix.wgsl and
+//! shaders/volume_correction.wgsl; the reasoning is written there.
+
+use super::{face_cells, stencil_nodes, Grid, FLUID, SOLID};
+
+/// Smallest surface fraction (THETA_MIN in shaders/free_surface.wgsl).
+pub const THETA_MIN: f64 = 0.05;
+/// Largest excess density corrected per substep (MAX_EXCESS in volume_correction.wgsl).
+pub const MAX_EXCESS: f64 = 0.5;
+/// Largest particle move per axis in cells (MAX_SHIFT in volume_correction.wgsl).
+pub const MAX_SHIFT: f64 = 0.5;
+
+/// Fraction of the way from FLUID cell `fluid`'s centre to AIR cell `air`'s at which the
+/// level set 0.5 - density crosses zero; 1 without a density or without a crossing.
+pub fn surface_theta(density: Option<&[f64]>, fluid: usize, air: usize) -> f64 {
+    let Some(d) = density else { return 1.0 };
+    let (pa, pb) = (0.5 - d[fluid], 0.5 - d[air]);
+    if pb <= pa || pa > 0.0 {
+        return 1.0;
+    }
+    (pa / (pa - pb)).clamp(THETA_MIN, 1.0)
+}
+
+/// (phi_b - phi_a) / h across face `f` of component `comp` with ghost values in AIR, or
+/// None where the face carries no gradient (a SOLID side, or no FLUID side).
+pub fn face_gradient(
+    g: &Grid,
+    types: &[u8],
+    density: Option<&[f64]>,
+    phi: &[f64],
+    comp: usize,
+    f: [usize; 3],
+) -> Option<f64> {
+    let [a, b] = face_cells(comp, f);
+    let (ta, tb) = (g.type_at(types, a), g.type_at(types, b));
+    if ta == SOLID || tb == SOLID || (ta != FLUID && tb != FLUID) {
+        return None;
+    }
+    let (ca, cb) = (g.cell_at(a)?, g.cell_at(b)?);
+    Some(match (ta == FLUID, tb == FLUID) {
+        (true, true) => (phi[cb] - phi[ca]) / g.h,
+        (true, false) => -phi[ca] / surface_theta(density, ca, cb) / g.h,
+        _ => phi[cb] / surface_theta(density, cb, ca) / g.h,
+    })
+}
+
+/// Packed matrix with the ghost-fluid free surface: an AIR neighbour adds 1/theta to the
+/// diagonal. Without a density it is the first-order matrix (theta = 1).
+pub fn build_matrix_free_surface(g: &Grid, types: &[u8], density: Option<&[f64]>) -> Vec<[f64; 4]> {
+    (0..g.cells())
+        .map(|c| {
+            let mut row = [0.0; 4];
+            if types[c] != FLUID {
+                return row;
+            }
+            let x = g.coord(c).map(|v| v as i64);
+            for comp in 0..3 {
+                for s in [-1i64, 1] {
+                    let mut nb = x;
+                    nb[comp] += s;
+                    match g.type_at(types, nb) {
+                        SOLID => {}
+                        FLUID => {
+                            row[0] += 1.0;
+                            if s == 1 {
+                                row[comp + 1] = -1.0;
+                            }
+                        }
+                        _ => {
+                            let air = g.cell_at(nb).expect("AIR cells lie inside the grid");
+                            row[0] += 1.0 / surface_theta(density, c, air);
+                        }
+                    }
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+/// Right-hand side of the volume correction: -h^2 min(max(density - 1, 0), MAX_EXCESS) on
+/// FLUID cells.
+pub fn volume_correction_rhs(g: &Grid, types: &[u8], density: &[f64]) -> Vec<f64> {
+    (0..g.cells())
+        .map(|c| {
+            if types[c] == FLUID {
+                -g.h * g.h * (density[c] - 1.0).clamp(0.0, MAX_EXCESS)
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// Particles moved by the interpolated face gradient of `psi` (clamped to MAX_SHIFT cells
+/// per axis), kept inside the domain; a move that would end in a SOLID cell is dropped.
+pub fn volume_correction_displace(
+    g: &Grid,
+    types: &[u8],
+    density: &[f64],
+    solid: &[bool],
+    psi: &[f64],
+    pos: &[[f64; 3]],
+) -> Vec<[f64; 3]> {
+    let n = g.n();
+    let m = 0.01 * g.h;
+    pos.iter()
+        .map(|x0| {
+            let mut x = *x0;
+            for comp in 0..3 {
+                let d = g.face_dims(comp);
+                let mut shift = 0.0;
+                for (idx, w) in stencil_nodes(g, comp, *x0) {
+                    let f = [idx % d[0], (idx / d[0]) % d[1], idx / (d[0] * d[1])];
+                    if let Some(grad) = face_gradient(g, types, Some(density), psi, comp, f) {
+                        shift += w * grad;
+                    }
+                }
+                let lim = MAX_SHIFT * g.h;
+                x[comp] = (x0[comp] + shift.clamp(-lim, lim)).clamp(m, n[comp] as f64 * g.h - m);
+            }
+            let cell = super::cell_of(g, x);
+            if solid[cell] {
+                *x0
+            } else {
+                x
+            }
+        })
+        .collect()
+}
