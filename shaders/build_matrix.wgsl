@@ -7,7 +7,7 @@
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read_write> a: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> density: array<f32>;
+@group(0) @binding(3) var<storage, read> surface: array<f32>;
 //!include free_surface.wgsl
 
 fn neighbour_diag(x: vec3<i32>, nb: vec3<i32>) -> f32 {

@@ -8,7 +8,7 @@
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read> phi: array<f32>;
 @group(0) @binding(3) var<storage, read_write> grid_vel: array<f32>;
-@group(0) @binding(4) var<storage, read> density: array<f32>;
+@group(0) @binding(4) var<storage, read> surface: array<f32>;
 //!include free_surface.wgsl
 //!include ghost_gradient.wgsl
 

@@ -1,10 +1,12 @@
 //!include prelude.wgsl
 //!include cells.wgsl
-// Volume correction by a density projection (after Kugelstadt et al. 2019): where particles
-// have bunched above the rest density, a displacement d = grad(psi) with div d = max(rho - 1, 0)
-// spreads them out again; psi solves A psi = -h^2 max(rho - 1, 0) with the pressure matrix
-// (psi = 0 on the free surface), so over-full cells push their excess into the AIR above
-// and into under-full neighbours. Particles move; their velocities do not change.
+// Volume correction by a density projection (after Kugelstadt et al. 2019): a displacement
+// d = grad(psi) with div d = e, e the density error rho - 1, moves particles from over-full
+// cells into under-full ones; psi solves A psi = -h^2 e with the pressure matrix (psi = 0 on
+// the free surface). Cells next to AIR are partly filled by nature, so there only excess
+// density counts (e >= 0); inside the liquid both signs count, otherwise noise would only
+// ever be corrected upward and the liquid would swell. Particles move; their velocities do
+// not change.
 // `rhs` writes b; the pressure solver solves for psi (in the `phi` buffer); `displace`
 // moves the particles by the interpolated face gradient.
 
@@ -15,6 +17,7 @@
 @group(0) @binding(4) var<storage, read> phi: array<f32>;
 @group(0) @binding(5) var<storage, read> solid: array<u32>;
 @group(0) @binding(6) var<storage, read_write> pos: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> surface: array<f32>;
 //!include free_surface.wgsl
 //!include ghost_gradient.wgsl
 
@@ -30,7 +33,12 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
     if (c >= params.num_cells) { return; }
     var b = 0.0;
     if (cell_type[c] == FLUID) {
-        b = -params.h * params.h * clamp(density[c] - 1.0, 0.0, MAX_EXCESS);
+        let x = cell_coord(c, params.n);
+        var lowest = -MAX_EXCESS;
+        for (var comp = 0u; comp < 3u; comp++) {
+            if (type_at(x - unit(comp)) == AIR || type_at(x + unit(comp)) == AIR) { lowest = 0.0; }
+        }
+        b = -params.h * params.h * clamp(density[c] - 1.0, lowest, MAX_EXCESS);
     }
     rhs_out[c] = b;
 }

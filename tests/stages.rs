@@ -191,6 +191,12 @@ fn check_all_stages(nz: u32) {
         density.iter().any(|d| *d > 1.2) && density.iter().any(|d| *d > 0.0 && *d < 0.5),
         "density input is trivial"
     );
+    let surface = cpu::surface_density(g, &density, &c.solid);
+    let e = max_abs_diff(
+        &c.cells(Field::LevelSet),
+        &surface.iter().map(|s| 0.5 - s).collect::<Vec<_>>(),
+    );
+    assert!(e < 1e-5, "level set differs by {e}");
     let mut mismatches = 0;
     for (i, (a, b)) in types.iter().zip(&expect).enumerate() {
         if a != b {
@@ -213,7 +219,7 @@ fn check_all_stages(nz: u32) {
         max_abs_diff(&b, &rhs) < 1e-5 * max_abs(&rhs),
         "volume rhs differs"
     );
-    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&density));
+    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&surface));
     let psi = cpu::direct_solve(g, &a_ref, &b);
     let psi_gpu: Vec<f64> = {
         let scale = c.dt / eddy::sim::DENSITY;
@@ -227,7 +233,7 @@ fn check_all_stages(nz: u32) {
     );
     let (moved, _) = c.sim.read_particles().unwrap();
     let expect =
-        cpu::volume_correction_displace(g, &types, &density, &c.solid, &psi_gpu, &c.pos64(&c.pos));
+        cpu::volume_correction_displace(g, &types, &surface, &c.solid, &psi_gpu, &c.pos64(&c.pos));
     let e = max_abs_diff(&c.pos64(&moved).concat(), &expect.concat());
     assert!(e < 1e-5, "volume correction moves differ by {e}");
     let shift = max_abs_diff(&c.pos64(&moved).concat(), &c.pos64(&c.pos).concat());
@@ -261,7 +267,7 @@ fn check_all_stages(nz: u32) {
     );
     let b = c.cells(Field::Rhs);
     assert!(max_abs_diff(&b, &rhs) < 1e-4 * max_abs(&rhs), "rhs differs");
-    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&density));
+    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&surface));
     assert!(
         a_ref.iter().any(|r| r[0].fract() != 0.0),
         "no free-surface fraction in the matrix"
@@ -319,7 +325,7 @@ fn check_all_stages(nz: u32) {
     let rep = c.run_to(Stage::Project);
     let after_project = c.vel_grid();
     let mut expect = after_boundary.clone();
-    cpu::project_free_surface(g, &types, Some(&density), &phi, &mut expect);
+    cpu::project_free_surface(g, &types, Some(&surface), &phi, &mut expect);
     let e = mac_diff(&after_project, &expect);
     assert!(e < 1e-4, "projection differs by {e}");
     let (div_after, _) = cpu::divergence(g, &types, &after_project);
@@ -390,8 +396,8 @@ fn gpu_preconditioners_match_the_reference_and_are_positive() {
     c.run_to(Stage::Pressure);
     let g = c.grid.clone();
     let types = c.types();
-    let density = c.cells(Field::Density);
-    let a = cpu::build_matrix_free_surface(&g, &types, Some(&density));
+    let surface: Vec<f64> = c.cells(Field::LevelSet).iter().map(|l| 0.5 - l).collect();
+    let a = cpu::build_matrix_free_surface(&g, &types, Some(&surface));
     let mut rng = SplitMix64(11);
     let r: Vec<f32> = types
         .iter()
@@ -442,14 +448,17 @@ fn gpu_pressure_matches_an_f64_solve_for_every_preconditioner() {
             .iter()
             .map(|t| *t as u8)
             .collect();
-        let density = to_f64(&sim.read_field(Field::Density).unwrap().values);
+        let surface: Vec<f64> = to_f64(&sim.read_field(Field::LevelSet).unwrap().values)
+            .iter()
+            .map(|l| 0.5 - l)
+            .collect();
         for kind in PreconditionerKind::ALL {
             let mut s = scene.clone();
             s.pressure.preconditioner = kind;
             sim.apply_live_settings(&s).unwrap();
             let rep = sim.solve_pressure_again().unwrap();
             let b = to_f64(&sim.read_field(Field::Rhs).unwrap().values);
-            let a = cpu::build_matrix_free_surface(&g, &types, Some(&density));
+            let a = cpu::build_matrix_free_surface(&g, &types, Some(&surface));
             let exact = cpu::direct_solve(&g, &a, &b);
             let dt = sim.fields.params.dt as f64;
             let phi: Vec<f64> = sim

@@ -6,20 +6,25 @@ use super::{face_cells, stencil_nodes, Grid, FLUID, SOLID};
 
 /// Smallest surface fraction (THETA_MIN in shaders/free_surface.wgsl).
 pub const THETA_MIN: f64 = 0.05;
+/// Correction of the linear interpolation for the filtered density's step profile
+/// (SURFACE_CURVE in shaders/free_surface.wgsl).
+pub const SURFACE_CURVE: f64 = 0.021;
 /// Largest excess density corrected per substep (MAX_EXCESS in volume_correction.wgsl).
 pub const MAX_EXCESS: f64 = 0.5;
 /// Largest particle move per axis in cells (MAX_SHIFT in volume_correction.wgsl).
 pub const MAX_SHIFT: f64 = 0.5;
 
 /// Fraction of the way from FLUID cell `fluid`'s centre to AIR cell `air`'s at which the
-/// level set 0.5 - density crosses zero; 1 without a density or without a crossing.
-pub fn surface_theta(density: Option<&[f64]>, fluid: usize, air: usize) -> f64 {
-    let Some(d) = density else { return 1.0 };
+/// level set 0.5 - surface crosses zero (`surface` the filtered density,
+/// [`surface_density`]); 1 without one or without a crossing.
+pub fn surface_theta(surface: Option<&[f64]>, fluid: usize, air: usize) -> f64 {
+    let Some(d) = surface else { return 1.0 };
     let (pa, pb) = (0.5 - d[fluid], 0.5 - d[air]);
     if pb <= pa || pa > 0.0 {
         return 1.0;
     }
-    (pa / (pa - pb)).clamp(THETA_MIN, 1.0)
+    let t = pa / (pa - pb);
+    (t - SURFACE_CURVE * (std::f64::consts::TAU * t).sin()).clamp(THETA_MIN, 1.0)
 }
 
 /// (phi_b - phi_a) / h across face `f` of component `comp` with ghost values in AIR, or
@@ -27,7 +32,7 @@ pub fn surface_theta(density: Option<&[f64]>, fluid: usize, air: usize) -> f64 {
 pub fn face_gradient(
     g: &Grid,
     types: &[u8],
-    density: Option<&[f64]>,
+    surface: Option<&[f64]>,
     phi: &[f64],
     comp: usize,
     f: [usize; 3],
@@ -40,14 +45,41 @@ pub fn face_gradient(
     let (ca, cb) = (g.cell_at(a)?, g.cell_at(b)?);
     Some(match (ta == FLUID, tb == FLUID) {
         (true, true) => (phi[cb] - phi[ca]) / g.h,
-        (true, false) => -phi[ca] / surface_theta(density, ca, cb) / g.h,
-        _ => phi[cb] / surface_theta(density, cb, ca) / g.h,
+        (true, false) => -phi[ca] / surface_theta(surface, ca, cb) / g.h,
+        _ => phi[cb] / surface_theta(surface, cb, ca) / g.h,
     })
+}
+
+/// The density filtered with weights (1 2 1)/4 per axis over the non-SOLID cells of each
+/// 3x3x3 block (the `filter_density` kernel of mark_cells.wgsl); 0 in SOLID cells.
+pub fn surface_density(g: &Grid, density: &[f64], solid: &[bool]) -> Vec<f64> {
+    (0..g.cells())
+        .map(|c| {
+            if solid[c] {
+                return 0.0;
+            }
+            let x = g.coord(c).map(|v| v as i64);
+            let (mut sum, mut wsum) = (0.0, 0.0);
+            for o in 0..27i64 {
+                let d = [o % 3 - 1, (o / 3) % 3 - 1, o / 9 - 1];
+                let Some(y) = g.cell_at([x[0] + d[0], x[1] + d[1], x[2] + d[2]]) else {
+                    continue;
+                };
+                if solid[y] {
+                    continue;
+                }
+                let w: f64 = d.iter().map(|v| (2 - v.abs()) as f64).product();
+                sum += w * density[y];
+                wsum += w;
+            }
+            sum / wsum
+        })
+        .collect()
 }
 
 /// Packed matrix with the ghost-fluid free surface: an AIR neighbour adds 1/theta to the
 /// diagonal. Without a density it is the first-order matrix (theta = 1).
-pub fn build_matrix_free_surface(g: &Grid, types: &[u8], density: Option<&[f64]>) -> Vec<[f64; 4]> {
+pub fn build_matrix_free_surface(g: &Grid, types: &[u8], surface: Option<&[f64]>) -> Vec<[f64; 4]> {
     (0..g.cells())
         .map(|c| {
             let mut row = [0.0; 4];
@@ -69,7 +101,7 @@ pub fn build_matrix_free_surface(g: &Grid, types: &[u8], density: Option<&[f64]>
                         }
                         _ => {
                             let air = g.cell_at(nb).expect("AIR cells lie inside the grid");
-                            row[0] += 1.0 / surface_theta(density, c, air);
+                            row[0] += 1.0 / surface_theta(surface, c, air);
                         }
                     }
                 }
@@ -79,16 +111,24 @@ pub fn build_matrix_free_surface(g: &Grid, types: &[u8], density: Option<&[f64]>
         .collect()
 }
 
-/// Right-hand side of the volume correction: -h^2 min(max(density - 1, 0), MAX_EXCESS) on
-/// FLUID cells.
+/// Right-hand side of the volume correction on FLUID cells: -h^2 (density - 1) clamped to
+/// [-MAX_EXCESS, MAX_EXCESS], and to [0, MAX_EXCESS] next to AIR.
 pub fn volume_correction_rhs(g: &Grid, types: &[u8], density: &[f64]) -> Vec<f64> {
     (0..g.cells())
         .map(|c| {
-            if types[c] == FLUID {
-                -g.h * g.h * (density[c] - 1.0).clamp(0.0, MAX_EXCESS)
-            } else {
-                0.0
+            if types[c] != FLUID {
+                return 0.0;
             }
+            let x = g.coord(c).map(|v| v as i64);
+            let surface = (0..3).any(|comp| {
+                [-1i64, 1].iter().any(|s| {
+                    let mut nb = x;
+                    nb[comp] += s;
+                    g.type_at(types, nb) == super::AIR
+                })
+            });
+            let lowest = if surface { 0.0 } else { -MAX_EXCESS };
+            -g.h * g.h * (density[c] - 1.0).clamp(lowest, MAX_EXCESS)
         })
         .collect()
 }
@@ -98,7 +138,7 @@ pub fn volume_correction_rhs(g: &Grid, types: &[u8], density: &[f64]) -> Vec<f64
 pub fn volume_correction_displace(
     g: &Grid,
     types: &[u8],
-    density: &[f64],
+    surface: &[f64],
     solid: &[bool],
     psi: &[f64],
     pos: &[[f64; 3]],
@@ -113,7 +153,7 @@ pub fn volume_correction_displace(
                 let mut shift = 0.0;
                 for (idx, w) in stencil_nodes(g, comp, *x0) {
                     let f = [idx % d[0], (idx / d[0]) % d[1], idx / (d[0] * d[1])];
-                    if let Some(grad) = face_gradient(g, types, Some(density), psi, comp, f) {
+                    if let Some(grad) = face_gradient(g, types, Some(surface), psi, comp, f) {
                         shift += w * grad;
                     }
                 }

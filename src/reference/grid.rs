@@ -136,17 +136,17 @@ pub fn project(g: &Grid, types: &[u8], phi: &[f64], vel: &mut MacField) {
     project_free_surface(g, types, None, phi, vel)
 }
 
-/// u -= grad(phi) with the ghost-fluid free surface of `density` (see
+/// u -= grad(phi) with the ghost-fluid free surface of the filtered density `surface` (see
 /// [`super::face_gradient`]).
 pub fn project_free_surface(
     g: &Grid,
     types: &[u8],
-    density: Option<&[f64]>,
+    surface: Option<&[f64]>,
     phi: &[f64],
     vel: &mut MacField,
 ) {
     for_each_face(g, |comp, f, i| {
-        if let Some(grad) = super::face_gradient(g, types, density, phi, comp, f) {
+        if let Some(grad) = super::face_gradient(g, types, surface, phi, comp, f) {
             vel.comp_mut(comp)[i] -= grad;
         }
     });

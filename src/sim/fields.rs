@@ -19,9 +19,10 @@ pub struct GridFields {
     pub acc: wgpu::Buffer,
     /// Particles per cell.
     pub count: wgpu::Buffer,
-    /// Relative particle density per cell, rho / rho0 (shaders/mark_cells.wgsl); 0.5 - density
-    /// is the liquid level set of the free surface.
+    /// Relative particle density per cell, rho / rho0 (shaders/mark_cells.wgsl).
     pub density: wgpu::Buffer,
+    /// The density filtered for the free surface: 0.5 - surface is the liquid level set.
+    pub surface: wgpu::Buffer,
     pub cell_type: wgpu::Buffer,
     /// 1 where the scene has a solid.
     pub solid: wgpu::Buffer,
@@ -58,6 +59,7 @@ impl GridFields {
             acc: f("GridFields::acc", faces * 8),
             count: f("GridFields::count", cells * 4),
             density: f("GridFields::density", cells * 4),
+            surface: f("GridFields::surface", cells * 4),
             cell_type: f("GridFields::cell_type", cells * 4),
             solid: f("GridFields::solid", cells * 4),
             solid_vel: f("GridFields::solid_vel", cells * 16),
@@ -81,7 +83,7 @@ impl GridFields {
 
     /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces.
     pub fn bytes(cells: u64, faces: u64) -> u64 {
-        faces * (4 + 4 + 4 + 8 + 8) + cells * (4 * 7 + 16) + COUNTERS as u64 * 4
+        faces * (4 + 4 + 4 + 8 + 8) + cells * (4 * 8 + 16) + COUNTERS as u64 * 4
     }
 }
 

@@ -14,7 +14,7 @@ impl MarkCells {
             device,
             "mark_cells.wgsl",
             "MarkCells",
-            &["main"],
+            &["main", "filter_density"],
             &[
                 Uniform,
                 StorageRead,
@@ -22,6 +22,7 @@ impl MarkCells {
                 Storage,
                 Storage,
                 StorageRead,
+                Storage,
                 Storage,
             ],
         );
@@ -35,6 +36,7 @@ impl MarkCells {
                 &f.counters,
                 &f.weight,
                 &f.density,
+                &f.surface,
             ],
         );
         Self { kernel, group }
@@ -43,5 +45,7 @@ impl MarkCells {
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
             .dispatch(pass, "main", &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, "filter_density", &self.group, f.num_cells());
     }
 }

@@ -690,7 +690,12 @@ impl Simulation {
         if run(Stage::Pressure) {
             let mut pass = self.begin_pass(&mut enc, Stage::Pressure);
             self.divergence.record(&mut pass, f);
-            self.pressure.record_setup(&mut pass, f, kind);
+            if correction.is_some() {
+                // Same cells as the volume correction's solve: same matrix and preconditioner.
+                self.pressure.record_start(&mut pass, f, kind);
+            } else {
+                self.pressure.record_setup(&mut pass, f, kind);
+            }
         }
         self.ctx.queue.submit([enc.finish()]);
         let solve = if run(Stage::Pressure) {

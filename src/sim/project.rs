@@ -20,7 +20,7 @@ impl Project {
         );
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &f.cell_type, &v.p, &f.vel, &f.density],
+            &[&f.params_buffer, &f.cell_type, &v.p, &f.vel, &f.surface],
         );
         Self { kernel, group }
     }

@@ -37,7 +37,8 @@ pub enum Field {
     ParticleCount,
     /// Relative particle density rho / rho0 (1 = rest).
     Density,
-    /// Liquid level set 0.5 - rho / rho0 (negative inside; the free surface is its zero).
+    /// Liquid level set 0.5 - filtered rho / rho0 (negative inside; the free surface is its
+    /// zero).
     LevelSet,
     Divergence,
     DivergenceAfter,
@@ -109,7 +110,7 @@ impl Field {
             Field::CellType => "cell type",
             Field::ParticleCount => "particles per cell",
             Field::Density => "density / rest density",
-            Field::LevelSet => "liquid level set (0.5 - density)",
+            Field::LevelSet => "liquid level set (0.5 - filtered density)",
             Field::Divergence => "divergence (before)",
             Field::DivergenceAfter => "divergence (after)",
             Field::ADiag => "A diagonal",
@@ -305,7 +306,7 @@ impl Simulation {
                     Field::CellType => u32s(&self.fields.cell_type)?,
                     Field::ParticleCount => u32s(&self.fields.count)?,
                     Field::Density => read_f32(&self.fields.density)?,
-                    Field::LevelSet => read_f32(&self.fields.density)?
+                    Field::LevelSet => read_f32(&self.fields.surface)?
                         .into_iter()
                         .map(|d| 0.5 - d)
                         .collect(),

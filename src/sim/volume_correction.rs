@@ -36,6 +36,7 @@ impl VolumeCorrection {
                 StorageRead,
                 StorageRead,
                 Storage,
+                StorageRead,
             ],
         );
         let group = kernel.bind(
@@ -48,6 +49,7 @@ impl VolumeCorrection {
                 &v.p,
                 &f.solid,
                 &p.pos,
+                &f.surface,
             ],
         );
         Self { kernel, group }

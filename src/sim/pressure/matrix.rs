@@ -19,7 +19,7 @@ impl BuildMatrix {
             &["main"],
             &[Uniform, StorageRead, Storage, StorageRead],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &v.a, &f.density]);
+        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &v.a, &f.surface]);
         Self { kernel, group }
     }
 

@@ -143,6 +143,17 @@ impl PressureSolver {
     ) {
         self.build.record(pass, f);
         self.precond.record_setup(pass, kind);
+        self.record_start(pass, f, kind);
+    }
+
+    /// Records the initial residual and direction of a new solve with the matrix and
+    /// preconditioner of the last `record_setup` (a second right-hand side on the same cells).
+    pub fn record_start(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        kind: PreconditionerKind,
+    ) {
         self.pcg.record_init_residual(pass, f);
         self.precond.record_apply(pass, f, kind);
         self.pcg.record_init_direction(pass, f);
