@@ -191,12 +191,15 @@ fn check_all_stages(nz: u32) {
         density.iter().any(|d| *d > 1.2) && density.iter().any(|d| *d > 0.0 && *d < 0.5),
         "density input is trivial"
     );
-    let surface = cpu::surface_density(g, &density, &c.solid);
+    // The free surface's filtered density; later stages get the GPU's own.
+    let level_set = c.cells(Field::LevelSet);
+    let expect_surface = cpu::surface_density(g, &density, &c.solid);
     let e = max_abs_diff(
-        &c.cells(Field::LevelSet),
-        &surface.iter().map(|s| 0.5 - s).collect::<Vec<_>>(),
+        &level_set,
+        &expect_surface.iter().map(|s| 0.5 - s).collect::<Vec<_>>(),
     );
     assert!(e < 1e-5, "level set differs by {e}");
+    let surface: Vec<f64> = level_set.iter().map(|l| 0.5 - l).collect();
     let mut mismatches = 0;
     for (i, (a, b)) in types.iter().zip(&expect).enumerate() {
         if a != b {
@@ -286,9 +289,14 @@ fn check_all_stages(nz: u32) {
     let e = a_gpu
         .iter()
         .zip(&a_ref)
-        .map(|(x, y)| (0..4).map(|k| (x[k] - y[k]).abs()).fold(0.0, f64::max))
+        .map(|(x, y)| {
+            (0..4)
+                .map(|k| (x[k] - y[k]).abs() / y[k].abs().max(1.0))
+                .fold(0.0, f64::max)
+        })
         .fold(0.0, f64::max);
-    assert!(e < 1e-4, "packed matrix differs by {e}");
+    // 1/theta amplifies the f32 rounding of the level set where theta is small.
+    assert!(e < 1e-5, "packed matrix differs by {e} (relative)");
     let (csr, rows) = cpu::assemble_csr(g, &types, &a_gpu);
     for (row, &cell) in rows.iter().enumerate() {
         let diag = csr
