@@ -35,7 +35,8 @@ pub struct GridFields {
     /// Extrapolation validity flags, ping-ponged.
     pub valid: [wgpu::Buffer; 2],
     /// Atomic counters: 0 fluid cells, 1 max speed bits, 2 max x bits, 3 max |div| bits,
-    /// 4 max |density - 1| bits over FLUID cells, 5 their sum in 1/64 (see mark_cells.wgsl).
+    /// 4 max |density - 1| bits over FLUID cells, 5 their sum in 1/64 (see mark_cells.wgsl),
+    /// 6 the signed sum of theta - 1/2 over free-surface faces in 1/1024 (build_matrix.wgsl).
     pub counters: wgpu::Buffer,
 }
 

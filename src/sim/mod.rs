@@ -187,6 +187,9 @@ pub struct FrameStats {
     pub max_speed: f64,
     /// FLUID cells x cell volume, m^3.
     pub volume: f64,
+    /// Volume inside the free surface (FLUID cells plus the level set's reach past their
+    /// faces), m^3.
+    pub liquid_volume: f64,
     /// Largest particle x, m.
     pub front_x: f64,
     /// Iterations of all solves in the frame.
@@ -205,11 +208,11 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
-    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,density_error_max,density_error_mean,volume_iterations";
+    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations";
 
     pub fn csv_row(&self) -> String {
         format!(
-            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{},{:.4},{:.4},{}",
+            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{},{:.6e},{:.4},{:.4},{}",
             self.frame,
             self.time_s,
             self.substeps,
@@ -223,6 +226,7 @@ impl FrameStats {
             self.volume,
             self.front_x,
             self.pcg_iterations_total,
+            self.liquid_volume,
             self.density_error_max,
             self.density_error_mean,
             self.volume_iterations
@@ -238,6 +242,9 @@ pub struct SubstepReport {
     pub max_speed: f32,
     pub front_x: f32,
     pub max_divergence: f32,
+    /// Cells of liquid past the FLUID cells' faces up to the free surface (sum of theta - 1/2
+    /// over FLUID-AIR faces; negative where the surface lies inside FLUID cells).
+    pub surface_volume: f32,
     /// max |rho / rho0 - 1| over FLUID cells after P2G (before the volume correction).
     pub density_error_max: f32,
     /// Mean |rho / rho0 - 1| over FLUID cells (each cell's error clamped to 4).
@@ -250,6 +257,9 @@ pub struct SubstepReport {
 /// Fixed-point scale of the summed density error (DENSITY_ERROR_SCALE in
 /// shaders/mark_cells.wgsl).
 const DENSITY_ERROR_SCALE: f32 = 64.0;
+/// Fixed-point scale of the surface volume sum (SURFACE_VOLUME_SCALE in
+/// shaders/build_matrix.wgsl).
+const SURFACE_VOLUME_SCALE: f32 = 1024.0;
 
 /// Bytes of GPU memory a scene needs, and its largest single buffer.
 #[derive(Clone, Copy, Debug)]
@@ -561,6 +571,7 @@ impl Simulation {
         self.frame += 1;
         let energy: Vec<f32> = crate::gpu::read_buffer(&self.ctx, &self.particles.energy)?;
         let h = self.scene.h();
+        let cell_volume = h * h * (self.scene.domain.2 / self.scene.resolution.2 as f64);
         let mass = DENSITY * h * h * h / self.scene.particles_per_cell as f64;
         let kinetic: f64 = energy
             .iter()
@@ -587,10 +598,8 @@ impl Simulation {
             max_divergence: last.max_divergence as f64,
             kinetic_energy: kinetic,
             max_speed: last.max_speed as f64,
-            volume: last.fluid_cells as f64
-                * h
-                * h
-                * (self.scene.domain.2 / self.scene.resolution.2 as f64),
+            volume: last.fluid_cells as f64 * cell_volume,
+            liquid_volume: (last.fluid_cells as f64 + last.surface_volume as f64) * cell_volume,
             front_x: last.front_x as f64,
             pcg_iterations_total: total_iterations,
             density_error_max: last.density_error_max as f64,
@@ -756,6 +765,7 @@ impl Simulation {
             max_speed: f32::from_bits(c[1]),
             front_x: f32::from_bits(c[2]),
             max_divergence: f32::from_bits(c[3]),
+            surface_volume: c[6] as i32 as f32 / SURFACE_VOLUME_SCALE,
             density_error_max: f32::from_bits(c[4]),
             density_error_mean: if c[0] > 0 {
                 c[5] as f32 / (DENSITY_ERROR_SCALE * c[0] as f32)

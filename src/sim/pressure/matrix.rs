@@ -17,9 +17,15 @@ impl BuildMatrix {
             "build_matrix.wgsl",
             "BuildMatrix",
             &["main"],
-            &[Uniform, StorageRead, Storage, StorageRead],
+            &[Uniform, StorageRead, Storage, StorageRead, Storage],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &v.a, &f.surface]);
+        let group = kernel.bind(device, &[
+                &f.params_buffer,
+                &f.cell_type,
+                &v.a,
+                &f.surface,
+                &f.counters,
+            ],);
         Self { kernel, group }
     }
 
