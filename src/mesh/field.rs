@@ -49,10 +49,17 @@ impl DensityParams {
         }
     }
 
-    /// Interior nodes along each axis (cell centres of the refined grid).
-    pub fn interior_nodes(&self) -> [usize; 3] {
+    /// Lattice cells along each axis inside the domain (its nodes are one more, the outer
+    /// ones lying in the walls).
+    pub fn cells(&self) -> [usize; 3] {
         self.domain
             .map(|d| ((d / self.spacing).round() as usize).max(1))
+    }
+
+    /// Nodes of the sampled lattice along each axis: the domain's plus one padding layer
+    /// outside each wall.
+    pub fn lattice_dims(&self) -> [usize; 3] {
+        self.cells().map(|n| n + 3)
     }
 }
 
@@ -87,16 +94,16 @@ fn with_mirrors(positions: &[[f32; 4]], domain: [f64; 3], r: f64) -> Vec<[f64; 3
     out
 }
 
-/// Samples the field on a lattice whose interior nodes are the cell centres of a grid
-/// `spacing` fine over the domain, with one padding layer outside each wall held at -1/2
-/// (no liquid), ready for [`super::marching_cubes::Border::WallPadding`]. Values above
-/// zero are inside the liquid. Runs in parallel over z layers; each node sums its
+/// Samples the field on a lattice of nodes `spacing` apart spanning the domain, walls
+/// included, with one padding layer outside each wall held at -1/2 (no liquid), ready for
+/// [`super::marching_cubes::Border::WallPadding`]. Values above zero are inside the liquid. Runs in parallel over z layers; each node sums its
 /// particles in the same order whatever the thread count, so the result is deterministic.
 pub fn density_lattice(positions: &[[f32; 4]], params: &DensityParams) -> Lattice {
-    let interior = params.interior_nodes();
-    let dims = interior.map(|n| n + 2);
+    let dims = params.lattice_dims();
+    // Last node index inside the domain (the far wall); index 0 is padding.
+    let last = dims.map(|n| n - 2);
     let dx = params.spacing;
-    let origin = [-0.5 * dx; 3];
+    let origin = [-dx; 3];
     let mut lat = Lattice::new(dims, origin, dx, -0.5);
     let r = params.kernel_radius;
     let mut points = with_mirrors(positions, params.domain, r);
@@ -106,16 +113,16 @@ pub fn density_lattice(positions: &[[f32; 4]], params: &DensityParams) -> Lattic
     let inv_r2 = 1.0 / (r * r);
     let (nx, ny) = (dims[0], dims[1]);
     let layer = nx * ny;
-    // Lattice index range of interior nodes within r of coordinate x along an axis.
+    // Lattice index range of domain nodes within r of coordinate x along an axis.
     let node_range = |x: f64, a: usize| -> (usize, usize) {
         let lo = ((x - r - origin[a]) / dx).ceil().max(1.0) as usize;
-        let hi = ((x + r - origin[a]) / dx).floor().min(interior[a] as f64) as usize;
+        let hi = ((x + r - origin[a]) / dx).floor().min(last[a] as f64) as usize;
         (lo, hi)
     };
     let threads = thread_count();
-    let parts = (threads * 4).clamp(1, interior[2]);
+    let parts = (threads * 4).clamp(1, last[2]);
     let chunks: Vec<std::ops::Range<usize>> = (0..parts)
-        .map(|p| (1 + p * interior[2] / parts)..(1 + (p + 1) * interior[2] / parts))
+        .map(|p| (1 + p * last[2] / parts)..(1 + (p + 1) * last[2] / parts))
         .filter(|c| !c.is_empty())
         .collect();
     let slabs: Vec<Vec<f32>> = parallel_map(&chunks, threads, |_, ks| {
@@ -178,8 +185,8 @@ mod tests {
 
     #[test]
     fn uniform_particles_fill_to_the_walls_at_rest_density() {
-        // One particle per cell on a regular lattice, pool up to y = 0.5: every interior node
-        // below the surface reads about 1/2 (density 1), nodes above about -1/2.
+        // One particle per cell on a regular lattice, pool up to y = 0.5: every node below the
+        // surface, walls included, reads about 1/2 (density 1), nodes above about -1/2.
         let n = 16;
         let h = 1.0 / n as f64;
         let mut pos = Vec::new();
@@ -194,12 +201,15 @@ mod tests {
         let params = DensityParams::for_grid([1.0; 3], h, 1, 1);
         let lat = density_lattice(&pos, &params);
         let v = |i, j, k| lat.values[lat.index(i, j, k)];
-        for (i, k) in [(1, 1), (8, 8), (16, 16), (1, 16)] {
-            let deep = v(i, 2, k);
-            assert!((deep - 0.5).abs() < 0.05, "node ({i}, 2, {k}): {deep}");
+        // Node index i lies at x = (i - 1) h: 1 and 17 are in the walls.
+        for (i, k) in [(1, 1), (8, 8), (17, 17), (1, 17), (9, 1)] {
+            for j in [1, 3] {
+                let deep = v(i, j, k);
+                assert!((deep - 0.5).abs() < 0.05, "node ({i}, {j}, {k}): {deep}");
+            }
             assert!(v(i, 15, k) < -0.45, "above the pool: {}", v(i, 15, k));
-            // Nodes straddle the surface y = 0.5 (node 8 at y = 7.5 h, node 9 at 8.5 h).
-            assert!(v(i, 8, k) > 0.0 && v(i, 9, k) < 0.0);
+            // Nodes 8 and 10 lie a cell below and above the surface y = 0.5.
+            assert!(v(i, 8, k) > 0.3 && v(i, 10, k) < -0.3);
         }
         assert_eq!(v(0, 2, 2), -0.5, "padding");
     }

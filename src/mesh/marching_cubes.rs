@@ -14,7 +14,7 @@
 //! asymptotic decider: the inside corners are joined when the bilinear interpolant is
 //! inside at the face's saddle, which is `in_a * in_c > out_b * out_d`. Both cubes compute
 //! that from the same four numbers, so they agree. The table holds one entry per sign
-//! pattern and per choice on each ambiguous face (256 x 64 entries, built once).
+//! pattern and per choice on each ambiguous face (built once, on first use).
 
 use super::SurfaceMesh;
 use std::sync::OnceLock;
@@ -84,9 +84,12 @@ impl Lattice {
 pub enum Border {
     /// Border nodes are samples like any other.
     Samples,
-    /// Border nodes are padding half a spacing outside a wall: a crossing towards one is
-    /// put exactly in the wall plane (the edge's midpoint) with the wall's outward normal,
-    /// so a surface cut by the wall is closed by a flat cap lying in it.
+    /// Border nodes are padding one spacing outside a wall, and the next node layer lies in
+    /// the wall: a crossing towards padding is put on that wall node, with the wall's
+    /// outward normal, so a surface cut by the wall is closed by a flat cap lying in it
+    /// whose outline is the surface's own contour on the wall. (Where the liquid meets two
+    /// walls, the two caps' vertices on the shared box edge coincide, joined by triangles
+    /// of zero area.)
     WallPadding,
 }
 
@@ -271,9 +274,12 @@ fn table() -> &'static Table {
         for (case, amb) in ambiguous.iter_mut().enumerate() {
             *amb = ambiguous_faces(case);
             for joined in 0..64u8 {
-                // Choices on unambiguous faces change nothing; their entries repeat the
-                // canonical one so a lookup needs no branch.
-                entries.push(build_entry(case, joined & *amb));
+                // Lookups only set bits of ambiguous faces; other slots stay empty.
+                entries.push(if joined & !*amb == 0 {
+                    build_entry(case, joined)
+                } else {
+                    CaseEntry::default()
+                });
             }
         }
         Table { entries, ambiguous }
@@ -344,12 +350,12 @@ fn crossing(lat: &Lattice, border: Border, a: usize, axis: usize) -> Crossing {
     let va = lat.values[a] as f64;
     let vb = lat.values[lat.index(pb[0], pb[1], pb[2])] as f64;
     let toward_b_outside = va > 0.0;
-    let wall = border == Border::WallPadding && (pa[axis] == 0 || pb[axis] + 1 == lat.dims[axis]);
-    let (t, normal) = if wall {
-        // Outward points from the inside node to the padding node.
+    let (pad_a, pad_b) = (pa[axis] == 0, pb[axis] + 1 == lat.dims[axis]);
+    let (t, normal) = if border == Border::WallPadding && (pad_a || pad_b) {
+        // Outward points from the wall node to the padding node.
         let mut n = [0.0f64; 3];
-        n[axis] = if toward_b_outside { 1.0 } else { -1.0 };
-        (0.5, n)
+        n[axis] = if pad_b { 1.0 } else { -1.0 };
+        (if pad_b { 0.0 } else { 1.0 }, n)
     } else {
         // Kept off the nodes so no two vertices of a triangle coincide.
         let t = (va / (va - vb)).clamp(1e-3, 1.0 - 1e-3);

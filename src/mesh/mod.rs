@@ -71,7 +71,7 @@ pub fn params_for(scene: &Scene, resolution: u32) -> Result<DensityParams, MeshE
         scene.particles_per_cell,
         resolution,
     );
-    let dims = params.interior_nodes().map(|n| n + 2);
+    let dims = params.lattice_dims();
     let nodes = dims.iter().map(|&n| n as u64).product::<u64>();
     if nodes > MAX_LATTICE_NODES {
         return Err(MeshError::TooLarge {
