@@ -73,19 +73,22 @@ fn with_mirrors(positions: &[[f32; 4]], domain: [f64; 3], r: f64) -> Vec<[f64; 3
         }
         // Per axis: the particle itself, then its images across the walls it is near.
         let images = |a: usize| {
-            let mut v = vec![p[a]];
-            if p[a] < r {
-                v.push(-p[a]);
-            }
-            if p[a] > domain[a] - r {
-                v.push(2.0 * domain[a] - p[a]);
+            let mut v = ([p[a]; 3], 1);
+            for (near, image) in [
+                (p[a] < r, -p[a]),
+                (p[a] > domain[a] - r, 2.0 * domain[a] - p[a]),
+            ] {
+                if near {
+                    v.0[v.1] = image;
+                    v.1 += 1;
+                }
             }
             v
         };
         let (xs, ys, zs) = (images(0), images(1), images(2));
-        for &z in &zs {
-            for &y in &ys {
-                for &x in &xs {
+        for &z in &zs.0[..zs.1] {
+            for &y in &ys.0[..ys.1] {
+                for &x in &xs.0[..xs.1] {
                     out.push([x, y, z]);
                 }
             }
@@ -108,15 +111,16 @@ pub fn density_lattice(positions: &[[f32; 4]], params: &DensityParams) -> Lattic
     let r = params.kernel_radius;
     let mut points = with_mirrors(positions, params.domain, r);
     // Sorted by z so each z slab visits only the particles that reach it.
-    points.sort_by(|a, b| a[2].total_cmp(&b[2]));
+    points.sort_unstable_by(|a, b| a[2].total_cmp(&b[2]));
     let scale = 1.0 / (params.rest_density * KERNEL_VOLUME * r * r * r);
     let inv_r2 = 1.0 / (r * r);
     let (nx, ny) = (dims[0], dims[1]);
     let layer = nx * ny;
-    // Lattice index range of domain nodes within r of coordinate x along an axis.
-    let node_range = |x: f64, a: usize| -> (usize, usize) {
-        let lo = ((x - r - origin[a]) / dx).ceil().max(1.0) as usize;
-        let hi = ((x + r - origin[a]) / dx).floor().min(last[a] as f64) as usize;
+    // Lattice index range of domain nodes within `half` of coordinate x along an axis
+    // (empty when lo > hi).
+    let node_range = |x: f64, a: usize, half: f64| -> (usize, usize) {
+        let lo = ((x - half - origin[a]) / dx).ceil().max(1.0) as usize;
+        let hi = ((x + half - origin[a]) / dx).floor().min(last[a] as f64) as usize;
         (lo, hi)
     };
     let threads = thread_count();
@@ -131,14 +135,16 @@ pub fn density_lattice(positions: &[[f32; 4]], params: &DensityParams) -> Lattic
         let z_hi = origin[2] + (ks.end - 1) as f64 * dx + r;
         let first = points.partition_point(|p| p[2] < z_lo);
         for p in points[first..].iter().take_while(|p| p[2] <= z_hi) {
-            let (i0, i1) = node_range(p[0], 0);
-            let (j0, j1) = node_range(p[1], 1);
-            let (k0, k1) = node_range(p[2], 2);
+            let (k0, k1) = node_range(p[2], 2, r);
             for k in k0.max(ks.start)..=k1.min(ks.end - 1) {
                 let dz = origin[2] + k as f64 * dx - p[2];
+                let (j0, j1) = node_range(p[1], 1, (r * r - dz * dz).max(0.0).sqrt());
                 for j in j0..=j1 {
                     let dy = origin[1] + j as f64 * dx - p[1];
                     let row = (k - ks.start) * layer + j * nx;
+                    // Only the chord of the kernel's ball along this row.
+                    let half = (r * r - dz * dz - dy * dy).max(0.0).sqrt();
+                    let (i0, i1) = node_range(p[0], 0, half);
                     for i in i0..=i1 {
                         let dxx = origin[0] + i as f64 * dx - p[0];
                         let q = (dxx * dxx + dy * dy + dz * dz) * inv_r2;
