@@ -102,6 +102,10 @@ fn with_mirrors(positions: &[[f32; 4]], domain: [f64; 3], r: f64) -> Vec<[f64; 3
 /// [`super::marching_cubes::Border::WallPadding`]. Values above zero are inside the liquid. Runs in parallel over z layers; each node sums its
 /// particles in the same order whatever the thread count, so the result is deterministic.
 pub fn density_lattice(positions: &[[f32; 4]], params: &DensityParams) -> Lattice {
+    density_lattice_on(positions, params, thread_count())
+}
+
+fn density_lattice_on(positions: &[[f32; 4]], params: &DensityParams, threads: usize) -> Lattice {
     let dims = params.lattice_dims();
     // Last node index inside the domain (the far wall); index 0 is padding.
     let last = dims.map(|n| n - 2);
@@ -123,7 +127,6 @@ pub fn density_lattice(positions: &[[f32; 4]], params: &DensityParams) -> Lattic
         let hi = ((x + half - origin[a]) / dx).floor().min(last[a] as f64) as usize;
         (lo, hi)
     };
-    let threads = thread_count();
     let parts = (threads * 4).clamp(1, last[2]);
     let chunks: Vec<std::ops::Range<usize>> = (0..parts)
         .map(|p| (1 + p * last[2] / parts)..(1 + (p + 1) * last[2] / parts))
@@ -178,6 +181,27 @@ pub fn density_lattice(positions: &[[f32; 4]], params: &DensityParams) -> Lattic
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_field_does_not_depend_on_the_thread_count() {
+        let mut x = 99u32;
+        let mut rnd = || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let pos: Vec<[f32; 4]> = (0..3000)
+            .map(|_| [rnd(), 0.5 * rnd(), 0.5 * rnd(), 0.0])
+            .collect();
+        let params = DensityParams::for_grid([1.0, 0.5, 0.5], 1.0 / 16.0, 8, 2);
+        let one = density_lattice_on(&pos, &params, 1);
+        assert!(one.values.iter().any(|&v| v > 0.0));
+        for threads in [2, 5] {
+            assert_eq!(
+                density_lattice_on(&pos, &params, threads).values,
+                one.values
+            );
+        }
+    }
 
     #[test]
     fn mirrors_cover_edges_and_corners() {

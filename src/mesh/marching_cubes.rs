@@ -309,35 +309,38 @@ pub(crate) fn thread_count() -> usize {
         .unwrap_or(1)
 }
 
-/// Runs `work(index, chunk)` over `chunks` on up to `threads` threads; results come back in
-/// chunk order,
-/// so the output does not depend on scheduling.
+/// Runs `work(index, chunk)` over `chunks` on up to `threads` threads, each taking the next
+/// chunk as it finishes one; results come back in chunk order, so the output does not
+/// depend on scheduling. A panic in `work` is passed on.
 pub(crate) fn parallel_map<T: Send>(
     chunks: &[std::ops::Range<usize>],
     threads: usize,
     work: impl Fn(usize, std::ops::Range<usize>) -> T + Sync,
 ) -> Vec<T> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut results: Vec<Option<T>> = (0..chunks.len()).map(|_| None).collect();
-    let slots: Vec<std::sync::Mutex<&mut Option<T>>> =
-        results.iter_mut().map(std::sync::Mutex::new).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads.min(chunks.len()).max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(r) = chunks.get(i) else { break };
-                let out = work(i, r.clone());
-                if let Ok(mut slot) = slots[i].lock() {
-                    **slot = Some(out);
-                }
-            });
-        }
+    let mut done: Vec<(usize, T)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.min(chunks.len()).max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(r) = chunks.get(i) else { break out };
+                        out.push((i, work(i, r.clone())));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
     });
-    drop(slots);
-    results.into_iter().flatten().collect()
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
 }
 
-/// The crossing on the edge from node `a` (value `va`) to its neighbour along `axis`.
+/// A vertex: on a crossed lattice edge, or at the centre of a loop.
 struct Crossing {
     position: [f32; 3],
     normal: [f32; 3],
@@ -384,12 +387,15 @@ fn crossing(lat: &Lattice, border: Border, a: usize, axis: usize) -> Crossing {
 /// gradient (outward when inside is positive). Triangles are counter-clockwise seen from
 /// outside. Deterministic: the same lattice gives the same mesh on any number of threads.
 pub fn extract(lat: &Lattice, border: Border) -> SurfaceMesh {
+    extract_on(lat, border, thread_count())
+}
+
+fn extract_on(lat: &Lattice, border: Border, threads: usize) -> SurfaceMesh {
     let [nx, ny, nz] = lat.dims;
     if nx < 2 || ny < 2 || nz < 2 {
         return SurfaceMesh::default();
     }
     let t = table();
-    let threads = thread_count();
     let inside = |n: usize| lat.values[n] > 0.0;
     let layer = nx * ny;
     // Per node, which of its +x, +y, +z edges are crossed (bits 0, 1, 2).
@@ -558,6 +564,31 @@ pub fn extract(lat: &Lattice, border: Border) -> SurfaceMesh {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mesh_does_not_depend_on_the_thread_count() {
+        // Chunk boundaries move with the thread count; vertex numbering across them must not.
+        let dims = [9, 7, 23];
+        let mut lat = Lattice::new(dims, [0.0; 3], 0.5, -1.0);
+        let mut x = 12345u32;
+        for k in 1..dims[2] - 1 {
+            for j in 1..dims[1] - 1 {
+                for i in 1..dims[0] - 1 {
+                    x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let n = lat.index(i, j, k);
+                    lat.values[n] = (x >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
+                }
+            }
+        }
+        let one = extract_on(&lat, Border::WallPadding, 1);
+        assert!(one.triangles.len() > 500);
+        for threads in [2, 3, 8] {
+            let m = extract_on(&lat, Border::WallPadding, threads);
+            assert_eq!(m.positions, one.positions, "{threads} threads");
+            assert_eq!(m.normals, one.normals, "{threads} threads");
+            assert_eq!(m.triangles, one.triangles, "{threads} threads");
+        }
+    }
 
     #[test]
     fn edges_and_faces_are_consistent() {
