@@ -54,7 +54,7 @@ enum Command {
         /// Output directory; must be empty or new unless --overwrite is given.
         #[arg(long, default_value = "out")]
         out: PathBuf,
-        /// Reuse a non-empty --out: delete the stats and particle dumps of an earlier run
+        /// Reuse a non-empty --out: delete the stats, particle and mesh dumps of an earlier run
         /// there first (other files are kept and listed).
         #[arg(long)]
         overwrite: bool,
