@@ -36,7 +36,7 @@ pub struct SurfaceMesh {
 
 #[derive(Debug, Error)]
 pub enum MeshError {
-    #[error("surface meshes are made of liquid particles; smoke scenes have none")]
+    #[error("--dump-mesh meshes the liquid's particles; smoke scenes have none")]
     NotLiquid,
     #[error("--mesh-resolution must be between 1 and {MAX_MESH_RESOLUTION}, got {0}")]
     Resolution(u32),
