@@ -268,6 +268,83 @@ fn a_dam_break_column_is_closed_by_the_walls_and_keeps_its_volume() {
 }
 
 #[test]
+fn bubbles_below_the_threshold_are_dropped_and_larger_ones_kept() {
+    // A block of liquid holding a one-node bubble and a 3 x 3 x 3-node bubble.
+    let mut lat = Lattice::new([12, 12, 12], [0.0; 3], 1.0, -1.0);
+    for k in 1..11 {
+        for j in 1..11 {
+            for i in 1..11 {
+                let n = lat.index(i, j, k);
+                let big = (6..9).contains(&i) && (6..9).contains(&j) && (6..9).contains(&k);
+                lat.values[n] = if big { -0.5 } else { 0.5 };
+            }
+        }
+    }
+    let n = lat.index(3, 3, 3);
+    lat.values[n] = -0.05;
+    let m = extract(&lat, Border::Samples);
+    let volumes = |m: &SurfaceMesh| {
+        let mut v: Vec<f64> = components(m.positions.len(), &m.triangles)
+            .iter()
+            .map(|c| signed_volume(&m.positions, c))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let before = volumes(&m);
+    assert_eq!(before.len(), 3, "{before:?}");
+    assert!(
+        before[0] < -10.0 && before[1] < 0.0 && before[1] > -0.01,
+        "{before:?}"
+    );
+    let kept = eddy::mesh::without_small_cavities(m, 1.0);
+    check_closed_and_oriented(&kept.triangles).unwrap();
+    let after = volumes(&kept);
+    assert_eq!(after, vec![before[0], before[2]]);
+    assert!(kept
+        .triangles
+        .iter()
+        .flatten()
+        .all(|&v| (v as usize) < kept.positions.len()));
+
+    // From particles: a pool with a spherical hole of radius 2.5 cells keeps it as a bubble
+    // (negative volume, about the hole's size); the same pool without the hole has none.
+    let scene = Scene {
+        domain: (1.0, 1.0, 1.0),
+        resolution: (16, 16, 16),
+        fluid: vec![eddy::scene::Shape::Box {
+            min: (0.0, 0.0, 0.0),
+            max: (1.0, 0.75, 1.0),
+            velocity: (0.0, 0.0, 0.0),
+        }],
+        ..Scene::default()
+    };
+    let h = scene.h() as f32;
+    let all = scene.initial_state().positions;
+    let hole: Vec<[f32; 4]> = all
+        .iter()
+        .filter(|p| {
+            let d = [p[0] - 0.5, p[1] - 0.35, p[2] - 0.5];
+            (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() > 2.5 * h
+        })
+        .copied()
+        .collect();
+    let cavities = |pos: &[[f32; 4]]| -> Vec<f64> {
+        let m = liquid_surface(&scene, pos, 1).unwrap();
+        volumes(&m).into_iter().filter(|&v| v < 0.0).collect()
+    };
+    assert!(cavities(&all).is_empty());
+    let bubble = cavities(&hole);
+    let sphere = 4.0 / 3.0 * std::f64::consts::PI * (2.5 * h as f64).powi(3);
+    assert_eq!(bubble.len(), 1, "{bubble:?}");
+    assert!(
+        -bubble[0] > 0.3 * sphere && -bubble[0] < 1.2 * sphere,
+        "bubble {:.3e} m^3, hole {sphere:.3e} m^3",
+        -bubble[0]
+    );
+}
+
+#[test]
 fn mesh_files_parse_back() {
     let scene = Scene::load(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -84,7 +84,10 @@ pub fn params_for(scene: &Scene, resolution: u32) -> Result<DensityParams, MeshE
 }
 
 /// The liquid surface of particles at `positions` (xyz, w unused) in `scene`, sampled
-/// `resolution` times finer than its grid.
+/// `resolution` times finer than its grid. Bubbles smaller than one grid cell are left out:
+/// the simulation cannot hold air pockets below its cell size (a cell is FLUID or AIR), so
+/// those are dips in the particle density (FLIP leaves particle-poor pockets, mostly along
+/// the walls), not air.
 pub fn liquid_surface(
     scene: &Scene,
     positions: &[[f32; 4]],
@@ -92,7 +95,68 @@ pub fn liquid_surface(
 ) -> Result<SurfaceMesh, MeshError> {
     let params = params_for(scene, resolution)?;
     let lattice = density_lattice(positions, &params);
-    Ok(extract(&lattice, Border::WallPadding))
+    let h = scene.h();
+    Ok(without_small_cavities(
+        extract(&lattice, Border::WallPadding),
+        h * h * h,
+    ))
+}
+
+/// Removes the closed components of an outward-oriented mesh that enclose air (negative
+/// signed volume) of less than `min_volume`; every other component is kept whole, so a
+/// closed mesh stays closed. Vertices keep their order.
+pub fn without_small_cavities(mesh: SurfaceMesh, min_volume: f64) -> SurfaceMesh {
+    let n = mesh.positions.len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn root(parent: &mut [u32], mut v: u32) -> u32 {
+        while parent[v as usize] != v {
+            let up = parent[parent[v as usize] as usize];
+            parent[v as usize] = up;
+            v = up;
+        }
+        v
+    }
+    for t in &mesh.triangles {
+        for &v in &t[1..] {
+            let (a, b) = (root(&mut parent, t[0]), root(&mut parent, v));
+            parent[a.max(b) as usize] = a.min(b);
+        }
+    }
+    // Signed volume per component (divergence theorem: sum of a . (b x c) / 6).
+    let mut volume = vec![0.0f64; n];
+    for t in &mesh.triangles {
+        let [a, b, c] = t.map(|v| mesh.positions[v as usize].map(|x| x as f64));
+        let bxc = [
+            b[1] * c[2] - b[2] * c[1],
+            b[2] * c[0] - b[0] * c[2],
+            b[0] * c[1] - b[1] * c[0],
+        ];
+        volume[root(&mut parent, t[0]) as usize] +=
+            (a[0] * bxc[0] + a[1] * bxc[1] + a[2] * bxc[2]) / 6.0;
+    }
+    let small_cavity = |v: f64| v < 0.0 && -v < min_volume;
+    if !volume.iter().any(|&v| small_cavity(v)) {
+        return mesh;
+    }
+    let keep: Vec<bool> = (0..n as u32)
+        .map(|v| !small_cavity(volume[root(&mut parent, v) as usize]))
+        .collect();
+    let mut new_index = vec![u32::MAX; n];
+    let mut out = SurfaceMesh::default();
+    for v in 0..n {
+        if keep[v] {
+            new_index[v] = out.positions.len() as u32;
+            out.positions.push(mesh.positions[v]);
+            out.normals.push(mesh.normals[v]);
+        }
+    }
+    out.triangles = mesh
+        .triangles
+        .iter()
+        .filter(|t| keep[t[0] as usize])
+        .map(|t| t.map(|v| new_index[v as usize]))
+        .collect();
+    out
 }
 
 /// What writing one frame's mesh took.
