@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_smoke;
 pub mod gpu;
+pub mod mesh;
 pub mod output;
 pub mod reference;
 pub mod render;

@@ -54,13 +54,25 @@ enum Command {
         /// Output directory; must be empty or new unless --overwrite is given.
         #[arg(long, default_value = "out")]
         out: PathBuf,
-        /// Reuse a non-empty --out: delete the stats and particle dumps of an earlier run
+        /// Reuse a non-empty --out: delete the stats, particle and mesh dumps of an earlier run
         /// there first (other files are kept and listed).
         #[arg(long)]
         overwrite: bool,
         /// Write particles as binary PLY every K frames.
         #[arg(long, value_name = "K", allow_hyphen_values = true)]
         dump_particles: Option<u64>,
+        /// Write the liquid surface as a binary PLY triangle mesh every K frames
+        /// (mesh_NNNNN.ply: vertex normals, closed by caps at the walls).
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
+        dump_mesh: Option<u64>,
+        /// Sample the surface R times finer than the grid (1 to 8) [default: 1].
+        #[arg(
+            long,
+            value_name = "R",
+            requires = "dump_mesh",
+            allow_hyphen_values = true
+        )]
+        mesh_resolution: Option<u32>,
         /// Write the last pressure solve as Matrix Market files into DIR.
         #[arg(long, value_name = "DIR")]
         export_system: Option<PathBuf>,
@@ -261,6 +273,8 @@ fn real_main() -> Result<ExitCode> {
             out,
             overwrite,
             dump_particles,
+            dump_mesh,
+            mesh_resolution,
             export_system,
             preconditioner,
             resolution,
@@ -279,6 +293,7 @@ fn real_main() -> Result<ExitCode> {
                 out,
                 overwrite,
                 dump: dump_particles,
+                mesh: dump_mesh.map(|every| (every, mesh_resolution.unwrap_or(1))),
                 export: export_system,
                 check_invariants,
             };
@@ -534,6 +549,8 @@ struct RunOptions {
     out: PathBuf,
     overwrite: bool,
     dump: Option<u64>,
+    /// `--dump-mesh K` and `--mesh-resolution R`.
+    mesh: Option<(u64, u32)>,
     export: Option<PathBuf>,
     check_invariants: bool,
 }
@@ -592,7 +609,7 @@ fn describe_contents(c: &FolderContents) -> String {
         parts.push("stats.csv".to_string());
     }
     if dumps > 0 {
-        parts.push(format!("{dumps} particle dump(s)"));
+        parts.push(format!("{dumps} particle or mesh dump(s)"));
     }
     let other_eddy = c.eddy_files.len()
         - dumps
@@ -807,6 +824,12 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     if opts.dump == Some(0) {
         bail!("--dump-particles must be at least 1");
     }
+    if let Some((every, resolution)) = opts.mesh {
+        if every == 0 {
+            bail!("--dump-mesh must be at least 1");
+        }
+        eddy::mesh::params_for(scene, resolution)?;
+    }
     // Every output path is usable before minutes of simulation are spent.
     prepare_out(&opts.out, opts.overwrite)?;
     if let Some(dir) = &opts.export {
@@ -846,6 +869,10 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
         dump_particles(s, &opts.out, 0, k)?;
     }
+    let mut meshes = MeshLog::default();
+    if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
+        meshes.dump(s, scene, &opts.out, 0, m, None)?;
+    }
 
     let bar = progress_bar(opts.frames);
     let start = std::time::Instant::now();
@@ -862,6 +889,9 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                 .with_context(|| format!("cannot write {}", stats_path.display()))?;
             if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
                 dump_particles(s, &opts.out, st.frame, k)?;
+            }
+            if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
+                meshes.dump(s, scene, &opts.out, st.frame, m, Some(&bar))?;
             }
             done = st.frame;
             if opts.check_invariants {
@@ -896,11 +926,12 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             }
             let secs = start.elapsed().as_secs_f64();
             bar.set_message(format!(
-                "{:.1} steps/s, pcg {} it, |div| {:.1e}{}",
+                "{:.1} steps/s, pcg {} it, |div| {:.1e}{}{}",
                 total_substeps as f64 / secs,
                 st.pcg_iterations,
                 st.max_divergence,
-                st.extra
+                st.extra,
+                meshes.progress()
             ));
             bar.inc(1);
         }
@@ -923,6 +954,7 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         )));
     }
     report_run(&ctx, done, total_substeps, secs, &stats_path, &stage_ms);
+    meshes.summary();
     if unconverged > 0 {
         note!("warning: {unconverged} pressure solve(s) stopped above the tolerance");
     }
@@ -1001,4 +1033,69 @@ fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Resul
     let path = out.join(format!("particles_{frame:05}.ply"));
     eddy::output::write_ply(&path, &pos, &vel)
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `--dump-mesh`: writes the surface meshes and logs the time each took.
+#[derive(Default)]
+struct MeshLog {
+    written: u64,
+    total_s: f64,
+    max_s: f64,
+    last_ms: Option<f64>,
+}
+
+impl MeshLog {
+    fn dump(
+        &mut self,
+        sim: &Simulation,
+        scene: &Scene,
+        out: &Path,
+        frame: u64,
+        (every, resolution): (u64, u32),
+        bar: Option<&ProgressBar>,
+    ) -> Result<()> {
+        if frame % every != 0 {
+            return Ok(());
+        }
+        let (pos, _) = sim.read_particles()?;
+        let path = out.join(format!("mesh_{frame:05}.ply"));
+        let comment = format!(
+            "eddy liquid surface, frame {frame}, t = {:.6} s, {resolution}x grid resolution",
+            sim.time
+        );
+        let t = eddy::mesh::write_liquid_surface(&path, scene, &pos, resolution, &comment)?;
+        self.written += 1;
+        self.total_s += t.mesh_s;
+        self.max_s = self.max_s.max(t.mesh_s);
+        self.last_ms = Some(t.mesh_s * 1e3);
+        let line = format!(
+            "mesh frame {frame}: {} triangles, {} vertices; meshing {:.1} ms, writing {:.1} ms",
+            t.triangles,
+            t.vertices,
+            t.mesh_s * 1e3,
+            t.write_s * 1e3
+        );
+        match bar {
+            Some(b) => b.suspend(|| note!("{line}")),
+            None => note!("{line}"),
+        }
+        Ok(())
+    }
+
+    fn progress(&self) -> String {
+        self.last_ms
+            .map(|ms| format!(", mesh {ms:.0} ms"))
+            .unwrap_or_default()
+    }
+
+    fn summary(&self) {
+        if self.written > 0 {
+            note!(
+                "{} surface mesh(es) written: meshing {:.1} ms per mesh on average, {:.1} ms at most",
+                self.written,
+                1e3 * self.total_s / self.written as f64,
+                1e3 * self.max_s
+            );
+        }
+    }
 }

@@ -105,11 +105,13 @@ impl FolderContents {
 }
 
 /// True for names eddy writes into an output folder: `stats.csv`, `particles_NNNNN.ply`,
+/// `mesh_NNNNN.ply`,
 /// the system export's files, and any of them with the temporary suffix.
 pub fn is_eddy_file(name: &str) -> bool {
     let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
-    let dump = name
-        .strip_prefix("particles_")
+    let dump = ["particles_", "mesh_"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
         .and_then(|r| r.strip_suffix(".ply"))
         .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()));
     dump || ["stats.csv", "A.mtx", "b.mtx", "p.mtx", "cells.csv"].contains(&name)
@@ -326,6 +328,7 @@ mod tests {
             "particles_00012.ply",
             "particles_123456.ply",
             "particles_00012.ply.tmp",
+            "mesh_00012.ply",
             "A.mtx",
             "cells.csv",
         ] {
@@ -335,6 +338,7 @@ mod tests {
             "notes.txt",
             "particles_12.ply",
             "particles_abcde.ply",
+            "mesh_1.ply",
             "stats.csv.bak",
         ] {
             assert!(!is_eddy_file(n), "{n}");
