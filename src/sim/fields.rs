@@ -36,11 +36,12 @@ pub struct GridFields {
     pub valid: [wgpu::Buffer; 2],
     /// Atomic counters: 0 fluid cells, 1 max speed bits, 2 max x bits, 3 max |div| bits,
     /// 4 max |density - 1| bits over FLUID cells, 5 their sum in 1/64 (see mark_cells.wgsl),
-    /// 6 the signed sum of theta - 1/2 over free-surface faces in 1/1024 (build_matrix.wgsl).
+    /// 6 the signed sum of theta - 1/2 over free-surface faces in 1/1024 (build_matrix.wgsl),
+    /// 8..11 the volume correction's bb, rr (f32 bits) and iterations.
     pub counters: wgpu::Buffer,
 }
 
-pub const COUNTERS: usize = 8;
+pub const COUNTERS: usize = 12;
 
 impl GridFields {
     pub fn new(device: &wgpu::Device, params: SimParams) -> Self {

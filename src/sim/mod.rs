@@ -254,6 +254,9 @@ pub struct SubstepReport {
     pub correction: Option<SolveReport>,
 }
 
+/// First of the three counters that receive the volume correction's bb, rr and iterations.
+const CORRECTION_COUNTERS: usize = 8;
+
 /// Fixed-point scale of the summed density error (DENSITY_ERROR_SCALE in
 /// shaders/mark_cells.wgsl).
 const DENSITY_ERROR_SCALE: f32 = 64.0;
@@ -488,10 +491,11 @@ impl Simulation {
         Ok(())
     }
 
-    /// The volume correction's solve: the scene's preconditioner and iteration limit, a cold
-    /// start (the solution buffer holds the last pressure) and a looser tolerance. It shares
-    /// the solution buffer, so a warm-started pressure solve starts from the correction's
-    /// potential rather than the last pressure (still converges; warm starts gain less).
+    /// The volume correction's solve: the scene's preconditioner, a cold start (the solution
+    /// buffer holds the last pressure), a loose tolerance and a fixed iteration budget. It
+    /// shares the solution buffer, so a warm-started pressure solve starts from the
+    /// correction's potential rather than the last pressure (still converges; warm starts
+    /// gain less).
     fn correction_settings(&self) -> crate::scene::PressureSettings {
         crate::scene::PressureSettings {
             tolerance: self
@@ -499,8 +503,31 @@ impl Simulation {
                 .pressure
                 .tolerance
                 .max(volume_correction::CORRECTION_TOLERANCE),
+            max_iterations: volume_correction::CORRECTION_ITERATIONS
+                .min(self.scene.pressure.max_iterations),
             warm_start: false,
             ..self.scene.pressure.clone()
+        }
+    }
+
+    /// The correction solve's outcome from the counters it was copied to.
+    fn correction_report(&self, c: &[u32]) -> SolveReport {
+        let k = CORRECTION_COUNTERS;
+        let (bb, rr) = (f32::from_bits(c[k]) as f64, f32::from_bits(c[k + 1]) as f64);
+        let residual = if bb > 0.0 { rr / bb } else { 0.0 };
+        let settings = self.correction_settings();
+        SolveReport {
+            iterations: c[k + 2],
+            residual,
+            status: if residual <= settings.tolerance {
+                pressure::SolveStatus::Converged
+            } else {
+                pressure::SolveStatus::IterationLimit
+            },
+            history: vec![],
+            dispatches_per_iteration: self
+                .pressure
+                .dispatches_per_iteration(settings.preconditioner),
         }
     }
 
@@ -615,7 +642,7 @@ impl Simulation {
         enc: &'e mut wgpu::CommandEncoder,
         stage: Stage,
     ) -> wgpu::ComputePass<'e> {
-        let end = !matches!(stage, Stage::Pressure | Stage::VolumeCorrection);
+        let end = stage != Stage::Pressure;
         enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(stage.name()),
             timestamp_writes: self.timer.writes(stage.name(), true, end),
@@ -652,18 +679,30 @@ impl Simulation {
         }
         let correct = run(Stage::VolumeCorrection) && self.scene.volume_correction;
         if correct {
+            // The whole correction is recorded at once, a fixed number of iterations that
+            // stop early on the GPU at the tolerance: no host round trip, so it costs only
+            // its GPU time. Its config differs from the pressure solve's, so it is submitted
+            // on its own before that config is written.
             let settings = self.correction_settings();
             self.pressure.write_config(&self.ctx, &self.pcg, &settings);
-            let mut pass = self.begin_pass(&mut enc, Stage::VolumeCorrection);
-            self.volume.record_rhs(&mut pass, f);
-            self.pressure.record_setup(&mut pass, f, kind);
-        }
-        let correction = if correct {
+            {
+                let mut pass = self.begin_pass(&mut enc, Stage::VolumeCorrection);
+                self.volume.record_rhs(&mut pass, f);
+                self.pressure.record_setup(&mut pass, f, kind);
+                for _ in 0..settings.max_iterations {
+                    self.pressure.record_iteration(&mut pass, f, kind);
+                }
+                self.volume.record_displace(&mut pass, &self.particles);
+            }
+            // bb, rr and iterations of the solve's state header go to the counters.
+            enc.copy_buffer_to_buffer(
+                &self.pcg.state,
+                12,
+                &f.counters,
+                4 * CORRECTION_COUNTERS as u64,
+                12,
+            );
             self.ctx.queue.submit([enc.finish()]);
-            let settings = self.correction_settings();
-            let report =
-                self.pressure
-                    .iterate(&self.ctx, &self.fields, &self.pcg, &settings, None)?;
             self.pressure
                 .write_config(&self.ctx, &self.pcg, &self.scene.pressure);
             enc = self
@@ -672,21 +711,7 @@ impl Simulation {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("Simulation::substep_forces"),
                 });
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("volume_correction::displace"),
-                    timestamp_writes: self.timer.writes(
-                        Stage::VolumeCorrection.name(),
-                        false,
-                        true,
-                    ),
-                });
-                self.volume.record_displace(&mut pass, &self.particles);
-            }
-            Some(report)
-        } else {
-            None
-        };
+        }
         let f = &self.fields;
         if run(Stage::Forces) {
             let mut pass = self.begin_pass(&mut enc, Stage::Forces);
@@ -699,7 +724,7 @@ impl Simulation {
         if run(Stage::Pressure) {
             let mut pass = self.begin_pass(&mut enc, Stage::Pressure);
             self.divergence.record(&mut pass, f);
-            if correction.is_some() {
+            if correct {
                 // Same cells as the volume correction's solve: same matrix and preconditioner.
                 self.pressure.record_start(&mut pass, f, kind);
             } else {
@@ -773,7 +798,7 @@ impl Simulation {
                 0.0
             },
             solve: solve.clone(),
-            correction,
+            correction: correct.then(|| self.correction_report(&c)),
         };
         if last == Stage::Advect {
             self.max_speed = report.max_speed;

@@ -13,8 +13,12 @@ use super::pressure::PcgVectors;
 use crate::gpu::{Binding::*, Kernel};
 
 /// Relative residual of the correction solve: the displacement is a fraction of a cell and
-/// the next substep corrects what is left, so two digits are plenty (1-2 `mg` iterations).
+/// the next substep corrects what is left, so two digits are plenty.
 pub const CORRECTION_TOLERANCE: f64 = 1e-2;
+/// Iterations recorded for the correction (they stop early at the tolerance). `mg` reaches
+/// the tolerance in 1-2; a weaker preconditioner leaves a larger residual, which later
+/// substeps correct further.
+pub const CORRECTION_ITERATIONS: u32 = 3;
 
 pub struct VolumeCorrection {
     kernel: Kernel,

@@ -19,13 +19,16 @@ impl BuildMatrix {
             &["main"],
             &[Uniform, StorageRead, Storage, StorageRead, Storage],
         );
-        let group = kernel.bind(device, &[
+        let group = kernel.bind(
+            device,
+            &[
                 &f.params_buffer,
                 &f.cell_type,
                 &v.a,
                 &f.surface,
                 &f.counters,
-            ],);
+            ],
+        );
         Self { kernel, group }
     }
 
