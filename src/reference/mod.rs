@@ -16,6 +16,7 @@ mod grid;
 mod multigrid;
 mod pressure;
 pub mod smoke;
+pub mod surface;
 mod transfer;
 
 pub use grid::*;
