@@ -67,7 +67,8 @@ fn fs(i: VOut) -> @location(0) vec4<f32> {
     let cell_px = 1.0 / max(max(per_px.x, per_px.y), 1e-6);
     let f = fract(t);
     let edge_px = min(min(f.x, 1.0 - f.x) / max(per_px.x, 1e-6), min(f.y, 1.0 - f.y) / max(per_px.y, 1e-6));
-    let strength = smoothstep(GRID_FROM_PX, GRID_FULL_PX, cell_px);
+    // Smooth (bilinear) images are not read cell by cell: no grid.
+    let strength = select(smoothstep(GRID_FROM_PX, GRID_FULL_PX, cell_px), 0.0, style.bilinear != 0u);
     let line = strength * (1.0 - smoothstep(0.5, 1.0, edge_px));
     return vec4<f32>(mix(color.rgb, color.rgb * 0.35, line), 1.0);
 }

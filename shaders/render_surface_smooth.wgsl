@@ -15,7 +15,7 @@ const TAPS: i32 = 8;
 // Widest radius in pixels, so a close-up costs no more than this.
 const MAX_RADIUS_PX: f32 = 32.0;
 
-fn filter(p: vec2<i32>, dir: vec2<i32>) -> f32 {
+fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     let size = vec2<i32>(textureDimensions(src));
     let z0 = textureLoad(src, p, 0).r;
     if (z0 <= 0.0) {
@@ -56,10 +56,10 @@ fn vs(@builtin(vertex_index) vi: u32) -> VOut {
 
 @fragment
 fn fs_h(i: VOut) -> @location(0) f32 {
-    return filter(vec2<i32>(i.clip.xy), vec2<i32>(1, 0));
+    return bilateral(vec2<i32>(i.clip.xy), vec2<i32>(1, 0));
 }
 
 @fragment
 fn fs_v(i: VOut) -> @location(0) f32 {
-    return filter(vec2<i32>(i.clip.xy), vec2<i32>(0, 1));
+    return bilateral(vec2<i32>(i.clip.xy), vec2<i32>(0, 1));
 }
