@@ -10,10 +10,12 @@
 @group(0) @binding(1) var src: texture_2d<f32>;
 
 // Taps on each side: a constant loop bound (the software adapter leaks per dispatch on
-// loops bounded by uniforms); wide radii spread these taps further apart.
-const TAPS: i32 = 8;
-// Widest radius in pixels, so a close-up costs no more than this.
-const MAX_RADIUS_PX: f32 = 32.0;
+// loops bounded by uniforms).
+const TAPS: i32 = 16;
+// Widest radius in pixels: at most one tap per pixel, since taps spread further apart
+// skip pixels and the sphere bumps between them alias into speckled normals. Close up,
+// the filter covers less of the world instead.
+const MAX_RADIUS_PX: f32 = 16.0;
 
 fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     let size = vec2<i32>(textureDimensions(src));

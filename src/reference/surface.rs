@@ -3,9 +3,9 @@
 //! world units and converted to pixels from each pixel's eye depth.
 
 /// Taps on each side of a pixel. Keep in sync with `TAPS` in render_surface_smooth.wgsl.
-pub const SURFACE_TAPS: i64 = 8;
+pub const SURFACE_TAPS: i64 = 16;
 /// Widest radius in pixels. Keep in sync with `MAX_RADIUS_PX` in render_surface_smooth.wgsl.
-pub const SURFACE_MAX_RADIUS_PX: f64 = 32.0;
+pub const SURFACE_MAX_RADIUS_PX: f64 = 16.0;
 
 /// What the filter needs to know besides the image.
 #[derive(Clone, Copy, Debug)]

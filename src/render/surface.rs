@@ -75,10 +75,10 @@ impl SurfaceStyle {
     pub fn for_spacing(spacing: f32) -> Self {
         Self {
             radius: spacing,
-            smooth_radius: 2.5 * spacing,
+            smooth_radius: 4.0 * spacing,
             depth_falloff: 2.0 * spacing,
             absorption: [6.0, 2.0, 1.0],
-            deep_color: [0.05, 0.25, 0.45],
+            deep_color: [0.12, 0.42, 0.62],
             refraction: 0.1,
             specular: 0.6,
             shininess: 80.0,

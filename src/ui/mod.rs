@@ -658,14 +658,11 @@ impl Viewer {
             return;
         }
         let (centre, extent) = slice.centre_and_extent();
-        self.camera.frame_flat(
-            slice.spec.axis,
-            centre,
-            extent,
-            self.central,
-            w as f32,
-            h as f32,
-        );
+        // Leave the bottom of the view to the legend overlay.
+        let mut rect = self.central;
+        rect[3] = (rect[3] - LEGEND_OVERLAY_PX).max(rect[1] + 1.0);
+        self.camera
+            .frame_flat(slice.spec.axis, centre, extent, rect, w as f32, h as f32);
         self.flat_key = Some(key);
     }
 
@@ -1010,6 +1007,9 @@ impl Viewer {
         .map_err(|e| err(e.to_string()))
     }
 }
+
+/// Height kept free for the legend overlay when the flat layout frames a slice, pixels.
+const LEGEND_OVERLAY_PX: f32 = 120.0;
 
 /// Frames the domain: liquids from above at an angle, smoke slices head-on.
 fn frame_camera(camera: &mut OrbitCamera, scene: &Scene) {
