@@ -29,7 +29,7 @@ struct Surface {
     shininess: f32,
     // 0: draw every particle; otherwise particles in front of `cut_plane` are left out.
     cut: u32,
-    // Target size in pixels.
+    // Size of the liquid's textures (depth, thickness) in pixels.
     width: f32,
     height: f32,
     _pad0: f32,
@@ -37,6 +37,10 @@ struct Surface {
 };
 
 @group(0) @binding(0) var<uniform> s: Surface;
+
+// The liquid's textures have 1/LIQUID_SCALE of the target's resolution. Keep in sync with
+// `LIQUID_SCALE` in src/render/surface.rs.
+const LIQUID_SCALE: i32 = 2;
 
 // A camera-facing quad around particle `centre_world` (corner from the vertex index),
 // or a quad outside the clip volume when the particle is cut away.

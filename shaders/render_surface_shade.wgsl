@@ -63,7 +63,9 @@ struct FOut {
 
 @fragment
 fn fs(i: VOut) -> FOut {
-    let p = vec2<i32>(i.clip.xy);
+    // Target pixel, and the liquid texel it lies in (the liquid has a coarser grid).
+    let p_full = vec2<i32>(i.clip.xy);
+    let p = p_full / LIQUID_SCALE;
     let z = depth_at(p);
     if (z <= 0.0) {
         discard;
@@ -80,8 +82,9 @@ fn fs(i: VOut) -> FOut {
 
     // Refraction: what lies behind, displaced along the normal by the liquid crossed.
     let size = vec2<i32>(textureDimensions(scene));
-    let shift = vec2<f32>(n.x, -n.y) * s.refraction * min(thickness, 1.0) * focal_px() / z;
-    let q = clamp(p + vec2<i32>(shift), vec2<i32>(0), size - vec2<i32>(1));
+    let shift = vec2<f32>(n.x, -n.y) * s.refraction * min(thickness, 1.0) * focal_px() / z
+        * f32(LIQUID_SCALE);
+    let q = clamp(p_full + vec2<i32>(shift), vec2<i32>(0), size - vec2<i32>(1));
     let behind = textureLoad(scene, q, 0).rgb;
     let transmit = exp(-s.absorption.rgb * thickness);
     let scattered = s.deep_color.rgb * (vec3<f32>(1.0) - transmit);

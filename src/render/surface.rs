@@ -116,14 +116,23 @@ struct SurfaceUniform {
 }
 const _: () = assert!(std::mem::size_of::<SurfaceUniform>() == 288);
 
+/// The liquid's passes (depth, thickness, smoothing) run at 1/LIQUID_SCALE of the
+/// target's resolution in each direction: a quarter of the fragments, which keeps the
+/// surface interactive on a software adapter; shading stays at full resolution. Keep in
+/// sync with `LIQUID_SCALE` in shaders/render_surface_common.wgsl.
+pub const LIQUID_SCALE: u32 = 2;
+
 /// Eye depth (m in front of the camera, 0 = no liquid) and thickness formats.
 const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;
 const THICKNESS_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 
 /// Textures sized to the target, and the bind groups that read them.
 struct Targets {
+    /// Size of the target (and of `scene`).
     width: u32,
     height: u32,
+    /// Size of the liquid's textures.
+    liquid: [u32; 2],
     /// The scene without the liquid, drawn by the scene renderer, read by blit and shade.
     scene: wgpu::TextureView,
     raw: wgpu::Texture,
@@ -435,19 +444,23 @@ impl SurfaceRenderer {
         })
     }
 
-    /// (Re)creates the textures when the target size changes.
-    fn ensure_targets(&mut self, width: u32, height: u32) {
+    /// (Re)creates the textures when the target size (`width` x `height`) or the liquid's
+    /// texture size changes.
+    fn ensure_targets(&mut self, width: u32, height: u32, liquid: [u32; 2]) {
         let (width, height) = (width.max(1), height.max(1));
+        let liquid = liquid.map(|v| v.max(1));
         if self
             .targets
             .as_ref()
-            .is_some_and(|t| t.width == width && t.height == height)
+            .is_some_and(|t| t.width == width && t.height == height && t.liquid == liquid)
         {
             return;
         }
         let none = wgpu::TextureUsages::empty();
         let view = |t: &wgpu::Texture| t.create_view(&Default::default());
         let scene = view(&self.texture("Surface::scene", width, height, self.format, none));
+        let scene_size = [width, height];
+        let (width, height) = (liquid[0], liquid[1]);
         let raw = self.texture(
             "Surface::raw_depth",
             width,
@@ -504,8 +517,9 @@ impl SurfaceRenderer {
             &[&smooth_view, &thickness, &scene],
         );
         self.targets = Some(Targets {
-            width,
-            height,
+            width: scene_size[0],
+            height: scene_size[1],
+            liquid,
             scene,
             raw,
             raw_view,
@@ -534,7 +548,22 @@ impl SurfaceRenderer {
         style: &SurfaceStyle,
         cut: Cut,
     ) {
-        self.ensure_targets(width, height);
+        let liquid = [width, height].map(|v| v.max(1).div_ceil(LIQUID_SCALE));
+        self.upload(queue, [width, height], liquid, view, proj, style, cut);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn upload(
+        &mut self,
+        queue: &wgpu::Queue,
+        size: [u32; 2],
+        liquid: [u32; 2],
+        view: Mat4,
+        proj: Mat4,
+        style: &SurfaceStyle,
+        cut: Cut,
+    ) {
+        self.ensure_targets(size[0], size[1], liquid);
         let r = style.radius.max(1e-6);
         let sphere = 4.0 / 3.0 * std::f32::consts::PI * r * r * r;
         let linear = |c: [f32; 3]| {
@@ -557,8 +586,8 @@ impl SurfaceRenderer {
             specular: style.specular.max(0.0),
             shininess: style.shininess.max(1.0),
             cut: cut.on as u32,
-            width: width.max(1) as f32,
-            height: height.max(1) as f32,
+            width: liquid[0].max(1) as f32,
+            height: liquid[1].max(1) as f32,
             _pad: [0.0; 2],
         };
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));
@@ -664,7 +693,8 @@ impl SurfaceRenderer {
             plane: [0.0; 4],
             on: false,
         };
-        self.prepare(&ctx.queue, width, height, Mat4::IDENTITY, proj, style, cut);
+        let size = [width, height];
+        self.upload(&ctx.queue, size, size, Mat4::IDENTITY, proj, style, cut);
         let t = self.targets.as_ref().expect("prepared");
         ctx.queue.write_texture(
             t.raw.as_image_copy(),
