@@ -32,8 +32,9 @@ struct Surface {
     // Size of the liquid's textures (depth, thickness) in pixels.
     width: f32,
     height: f32,
-    _pad0: f32,
-    _pad1: f32,
+    // Size of the target in pixels.
+    target_width: f32,
+    target_height: f32,
 };
 
 @group(0) @binding(0) var<uniform> s: Surface;

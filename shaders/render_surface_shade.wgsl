@@ -31,12 +31,49 @@ fn depth_at(p: vec2<i32>) -> f32 {
     return textureLoad(depth_tex, p, 0).r;
 }
 
-// The neighbour difference along `dir` with the smaller depth step (either side).
-fn derivative(p: vec2<i32>, dir: vec2<i32>, centre: vec3<f32>) -> vec3<f32> {
-    let zf = depth_at(p + dir);
-    let zb = depth_at(p - dir);
-    let fwd = view_pos(vec2<f32>(p + dir), zf) - centre;
-    let back = centre - view_pos(vec2<f32>(p - dir), zb);
+// View-space position of target pixel centre `pf` (pixels) at eye depth `z`.
+fn view_pos_target(pf: vec2<f32>, z: f32) -> vec3<f32> {
+    let ndc = vec2<f32>(pf.x / s.target_width * 2.0 - 1.0, 1.0 - pf.y / s.target_height * 2.0);
+    return vec3<f32>(ndc.x / s.proj[0][0] * z, ndc.y / s.proj[1][1] * z, -z);
+}
+
+// The smoothed depth at target pixel centre `pf`: 0 unless the liquid texel it lies in
+// holds liquid; else bilinear between the four nearest liquid texels that hold liquid, so
+// the coarser liquid grid does not show as 2x2 facets. Across a depth jump (more than the
+// filter's edge depth) the texel it lies in is used alone, keeping edges sharp.
+fn depth_fine(pf: vec2<f32>) -> f32 {
+    let own = depth_at(vec2<i32>(floor(pf / f32(LIQUID_SCALE))));
+    if (own <= 0.0) {
+        return 0.0;
+    }
+    let t = pf / f32(LIQUID_SCALE) - vec2<f32>(0.5);
+    let i0 = vec2<i32>(floor(t));
+    let f = t - floor(t);
+    let z = vec4<f32>(
+        depth_at(i0),
+        depth_at(i0 + vec2<i32>(1, 0)),
+        depth_at(i0 + vec2<i32>(0, 1)),
+        depth_at(i0 + vec2<i32>(1, 1)),
+    );
+    let valid = vec4<f32>(z > vec4<f32>(0.0));
+    let w = vec4<f32>((1.0 - f.x) * (1.0 - f.y), f.x * (1.0 - f.y), (1.0 - f.x) * f.y, f.x * f.y)
+        * valid;
+    let far = max(max(z.x, z.y), max(z.z, z.w));
+    let near = min(min(select(far, z.x, z.x > 0.0), select(far, z.y, z.y > 0.0)),
+                   min(select(far, z.z, z.z > 0.0), select(far, z.w, z.w > 0.0)));
+    if (far - near > s.depth_falloff) {
+        return own;
+    }
+    return dot(w, z) / dot(w, vec4<f32>(1.0));
+}
+
+// The difference to the neighbour pixel along `dir`, on the side with the smaller depth
+// step (either side).
+fn derivative(pf: vec2<f32>, dir: vec2<f32>, centre: vec3<f32>) -> vec3<f32> {
+    let zf = depth_fine(pf + dir);
+    let zb = depth_fine(pf - dir);
+    let fwd = view_pos_target(pf + dir, zf) - centre;
+    let back = centre - view_pos_target(pf - dir, zb);
     if (zf <= 0.0) {
         return back;
     }
@@ -63,16 +100,17 @@ struct FOut {
 
 @fragment
 fn fs(i: VOut) -> FOut {
-    // Target pixel, and the liquid texel it lies in (the liquid has a coarser grid).
-    let p_full = vec2<i32>(i.clip.xy);
+    // Target pixel and its liquid texel (the liquid has a coarser grid).
+    let pf = i.clip.xy;
+    let p_full = vec2<i32>(pf);
     let p = p_full / LIQUID_SCALE;
-    let z = depth_at(p);
+    let z = depth_fine(pf);
     if (z <= 0.0) {
         discard;
     }
-    let centre = view_pos(vec2<f32>(p), z);
-    let dx = derivative(p, vec2<i32>(1, 0), centre);
-    let dy = derivative(p, vec2<i32>(0, 1), centre);
+    let centre = view_pos_target(pf, z);
+    let dx = derivative(pf, vec2<f32>(1.0, 0.0), centre);
+    let dy = derivative(pf, vec2<f32>(0.0, 1.0), centre);
     var n = normalize(cross(dy, dx));
     if (n.z < 0.0) {
         n = -n;

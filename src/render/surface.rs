@@ -112,7 +112,8 @@ struct SurfaceUniform {
     cut: u32,
     width: f32,
     height: f32,
-    _pad: [f32; 2],
+    target_width: f32,
+    target_height: f32,
 }
 const _: () = assert!(std::mem::size_of::<SurfaceUniform>() == 288);
 
@@ -588,7 +589,8 @@ impl SurfaceRenderer {
             cut: cut.on as u32,
             width: liquid[0].max(1) as f32,
             height: liquid[1].max(1) as f32,
-            _pad: [0.0; 2],
+            target_width: size[0].max(1) as f32,
+            target_height: size[1].max(1) as f32,
         };
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));
     }
