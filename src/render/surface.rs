@@ -6,8 +6,9 @@
 //! behind, Beer-Lambert absorption and a specular highlight.
 //!
 //! Passes (one WGSL file each, `shaders/render_surface_*.wgsl`): depth, thickness, smooth
-//! (along x, then y), blit (the scene without the liquid) and shade. The renderer reads the
-//! simulation's particle position buffer and knows nothing else of the simulation.
+//! (along x, then y), all at half resolution, then blit (the scene without the liquid) and
+//! shade at full resolution. The renderer reads the simulation's particle position buffer
+//! and knows nothing else of the simulation.
 
 use crate::gpu::{shader_module, GpuContext, GpuError};
 use bytemuck::{Pod, Zeroable};
