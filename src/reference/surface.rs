@@ -66,9 +66,8 @@ mod tests {
     fn a_flat_surface_stays_flat_and_empty_pixels_stay_empty() {
         let (w, h) = (20, 12);
         let mut d = vec![1.5; w * h];
-        for x in 0..w {
-            d[x] = 0.0;
-        }
+        // The top row holds no liquid.
+        d[..w].fill(0.0);
         let f = DepthFilter {
             focal_px: 100.0,
             radius: 0.05,

@@ -540,6 +540,7 @@ impl SurfaceRenderer {
     /// Sizes the textures to a `width` x `height` target and uploads the camera, style and
     /// cut. Then the scene without the liquid is drawn into [`Self::scene_view`] (same size
     /// and format as the target), then [`Self::record`] adds the liquid.
+    #[allow(clippy::too_many_arguments)]
     pub fn prepare(
         &mut self,
         queue: &wgpu::Queue,
