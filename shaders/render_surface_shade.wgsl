@@ -84,8 +84,9 @@ fn derivative(pf: vec2<f32>, dir: vec2<f32>, centre: vec3<f32>) -> vec3<f32> {
 }
 
 fn sky(d: vec3<f32>) -> vec3<f32> {
-    let horizon = vec3<f32>(0.60, 0.70, 0.80);
-    let zenith = vec3<f32>(0.12, 0.30, 0.65);
+    // Dim enough that grazing reflections at silhouettes do not outshine the liquid.
+    let horizon = vec3<f32>(0.40, 0.48, 0.56);
+    let zenith = vec3<f32>(0.10, 0.24, 0.50);
     let ground = vec3<f32>(0.10, 0.09, 0.08);
     if (d.y < 0.0) {
         return mix(horizon * 0.5, ground, min(-d.y * 4.0, 1.0));
