@@ -9,6 +9,13 @@ struct View {
     color_lo: f32,
     color_hi: f32,
     mode: u32,             // 0 speed, 1 FLIP velocity change
+    // World plane of the shown slice, xyz towards the camera: particles with
+    // dot(xyz, p) > w - radius are (partly) in front of it.
+    cut_plane: vec4<f32>,
+    cut: u32,              // 0 draw, 1 fade (screen-door: one pixel in four), 2 hide
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 };
 
 @group(0) @binding(0) var<uniform> u: View;
@@ -21,6 +28,7 @@ struct VOut {
     @location(0) uv: vec2<f32>,
     @location(1) centre: vec3<f32>,
     @location(2) value: f32,
+    @location(3) @interpolate(flat) faded: u32,
 };
 
 const VIRIDIS = array<vec3<f32>, 9>(
@@ -43,6 +51,15 @@ fn vs(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VOut 
     let corner = vec2<f32>(f32(vi & 1u) * 2.0 - 1.0, f32((vi >> 1u) & 1u) * 2.0 - 1.0);
     let c = (u.view * vec4<f32>(pos[ii].xyz, 1.0)).xyz;
     var o: VOut;
+    o.faded = 0u;
+    if (u.cut != 0u && dot(u.cut_plane.xyz, pos[ii].xyz) > u.cut_plane.w - u.radius) {
+        if (u.cut == 2u) {
+            // Outside the clip volume: nothing is rasterised.
+            o.clip = vec4<f32>(2.0, 2.0, 2.0, 1.0);
+            return o;
+        }
+        o.faded = 1u;
+    }
     o.clip = u.proj * vec4<f32>(c + vec3<f32>(corner * u.radius, 0.0), 1.0);
     o.uv = corner;
     o.centre = c;
@@ -59,6 +76,9 @@ struct FOut {
 fn fs(i: VOut) -> FOut {
     let r2 = dot(i.uv, i.uv);
     if (r2 > 1.0) { discard; }
+    // Screen-door fade: without blending, keep one pixel of each 2x2 block, so the slice
+    // behind shows through the other three.
+    if (i.faded != 0u && ((u32(i.clip.x) & 1u) != 0u || (u32(i.clip.y) & 1u) != 0u)) { discard; }
     let n = vec3<f32>(i.uv, sqrt(1.0 - r2));
     let p = i.centre + n * u.radius;
     let clip = u.proj * vec4<f32>(p, 1.0);

@@ -110,6 +110,14 @@ enum Command {
         /// divergence_after, vorticity, temperature, obstacles).
         #[arg(long)]
         smoke_view: Option<eddy::sim::smoke::views::SmokeField>,
+        /// How the liquid is drawn: particles, surface (a smooth screen-space surface) or
+        /// both.
+        #[arg(long, default_value = "particles")]
+        render: eddy::render::surface::RenderMode,
+        /// Layout: perspective (orbit camera) or flat (the --field slice as a 2D image
+        /// filling the view).
+        #[arg(long, default_value = "perspective", value_parser = ["perspective", "flat"])]
+        layout: String,
     },
     /// Validate a scene against the adapter's limits and print its summary without
     /// simulating.
@@ -180,6 +188,8 @@ fn real_main() -> Result<ExitCode> {
             axis,
             slice,
             smoke_view,
+            render,
+            layout,
         }) => {
             // Headless use (scripts, CI) must fail on a broken scene: the viewer's own
             // fallback to the built-in dam break is for someone looking at the window.
@@ -203,6 +213,8 @@ fn real_main() -> Result<ExitCode> {
                 },
                 slice,
                 smoke_view,
+                render,
+                flat: layout == "flat",
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -328,6 +340,8 @@ fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Res
         axis: 2,
         slice: None,
         smoke_view: None,
+        render: Default::default(),
+        flat: false,
     })?;
     Ok(ExitCode::SUCCESS)
 }

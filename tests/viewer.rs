@@ -185,3 +185,141 @@ fn multigrid_levels_can_be_viewed_and_missing_ones_are_reported() {
         let _ = std::fs::remove_file(f);
     }
 }
+
+/// A small dam break (16 x 16 x 8 cells) for the quicker viewer tests.
+fn small_dam_break(name: &str) -> std::path::PathBuf {
+    let scene = tmp(name);
+    std::fs::write(
+        &scene,
+        "(domain: (1.0, 1.0, 0.5), resolution: (16, 16, 8), \
+         fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.35, 0.6, 0.5))])",
+    )
+    .unwrap();
+    scene
+}
+
+/// Share of the window's centre drawn in colours of the diverging colormap, and how many
+/// of 20 equal parts of the colormap cover at least 0.1% of the centre each.
+fn diverging_colours(path: &Path) -> (f64, usize) {
+    use eddy::render::colormap::{diverging, to_rgba8};
+    let img = image::open(path).unwrap().to_rgba8();
+    let (w, h) = img.dimensions();
+    let samples: Vec<(usize, [u8; 4])> = (0..=400)
+        .map(|i| {
+            let t = i as f32 / 200.0 - 1.0;
+            (((t + 1.0) / 2.0 * 19.999) as usize, to_rgba8(diverging(t)))
+        })
+        .collect();
+    let mut bins = [0u32; 20];
+    let (mut hits, mut total) = (0u32, 0u32);
+    for y in h / 4..3 * h / 4 {
+        for x in w / 4..3 * w / 4 {
+            total += 1;
+            let p = img.get_pixel(x, y).0;
+            let near = samples.iter().find(|(_, c)| {
+                (0..3)
+                    .map(|k| (p[k] as i32 - c[k] as i32).abs())
+                    .sum::<i32>()
+                    <= 6
+            });
+            if let Some((bin, _)) = near {
+                bins[*bin] += 1;
+                hits += 1;
+            }
+        }
+    }
+    let used = bins
+        .iter()
+        .filter(|n| **n as f64 >= 0.001 * total as f64)
+        .count();
+    (hits as f64 / total as f64, used)
+}
+
+#[test]
+fn a_pressure_slice_reads_in_the_default_camera_and_the_flat_layout() {
+    let scene = small_dam_break("pressure.ron");
+    let shot = tmp("pressure.png");
+    for layout in ["perspective", "flat"] {
+        let out = view(&[
+            scene.to_str().unwrap(),
+            "--field",
+            "pressure",
+            "--layout",
+            layout,
+            "--frames",
+            "3",
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{layout}: {err}");
+        let (share, bins) = diverging_colours(&shot);
+        // The slice shows (not hidden behind the liquid) and shows a range of values.
+        let min_share = if layout == "flat" { 0.5 } else { 0.1 };
+        assert!(
+            share > min_share,
+            "{layout}: only {:.1}% of the centre shows the slice",
+            100.0 * share
+        );
+        assert!(
+            bins >= 5,
+            "{layout}: the slice shows {bins} of 20 colour steps"
+        );
+    }
+    for f in [&scene, &shot] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
+fn the_surface_mode_screenshot_differs_from_the_particles() {
+    let scene = small_dam_break("surface.ron");
+    let shots = ["particles", "surface", "both"].map(|mode| {
+        let shot = tmp(&format!("{mode}.png"));
+        let out = view(&[
+            scene.to_str().unwrap(),
+            "--render",
+            mode,
+            "--frames",
+            "2",
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "--render {mode}: {err}");
+        image::open(&shot).unwrap().to_rgba8()
+    });
+    let differ = |a: &image::RgbaImage, b: &image::RgbaImage| {
+        let (w, h) = a.dimensions();
+        let mut n = 0;
+        for y in h / 4..3 * h / 4 {
+            for x in w / 4..3 * w / 4 {
+                let (p, q) = (a.get_pixel(x, y).0, b.get_pixel(x, y).0);
+                n += ((0..3)
+                    .map(|k| (p[k] as i32 - q[k] as i32).abs())
+                    .sum::<i32>()
+                    > 30) as u32;
+            }
+        }
+        n as f64 / (w * h / 4) as f64
+    };
+    let d = differ(&shots[0], &shots[1]);
+    assert!(
+        d > 0.03,
+        "surface and particles differ in {:.2}% of the centre",
+        100.0 * d
+    );
+    let d = differ(&shots[1], &shots[2]);
+    assert!(
+        d > 0.001,
+        "both and surface differ in {:.3}% of the centre",
+        100.0 * d
+    );
+    let bad = view(&[scene.to_str().unwrap(), "--render", "mesh", "--frames", "1"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("particles, surface"));
+    let _ = std::fs::remove_file(&scene);
+    for mode in ["particles", "surface", "both"] {
+        let _ = std::fs::remove_file(tmp(&format!("{mode}.png")));
+    }
+}

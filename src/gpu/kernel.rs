@@ -105,6 +105,30 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
         "render_push.wgsl",
         include_str!("../../shaders/render_push.wgsl"),
     ),
+    (
+        "render_surface_common.wgsl",
+        include_str!("../../shaders/render_surface_common.wgsl"),
+    ),
+    (
+        "render_surface_depth.wgsl",
+        include_str!("../../shaders/render_surface_depth.wgsl"),
+    ),
+    (
+        "render_surface_thickness.wgsl",
+        include_str!("../../shaders/render_surface_thickness.wgsl"),
+    ),
+    (
+        "render_surface_smooth.wgsl",
+        include_str!("../../shaders/render_surface_smooth.wgsl"),
+    ),
+    (
+        "render_surface_blit.wgsl",
+        include_str!("../../shaders/render_surface_blit.wgsl"),
+    ),
+    (
+        "render_surface_shade.wgsl",
+        include_str!("../../shaders/render_surface_shade.wgsl"),
+    ),
 ];
 
 /// Returns the source of `name` with its `//!include` lines expanded.

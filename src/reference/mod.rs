@@ -19,6 +19,7 @@ mod grid;
 mod multigrid;
 mod pressure;
 pub mod smoke;
+pub mod surface;
 mod transfer;
 
 pub use free_surface::*;

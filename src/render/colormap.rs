@@ -87,32 +87,55 @@ impl Scale {
         }
     }
 
-    /// The automatic scale of a set of values.
+    /// The automatic scale of a set of values: robust, so that a few extreme cells (a
+    /// spike at a solid corner, one stray particle) do not flatten the rest into one
+    /// colour. Sequential scales span the 1st to 99th percentile; diverging ones are
+    /// symmetric about zero out to the 99th percentile of the nonzero magnitudes (cells
+    /// that are exactly zero, such as AIR in a pressure field, do not shrink the range).
+    /// Values outside the range saturate.
     pub fn auto(values: &[f32], signed: bool) -> Scale {
-        let finite = values.iter().copied().filter(|v| v.is_finite());
         if signed {
-            let m = finite.fold(0.0f32, |m, v| m.max(v.abs()));
-            Scale::Diverging {
+            let mut mags: Vec<f32> = values
+                .iter()
+                .filter(|v| v.is_finite() && **v != 0.0)
+                .map(|v| v.abs())
+                .collect();
+            mags.sort_by(f32::total_cmp);
+            let m = percentile(&mags, ROBUST_HI);
+            return Scale::Diverging {
                 max: if m > 0.0 { m } else { 1.0 },
-            }
-        } else {
-            let (lo, hi) = finite.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), v| {
-                (a.min(v), b.max(v))
-            });
-            if lo.is_finite() && hi > lo {
-                Scale::Sequential { lo, hi }
-            } else {
-                Scale::Sequential {
-                    lo: 0.0,
-                    hi: if lo.is_finite() {
-                        lo.abs().max(1.0)
-                    } else {
-                        1.0
-                    },
-                }
-            }
+            };
+        }
+        let mut v: Vec<f32> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        v.sort_by(f32::total_cmp);
+        let (lo, hi) = (percentile(&v, ROBUST_LO), percentile(&v, ROBUST_HI));
+        if hi > lo {
+            return Scale::Sequential { lo, hi };
+        }
+        // Almost every value equal: the full range still shows the few that differ.
+        let (min, max) = (v.first().copied(), v.last().copied());
+        match (min, max) {
+            (Some(lo), Some(hi)) if hi > lo => Scale::Sequential { lo, hi },
+            (Some(lo), _) => Scale::Sequential {
+                lo: 0.0,
+                hi: lo.abs().max(1.0),
+            },
+            _ => Scale::Sequential { lo: 0.0, hi: 1.0 },
         }
     }
+}
+
+/// Percentiles of the automatic range.
+const ROBUST_LO: f32 = 0.01;
+const ROBUST_HI: f32 = 0.99;
+
+/// The `q`-quantile (nearest rank) of sorted values; 0 when there are none.
+fn percentile(sorted: &[f32], q: f32) -> f32 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = (q * (sorted.len() - 1) as f32).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
 }
 
 pub fn to_rgba8(c: [f32; 3]) -> [u8; 4] {
@@ -151,5 +174,51 @@ mod tests {
         }
         assert_ne!(cell_type(AIR), cell_type(FLUID));
         assert_ne!(cell_type(FLUID), cell_type(SOLID));
+    }
+
+    #[test]
+    fn one_outlier_does_not_flatten_the_auto_range() {
+        // A smooth ramp of 1000 values with one spike a million times larger.
+        let mut v: Vec<f32> = (0..1000).map(|i| i as f32 / 999.0).collect();
+        v[500] = 1e6;
+        match Scale::auto(&v, false) {
+            Scale::Sequential { lo, hi } => {
+                assert!(lo < 0.02 && hi > 0.97 && hi < 1.0, "{lo} {hi}");
+            }
+            s => panic!("{s:?}"),
+        }
+        // Signed: zeros (AIR) and one huge negative spike; the range follows the body.
+        let mut v: Vec<f32> = (0..1000).map(|i| (i as f32 - 500.0) / 500.0).collect();
+        v.extend([0.0; 3000]);
+        v.push(-1e6);
+        match Scale::auto(&v, true) {
+            Scale::Diverging { max } => assert!(max > 0.95 && max <= 1.0, "{max}"),
+            s => panic!("{s:?}"),
+        }
+        // The ramp reads as many distinct colours, not one.
+        let s = Scale::auto(&v, true);
+        let distinct: std::collections::HashSet<[u8; 4]> =
+            (0..1000).map(|i| to_rgba8(s.color(v[i]))).collect();
+        assert!(distinct.len() > 100, "{}", distinct.len());
+    }
+
+    #[test]
+    fn auto_range_of_nothing_or_constants_is_usable() {
+        assert_eq!(
+            Scale::auto(&[], false),
+            Scale::Sequential { lo: 0.0, hi: 1.0 }
+        );
+        assert_eq!(Scale::auto(&[0.0; 5], true), Scale::Diverging { max: 1.0 });
+        assert_eq!(
+            Scale::auto(&[3.0; 5], false),
+            Scale::Sequential { lo: 0.0, hi: 3.0 }
+        );
+        // 99.5% equal values: the percentiles coincide, the full range is used.
+        let mut v = vec![2.0f32; 1000];
+        v[3] = 5.0;
+        assert_eq!(
+            Scale::auto(&v, false),
+            Scale::Sequential { lo: 2.0, hi: 5.0 }
+        );
     }
 }

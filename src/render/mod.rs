@@ -1,12 +1,14 @@
-//! Drawing the simulation: particles as sphere impostors, slices of grid fields, the
-//! domain box and solids, velocity arrows. Everything renders into any colour + depth
-//! target, so the viewer's window and offscreen tests share one code path.
+//! Drawing the simulation: particles as sphere impostors or a screen-space liquid surface,
+//! slices of grid fields, the domain box and solids, velocity arrows. Everything renders
+//! into any colour + depth target, so the viewer's window and offscreen tests share one
+//! code path.
 
 pub mod camera;
 pub mod colormap;
 pub mod lines;
 pub mod push;
 pub mod slice;
+pub mod surface;
 
 use crate::gpu::shader_module;
 use crate::sim::Simulation;
@@ -14,6 +16,7 @@ use bytemuck::{Pod, Zeroable};
 use camera::OrbitCamera;
 use glam::Mat4;
 use slice::SliceImage;
+use surface::{Cut, RenderMode, SurfaceRenderer, SurfaceStyle};
 use wgpu::util::DeviceExt;
 
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
@@ -25,8 +28,31 @@ pub enum ParticleColor {
     FlipDelta,
 }
 
+/// What happens to the liquid between the camera and a shown slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceOcclusion {
+    /// Drawn as usual (the slice may be hidden behind it).
+    Show,
+    /// Particles thinned to one pixel in four, so the slice reads through them; the
+    /// surface is cut away.
+    Fade,
+    /// Left out: the slice is a clean cross-section.
+    Hide,
+}
+
+impl SliceOcclusion {
+    fn code(self) -> u32 {
+        match self {
+            SliceOcclusion::Show => 0,
+            SliceOcclusion::Fade => 1,
+            SliceOcclusion::Hide => 2,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ParticleStyle {
+    /// Whether the liquid (particles or surface) is drawn at all.
     pub visible: bool,
     /// Sphere radius in metres.
     pub radius: f32,
@@ -34,6 +60,11 @@ pub struct ParticleStyle {
     /// Colour range of the chosen quantity (m/s).
     pub lo: f32,
     pub hi: f32,
+    /// Particles, surface or both.
+    pub mode: RenderMode,
+    pub surface: SurfaceStyle,
+    /// The liquid in front of a shown slice.
+    pub occlusion: SliceOcclusion,
 }
 
 impl Default for ParticleStyle {
@@ -44,6 +75,9 @@ impl Default for ParticleStyle {
             color: ParticleColor::Speed,
             lo: 0.0,
             hi: 2.0,
+            mode: RenderMode::Particles,
+            surface: SurfaceStyle::default(),
+            occlusion: SliceOcclusion::Fade,
         }
     }
 }
@@ -58,8 +92,20 @@ struct ParticleUniform {
     lo: f32,
     hi: f32,
     mode: u32,
+    cut_plane: [f32; 4],
+    cut: u32,
+    _pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<ParticleUniform>() == 144);
+const _: () = assert!(std::mem::size_of::<ParticleUniform>() == 176);
+
+/// Keep in sync with `SliceStyle` in shaders/render_slice.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct SliceUniform {
+    bilinear: u32,
+    _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<SliceUniform>() == 16);
 
 /// Keep in sync with `View` in shaders/render_lines.wgsl and render_slice.wgsl.
 #[repr(C)]
@@ -122,6 +168,9 @@ pub struct SceneRenderer {
     slice_pipeline: wgpu::RenderPipeline,
     slice_layout: wgpu::BindGroupLayout,
     slice: Option<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// The shown slice's plane: normal axis and position along it, m.
+    slice_plane: Option<(usize, f32)>,
+    surface: SurfaceRenderer,
 }
 
 fn depth_state(write: bool) -> wgpu::DepthStencilState {
@@ -245,6 +294,7 @@ impl SceneRenderer {
                     },
                     count: None,
                 },
+                uniform_entry(2, wgpu::ShaderStages::FRAGMENT),
             ],
         });
         let slice_attrs = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x2];
@@ -292,17 +342,26 @@ impl SceneRenderer {
             slice_pipeline,
             slice_layout,
             slice: None,
+            slice_plane: None,
+            surface: SurfaceRenderer::new(device, format),
         }
     }
 
     /// Draws no particles (the smoke mode has none).
     pub fn clear_particles(&mut self) {
         self.particle_group = None;
+        self.surface.clear_particles();
     }
 
     /// Points the particle renderer at a simulation's particle buffers.
     pub fn bind_particles(&mut self, device: &wgpu::Device, sim: &Simulation) {
         let p = &sim.particles;
+        let h = sim.scene.h() as f32;
+        self.surface.bind_particles(
+            &p.pos,
+            p.count,
+            h * h * h / sim.scene.particles_per_cell.max(1) as f32,
+        );
         if p.count == 0 {
             self.particle_group = None;
             return;
@@ -352,8 +411,11 @@ impl SceneRenderer {
     ) {
         let Some(img) = image else {
             self.slice = None;
+            self.slice_plane = None;
             return;
         };
+        let axis = img.spec.axis.min(2);
+        self.slice_plane = Some((axis, img.corners[0][axis]));
         let size = wgpu::Extent3d {
             width: img.width,
             height: img.height,
@@ -404,6 +466,14 @@ impl SceneRenderer {
             usage: wgpu::BufferUsages::VERTEX,
         });
         let view = tex.create_view(&Default::default());
+        let style = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("Render::slice_style"),
+            contents: bytemuck::bytes_of(&SliceUniform {
+                bilinear: img.bilinear as u32,
+                _pad: [0; 3],
+            }),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
         let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("Render::slice"),
             layout: &self.slice_layout,
@@ -416,14 +486,29 @@ impl SceneRenderer {
                     binding: 1,
                     resource: wgpu::BindingResource::TextureView(&view),
                 },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: style.as_entire_binding(),
+                },
             ],
         });
         self.slice = Some((vb, group));
     }
 
-    /// Records the scene into `target`, clearing it first.
+    /// The shown slice's plane as seen from `eye`: normal towards the eye and offset.
+    fn cut_plane(&self, eye: glam::Vec3) -> Option<[f32; 4]> {
+        let (axis, at) = self.slice_plane?;
+        let sign = if eye[axis] >= at { 1.0 } else { -1.0 };
+        let mut plane = [0.0; 4];
+        plane[axis] = sign;
+        plane[3] = sign * at;
+        Some(plane)
+    }
+
+    /// Records the scene into `target`, clearing it first. A flat camera (a 2D slice
+    /// layout) shows the slice, lines and arrows without the liquid.
     pub fn render(
-        &self,
+        &mut self,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         target: &RenderTarget<'_>,
@@ -434,6 +519,12 @@ impl SceneRenderer {
         let view = camera.view();
         let proj = camera.proj(aspect);
         let vp: Mat4 = proj * view;
+        let cut = self.cut_plane(camera.eye());
+        let cut_mode = match cut {
+            Some(_) => style.occlusion,
+            None => SliceOcclusion::Show,
+        };
+        let plane = cut.unwrap_or([0.0; 4]);
         queue.write_buffer(
             &self.view_uniform,
             0,
@@ -454,12 +545,48 @@ impl SceneRenderer {
                     ParticleColor::Speed => 0,
                     ParticleColor::FlipDelta => 1,
                 },
+                cut_plane: plane,
+                cut: cut_mode.code(),
+                _pad: [0; 3],
             }),
         );
+        let liquid = style.visible && camera.flat.is_none() && self.particle_group.is_some();
+        if !liquid || style.mode == RenderMode::Particles {
+            self.draw_scene(encoder, target.color, target.depth, liquid);
+            return;
+        }
+        self.surface.prepare(
+            queue,
+            target.width,
+            target.height,
+            view,
+            proj,
+            &style.surface,
+            Cut {
+                plane,
+                on: cut_mode != SliceOcclusion::Show,
+            },
+        );
+        // The scene behind the liquid goes to the surface's own texture (the shade pass
+        // refracts it), with its depth in the target's depth buffer.
+        let scene = self.surface.scene_view().expect("prepared above");
+        self.draw_scene(encoder, scene, target.depth, style.mode == RenderMode::Both);
+        self.surface.record(encoder, target);
+    }
+
+    /// The lines, the slice and (when `particles`) the particle impostors, into `color`
+    /// and `depth`, both cleared first.
+    fn draw_scene(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        color: &wgpu::TextureView,
+        depth: &wgpu::TextureView,
+        particles: bool,
+    ) {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("Render::scene"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target.color,
+                view: color,
                 resolve_target: None,
                 depth_slice: None,
                 ops: wgpu::Operations {
@@ -473,7 +600,7 @@ impl SceneRenderer {
                 },
             })],
             depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: target.depth,
+                view: depth,
                 depth_ops: Some(wgpu::Operations {
                     load: wgpu::LoadOp::Clear(1.0),
                     store: wgpu::StoreOp::Store,
@@ -496,7 +623,7 @@ impl SceneRenderer {
             pass.set_vertex_buffer(0, vb.slice(..));
             pass.draw(0..4, 0..1);
         }
-        if let (true, Some((group, count))) = (style.visible, &self.particle_group) {
+        if let (true, Some((group, count))) = (particles, &self.particle_group) {
             pass.set_pipeline(&self.particle_pipeline);
             pass.set_bind_group(0, group, &[]);
             pass.draw(0..4, 0..*count);

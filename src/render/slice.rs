@@ -39,6 +39,9 @@ pub struct SliceImage {
     pub values: Vec<f32>,
     /// The in-plane axes (a, b): texel x runs along a, texel y along b.
     pub plane_axes: (usize, usize),
+    /// Draw with bilinear filtering between sample centres (smooth fields such as smoke
+    /// dye) instead of one flat colour per cell.
+    pub bilinear: bool,
     /// Where samples sit in cells along each axis (0.5 cell-centred, 0 on faces).
     offsets: [f32; 3],
     /// Size of a sample's cell along each axis, m.
@@ -121,6 +124,7 @@ impl SliceImage {
             scale,
             values,
             plane_axes: (a, b),
+            bilinear: false,
             offsets,
             cell,
             index,
@@ -159,10 +163,18 @@ impl SliceImage {
             scale,
             values,
             plane_axes: (0, 1),
+            bilinear: false,
             offsets: [0.5; 3],
             cell,
             index: 0,
         }
+    }
+
+    /// The slice's centre and its extent along the two in-plane axes (a, b), m.
+    pub fn centre_and_extent(&self) -> (Vec3, [f32; 2]) {
+        let (a, b) = self.plane_axes;
+        let (lo, hi) = (self.corners[0], self.corners[3]);
+        ((lo + hi) * 0.5, [hi[a] - lo[a], hi[b] - lo[b]])
     }
 
     /// The sample a ray hits: (sample coordinates in the field's grid, value).

@@ -1,6 +1,8 @@
 //! The desktop viewer: a winit window with egui panels over the 3D view, on the
 //! simulation's own wgpu device.
 
+pub mod liquid;
+pub mod overlay;
 pub mod panels;
 pub mod smoke;
 
@@ -52,6 +54,10 @@ pub struct ViewerOptions {
     pub slice: Option<u32>,
     /// Smoke scenes: the view to open on (dye by default).
     pub smoke_view: Option<smoke::SmokeField>,
+    /// How the liquid is drawn at start.
+    pub render: crate::render::surface::RenderMode,
+    /// Start in the flat layout: the shown slice as a 2D image filling the view.
+    pub flat: bool,
 }
 
 /// Opens the viewer and runs until the window closes (or `frames` are done).
@@ -133,6 +139,7 @@ struct SmokeViewKey {
     lo: f32,
     hi: f32,
     trails: bool,
+    bilinear: bool,
 }
 
 impl SmokeViewKey {
@@ -143,6 +150,7 @@ impl SmokeViewKey {
             lo: p.lo,
             hi: p.hi,
             trails: p.trails,
+            bilinear: p.bilinear,
         }
     }
 }
@@ -199,6 +207,10 @@ struct Viewer {
     /// The slice currently drawn and the cell types it was read with (for hover text).
     slice: Option<(SliceImage, FieldData)>,
     slice_key: Option<(SliceSpec, u64, bool)>,
+    /// The flat layout's framing (slice axis and layer, viewport size) while it is on.
+    flat_key: Option<(usize, u32, [u32; 6])>,
+    /// The part of the window not under the side panels, in pixels [x0, y0, x1, y1].
+    central: [f32; 4],
     /// Bumped whenever the simulation state changes, so slices are re-read only then.
     revision: u64,
     frames_done: u64,
@@ -329,8 +341,13 @@ impl Viewer {
                 lo: -1.0,
                 hi: 1.0,
                 arrows: false,
+                flat: opts.flat,
                 particles: crate::render::ParticleStyle {
                     radius: (scene.h() * 0.3) as f32,
+                    mode: opts.render,
+                    surface: crate::render::surface::SurfaceStyle::for_spacing(
+                        (scene.h() / (scene.particles_per_cell.max(1) as f64).cbrt()) as f32,
+                    ),
                     ..Default::default()
                 },
                 auto_particle_range: true,
@@ -362,6 +379,8 @@ impl Viewer {
             },
             slice: None,
             slice_key: None,
+            flat_key: None,
+            central: [0.0, 0.0, size.width as f32, size.height as f32],
             revision: 0,
             frames_done: 0,
             screenshot_path: None,
@@ -432,7 +451,10 @@ impl Viewer {
                         Err(m) => self.params.message = Some(m),
                     }
                 }
-                Action::FrameDomain => frame_camera(&mut self.camera, &self.scene),
+                Action::FrameDomain => {
+                    frame_camera(&mut self.camera, &self.scene);
+                    self.flat_key = None;
+                }
                 Action::Screenshot => {
                     self.screenshots_taken += 1;
                     self.screenshot_path = Some(PathBuf::from(format!(
@@ -610,6 +632,40 @@ impl Viewer {
         Ok(())
     }
 
+    /// The flat layout: while on (liquid with a shown slice), the camera looks along the
+    /// slice's axis and is framed on it whenever the axis, layer, window size or side
+    /// panels change;
+    /// when turned off, the orbit camera comes back.
+    fn update_layout(&mut self) {
+        let slice = match (&self.sim, self.view.flat, &self.slice) {
+            (Sim::Liquid(_), true, Some((img, _))) => img,
+            _ => {
+                if self.flat_key.take().is_some() || self.camera.flat.is_some() {
+                    self.camera.flat = None;
+                    frame_camera(&mut self.camera, &self.scene);
+                }
+                return;
+            }
+        };
+        let (w, h) = (self.config.width, self.config.height);
+        let c = self.central.map(|v| v.round() as u32);
+        let key = (
+            slice.spec.axis,
+            slice.spec.index,
+            [w, h, c[0], c[1], c[2], c[3]],
+        );
+        if self.flat_key == Some(key) {
+            return;
+        }
+        let (centre, extent) = slice.centre_and_extent();
+        // Leave the bottom of the view to the legend overlay.
+        let mut rect = self.central;
+        rect[3] = (rect[3] - LEGEND_OVERLAY_PX).max(rect[1] + 1.0);
+        self.camera
+            .frame_flat(slice.spec.axis, centre, extent, rect, w as f32, h as f32);
+        self.flat_key = Some(key);
+    }
+
     fn hover_text(&self) -> Option<String> {
         let (w, h) = (self.config.width as f32, self.config.height as f32);
         let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
@@ -702,6 +758,8 @@ impl Viewer {
                 self.mouse.pos = (x, y);
                 if self.mouse.left && self.mouse.shift {
                     self.push(dx, dy);
+                } else if self.mouse.left && self.camera.flat.is_some() {
+                    self.camera.pan(dx, dy, self.config.height as f32);
                 } else if self.mouse.left {
                     self.camera.orbit(dx, dy);
                 } else if self.mouse.right {
@@ -746,6 +804,7 @@ impl Viewer {
             self.step()?;
         }
         self.update_slice()?;
+        self.update_layout();
         self.view.hover = self.hover_text();
         let now = std::time::Instant::now();
         self.stats.frame_ms = (now - self.last_frame).as_secs_f64() * 1e3;
@@ -808,6 +867,14 @@ impl Viewer {
             egui::Panel::right("stats")
                 .default_size(280.0)
                 .show(ui, |ui| self.stats.ui(ui));
+            let r = ui.available_rect_before_wrap();
+            let ppp = ui.ctx().pixels_per_point();
+            self.central = [r.min.x * ppp, r.min.y * ppp, r.max.x * ppp, r.max.y * ppp];
+            let legend = match &self.sim {
+                Sim::Liquid(_) => self.view.legend.as_ref(),
+                Sim::Smoke(m) => m.panel.legend.as_ref(),
+            };
+            overlay::legend_overlay(ui.ctx(), legend, self.view.hover.as_deref());
         });
         self.egui_state
             .handle_platform_output(&self.window, out.platform_output);
@@ -940,6 +1007,9 @@ impl Viewer {
         .map_err(|e| err(e.to_string()))
     }
 }
+
+/// Height kept free for the legend overlay when the flat layout frames a slice, pixels.
+const LEGEND_OVERLAY_PX: f32 = 120.0;
 
 /// Frames the domain: liquids from above at an angle, smoke slices head-on.
 fn frame_camera(camera: &mut OrbitCamera, scene: &Scene) {

@@ -2,7 +2,7 @@
 //! what the user asked for as [`Action`]s; the app applies them.
 
 use crate::render::slice::Range;
-use crate::render::{ParticleColor, ParticleStyle};
+use crate::render::{ParticleColor, ParticleStyle, SliceOcclusion};
 use crate::scene::{AdvectionScheme, PreconditionerKind, Scene, SceneKind, SmokeSettings};
 use crate::sim::views::{Field, MgField};
 use crate::sim::Stage;
@@ -193,6 +193,8 @@ pub struct ViewPanel {
     pub lo: f32,
     pub hi: f32,
     pub arrows: bool,
+    /// Flat layout: the slice as a 2D image filling the view.
+    pub flat: bool,
     pub particles: ParticleStyle,
     pub auto_particle_range: bool,
     /// Text about the hovered cell, set by the app.
@@ -251,6 +253,18 @@ impl ViewPanel {
                 ui.add(egui::DragValue::new(&mut self.hi).speed(0.01).prefix("hi "));
             }
             ui.checkbox(&mut self.arrows, "velocity arrows");
+            ui.checkbox(&mut self.flat, "flat layout (2D slice)")
+                .on_hover_text("Look straight at the slice: wheel zooms, drag pans; grid lines show when zoomed in");
+            ui.horizontal(|ui| {
+                ui.label("liquid in front");
+                for (o, n) in [
+                    (SliceOcclusion::Show, "show"),
+                    (SliceOcclusion::Fade, "fade"),
+                    (SliceOcclusion::Hide, "hide"),
+                ] {
+                    ui.radio_value(&mut self.particles.occlusion, o, n);
+                }
+            });
             if let Some((scale, label)) = &self.legend {
                 legend(ui, *scale, label);
             }
@@ -259,7 +273,8 @@ impl ViewPanel {
             }
         }
         ui.separator();
-        ui.checkbox(&mut self.particles.visible, "particles");
+        ui.checkbox(&mut self.particles.visible, "liquid");
+        super::liquid::liquid_ui(ui, &mut self.particles);
         ui.add(
             egui::Slider::new(&mut self.particles.radius, 0.001..=0.05)
                 .logarithmic(true)

@@ -35,6 +35,8 @@ pub struct SmokePanel {
     /// Multiplies the drag velocity of force splats.
     pub force: f32,
     pub trails: bool,
+    /// Dye drawn with bilinear filtering; off shows one flat colour per cell.
+    pub bilinear: bool,
     pub stop_after: SmokeStage,
     pub auto_range: bool,
     pub lo: f32,
@@ -57,6 +59,7 @@ impl Default for SmokePanel {
             heat: 0.0,
             force: 1.0,
             trails: true,
+            bilinear: true,
             stop_after: SmokeStage::Tracers,
             auto_range: true,
             lo: -1.0,
@@ -106,6 +109,9 @@ impl SmokePanel {
             ui.label(h);
         }
         ui.checkbox(&mut self.trails, "tracer trails");
+        if self.field == SmokeField::Dye {
+            ui.checkbox(&mut self.bilinear, "smooth dye (off: one colour per cell)");
+        }
         ui.separator();
         ui.label("Mouse");
         ui.horizontal(|ui| {
@@ -208,10 +214,9 @@ pub fn build_image(
         range: panel.range(),
     };
     let types = data.cell_type.clone();
-    Ok((
-        SliceImage::xy_layer(spec, nx, ny, cell, rgba, data.values, scale),
-        types,
-    ))
+    let mut img = SliceImage::xy_layer(spec, nx, ny, cell, rgba, data.values, scale);
+    img.bilinear = panel.bilinear && panel.field == SmokeField::Dye;
+    Ok((img, types))
 }
 
 /// HSV (all in [0, 1]) to RGB.
