@@ -84,8 +84,9 @@ enum Command {
         /// Run this many frames, then exit (after --screenshot, if given).
         #[arg(long)]
         frames: Option<u64>,
-        /// Save the window as DIR/frame_NNNNN.png every --every simulated frames (the
-        /// folder must hold no frames yet); with --frames, exit after them.
+        /// Save the window every --every simulated frames as DIR/frame_00001.png,
+        /// frame_00002.png, ... (the folder must hold no frames yet); with --frames, exit
+        /// after them.
         #[arg(long, value_name = "DIR")]
         record: Option<PathBuf>,
         /// With --record: save every K-th simulated frame.

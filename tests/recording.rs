@@ -67,18 +67,19 @@ fn record_writes_every_kth_frame_at_the_window_size_with_the_camera_asked_for() 
     };
     let said = run("a", "4", "2", "20,30,2.5");
     assert!(said.contains("recorded 2 frame(s)"), "{said}");
-    assert_eq!(pngs(&dir.join("a")), ["frame_00002.png", "frame_00004.png"]);
+    assert_eq!(pngs(&dir.join("a")), ["frame_00001.png", "frame_00002.png"]);
     for f in pngs(&dir.join("a")) {
         let img = image::open(dir.join("a").join(&f))
             .unwrap_or_else(|e| panic!("{f}: {e}"))
             .to_rgba8();
         assert_eq!(img.dimensions(), (1000, 500), "{f}");
     }
-    // The same frame from another camera is another picture; the same camera, the same.
+    // Simulated frame 2 (a's first picture) from another camera is another picture; from
+    // the same camera, the same.
     run("b", "2", "2", "200,10,1.2");
     run("c", "2", "2", "20,30,2.5");
     let load = |d: &str| {
-        image::open(dir.join(d).join("frame_00002.png"))
+        image::open(dir.join(d).join("frame_00001.png"))
             .unwrap()
             .to_rgba8()
     };

@@ -811,7 +811,7 @@ impl Viewer {
             .record
             .as_ref()
             .filter(|r| self.frames_done != frames_before && r.wants(self.frames_done))
-            .map(|r| r.path(self.frames_done));
+            .map(|r| r.path(self.frames_recorded + 1));
         self.update_slice()?;
         self.view.hover = self.hover_text();
         let now = std::time::Instant::now();

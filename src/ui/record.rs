@@ -1,5 +1,6 @@
-//! `eddy view --record DIR --every K`: a numbered PNG of the window every K simulated
-//! frames (`frame_00010.png`, ...), ready for `ffmpeg -i DIR/frame_%05d.png`.
+//! `eddy view --record DIR --every K`: a PNG of the window every K simulated frames,
+//! numbered without gaps (`frame_00001.png` is simulated frame K, `frame_00002.png` frame
+//! 2K, ...), as `ffmpeg -i DIR/frame_%05d.png` expects a sequence.
 
 use std::path::{Path, PathBuf};
 
@@ -12,9 +13,9 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// The file for simulated frame `frame`.
-    pub fn path(&self, frame: u64) -> PathBuf {
-        self.dir.join(format!("frame_{frame:05}.png"))
+    /// The file of the `n`-th saved picture (from 1).
+    pub fn path(&self, n: u64) -> PathBuf {
+        self.dir.join(format!("frame_{n:05}.png"))
     }
 
     /// Whether the frame just simulated is one to save.
@@ -87,6 +88,7 @@ mod tests {
             every: 3,
         };
         assert_eq!(r.path(12), PathBuf::from("out/frame_00012.png"));
+        assert_eq!(r.path(123456), PathBuf::from("out/frame_123456.png"));
         let saved: Vec<u64> = (0..10).filter(|f| r.wants(*f)).collect();
         assert_eq!(saved, vec![3, 6, 9]);
         assert!(is_frame_name("frame_00012.png"));
