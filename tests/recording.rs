@@ -108,6 +108,29 @@ fn record_writes_every_kth_frame_at_the_window_size_with_the_camera_asked_for() 
 }
 
 #[test]
+fn the_default_scene_opens_from_a_folder_without_scenes() {
+    // Plain `eddy` opens this scene; --frames/--screenshot make it end on its own.
+    let dir = scratch("default");
+    let out = view_in(
+        &dir,
+        &[
+            "--frames",
+            "1",
+            "--screenshot",
+            "s.png",
+            "--size",
+            "320x200",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("error"), "{err}");
+    let img = image::open(dir.join("s.png")).unwrap();
+    assert_eq!((img.width(), img.height()), (320, 200));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_camera_and_size_values_are_named() {
     let dir = scratch("bad");
     for (args, needle) in [
