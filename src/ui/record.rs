@@ -20,7 +20,7 @@ impl Recording {
 
     /// Whether the frame just simulated is one to save.
     pub fn wants(&self, frame: u64) -> bool {
-        frame > 0 && frame % self.every == 0
+        frame > 0 && frame.is_multiple_of(self.every)
     }
 
     /// Makes the folder ready before the window opens: it is created if missing, and one
