@@ -394,7 +394,7 @@ fn view_fields_help() -> String {
     use eddy::sim::views::{Field, MgField};
     let mut s = String::from("Fields (--field, liquid scenes):\n");
     for f in Field::ALL {
-        s += &format!("  {:<18} {}\n", f.id(), f.label());
+        s += &format!("  {:<18} {}\n", f.id(), f.meaning());
     }
     s += &format!("  {}\n", MgField::NAMES);
     s += "\nSmoke views (--smoke-view, smoke scenes; also the mg_ names above):\n";

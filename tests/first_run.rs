@@ -131,7 +131,7 @@ fn help_lists_every_field_and_describes_every_option() {
             .lines()
             .find(|l| l.split_whitespace().next() == Some(&*f.id()))
             .unwrap_or_else(|| panic!("--field {} not listed: {view}", f.id()));
-        assert!(line.contains(&*f.label()), "{line}");
+        assert!(line.contains(f.meaning()), "{line}");
     }
     for f in eddy::sim::smoke::views::SmokeField::ALL {
         assert!(
