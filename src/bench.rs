@@ -209,16 +209,46 @@ pub fn copy_bandwidth(ctx: &GpuContext) -> Result<f64, BenchError> {
     Ok(2.0 * floats as f64 * 4.0 * reps as f64 / (ms * 1e-3) / 1e9)
 }
 
-/// Runs every case; `progress` is called after each with (done, total).
+/// A report printed as it grows: its head once the run has started, a line per case as
+/// the case finishes, and a tail at the end; `table` is all of it at once.
+pub trait StreamedTable {
+    fn head(&self) -> String;
+    fn row_count(&self) -> usize;
+    fn row(&self, i: usize) -> String;
+    fn tail(&self) -> String;
+    fn table(&self) -> String {
+        let mut s = self.head();
+        for i in 0..self.row_count() {
+            s += &self.row(i);
+        }
+        s + &self.tail()
+    }
+}
+
+/// Runs every case; `progress` is called before each with (done, total, case), and
+/// `report` with the report so far: once with no rows, then after each case.
 pub fn run(
     ctx: Arc<GpuContext>,
     opts: &BenchOptions,
     mut progress: impl FnMut(usize, usize, &str),
+    mut report: impl FnMut(&BenchReport),
 ) -> Result<BenchReport, BenchError> {
     opts.validate()?;
     let copy = copy_bandwidth(&ctx)?;
     let total = opts.sizes.len() * opts.problems.len() * opts.preconditioners.len();
-    let mut rows = Vec::new();
+    let mut r = BenchReport {
+        adapter: ctx.describe(),
+        timestamps: ctx.timestamps,
+        timing_source: if ctx.timestamps {
+            "gpu timestamps".into()
+        } else {
+            "wall clock (submit + wait)".into()
+        },
+        copy_gb_per_s: copy,
+        tolerance: opts.tolerance,
+        rows: Vec::new(),
+    };
+    report(&r);
     for &n in &opts.sizes {
         for &problem in &opts.problems {
             let mut scene = problem.scene(n);
@@ -234,29 +264,20 @@ pub fn run(
             drop(settle);
             for &kind in &opts.preconditioners {
                 progress(
-                    rows.len(),
+                    r.rows.len(),
                     total,
                     &format!("{} {n}^3 {kind}", problem.name()),
                 );
                 let mut s = scene.clone();
                 s.pressure.preconditioner = kind;
-                rows.push(run_case(&ctx, &s, problem, n, &pos, &vel, opts, copy)?);
+                r.rows
+                    .push(run_case(&ctx, &s, problem, n, &pos, &vel, opts, copy)?);
+                report(&r);
             }
         }
     }
-    progress(rows.len(), total, "done");
-    Ok(BenchReport {
-        adapter: ctx.describe(),
-        timestamps: ctx.timestamps,
-        timing_source: if ctx.timestamps {
-            "gpu timestamps".into()
-        } else {
-            "wall clock (submit + wait)".into()
-        },
-        copy_gb_per_s: copy,
-        tolerance: opts.tolerance,
-        rows,
-    })
+    progress(r.rows.len(), total, "done");
+    Ok(r)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -349,27 +370,40 @@ fn run_case(
 
 /// The report as a plain-text table.
 pub fn table(r: &BenchReport) -> String {
-    let mut s = format!(
-        "adapter: {}\ntimes: {}; copy bandwidth {:.2} GB/s; tolerance {:e} (max|r|/max|b|)\n\n",
-        r.adapter, r.timing_source, r.copy_gb_per_s, r.tolerance
-    );
-    s += &format!(
-        "{:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}\n",
-        "problem",
-        "grid",
-        "cells",
-        "particles",
-        "precond",
-        "iters",
-        "disp/it",
-        "ms/iter",
-        "ms/solve",
-        "ms/step",
-        "steps/s",
-        "bw"
-    );
-    for row in &r.rows {
-        s += &format!(
+    r.table()
+}
+
+impl StreamedTable for BenchReport {
+    fn head(&self) -> String {
+        format!(
+            "adapter: {}\ntimes: {}; copy bandwidth {:.2} GB/s; tolerance {:e} (max|r|/max|b|)\n\n\
+             {:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}\n",
+            self.adapter,
+            self.timing_source,
+            self.copy_gb_per_s,
+            self.tolerance,
+            "problem",
+            "grid",
+            "cells",
+            "particles",
+            "precond",
+            "iters",
+            "disp/it",
+            "ms/iter",
+            "ms/solve",
+            "ms/step",
+            "steps/s",
+            "bw"
+        )
+    }
+
+    fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn row(&self, i: usize) -> String {
+        let row = &self.rows[i];
+        format!(
             "{:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10.3} {:>10.2} {:>8.2} {:>8.2} {:>6.1}%{}\n",
             row.problem,
             format!("{}^3", row.size),
@@ -384,30 +418,34 @@ pub fn table(r: &BenchReport) -> String {
             row.steps_per_s,
             100.0 * row.bandwidth_fraction,
             if row.status == "converged" { String::new() } else { format!("  ({})", row.status) }
-        );
+        )
     }
-    if let Some(first) = r.rows.first() {
-        if !first.stage_ms.is_empty() {
-            s += "\nGPU ms per stage of a full step (per case):\n";
-            let names: Vec<&String> = first.stage_ms.iter().map(|(n, _)| n).collect();
-            s += &format!("{:<28}", "case");
-            for n in &names {
-                s += &format!(" {:>11}", n);
-            }
-            s += "\n";
-            for row in &r.rows {
-                s += &format!(
-                    "{:<28}",
-                    format!("{} {}^3 {}", row.problem, row.size, row.preconditioner)
-                );
-                for (_, ms) in &row.stage_ms {
-                    s += &format!(" {:>11.3}", ms);
+
+    fn tail(&self) -> String {
+        let mut s = String::new();
+        if let Some(first) = self.rows.first() {
+            if !first.stage_ms.is_empty() {
+                s += "\nGPU ms per stage of a full step (per case):\n";
+                let names: Vec<&String> = first.stage_ms.iter().map(|(n, _)| n).collect();
+                s += &format!("{:<28}", "case");
+                for n in &names {
+                    s += &format!(" {:>11}", n);
                 }
                 s += "\n";
+                for row in &self.rows {
+                    s += &format!(
+                        "{:<28}",
+                        format!("{} {}^3 {}", row.problem, row.size, row.preconditioner)
+                    );
+                    for (_, ms) in &row.stage_ms {
+                        s += &format!(" {:>11.3}", ms);
+                    }
+                    s += "\n";
+                }
             }
         }
+        s
     }
-    s
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! checks, the stats), so it is what a user sees; GPU ms per step is the sum of the
 //! timestamped stages.
 
-use crate::bench::BenchError;
+use crate::bench::{BenchError, StreamedTable};
 use crate::gpu::{GpuContext, StageTiming};
 use crate::scene::{PreconditionerKind, Scene, SceneKind, Shape, SmokeSource};
 use crate::sim::smoke::{SmokeSimulation, SmokeStage};
@@ -125,18 +125,29 @@ pub struct SmokeBenchReport {
     pub rows: Vec<SmokeBenchRow>,
 }
 
+/// Runs every case; `progress` and `report` as in [`crate::bench::run`].
 pub fn run(
     ctx: Arc<GpuContext>,
     opts: &SmokeBenchOptions,
     mut progress: impl FnMut(usize, usize, &str),
+    mut report: impl FnMut(&SmokeBenchReport),
 ) -> Result<SmokeBenchReport, BenchError> {
     opts.validate()?;
     let total = opts.sizes.len() * opts.preconditioners.len();
     let dt = 1.0 / 120.0;
-    let mut rows = Vec::new();
+    let mut r = SmokeBenchReport {
+        adapter: ctx.describe(),
+        timestamps: ctx.timestamps,
+        tolerance: opts.tolerance,
+        check_every: opts.check_every,
+        warmup: opts.warmup,
+        steps: opts.steps,
+        rows: Vec::new(),
+    };
+    report(&r);
     for &n in &opts.sizes {
         for &kind in &opts.preconditioners {
-            progress(rows.len(), total, &format!("smoke {n}^2 {kind}"));
+            progress(r.rows.len(), total, &format!("smoke {n}^2 {kind}"));
             let mut scene = plume_scene(n, kind, opts.tolerance);
             scene.pressure.check_every = opts.check_every;
             let mut sim = SmokeSimulation::new(ctx.clone(), &scene)?;
@@ -153,7 +164,7 @@ pub fn run(
             }
             let ms = t0.elapsed().as_secs_f64() * 1e3 / opts.steps as f64;
             let steps = opts.steps as f64;
-            rows.push(SmokeBenchRow {
+            r.rows.push(SmokeBenchRow {
                 size: n,
                 cells: n as u64 * n as u64,
                 preconditioner: kind.name().into(),
@@ -168,31 +179,44 @@ pub fn run(
                     .map(|(k, v)| (k.clone(), v / steps))
                     .collect(),
             });
+            report(&r);
         }
     }
-    progress(rows.len(), total, "done");
-    Ok(SmokeBenchReport {
-        adapter: ctx.describe(),
-        timestamps: ctx.timestamps,
-        tolerance: opts.tolerance,
-        check_every: opts.check_every,
-        warmup: opts.warmup,
-        steps: opts.steps,
-        rows,
-    })
+    progress(r.rows.len(), total, "done");
+    Ok(r)
 }
 
 pub fn table(r: &SmokeBenchReport) -> String {
-    let mut s = format!(
-        "adapter: {}\nsmoke plume, {} warm-up + {} timed substeps of 1/120 s, tolerance {:e}, convergence checked every {} iterations; steps/s is wall clock\n\n",
-        r.adapter, r.warmup, r.steps, r.tolerance, r.check_every
-    );
-    s += &format!(
-        "{:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>11}\n",
-        "grid", "cells", "precond", "pcg iters", "ms/step", "steps/s", "GPU ms/step"
-    );
-    for row in &r.rows {
-        s += &format!(
+    r.table()
+}
+
+impl StreamedTable for SmokeBenchReport {
+    fn head(&self) -> String {
+        format!(
+            "adapter: {}\nsmoke plume, {} warm-up + {} timed substeps of 1/120 s, tolerance {:e}, convergence checked every {} iterations; steps/s is wall clock\n\n\
+             {:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>11}\n",
+            self.adapter,
+            self.warmup,
+            self.steps,
+            self.tolerance,
+            self.check_every,
+            "grid",
+            "cells",
+            "precond",
+            "pcg iters",
+            "ms/step",
+            "steps/s",
+            "GPU ms/step"
+        )
+    }
+
+    fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn row(&self, i: usize) -> String {
+        let row = &self.rows[i];
+        format!(
             "{:>9} {:>9} {:>7} {:>10.1} {:>9.2} {:>9.1} {:>11}\n",
             format!("{0}x{0}", row.size),
             row.cells,
@@ -200,34 +224,38 @@ pub fn table(r: &SmokeBenchReport) -> String {
             row.pcg_iterations,
             row.ms_per_step,
             row.steps_per_s,
-            if r.timestamps {
+            if self.timestamps {
                 format!("{:.3}", row.gpu_ms_per_step)
             } else {
                 "n/a".into()
             }
-        );
+        )
     }
-    if r.timestamps {
-        if let Some(first) = r.rows.first() {
-            s += "\nGPU ms per substep by stage:\n";
-            s += &format!("{:<16}", "case");
-            for (n, _) in &first.stage_ms {
-                s += &format!(" {n:>9}");
-            }
-            s += "\n";
-            for row in &r.rows {
-                s += &format!(
-                    "{:<16}",
-                    format!("{0}x{0} {1}", row.size, row.preconditioner)
-                );
-                for (_, ms) in &row.stage_ms {
-                    s += &format!(" {ms:>9.3}");
+
+    fn tail(&self) -> String {
+        let mut s = String::new();
+        if self.timestamps {
+            if let Some(first) = self.rows.first() {
+                s += "\nGPU ms per substep by stage:\n";
+                s += &format!("{:<16}", "case");
+                for (n, _) in &first.stage_ms {
+                    s += &format!(" {n:>9}");
                 }
                 s += "\n";
+                for row in &self.rows {
+                    s += &format!(
+                        "{:<16}",
+                        format!("{0}x{0} {1}", row.size, row.preconditioner)
+                    );
+                    for (_, ms) in &row.stage_ms {
+                        s += &format!(" {ms:>9.3}");
+                    }
+                    s += "\n";
+                }
             }
+        } else {
+            s += "\nthis adapter has no timestamp queries: no per-stage GPU times\n";
         }
-    } else {
-        s += "\nthis adapter has no timestamp queries: no per-stage GPU times\n";
+        s
     }
-    s
 }

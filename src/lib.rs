@@ -10,6 +10,8 @@ pub mod mesh;
 pub mod output;
 pub mod reference;
 pub mod render;
+pub mod runtime_dir;
 pub mod scene;
+pub mod scenes;
 pub mod sim;
 pub mod ui;

@@ -1,4 +1,4 @@
-//! The eddy command line: view | run | check | bench.
+//! The eddy command line: view | run | check | bench | scenes.
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -44,7 +44,7 @@ enum Command {
     /// Simulate a scene headless and write stats.csv (and optional particle dumps).
     /// Ctrl-C (or SIGTERM) stops after the current frame's outputs; a second one at once.
     Run {
-        /// Scene file (RON).
+        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
         scene: PathBuf,
         /// Frames to simulate.
         // Hyphen values reach the parser, so `--frames -1` is named in the error as a bad
@@ -87,18 +87,35 @@ enum Command {
         #[arg(long)]
         check_invariants: bool,
     },
-    /// Open the viewer on a scene (plain `eddy` opens it on scenes/dam_break.ron).
+    /// Open the viewer on a scene (plain `eddy` opens it on the dam break).
+    #[command(after_help = view_fields_help())]
     View {
+        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
         #[arg(default_value = DEFAULT_SCENE)]
         scene: PathBuf,
         /// Run this many frames, then exit (after --screenshot, if given).
         #[arg(long)]
         frames: Option<u64>,
+        /// Save the window every --every simulated frames as DIR/frame_00001.png,
+        /// frame_00002.png, ... (the folder must hold no frames yet); with --frames, exit
+        /// after them.
+        #[arg(long, value_name = "DIR")]
+        record: Option<PathBuf>,
+        /// With --record: save every K-th simulated frame.
+        #[arg(long, value_name = "K", default_value_t = 1, requires = "record")]
+        every: u64,
+        /// Camera yaw and pitch in degrees and distance in metres from the domain's centre
+        /// (e.g. 30,25,2.2); the framed default view otherwise.
+        #[arg(long, value_name = "YAW,PITCH,DISTANCE", value_parser = parse_camera, allow_hyphen_values = true)]
+        camera: Option<[f32; 3]>,
+        /// Window size in pixels (recorded frames and screenshots have this size).
+        #[arg(long, value_name = "WxH", value_parser = parse_size)]
+        size: Option<[u32; 2]>,
         /// Save the window as PNG after --frames frames.
         #[arg(long, requires = "frames")]
         screenshot: Option<PathBuf>,
-        /// Show a slice of this grid field (e.g. cell_type, divergence, pressure, pcg_r).
-        #[arg(long)]
+        /// Show a slice of this grid field (liquid scenes; the names are listed below).
+        #[arg(long, value_name = "FIELD")]
         field: Option<eddy::sim::views::Field>,
         /// Slice axis: x, y or z.
         #[arg(long, default_value = "z", value_parser = ["x", "y", "z"])]
@@ -106,9 +123,8 @@ enum Command {
         /// Slice index along the axis (default: the middle).
         #[arg(long)]
         slice: Option<u32>,
-        /// Smoke scenes: open on this view (dye, speed, direction, pressure, divergence,
-        /// divergence_after, vorticity, temperature, obstacles).
-        #[arg(long)]
+        /// Smoke scenes: open on this view (listed below).
+        #[arg(long, value_name = "VIEW")]
         smoke_view: Option<eddy::sim::smoke::views::SmokeField>,
         /// How the liquid is drawn: particles, surface (a smooth screen-space surface) or
         /// both.
@@ -121,7 +137,12 @@ enum Command {
     },
     /// Validate a scene against the adapter's limits and print its summary without
     /// simulating.
-    Check { scene: PathBuf },
+    Check {
+        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
+        scene: PathBuf,
+    },
+    /// List the scenes shipped with eddy (usable by name from any folder).
+    Scenes,
     /// Compare the preconditioners on the standard problems (see BENCHMARKS.md); with
     /// --smoke, time the 2D smoke mode instead.
     Bench {
@@ -129,8 +150,8 @@ enum Command {
         /// 128,256,512].
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<u32>>,
-        /// Problems: dam_break, settled_pool.
-        #[arg(long, value_delimiter = ',', default_values = ["dam_break", "settled_pool"])]
+        /// Problems, comma separated: dam_break, settled_pool.
+        #[arg(long, value_delimiter = ',', default_value = "dam_break,settled_pool")]
         problems: Vec<String>,
         /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip,mg].
         #[arg(long, value_delimiter = ',')]
@@ -138,6 +159,7 @@ enum Command {
         /// Relative residual (max norm) each solve iterates to [default: 1e-6; smoke: 1e-4].
         #[arg(long)]
         tolerance: Option<f64>,
+        /// Most PCG iterations per solve; a solve stopped here is marked in the table.
         #[arg(long, default_value_t = 4000)]
         max_iterations: u32,
         /// Timed solves per case.
@@ -163,8 +185,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // winit's X11 notes (no XSETTINGS, XRandR quirks of virtual displays) are not problems
+    // a user can act on; RUST_LOG=winit=warn shows them.
     env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("warn,wgpu_core=warn,wgpu_hal=warn,naga=warn"),
+        env_logger::Env::default()
+            .default_filter_or("warn,wgpu_core=warn,wgpu_hal=warn,naga=warn,winit=error"),
     )
     .init();
     match real_main() {
@@ -178,11 +203,21 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode> {
     let cli = Cli::parse();
+    let headless = !matches!(cli.command, None | Some(Command::View { .. }));
+    eddy::runtime_dir::quiet_window_system(headless);
     match cli.command {
         None => view(PathBuf::from(DEFAULT_SCENE), None, None),
+        Some(Command::Scenes) => {
+            print_stdout(&eddy::scenes::table()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Command::View {
             scene,
             frames,
+            record,
+            every,
+            camera,
+            size,
             screenshot,
             field,
             axis,
@@ -193,7 +228,7 @@ fn real_main() -> Result<ExitCode> {
         }) => {
             // Headless use (scripts, CI) must fail on a broken scene: the viewer's own
             // fallback to the built-in dam break is for someone looking at the window.
-            if frames.is_some() || screenshot.is_some() {
+            if frames.is_some() || screenshot.is_some() || record.is_some() {
                 Scene::load(&scene)?;
             }
             if let Some(p) = &screenshot {
@@ -215,6 +250,9 @@ fn real_main() -> Result<ExitCode> {
                 smoke_view,
                 render,
                 flat: layout == "flat",
+                record: record.map(|dir| eddy::ui::record::Recording { dir, every }),
+                camera,
+                size,
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -250,8 +288,7 @@ fn real_main() -> Result<ExitCode> {
                 opts.validate()?;
                 check_json_path(json.as_deref())?;
                 return run_bench(
-                    |ctx, progress| eddy::bench_smoke::run(ctx, &opts, progress),
-                    eddy::bench_smoke::table,
+                    |ctx, progress, report| eddy::bench_smoke::run(ctx, &opts, progress, report),
                     json.as_deref(),
                 );
             }
@@ -274,8 +311,7 @@ fn real_main() -> Result<ExitCode> {
             opts.validate()?;
             check_json_path(json.as_deref())?;
             run_bench(
-                |ctx, progress| eddy::bench::run(ctx, &opts, progress),
-                eddy::bench::table,
+                |ctx, progress, report| eddy::bench::run(ctx, &opts, progress, report),
                 json.as_deref(),
             )
         }
@@ -336,14 +372,63 @@ fn view(scene: PathBuf, frames: Option<u64>, screenshot: Option<PathBuf>) -> Res
         scene,
         frames,
         screenshot,
-        field: None,
-        axis: 2,
-        slice: None,
-        smoke_view: None,
-        render: Default::default(),
-        flat: false,
+        ..Default::default()
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--camera 30,25,2.2`: yaw and pitch in degrees, distance in metres.
+fn parse_camera(s: &str) -> Result<[f32; 3], String> {
+    let v: Vec<f32> = s
+        .split(',')
+        .map(|p| p.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("expected YAW,PITCH,DISTANCE (three numbers), got {s:?}"))?;
+    match v.as_slice() {
+        [yaw, pitch, d] if v.iter().all(|x| x.is_finite()) => {
+            if pitch.abs() > 87.0 {
+                return Err(format!(
+                    "pitch must be within -87 to 87 degrees, got {pitch}"
+                ));
+            }
+            if *d <= 0.0 {
+                return Err(format!("distance must be positive, got {d}"));
+            }
+            Ok([*yaw, *pitch, *d])
+        }
+        _ => Err(format!(
+            "expected YAW,PITCH,DISTANCE (three finite numbers), got {s:?}"
+        )),
+    }
+}
+
+/// `--size 960x600`.
+fn parse_size(s: &str) -> Result<[u32; 2], String> {
+    let bad = || format!("expected WIDTHxHEIGHT in pixels (e.g. 960x600), got {s:?}");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (w.parse().map_err(|_| bad())?, h.parse().map_err(|_| bad())?);
+    if !(64..=8192).contains(&w) || !(64..=8192).contains(&h) {
+        return Err(format!(
+            "width and height must be 64 to 8192 pixels, got {w}x{h}"
+        ));
+    }
+    Ok([w, h])
+}
+
+/// `eddy view --help` lists every field and smoke view with what it shows.
+fn view_fields_help() -> String {
+    use eddy::sim::smoke::views::SmokeField;
+    use eddy::sim::views::{Field, MgField};
+    let mut s = String::from("Fields (--field, liquid scenes):\n");
+    for f in Field::ALL {
+        s += &format!("  {:<18} {}\n", f.id(), f.meaning());
+    }
+    s += &format!("  {}\n", MgField::NAMES);
+    s += "\nSmoke views (--smoke-view, smoke scenes; also the mg_ names above):\n";
+    for f in SmokeField::ALL {
+        s += &format!("  {:<18} {}\n", f.name(), f.label());
+    }
+    s
 }
 
 /// Writes `text` to stdout. A reader that went away (`eddy check s.ron | head -1`) is a
@@ -524,35 +609,48 @@ fn progress_bar(frames: u64) -> ProgressBar {
     bar
 }
 
-fn report_run(
+/// The result of a run, for stdout: where the stats are, the speed, GPU time by stage.
+fn run_summary(
     ctx: &GpuContext,
     frames: u64,
     substeps: u64,
     secs: f64,
     stats_path: &Path,
     stage_ms: &eddy::gpu::StageTiming,
-) {
-    note!(
-        "{frames} frames, {substeps} substeps in {secs:.2} s: {:.2} steps/s, {:.2} frames/s; stats in {}",
+) -> String {
+    let mut s = format!(
+        "{}, {} in {secs:.2} s: {:.2} steps/s, {:.2} frames/s; stats in {}\n",
+        count(frames, "frame"),
+        count(substeps, "substep"),
         substeps as f64 / secs,
         frames as f64 / secs,
         stats_path.display()
     );
     if substeps == 0 {
-        return;
+        return s;
     }
     if ctx.timestamps {
-        note!("GPU time per substep by stage (timestamp queries):");
+        s += "GPU time per substep by stage (timestamp queries):\n";
         let total = stage_ms.total();
         for (name, ms) in &stage_ms.stages {
-            note!(
-                "  {name:<12} {:>9.3} ms  {:>5.1}%",
+            s += &format!(
+                "  {name:<12} {:>9.3} ms  {:>5.1}%\n",
                 ms / substeps as f64,
                 100.0 * ms / total.max(1e-12)
             );
         }
     } else {
-        note!("this adapter has no timestamp queries: no per-stage GPU times");
+        s += "this adapter has no timestamp queries: no per-stage GPU times\n";
+    }
+    s
+}
+
+/// "1 frame", "3 frames".
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 
@@ -967,8 +1065,9 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             "run stopped after {done} complete frame(s); {kept}"
         )));
     }
-    report_run(&ctx, done, total_substeps, secs, &stats_path, &stage_ms);
-    meshes.summary();
+    // Results go to stdout once every file is written, so a failing stdout loses none.
+    let mut summary = run_summary(&ctx, done, total_substeps, secs, &stats_path, &stage_ms);
+    summary += &meshes.summary();
     if unconverged > 0 {
         note!("warning: {unconverged} pressure solve(s) stopped above the tolerance");
     }
@@ -983,9 +1082,10 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             let sys = s.export_system()?;
             eddy::output::write_matrix_market(dir, &sys)
                 .with_context(|| format!("cannot write the system to {}", dir.display()))?;
-            note!("pressure system written to {}", dir.display());
+            summary += &format!("pressure system written to {}\n", dir.display());
         }
     }
+    print_stdout(&summary)?;
     if let Some(sig) = stop.requested() {
         note!(
             "interrupted by {} after frame {done} of {}: {kept}",
@@ -1006,36 +1106,58 @@ fn check_json_path(json: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Runs a benchmark with a progress bar, prints its table and writes its JSON.
-fn run_bench<R: serde::Serialize>(
+/// Runs a benchmark with a progress bar on stderr, prints its table on stdout a row at a
+/// time as the cases finish, and writes its JSON.
+fn run_bench<R: serde::Serialize + eddy::bench::StreamedTable>(
     run: impl FnOnce(
         Arc<GpuContext>,
         &mut dyn FnMut(usize, usize, &str),
+        &mut dyn FnMut(&R),
     ) -> Result<R, eddy::bench::BenchError>,
-    table: impl Fn(&R) -> String,
     json: Option<&Path>,
 ) -> Result<ExitCode> {
     let ctx = Arc::new(GpuContext::new()?);
-    note!("adapter: {}", ctx.describe());
     let bar = ProgressBar::new(1);
     bar.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} cases  {msg}  [{elapsed_precise}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let report = run(ctx, &mut |done, total, what| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-        bar.set_message(what.to_string());
-    })?;
+    // The head (with the adapter) once, then each row as its case finishes; a stdout
+    // that fails is reported after the run, which still writes its JSON.
+    let mut printed: Option<usize> = None;
+    let mut stdout_result = Ok(());
+    let report = run(
+        ctx,
+        &mut |done, total, what| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(what.to_string());
+        },
+        &mut |r: &R| {
+            let mut text = String::new();
+            let from = printed.unwrap_or_else(|| {
+                text += &r.head();
+                0
+            });
+            for i in from..r.row_count() {
+                text += &r.row(i);
+            }
+            printed = Some(r.row_count());
+            if stdout_result.is_ok() {
+                stdout_result = bar.suspend(|| print_stdout(&text));
+            }
+        },
+    )?;
     bar.finish_and_clear();
-    // The JSON first: a closed stdout must not lose the results file.
+    let mut tail = report.tail();
     if let Some(path) = json {
         let text = serde_json::to_string_pretty(&report)?;
         eddy::output::write_atomically(path, |w| w.write_all(text.as_bytes()))
             .with_context(|| format!("cannot write {}", path.display()))?;
-        note!("JSON written to {}", path.display());
+        tail += &format!("\nJSON written to {}\n", path.display());
     }
-    print_stdout(&table(&report))?;
+    stdout_result?;
+    print_stdout(&tail)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1102,14 +1224,16 @@ impl MeshLog {
             .unwrap_or_default()
     }
 
-    fn summary(&self) {
-        if self.written > 0 {
-            note!(
-                "{} surface mesh(es) written: meshing {:.1} ms per mesh on average, {:.1} ms at most",
-                self.written,
-                1e3 * self.total_s / self.written as f64,
-                1e3 * self.max_s
-            );
+    /// The summary line for stdout (empty without meshes).
+    fn summary(&self) -> String {
+        if self.written == 0 {
+            return String::new();
         }
+        format!(
+            "{} surface mesh(es) written: meshing {:.1} ms per mesh on average, {:.1} ms at most\n",
+            self.written,
+            1e3 * self.total_s / self.written as f64,
+            1e3 * self.max_s
+        )
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A scene describes the domain and its grid, where the liquid (or smoke) starts, the solid
 //! obstacles, and the solver settings. `Scene::load` parses and validates; nothing is
-//! allocated on a GPU before a scene has passed validation.
+//! allocated on a GPU before a scene has passed validation. The shipped scenes are also
+//! compiled in (`crate::scenes`), so their names load from any folder.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,11 @@ pub enum SceneError {
         path: PathBuf,
         cause: std::io::Error,
     },
+    #[error(
+        "cannot read scene {path}: no such file, and no scene shipped with eddy has that \
+         name (shipped: {shipped}; `eddy scenes` lists them)"
+    )]
+    NotFound { path: PathBuf, shipped: String },
     #[error("{path}:{line}:{col}: {message}")]
     Parse {
         path: PathBuf,
@@ -312,9 +318,21 @@ impl Scene {
             path: path.to_path_buf(),
             message,
         };
-        let bytes = std::fs::read(path).map_err(|cause| SceneError::Io {
-            path: path.to_path_buf(),
-            cause,
+        // A shipped scene's name works from any folder; an existing file always wins.
+        if !path.exists() {
+            if let Some(shipped) = crate::scenes::for_missing_path(path) {
+                return Self::parse(shipped.source, path);
+            }
+        }
+        let bytes = std::fs::read(path).map_err(|cause| match cause.kind() {
+            std::io::ErrorKind::NotFound => SceneError::NotFound {
+                path: path.to_path_buf(),
+                shipped: crate::scenes::names(),
+            },
+            _ => SceneError::Io {
+                path: path.to_path_buf(),
+                cause,
+            },
         })?;
         // A scene is a small text file; anything larger is a wrong path, not a scene.
         if bytes.len() > MAX_SCENE_BYTES {

@@ -127,6 +127,42 @@ impl Field {
         })
     }
 
+    /// One line on what the field holds, for `eddy view --help`.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Field::Mg(_) => "a vector of one multigrid level",
+            Field::U => "x velocity on the faces after the last stage run (m/s)",
+            Field::V => "y velocity on the faces after the last stage run (m/s)",
+            Field::W => "z velocity on the faces after the last stage run (m/s)",
+            Field::UBeforeForces => "x face velocity as P2G left it, before forces (FLIP's old u)",
+            Field::VBeforeForces => "y face velocity as P2G left it, before forces (FLIP's old v)",
+            Field::WBeforeForces => "z face velocity as P2G left it, before forces (FLIP's old w)",
+            Field::WeightU => "sum of the particles' trilinear weights on each x face",
+            Field::WeightV => "sum of the particles' trilinear weights on each y face",
+            Field::WeightW => "sum of the particles' trilinear weights on each z face",
+            Field::FlipDeltaU => "FLIP change of u, new minus after P2G (m/s)",
+            Field::FlipDeltaV => "FLIP change of v, new minus after P2G (m/s)",
+            Field::FlipDeltaW => "FLIP change of w, new minus after P2G (m/s)",
+            Field::CellType => "AIR, FLUID or SOLID per cell",
+            Field::ParticleCount => "particles in each cell",
+            Field::Density => "particle density over the rest density (1 = rest; mean of the face weights)",
+            Field::LevelSet => "0.5 - filtered density: the liquid level set, zero on the free surface",
+            Field::Divergence => "div u per cell before the pressure projection (1/s)",
+            Field::DivergenceAfter => "div u per cell after projection: what the solve left (1/s)",
+            Field::ADiag => "pressure matrix A, diagonal entry of each cell",
+            Field::APlusX => "pressure matrix A, coupling of each cell to its +x neighbour",
+            Field::APlusY => "pressure matrix A, coupling of each cell to its +y neighbour",
+            Field::APlusZ => "pressure matrix A, coupling of each cell to its +z neighbour",
+            Field::Rhs => "right-hand side of the solve, b = -h^2 div u",
+            Field::Pressure => "pressure after the solve (Pa)",
+            Field::Residual => "PCG residual r = b - A p",
+            Field::Preconditioned => "PCG z = M^-1 r, the preconditioned residual",
+            Field::SearchDirection => "PCG search direction d",
+            Field::ASearchDirection => "PCG q = A d",
+            Field::MicPrecon => "inverse diagonal of the MIC(0) factorisation",
+        }
+    }
+
     /// Short name for the command line (`eddy view --field divergence`).
     pub fn id(self) -> Cow<'static, str> {
         Cow::Borrowed(match self {

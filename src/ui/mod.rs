@@ -4,6 +4,7 @@
 pub mod liquid;
 pub mod overlay;
 pub mod panels;
+pub mod record;
 pub mod smoke;
 
 use crate::gpu::{GpuContext, GpuError};
@@ -38,6 +39,8 @@ pub enum ViewerError {
     Sim(#[from] SimError),
     #[error("cannot save the screenshot {path}: {message}")]
     Screenshot { path: PathBuf, message: String },
+    #[error("{0}")]
+    Options(String),
 }
 
 /// How the viewer was started.
@@ -58,10 +61,39 @@ pub struct ViewerOptions {
     pub render: crate::render::surface::RenderMode,
     /// Start in the flat layout: the shown slice as a 2D image filling the view.
     pub flat: bool,
+    /// Save a numbered PNG of the window every K simulated frames.
+    pub record: Option<record::Recording>,
+    /// Camera yaw and pitch (degrees) and distance to the domain's centre (m); the
+    /// framed default view when None.
+    pub camera: Option<[f32; 3]>,
+    /// Window size in pixels (recorded frames have this size); 1280 x 800 points when None.
+    pub size: Option<[u32; 2]>,
+}
+
+impl Default for ViewerOptions {
+    fn default() -> Self {
+        Self {
+            scene: PathBuf::from("scenes/dam_break.ron"),
+            frames: None,
+            screenshot: None,
+            field: None,
+            axis: 2,
+            slice: None,
+            smoke_view: None,
+            render: Default::default(),
+            flat: false,
+            record: None,
+            camera: None,
+            size: None,
+        }
+    }
 }
 
 /// Opens the viewer and runs until the window closes (or `frames` are done).
 pub fn run(opts: ViewerOptions) -> Result<(), ViewerError> {
+    if let Some(r) = &opts.record {
+        r.prepare().map_err(ViewerError::Options)?;
+    }
     let event_loop = EventLoop::new().map_err(|e| ViewerError::Window(e.to_string()))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = App {
@@ -72,10 +104,23 @@ pub fn run(opts: ViewerOptions) -> Result<(), ViewerError> {
     event_loop
         .run_app(&mut app)
         .map_err(|e| ViewerError::Window(e.to_string()))?;
+    if let (Some(v), Some(r)) = (&app.state, &app.opts.record) {
+        say(&format!(
+            "recorded {} frame(s) to {}",
+            v.frames_recorded,
+            r.dir.join("frame_%05d.png").display()
+        ));
+    }
     match app.error {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Results (files written) go to stdout; a reader that went away is no reason to fail.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
 }
 
 struct App {
@@ -216,10 +261,13 @@ struct Viewer {
     frames_done: u64,
     screenshot_path: Option<PathBuf>,
     screenshots_taken: u32,
+    frames_recorded: u64,
     last_frame: std::time::Instant,
     opts: ViewerOptions,
 }
 
+/// The `.ron` files beside the current scene (or in `scenes/`), then the shipped scenes
+/// that are not among them, by name (they load from the binary).
 fn list_scenes(current: &Path) -> Vec<PathBuf> {
     let dir = current
         .parent()
@@ -233,18 +281,24 @@ fn list_scenes(current: &Path) -> Vec<PathBuf> {
         })
         .unwrap_or_default();
     v.sort();
+    for s in &crate::scenes::SHIPPED {
+        if !v.iter().any(|p| p.file_stem().is_some_and(|f| f == s.name)) {
+            v.push(PathBuf::from(s.name));
+        }
+    }
     v
 }
 
 impl Viewer {
     fn new(event_loop: &ActiveEventLoop, opts: &ViewerOptions) -> Result<Self, ViewerError> {
+        let attributes = Window::default_attributes().with_title("eddy");
+        let attributes = match opts.size {
+            Some([w, h]) => attributes.with_inner_size(winit::dpi::PhysicalSize::new(w, h)),
+            None => attributes.with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
+        };
         let window = Arc::new(
             event_loop
-                .create_window(
-                    Window::default_attributes()
-                        .with_title("eddy")
-                        .with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
-                )
+                .create_window(attributes)
                 .map_err(|e| ViewerError::Window(e.to_string()))?,
         );
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
@@ -301,7 +355,6 @@ impl Viewer {
         let (scene, error) = match Scene::load(&opts.scene) {
             Ok(s) => (s, None),
             Err(e) => {
-                log::error!("{e}");
                 eprintln!("error: {e}");
                 (StandardProblem::DamBreak.scene(32), Some(e.to_string()))
             }
@@ -385,11 +438,17 @@ impl Viewer {
             frames_done: 0,
             screenshot_path: None,
             screenshots_taken: 0,
+            frames_recorded: 0,
             last_frame: std::time::Instant::now(),
             opts: opts.clone(),
             ctx,
         };
         v.bind_scene();
+        if let Some([yaw, pitch, distance]) = opts.camera {
+            v.camera.yaw = yaw.to_radians();
+            v.camera.pitch = pitch.to_radians();
+            v.camera.distance = distance;
+        }
         Ok(v)
     }
 
@@ -499,12 +558,15 @@ impl Viewer {
         };
         if self.controls.stop_after == Stage::Advect {
             let st = sim.step_frame()?;
+            self.stats
+                .frame_simulated(st.substeps, std::time::Instant::now());
             self.stats.fluid_cells = st.fluid_cells;
             self.stats.iterations = st.pcg_iterations;
             self.stats.residual = st.pcg_residual;
         } else {
             let dt = sim.cfl_dt().min(self.scene.frame_dt);
             let r = sim.substep(dt, self.controls.stop_after)?;
+            self.stats.frame_simulated(1, std::time::Instant::now());
             self.stats.fluid_cells = r.fluid_cells;
             if let Some(s) = &r.solve {
                 self.stats.iterations = s.iterations;
@@ -798,11 +860,18 @@ impl Viewer {
     }
 
     fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewerError> {
+        let frames_before = self.frames_done;
         self.apply_actions()?;
         let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
         if self.controls.playing && !limit_reached {
             self.step()?;
         }
+        let record = self
+            .opts
+            .record
+            .as_ref()
+            .filter(|r| self.frames_done != frames_before && r.wants(self.frames_done))
+            .map(|r| r.path(self.frames_recorded + 1));
         self.update_slice()?;
         self.update_layout();
         self.view.hover = self.hover_text();
@@ -932,7 +1001,17 @@ impl Viewer {
         }
         if let Some(path) = self.screenshot_path.take() {
             self.save_screenshot(&frame.texture, &path)?;
-            eprintln!("screenshot saved to {}", path.display());
+            say(&format!("screenshot saved to {}", path.display()));
+        }
+        if let Some(path) = record {
+            let px = self.read_window(&frame.texture, &path)?;
+            record::write_png(&path, &px, frame.texture.width(), frame.texture.height()).map_err(
+                |e| ViewerError::Screenshot {
+                    path: path.clone(),
+                    message: e.to_string(),
+                },
+            )?;
+            self.frames_recorded += 1;
         }
         self.ctx.queue.present(frame);
         if limit_reached && self.opts.screenshot.is_none() {
@@ -983,17 +1062,23 @@ impl Viewer {
         }
     }
 
+    /// The window's pixels (RGBA); `path` names the file they are for in errors.
+    fn read_window(&self, texture: &wgpu::Texture, path: &Path) -> Result<Vec<u8>, ViewerError> {
+        if !texture.usage().contains(wgpu::TextureUsages::COPY_SRC) {
+            return Err(ViewerError::Screenshot {
+                path: path.to_path_buf(),
+                message: "this window surface cannot be read back (no COPY_SRC usage)".into(),
+            });
+        }
+        Ok(read_texture(&self.ctx, texture)?)
+    }
+
     fn save_screenshot(&self, texture: &wgpu::Texture, path: &Path) -> Result<(), ViewerError> {
         let err = |m: String| ViewerError::Screenshot {
             path: path.to_path_buf(),
             message: m,
         };
-        if !texture.usage().contains(wgpu::TextureUsages::COPY_SRC) {
-            return Err(err(
-                "this window surface cannot be read back (no COPY_SRC usage)".into(),
-            ));
-        }
-        let px = read_texture(&self.ctx, texture)?;
+        let px = self.read_window(texture, path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
         }
@@ -1033,6 +1118,7 @@ fn step_smoke(
     let sim = &mut m.sim;
     if m.panel.stop_after == SmokeStage::Tracers {
         let st = sim.step_frame()?;
+        stats.frame_simulated(st.substeps, std::time::Instant::now());
         stats.fluid_cells = st.fluid_cells;
         stats.iterations = st.pcg_iterations;
         stats.residual = st.pcg_residual;
@@ -1040,6 +1126,7 @@ fn step_smoke(
         let dt = sim.cfl_dt().min(sim.scene.frame_dt);
         let r = sim.substep(dt, m.panel.stop_after)?;
         sim.last_timing = sim.last_substep_timing.clone();
+        stats.frame_simulated(1, std::time::Instant::now());
         stats.fluid_cells = r.fluid_cells;
         if let Some(s) = &r.solve {
             stats.iterations = s.iterations;

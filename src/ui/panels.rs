@@ -349,10 +349,19 @@ pub fn legend(ui: &mut egui::Ui, scale: crate::render::colormap::Scale, label: &
     });
 }
 
-/// Frame time, GPU time per stage, particles, and the last solve's residual history.
+/// Redraw time, simulated frames per second, GPU time per stage, particles, and the last
+/// solve's residual history.
 #[derive(Default)]
 pub struct StatsPanel {
+    /// Wall time of the last redraw (window frame), which may or may not have simulated.
     pub frame_ms: f64,
+    /// CFL substeps behind `stage_ms`: the last simulated frame's, or 1 after a single
+    /// substep ("stop after").
+    pub substeps: u32,
+    /// Simulated frames per wall-clock second, smoothed.
+    pub sim_fps: f64,
+    /// When the last frame was simulated (for `sim_fps`).
+    pub last_sim_frame: Option<std::time::Instant>,
     pub sim_time: f64,
     pub particles: u32,
     pub fluid_cells: u32,
@@ -367,12 +376,41 @@ pub struct StatsPanel {
 }
 
 impl StatsPanel {
+    /// Called when a frame (or a single substep) of `substeps` has been simulated.
+    pub fn frame_simulated(&mut self, substeps: u32, now: std::time::Instant) {
+        self.substeps = substeps;
+        if let Some(last) = self.last_sim_frame {
+            let fps = 1.0 / (now - last).as_secs_f64().max(1e-6);
+            // A few frames of smoothing: readable, and still follows a change of scene.
+            self.sim_fps = if self.sim_fps > 0.0 {
+                0.7 * self.sim_fps + 0.3 * fps
+            } else {
+                fps
+            };
+        }
+        self.last_sim_frame = Some(now);
+    }
+
+    /// The timing lines: what each number measures is in its label (a redraw need not
+    /// simulate, and a simulated frame runs several substeps).
+    pub fn timing_labels(&self) -> [String; 2] {
+        let substeps = match self.substeps {
+            1 => "1 substep".to_string(),
+            n => format!("{n} substeps"),
+        };
+        [
+            format!(
+                "redraw {:.1} ms, simulated {:.2} frames/s, t = {:.3} s",
+                self.frame_ms, self.sim_fps, self.sim_time
+            ),
+            format!("GPU per simulated frame ({substeps}):"),
+        ]
+    }
+
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         ui.label(&self.adapter);
-        ui.label(format!(
-            "frame {:.1} ms, t = {:.3} s",
-            self.frame_ms, self.sim_time
-        ));
+        let [redraw, gpu] = self.timing_labels();
+        ui.label(redraw);
         ui.label(format!(
             "{} {}, {} fluid cells",
             self.particles,
@@ -380,12 +418,19 @@ impl StatsPanel {
             self.fluid_cells
         ));
         if self.timestamps {
+            ui.label(gpu);
             egui::Grid::new("stage_ms").show(ui, |ui| {
                 for (n, ms) in &self.stage_ms {
                     ui.label(n);
                     ui.label(format!("{ms:.3} ms"));
                     ui.end_row();
                 }
+                ui.label("total");
+                ui.label(format!(
+                    "{:.3} ms",
+                    self.stage_ms.iter().map(|(_, ms)| ms).sum::<f64>()
+                ));
+                ui.end_row();
             });
         } else {
             ui.label("No GPU timestamps on this adapter.");
