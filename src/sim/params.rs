@@ -19,9 +19,15 @@ pub struct SimParams {
     pub num_w: u32,
     pub max_particle_speed: f32,
     pub fluid_weight: f32,
-    pub _pad: [u32; 3],
+    /// Particle/grid transfer: [`TRANSFER_FLIP`] or [`TRANSFER_APIC`].
+    pub transfer: u32,
+    pub _pad: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<SimParams>() == 80);
+
+/// `SimParams::transfer` values (keep in sync with shaders/prelude.wgsl).
+pub const TRANSFER_FLIP: u32 = 0;
+pub const TRANSFER_APIC: u32 = 1;
 
 /// A cell is FLUID when the mean P2G weight of its six faces reaches this fraction of the
 /// rest density (particles per cell). Counting every cell that holds a single particle as
@@ -47,7 +53,8 @@ impl SimParams {
             num_w: nx * ny * (nz + 1),
             max_particle_speed: super::p2g::MAX_PARTICLE_SPEED,
             fluid_weight: 0.0,
-            _pad: [0; 3],
+            transfer: TRANSFER_FLIP,
+            _pad: [0; 2],
         }
     }
 
