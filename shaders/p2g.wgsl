@@ -17,6 +17,14 @@
 // APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Read only with APIC.
 @group(0) @binding(8) var<storage, read> affine: array<vec4<f32>>;
 
+// Position (m) of face node `node` of component `comp`: on the cell wall along `comp`,
+// at the cell centre along the other axes.
+fn face_node_position(comp: u32, node: vec3<i32>) -> vec3<f32> {
+    var x = vec3<f32>(node) + vec3<f32>(0.5);
+    x[comp] = f32(node[comp]);
+    return x * params.h;
+}
+
 @compute @workgroup_size(64)
 fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
@@ -42,7 +50,7 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
             var u = v[comp];
             if (apic) {
                 // The same clamp as v: the overflow bound holds for every contribution.
-                u = clamp(u + dot(a, face_position(comp, node, params) - x), -vmax, vmax);
+                u = clamp(u + dot(a, face_node_position(comp, node) - x), -vmax, vmax);
             }
             atomicAdd(&acc[2u * f], i32(round(w * u * MOMENTUM_SCALE)));
             atomicAdd(&acc[2u * f + 1u], i32(round(w * WEIGHT_SCALE)));

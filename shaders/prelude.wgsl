@@ -123,14 +123,6 @@ fn stencil_weight_grad(s: Stencil, corner: u32) -> vec3<f32> {
     return vec3<f32>(dw.x * w.y * w.z, w.x * dw.y * w.z, w.x * w.y * dw.z);
 }
 
-// Position (m) of face node `node` of component `comp`: on the cell wall along `comp`,
-// at the cell centre along the other axes.
-fn face_position(comp: u32, node: vec3<i32>, p: SimParams) -> vec3<f32> {
-    var x = vec3<f32>(node) + vec3<f32>(0.5);
-    x[comp] = f32(node[comp]);
-    return x * p.h;
-}
-
 // Offset of component `comp` in the buffers that hold u, v and w back to back.
 fn face_offset(comp: u32, p: SimParams) -> u32 {
     if (comp == 0u) { return 0u; }
