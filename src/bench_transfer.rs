@@ -418,15 +418,14 @@ pub fn relative_change(series: &[f64]) -> (f64, f64) {
     (last, max)
 }
 
-/// Runs the blob for FLIP, PIC and APIC and the sloshing mode for FLIP and APIC.
+/// Runs the blob and the sloshing mode for FLIP, PIC and APIC.
 pub fn run(
     ctx: Arc<GpuContext>,
     opts: &TransferBenchOptions,
     progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<TransferBenchReport, BenchError> {
     opts.validate()?;
-    let slosh_variants = [Variant::Flip, Variant::Apic];
-    let total = Variant::ALL.len() + slosh_variants.len();
+    let total = 2 * Variant::ALL.len();
     let mut done = 0;
     let mut blob = vec![];
     for v in Variant::ALL {
@@ -447,7 +446,7 @@ pub fn run(
         done += 1;
     }
     let mut slosh = vec![];
-    for v in slosh_variants {
+    for v in Variant::ALL {
         progress(done, total, &format!("sloshing, {}", v.name()));
         slosh.push(sloshing(ctx.clone(), opts.slosh_cells, v, opts.periods)?);
         done += 1;

@@ -240,3 +240,76 @@ fn apic_keeps_the_angular_momentum_of_a_rotating_blob() {
         "PIC: L_z changes by only {pic_end:.3}% in 20 substeps"
     );
 }
+
+/// `eddy check` names the transfer and counts the matrices; `eddy run` dumps them.
+#[test]
+fn check_and_particle_dumps_follow_the_transfer() {
+    let dir = std::env::temp_dir().join(format!("eddy-apic-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = "domain: (1.0, 0.5, 0.5), resolution: (8, 4, 4), \
+                fluid: [Box(min: (0,0,0), max: (0.5,0.25,0.5), velocity: (0.5, 0, 0))]";
+    let eddy = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_eddy"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for transfer in ["flip", "apic"] {
+        let scene = dir.join(format!("{transfer}.ron"));
+        std::fs::write(&scene, format!("({base}, transfer: {transfer})")).unwrap();
+        let out = eddy(&["check", scene.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(&format!("transfer    {transfer}")), "{text}");
+        let out_dir = dir.join(format!("out_{transfer}"));
+        let out = eddy(&[
+            "run",
+            scene.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--dump-particles",
+            "2",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (names, rows) =
+            eddy::output::read_ply_properties(&out_dir.join("particles_00002.ply")).unwrap();
+        assert_eq!(rows.len(), 4 * 2 * 4 * 8, "one row per particle");
+        if transfer == "flip" {
+            assert_eq!(names.len(), 6);
+        } else {
+            assert_eq!(
+                names[6..],
+                eddy::output::AFFINE_PLY_PROPERTIES.map(String::from)
+            );
+            // After two frames of a sliding box under gravity, G2P wrote non-zero gradients.
+            assert!(rows.iter().any(|r| r[6..].iter().any(|c| c.abs() > 1e-3)));
+        }
+    }
+    // The memory estimate counts 48 bytes of matrices per particle.
+    let scene = Scene::parse(
+        &format!("({base}, transfer: apic)"),
+        std::path::Path::new("apic.ron"),
+    )
+    .unwrap();
+    let flip = Scene {
+        transfer: TransferKind::Flip,
+        ..scene.clone()
+    };
+    let (a, f) = (
+        eddy::sim::memory_estimate(&scene, 1_000_000),
+        eddy::sim::memory_estimate(&flip, 1_000_000),
+    );
+    assert_eq!(a.total - f.total, 48_000_000);
+    assert!(a.largest_name.contains("APIC"), "{}", a.largest_name);
+}
