@@ -1,7 +1,9 @@
 //!include prelude.wgsl
 // Particle-to-grid: each particle adds w*v and w to the 8 stencil nodes of each velocity
 // component with fixed-point integer atomics, so the sums do not depend on thread order
-// (bitwise reproducible). `normalize` turns the sums into face velocities.
+// (bitwise reproducible). `normalize` turns the sums into face velocities. With APIC the
+// particle's velocity at a face is its affine field v + c . (x_face - x), c the row of its
+// affine matrix for that component (Jiang et al. 2015).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
@@ -12,6 +14,16 @@
 @group(0) @binding(5) var<storage, read_write> grid_vel: array<f32>;
 @group(0) @binding(6) var<storage, read_write> grid_vel_old: array<f32>;
 @group(0) @binding(7) var<storage, read_write> weight: array<f32>;
+// APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Read only with APIC.
+@group(0) @binding(8) var<storage, read> affine: array<vec4<f32>>;
+
+// Position (m) of face node `node` of component `comp`: on the cell wall along `comp`,
+// at the cell centre along the other axes.
+fn face_node_position(comp: u32, node: vec3<i32>) -> vec3<f32> {
+    var x = vec3<f32>(node) + vec3<f32>(0.5);
+    x[comp] = f32(node[comp]);
+    return x * params.h;
+}
 
 @compute @workgroup_size(64)
 fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -19,18 +31,28 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
     let x = pos[id].xyz;
-    let v = clamp(vel[id].xyz, vec3<f32>(-params.max_particle_speed), vec3<f32>(params.max_particle_speed));
+    let vmax = params.max_particle_speed;
+    let v = clamp(vel[id].xyz, vec3<f32>(-vmax), vec3<f32>(vmax));
+    let apic = params.transfer == TRANSFER_APIC;
     let cell = clamp(vec3<i32>(floor(x * params.inv_h)), vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
     atomicAdd(&count[cell_index(cell, params.n)], 1u);
     for (var comp = 0u; comp < 3u; comp++) {
         let s = stencil(comp, x, params);
         let d = face_dims(comp, params.n);
         let off = face_offset(comp, params);
+        var a = vec3<f32>(0.0);
+        if (apic) { a = affine[3u * id + comp].xyz; }
         for (var c = 0u; c < 8u; c++) {
             let w = stencil_weight(s, c);
             if (w <= 0.0) { continue; }
-            let f = off + face_index(stencil_node(s, c), d);
-            atomicAdd(&acc[2u * f], i32(round(w * v[comp] * MOMENTUM_SCALE)));
+            let node = stencil_node(s, c);
+            let f = off + face_index(node, d);
+            var u = v[comp];
+            if (apic) {
+                // The same clamp as v: the overflow bound holds for every contribution.
+                u = clamp(u + dot(a, face_node_position(comp, node) - x), -vmax, vmax);
+            }
+            atomicAdd(&acc[2u * f], i32(round(w * u * MOMENTUM_SCALE)));
             atomicAdd(&acc[2u * f + 1u], i32(round(w * WEIGHT_SCALE)));
         }
     }

@@ -17,7 +17,7 @@ struct SimParams {
     num_w: u32,            // nx*ny*(nz+1)
     max_particle_speed: f32, // clamp that guards the fixed-point accumulators
     fluid_weight: f32,     // relative density (see mark_cells.wgsl) above which a cell is FLUID
-    _pad0: u32,
+    transfer: u32,         // TRANSFER_FLIP or TRANSFER_APIC
     _pad1: u32,
     _pad2: u32,
     rest_weight: f32,      // mean P2G face weight of liquid at rest (particles per cell)
@@ -25,6 +25,10 @@ struct SimParams {
     _pad4: u32,
     _pad5: u32,
 };
+
+// Values of `SimParams::transfer` (keep in sync with src/sim/params.rs).
+const TRANSFER_FLIP: u32 = 0u;
+const TRANSFER_APIC: u32 = 1u;
 
 const AIR: u32 = 0u;
 const FLUID: u32 = 1u;
@@ -83,6 +87,9 @@ struct Stencil {
     base: vec3<i32>,
     next: vec3<i32>,
     f: vec3<f32>,
+    // d(fraction)/dx per axis: 1/h, or 0 where x lies outside the nodes and the stencil
+    // clamps it (the interpolant is constant there). Only APIC's gradients use it.
+    slope: vec3<f32>,
 };
 
 fn stencil(comp: u32, x: vec3<f32>, p: SimParams) -> Stencil {
@@ -95,6 +102,8 @@ fn stencil(comp: u32, x: vec3<f32>, p: SimParams) -> Stencil {
     s.base = base;
     s.next = min(base + vec3<i32>(1), d - vec3<i32>(1));
     s.f = c - vec3<f32>(base);
+    let inside = (g >= vec3<f32>(0.0)) & (g <= vec3<f32>(d - vec3<i32>(1)));
+    s.slope = select(vec3<f32>(0.0), vec3<f32>(p.inv_h), inside);
     return s;
 }
 
@@ -107,6 +116,15 @@ fn stencil_weight(s: Stencil, corner: u32) -> f32 {
     let hi = vec3<bool>((corner & 1u) != 0u, (corner & 2u) != 0u, (corner & 4u) != 0u);
     let w = select(vec3<f32>(1.0) - s.f, s.f, hi);
     return w.x * w.y * w.z;
+}
+
+// Gradient (1/m) of the weight of node `corner`: APIC's affine velocity is the sum of the
+// face velocities times these, the gradient of exactly the field G2P interpolates.
+fn stencil_weight_grad(s: Stencil, corner: u32) -> vec3<f32> {
+    let hi = vec3<bool>((corner & 1u) != 0u, (corner & 2u) != 0u, (corner & 4u) != 0u);
+    let w = select(vec3<f32>(1.0) - s.f, s.f, hi);
+    let dw = select(-s.slope, s.slope, hi);
+    return vec3<f32>(dw.x * w.y * w.z, w.x * dw.y * w.z, w.x * w.y * dw.z);
 }
 
 // Offset of component `comp` in the buffers that hold u, v and w back to back.

@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod bench_smoke;
+pub mod bench_transfer;
 pub mod gpu;
 pub mod mesh;
 pub mod output;

@@ -171,6 +171,11 @@ enum Command {
         /// Benchmark the smoke mode: a hot plume on square grids, steps/s per size.
         #[arg(long)]
         smoke: bool,
+        /// Compare the liquid's transfers (FLIP, PIC, APIC): a rotating blob's angular
+        /// momentum over --steps substeps [default: 100] and the first sloshing mode of a
+        /// tank --sizes cells across [default: 48].
+        #[arg(long, conflicts_with = "smoke")]
+        transfer: bool,
         /// PCG iterations submitted between convergence checks (the scene setting
         /// pressure.check_every).
         #[arg(long, default_value_t = 8)]
@@ -266,6 +271,7 @@ fn real_main() -> Result<ExitCode> {
             solves,
             steps,
             smoke,
+            transfer,
             check_every,
             warmup,
             json,
@@ -274,6 +280,27 @@ fn real_main() -> Result<ExitCode> {
             let max = 100_000;
             if max_iterations > max {
                 bail!("--max-iterations must be at most {max}, got {max_iterations}");
+            }
+            if transfer {
+                let d = eddy::bench_transfer::TransferBenchOptions::default();
+                let slosh_cells = match sizes.as_deref() {
+                    None => d.slosh_cells,
+                    Some([n]) => *n,
+                    Some(_) => {
+                        bail!("--transfer takes one --sizes value (the tank's cells across)")
+                    }
+                };
+                let opts = eddy::bench_transfer::TransferBenchOptions {
+                    slosh_cells,
+                    blob_substeps: steps.unwrap_or(d.blob_substeps),
+                    ..d
+                };
+                opts.validate()?;
+                check_json_path(json.as_deref())?;
+                return run_bench(
+                    |ctx, progress, _report| eddy::bench_transfer::run(ctx, &opts, progress),
+                    json.as_deref(),
+                );
             }
             if smoke {
                 let d = eddy::bench_smoke::SmokeBenchOptions::default();
@@ -565,6 +592,14 @@ fn check(path: &Path) -> Result<ExitCode> {
             "particles   {particles} ({} per fluid cell)",
             scene.particles_per_cell
         ));
+        line(match scene.transfer {
+            eddy::scene::TransferKind::Flip => {
+                format!("transfer    flip ({}% PIC)", 100.0 * scene.pic_ratio)
+            }
+            eddy::scene::TransferKind::Apic => {
+                "transfer    apic (affine matrix per particle, 48 bytes each)".into()
+            }
+        });
         if particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES {
             let fluid = initial_fluid_cells(&scene, &scene.initial_state());
             line(format!("fluid cells {fluid} at the first step"));
@@ -1166,8 +1201,9 @@ fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Resul
         return Ok(());
     }
     let (pos, vel) = sim.read_particles()?;
+    let affine = sim.read_affine()?;
     let path = out.join(format!("particles_{frame:05}.ply"));
-    eddy::output::write_ply(&path, &pos, &vel)
+    eddy::output::write_ply(&path, &pos, &vel, &affine)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 

@@ -140,28 +140,74 @@ pub fn survey_folder(dir: &Path) -> std::io::Result<Option<FolderContents>> {
     Ok(Some(c))
 }
 
+/// Names of the PLY properties of an APIC affine matrix, row by row (c_u, c_v, c_w).
+pub const AFFINE_PLY_PROPERTIES: [&str; 9] = [
+    "c_ux", "c_uy", "c_uz", "c_vx", "c_vy", "c_vz", "c_wx", "c_wy", "c_wz",
+];
+
 /// Writes particles as binary little-endian PLY with float x y z vx vy vz, the layout
-/// ParaView, Blender and Houdini read directly. Written under a temporary name and renamed.
-pub fn write_ply(path: &Path, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> std::io::Result<()> {
+/// ParaView, Blender and Houdini read directly, followed by the nine entries of the APIC
+/// affine matrix ([`AFFINE_PLY_PROPERTIES`]) when `affine` holds three rows per particle
+/// (pass an empty slice for FLIP). Written under a temporary name and renamed.
+pub fn write_ply(
+    path: &Path,
+    pos: &[[f32; 4]],
+    vel: &[[f32; 4]],
+    affine: &[[f32; 4]],
+) -> std::io::Result<()> {
+    let with_affine = !affine.is_empty();
+    if with_affine && affine.len() != 3 * pos.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} affine rows for {} particles (three per particle)",
+                affine.len(),
+                pos.len()
+            ),
+        ));
+    }
     write_atomically(path, |w| {
         write!(
             w,
             "ply\nformat binary_little_endian 1.0\ncomment written by eddy\nelement vertex {}\n\
              property float x\nproperty float y\nproperty float z\n\
-             property float vx\nproperty float vy\nproperty float vz\nend_header\n",
+             property float vx\nproperty float vy\nproperty float vz\n",
             pos.len()
         )?;
-        for (p, v) in pos.iter().zip(vel) {
+        if with_affine {
+            for name in AFFINE_PLY_PROPERTIES {
+                writeln!(w, "property float {name}")?;
+            }
+        }
+        w.write_all(b"end_header\n")?;
+        for (i, (p, v)) in pos.iter().zip(vel).enumerate() {
             for x in [p[0], p[1], p[2], v[0], v[1], v[2]] {
                 w.write_all(&x.to_le_bytes())?;
+            }
+            if with_affine {
+                for row in &affine[3 * i..3 * i + 3] {
+                    for x in &row[..3] {
+                        w.write_all(&x.to_le_bytes())?;
+                    }
+                }
             }
         }
         Ok(())
     })
 }
 
-/// Reads back a file written by [`write_ply`] (used by tests and tools).
+/// Reads back position and velocity (the first six properties) of a file written by
+/// [`write_ply`] (used by tests and tools).
 pub fn read_ply(path: &Path) -> std::io::Result<Vec<[f32; 6]>> {
+    let (_, rows) = read_ply_properties(path)?;
+    Ok(rows
+        .iter()
+        .map(|r| std::array::from_fn(|i| r.get(i).copied().unwrap_or(0.0)))
+        .collect())
+}
+
+/// Reads a file written by [`write_ply`]: its property names and every vertex's values.
+pub fn read_ply_properties(path: &Path) -> std::io::Result<(Vec<String>, Vec<Vec<f32>>)> {
     let data = std::fs::read(path)?;
     let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_string());
     let marker = b"end_header\n";
@@ -176,20 +222,25 @@ pub fn read_ply(path: &Path) -> std::io::Result<Vec<[f32; 6]>> {
         .find_map(|l| l.strip_prefix("element vertex "))
         .and_then(|n| n.trim().parse().ok())
         .ok_or_else(|| bad("no vertex count"))?;
+    let names: Vec<String> = header
+        .lines()
+        .filter_map(|l| l.strip_prefix("property float "))
+        .map(|n| n.trim().to_string())
+        .collect();
+    let stride = 4 * names.len();
     let body = &data[end..];
-    if body.len() != count * 24 {
+    if names.len() < 6 || body.len() != count * stride {
         return Err(bad("body size does not match the vertex count"));
     }
-    Ok(body
-        .chunks_exact(24)
+    let rows = body
+        .chunks_exact(stride)
         .map(|c| {
-            let mut v = [0f32; 6];
-            for (i, x) in v.iter_mut().enumerate() {
-                *x = f32::from_le_bytes([c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]]);
-            }
-            v
+            c.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
         })
-        .collect())
+        .collect();
+    Ok((names, rows))
 }
 
 /// The pressure system of one solve in plain data, rows restricted to FLUID cells.
@@ -276,15 +327,26 @@ mod tests {
         let path = dir.join("p.ply");
         let pos = vec![[0.1, 0.2, 0.3, 0.0], [1.0, -2.0, 3.5, 0.0]];
         let vel = vec![[4.0, 5.0, 6.0, 0.0], [-1.0, 0.5, 0.25, 0.0]];
-        write_ply(&path, &pos, &vel).unwrap();
+        write_ply(&path, &pos, &vel, &[]).unwrap();
         let back = read_ply(&path).unwrap();
+        let expect = vec![
+            [0.1, 0.2, 0.3, 4.0, 5.0, 6.0],
+            [1.0, -2.0, 3.5, -1.0, 0.5, 0.25],
+        ];
+        assert_eq!(back, expect);
+        // With APIC matrices: nine more properties per particle, the first six unchanged.
+        let affine: Vec<[f32; 4]> = (0..6)
+            .map(|r| [r as f32, r as f32 + 0.5, -(r as f32), 9.0])
+            .collect();
+        write_ply(&path, &pos, &vel, &affine).unwrap();
+        assert_eq!(read_ply(&path).unwrap(), expect);
+        let (names, rows) = read_ply_properties(&path).unwrap();
+        assert_eq!(names[6..], AFFINE_PLY_PROPERTIES.map(String::from));
         assert_eq!(
-            back,
-            vec![
-                [0.1, 0.2, 0.3, 4.0, 5.0, 6.0],
-                [1.0, -2.0, 3.5, -1.0, 0.5, 0.25]
-            ]
+            rows[1][6..],
+            [3.0, 3.5, -3.0, 4.0, 4.5, -4.0, 5.0, 5.5, -5.0]
         );
+        assert!(write_ply(&path, &pos, &vel, &affine[..4]).is_err());
     }
 
     fn scratch(name: &str) -> std::path::PathBuf {

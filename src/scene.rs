@@ -112,6 +112,36 @@ impl std::str::FromStr for PreconditionerKind {
     }
 }
 
+/// Particle/grid transfer of the liquid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransferKind {
+    /// PIC/FLIP blend, `pic_ratio` PIC.
+    #[default]
+    Flip,
+    /// Affine particle-in-cell (Jiang et al. 2015): each particle carries the gradient of
+    /// the grid velocity, which keeps rotation and shear that PIC averages away without
+    /// FLIP's noise. `pic_ratio` does not apply.
+    Apic,
+}
+
+impl TransferKind {
+    pub const ALL: [TransferKind; 2] = [Self::Flip, Self::Apic];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Flip => "flip",
+            Self::Apic => "apic",
+        }
+    }
+}
+
+impl std::fmt::Display for TransferKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A shape in metres. `velocity` is the initial velocity of fluid shapes, and the velocity
 /// of a solid's surface for solid shapes (u.n = u_solid.n on its faces).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -231,6 +261,8 @@ pub struct Scene {
     pub seed: u64,
     /// Fraction of PIC in the PIC/FLIP blend (0.05 = 5% PIC, 95% FLIP).
     pub pic_ratio: f64,
+    /// Particle/grid transfer: `flip` (the PIC/FLIP blend) or `apic`.
+    pub transfer: TransferKind,
     /// Largest distance in cells a particle may move in one substep.
     pub cfl: f64,
     /// Seconds per frame.
@@ -261,6 +293,7 @@ impl Default for Scene {
             particles_per_cell: 8,
             seed: 1,
             pic_ratio: 0.05,
+            transfer: TransferKind::Flip,
             cfl: 1.0,
             frame_dt: 1.0 / 60.0,
             max_substeps: 32,
@@ -537,6 +570,12 @@ impl Scene {
                 if !self.fluid.is_empty() {
                     return Err(
                         "fluid shapes apply to liquid scenes only: smoke scenes inject smoke with `smoke.sources`"
+                            .into(),
+                    );
+                }
+                if self.transfer != TransferKind::default() {
+                    return Err(
+                        "transfer applies to liquid scenes only: smoke scenes have no particles to transfer"
                             .into(),
                     );
                 }
@@ -969,6 +1008,30 @@ mod tests {
             let err = parse(&text).map(|_| ()).unwrap_err().to_string();
             assert!(err.contains(needle), "{field}: {err}");
         }
+    }
+
+    #[test]
+    fn transfer_parses_defaults_to_flip_and_is_checked() {
+        assert_eq!(parse(OK).unwrap().transfer, TransferKind::Flip);
+        let apic = OK.replacen('(', "(transfer: apic, ", 1);
+        assert_eq!(parse(&apic).unwrap().transfer, TransferKind::Apic);
+        let err = parse(&OK.replacen('(', "(transfer: mpm, ", 1))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("mpm") && err.contains("apic"), "{err}");
+        let smoke = Scene {
+            kind: SceneKind::Smoke,
+            resolution: (16, 16, 1),
+            ..Scene::default()
+        };
+        assert!(smoke.validate().is_ok());
+        let err = Scene {
+            transfer: TransferKind::Apic,
+            ..smoke
+        }
+        .validate()
+        .unwrap_err();
+        assert!(err.contains("transfer"), "{err}");
     }
 
     #[test]

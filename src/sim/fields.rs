@@ -98,6 +98,12 @@ pub struct Particles {
     pub flip_delta: wgpu::Buffer,
     /// Kinetic-energy partial sums, one per 64-particle workgroup.
     pub energy: wgpu::Buffer,
+    /// APIC affine matrix: rows c_u, c_v, c_w (vec4, w unused) per particle, 1/s. Only an
+    /// APIC simulation allocates it ([`Particles::ensure_affine`]); until then it is a
+    /// one-particle placeholder that the kernels bind but never touch. At 48 bytes per
+    /// particle it would double FLIP's particle memory and be its largest buffer (a third of
+    /// the particles under the same binding limit), for a matrix FLIP never reads.
+    pub affine: wgpu::Buffer,
 }
 
 impl Particles {
@@ -115,6 +121,7 @@ impl Particles {
             vel: make("Particles::vel"),
             flip_delta: make("Particles::flip_delta"),
             energy: storage_buffer(device, "Particles::energy", n.div_ceil(64) * 4),
+            affine: storage_buffer(device, "Particles::affine", AFFINE_BYTES),
         };
         if n > 0 {
             queue.write_buffer(&p.pos, 0, bytemuck::cast_slice(pos));
@@ -126,4 +133,32 @@ impl Particles {
     pub fn bytes(n: u64) -> u64 {
         n * 48 + n.div_ceil(64) * 4
     }
+
+    /// Bytes of the APIC affine matrices of `n` particles.
+    pub fn affine_bytes(n: u64) -> u64 {
+        n * AFFINE_BYTES
+    }
+
+    /// Whether [`Self::affine`] holds a matrix for every particle.
+    pub fn has_affine(&self) -> bool {
+        self.affine.size() >= Self::affine_bytes(self.count as u64).max(AFFINE_BYTES)
+    }
+
+    /// Allocates the affine matrices for every particle, zeroed (APIC then starts as PIC
+    /// and G2P fills them). Returns whether a new buffer was made: bind groups that hold the
+    /// placeholder must then be rebuilt.
+    pub fn ensure_affine(&mut self, device: &wgpu::Device) -> bool {
+        if self.has_affine() {
+            return false;
+        }
+        self.affine = storage_buffer(
+            device,
+            "Particles::affine",
+            Self::affine_bytes(self.count as u64),
+        );
+        true
+    }
 }
+
+/// One particle's affine matrix: three vec4 rows.
+const AFFINE_BYTES: u64 = 48;

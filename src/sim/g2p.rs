@@ -1,4 +1,5 @@
-//! Grid-to-particle transfer with the PIC/FLIP blend (shaders/g2p.wgsl).
+//! Grid-to-particle transfer: the PIC/FLIP blend, or APIC's velocity and affine matrix
+//! (shaders/g2p.wgsl).
 
 use super::fields::{GridFields, Particles};
 use crate::gpu::{Binding::*, Kernel};
@@ -22,6 +23,7 @@ impl G2p {
                 StorageRead,
                 StorageRead,
                 Storage,
+                Storage,
             ],
         );
         let group = kernel.bind(
@@ -33,6 +35,7 @@ impl G2p {
                 &f.vel,
                 &f.vel_old,
                 &p.flip_delta,
+                &p.affine,
             ],
         );
         Self { kernel, group }

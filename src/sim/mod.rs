@@ -15,6 +15,7 @@ pub mod pressure;
 pub mod project;
 pub mod smoke;
 pub mod stats;
+pub mod transfer;
 pub mod views;
 pub mod volume_correction;
 
@@ -280,10 +281,22 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
     let [nx, ny, nz] = scene.dims().map(|v| v as u64);
     let cells = nx * ny * nz;
     let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+    let apic = scene.transfer == crate::scene::TransferKind::Apic;
+    let affine = if apic {
+        Particles::affine_bytes(particles)
+    } else {
+        0
+    };
     let total = GridFields::bytes(cells, faces)
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
-        + Particles::bytes(particles);
+        + Particles::bytes(particles)
+        + affine;
     let candidates = [
+        (
+            affine,
+            "APIC affine buffer (48 bytes per particle)",
+            "reduce the resolution, the fluid shapes or particles_per_cell, or use transfer: flip",
+        ),
         (faces * 8, "P2G accumulator (8 bytes per face)", GRID_HINT),
         (cells * 16, "packed matrix (16 bytes per cell)", GRID_HINT),
         (
@@ -335,8 +348,15 @@ pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstim
         return check_estimate(ctx, smoke::memory_estimate(scene));
     }
     check_limits(ctx, scene, 0)?;
-    let fits =
-        |n: u64| n <= crate::scene::MAX_PARTICLES && n.saturating_mul(16) <= buffer_limit(ctx);
+    // Bytes per particle of the largest particle buffer.
+    let per_particle = if scene.transfer == crate::scene::TransferKind::Apic {
+        Particles::affine_bytes(1)
+    } else {
+        16
+    };
+    let fits = |n: u64| {
+        n <= crate::scene::MAX_PARTICLES && n.saturating_mul(per_particle) <= buffer_limit(ctx)
+    };
     let bound = scene.particle_bound();
     let particles = if fits(bound) {
         bound
@@ -408,6 +428,7 @@ impl Simulation {
             SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
         params.pic_ratio = scene.pic_ratio as f32;
         params.rest_weight = scene.particles_per_cell as f32;
+        params.transfer = transfer::param(scene.transfer);
         params.gravity = [
             scene.gravity.0 as f32,
             scene.gravity.1 as f32,
@@ -421,7 +442,10 @@ impl Simulation {
             0,
             bytemuck::cast_slice(&init.solid_velocity),
         );
-        let particles = Particles::new(device, &ctx.queue, &init.positions, &init.velocities);
+        let mut particles = Particles::new(device, &ctx.queue, &init.positions, &init.velocities);
+        if scene.transfer == crate::scene::TransferKind::Apic {
+            particles.ensure_affine(device);
+        }
         let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
         let max_speed = init
             .velocities
@@ -472,6 +496,8 @@ impl Simulation {
         {
             return Err("this change needs a reset".into());
         }
+        self.set_transfer(scene.transfer)
+            .map_err(|e| format!("transfer {}: {e}", scene.transfer))?;
         self.scene.pic_ratio = scene.pic_ratio;
         self.scene.cfl = scene.cfl;
         self.scene.gravity = scene.gravity;

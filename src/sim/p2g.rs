@@ -6,6 +6,8 @@
 //! only past 65536 m/s x weight. Particle velocities are clamped to
 //! [`MAX_PARTICLE_SPEED`] per component before the transfer, which keeps a face below the
 //! limit up to 128 units of weight (16 times the seeding density) even at that speed.
+//! With APIC a contribution's velocity v + c . (x_face - x) is clamped to the same bound, so
+//! the argument holds for either transfer.
 
 use super::fields::{GridFields, Particles};
 use crate::gpu::{Binding::*, Kernel};
@@ -34,6 +36,7 @@ impl P2g {
                 Storage,
                 Storage,
                 Storage,
+                StorageRead,
             ],
         );
         let group = kernel.bind(
@@ -47,6 +50,7 @@ impl P2g {
                 &f.vel,
                 &f.vel_old,
                 &f.weight,
+                &p.affine,
             ],
         );
         Self { kernel, group }

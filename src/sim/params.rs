@@ -19,11 +19,17 @@ pub struct SimParams {
     pub num_w: u32,
     pub max_particle_speed: f32,
     pub fluid_weight: f32,
-    pub _pad: [u32; 3],
+    /// Particle/grid transfer: [`TRANSFER_FLIP`] or [`TRANSFER_APIC`].
+    pub transfer: u32,
+    pub _pad: [u32; 2],
     pub rest_weight: f32,
     pub _pad_rest: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<SimParams>() == 96);
+
+/// `SimParams::transfer` values (keep in sync with shaders/prelude.wgsl).
+pub const TRANSFER_FLIP: u32 = 0;
+pub const TRANSFER_APIC: u32 = 1;
 
 /// A cell is FLUID when it holds a particle and its relative density (the wall-corrected
 /// mean P2G weight of its six faces over the rest weight, see shaders/mark_cells.wgsl)
@@ -52,7 +58,8 @@ impl SimParams {
             num_w: nx * ny * (nz + 1),
             max_particle_speed: super::p2g::MAX_PARTICLE_SPEED,
             fluid_weight: FLUID_DENSITY_FRACTION,
-            _pad: [0; 3],
+            transfer: TRANSFER_FLIP,
+            _pad: [0; 2],
             rest_weight: 1.0,
             _pad_rest: [0; 3],
         }

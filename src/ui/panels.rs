@@ -3,7 +3,9 @@
 
 use crate::render::slice::Range;
 use crate::render::{ParticleColor, ParticleStyle, SliceOcclusion};
-use crate::scene::{AdvectionScheme, PreconditionerKind, Scene, SceneKind, SmokeSettings};
+use crate::scene::{
+    AdvectionScheme, PreconditionerKind, Scene, SceneKind, SmokeSettings, TransferKind,
+};
 use crate::sim::views::{Field, MgField};
 use crate::sim::Stage;
 use std::path::PathBuf;
@@ -109,9 +111,19 @@ impl ParametersPanel {
         if smoke {
             changed |= smoke_settings(ui, &mut s.smoke);
         } else {
-            changed |= ui
-                .add(egui::Slider::new(&mut s.pic_ratio, 0.0..=1.0).text("PIC ratio"))
-                .changed();
+            egui::ComboBox::from_label("transfer")
+                .selected_text(s.transfer.name())
+                .show_ui(ui, |ui| {
+                    for k in TransferKind::ALL {
+                        changed |= ui.selectable_value(&mut s.transfer, k, k.name()).changed();
+                    }
+                });
+            // APIC replaces the PIC/FLIP blend; the ratio stays for a switch back.
+            ui.add_enabled_ui(s.transfer == TransferKind::Flip, |ui| {
+                changed |= ui
+                    .add(egui::Slider::new(&mut s.pic_ratio, 0.0..=1.0).text("PIC ratio"))
+                    .changed();
+            });
         }
         changed |= ui
             .add(egui::Slider::new(&mut s.cfl, 0.1..=5.0).text("CFL"))
