@@ -1,13 +1,9 @@
 //!include prelude.wgsl
 //!include cells.wgsl
 // Velocity extrapolation into AIR, one layer per dispatch. A face is valid when it touches
-// a FLUID cell; each layer gives every invalid face with valid neighbours (same component,
+// a FLUID cell or received P2G weight (it carries a transferred velocity); each layer gives every invalid face with valid neighbours (same component,
 // +-1 along each axis) their average. Only invalid faces are written and only valid ones
 // are read, so velocities update in place; the flags ping-pong between two buffers.
-// AIR faces near the liquid thus move with it, so particles in thin surface cells below
-// the FLUID density follow the liquid instead of falling through it; faces no layer
-// reaches keep their own P2G velocity if particles gave them one (spray flies
-// ballistically) and are zeroed otherwise.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
@@ -38,7 +34,7 @@ fn init(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let fc = face_of(g);
     let cells = face_cells(fc.comp, fc.f);
     let fluid = type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID;
-    valid_out[g] = select(0u, 1u, fluid);
+    valid_out[g] = select(0u, 1u, fluid || weight[g] > 0.0);
 }
 
 @compute @workgroup_size(64)
@@ -72,12 +68,11 @@ fn layer(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 }
 
-// Faces no layer reached and no particle touched carry no information: zero them rather
-// than keep stale values.
+// Faces no layer reached carry no information: zero them rather than keep stale values.
 @compute @workgroup_size(64)
 fn finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
     if (g >= total_faces()) { return; }
-    if (valid_in[g] == 0u && weight[g] == 0.0) { grid_vel[g] = 0.0; }
+    if (valid_in[g] == 0u) { grid_vel[g] = 0.0; }
 }

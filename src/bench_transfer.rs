@@ -150,6 +150,9 @@ pub fn blob_scene(n: u32, variant: Variant) -> Scene {
             radius: BLOB_RADIUS,
             velocity: (0.0, 0.0, 0.0),
         }],
+        // The blob measures the transfer alone: the volume correction moves particles without
+        // changing their velocities, which changes r x v (by up to 1.6% over 100 substeps).
+        volume_correction: false,
         ..Scene::default()
     };
     variant.apply(&mut scene);

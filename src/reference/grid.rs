@@ -152,10 +152,9 @@ pub fn project_free_surface(
     });
 }
 
-/// Extrapolates velocities into faces that do not touch FLUID, one layer at a time
-/// (average of valid same-component neighbours); faces never reached keep their velocity
-/// if they carry P2G weight (ballistic spray) and are zeroed otherwise. Returns the final
-/// validity flags per component.
+/// Extrapolates velocities into faces that neither touch FLUID nor carry P2G weight, one
+/// layer at a time (average of valid same-component neighbours); faces never reached are
+/// zeroed. Returns the final validity flags per component.
 pub fn extrapolate(
     g: &Grid,
     types: &[u8],
@@ -168,7 +167,7 @@ pub fn extrapolate(
         *v = vec![false; vel.comp(comp).len()];
     }
     for_each_face(g, |comp, f, i| {
-        valid[comp][i] = touches_fluid(g, types, comp, f);
+        valid[comp][i] = touches_fluid(g, types, comp, f) || weight.comp(comp)[i] > 0.0;
     });
     for _ in 0..layers {
         let prev = valid.clone();
@@ -208,7 +207,7 @@ pub fn extrapolate(
     }
     for (comp, v) in valid.iter().enumerate() {
         for (i, ok) in v.iter().enumerate() {
-            if !ok && weight.comp(comp)[i] == 0.0 {
+            if !ok {
                 vel.comp_mut(comp)[i] = 0.0;
             }
         }
