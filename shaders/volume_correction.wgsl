@@ -24,6 +24,11 @@
 // Largest excess density corrected in one substep, and the largest move per axis (cells):
 // a badly compacted layer relaxes over a few substeps instead of jumping.
 const MAX_EXCESS: f32 = 0.5;
+// Density errors within this band around the rest density are left alone: they are the
+// particles' sampling noise and the small compression of moving liquid, and correcting them
+// every substep damps waves (the first sloshing mode keeps 72% of its amplitude per period
+// with no band, 89% with 0.1, 95% with 0.2); the compaction that loses volume runs to 2-4x.
+const TOLERATED: f32 = 0.2;
 const MAX_SHIFT: f32 = 0.5;
 
 @compute @workgroup_size(64)
@@ -38,7 +43,9 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
         for (var comp = 0u; comp < 3u; comp++) {
             if (type_at(x - unit(comp)) == AIR || type_at(x + unit(comp)) == AIR) { lowest = 0.0; }
         }
-        b = -params.h * params.h * clamp(density[c] - 1.0, lowest, MAX_EXCESS);
+        let e = density[c] - 1.0;
+        let beyond = sign(e) * max(abs(e) - TOLERATED, 0.0);
+        b = -params.h * params.h * clamp(beyond, lowest, MAX_EXCESS);
     }
     rhs_out[c] = b;
 }

@@ -11,6 +11,8 @@ pub const THETA_MIN: f64 = 0.05;
 pub const SURFACE_CURVE: f64 = 0.021;
 /// Largest excess density corrected per substep (MAX_EXCESS in volume_correction.wgsl).
 pub const MAX_EXCESS: f64 = 0.5;
+/// Density errors left alone around the rest density (TOLERATED in volume_correction.wgsl).
+pub const TOLERATED: f64 = 0.2;
 /// Largest particle move per axis in cells (MAX_SHIFT in volume_correction.wgsl).
 pub const MAX_SHIFT: f64 = 0.5;
 
@@ -111,8 +113,9 @@ pub fn build_matrix_free_surface(g: &Grid, types: &[u8], surface: Option<&[f64]>
         .collect()
 }
 
-/// Right-hand side of the volume correction on FLUID cells: -h^2 (density - 1) clamped to
-/// [-MAX_EXCESS, MAX_EXCESS], and to [0, MAX_EXCESS] next to AIR.
+/// Right-hand side of the volume correction on FLUID cells: -h^2 times the density error
+/// beyond +-TOLERATED, clamped to [-MAX_EXCESS, MAX_EXCESS], and to [0, MAX_EXCESS] next to
+/// AIR.
 pub fn volume_correction_rhs(g: &Grid, types: &[u8], density: &[f64]) -> Vec<f64> {
     (0..g.cells())
         .map(|c| {
@@ -128,7 +131,9 @@ pub fn volume_correction_rhs(g: &Grid, types: &[u8], density: &[f64]) -> Vec<f64
                 })
             });
             let lowest = if surface { 0.0 } else { -MAX_EXCESS };
-            -g.h * g.h * (density[c] - 1.0).clamp(lowest, MAX_EXCESS)
+            let e = density[c] - 1.0;
+            let beyond = e.signum() * (e.abs() - TOLERATED).max(0.0);
+            -g.h * g.h * beyond.clamp(lowest, MAX_EXCESS)
         })
         .collect()
 }
