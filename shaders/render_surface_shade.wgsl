@@ -11,17 +11,7 @@
 @group(0) @binding(2) var thickness_tex: texture_2d<f32>;
 @group(0) @binding(3) var scene: texture_2d<f32>;
 
-struct VOut {
-    @builtin(position) clip: vec4<f32>,
-};
-
-@vertex
-fn vs(@builtin(vertex_index) vi: u32) -> VOut {
-    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));
-    var o: VOut;
-    o.clip = vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
-    return o;
-}
+//!include fullscreen.wgsl
 
 fn depth_at(p: vec2<i32>) -> f32 {
     let size = vec2<i32>(textureDimensions(depth_tex));

@@ -43,18 +43,7 @@ fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     return sum / wsum;
 }
 
-struct VOut {
-    @builtin(position) clip: vec4<f32>,
-};
-
-// One triangle covering the target.
-@vertex
-fn vs(@builtin(vertex_index) vi: u32) -> VOut {
-    let uv = vec2<f32>(f32((vi << 1u) & 2u), f32(vi & 2u));
-    var o: VOut;
-    o.clip = vec4<f32>(uv * 2.0 - 1.0, 0.0, 1.0);
-    return o;
-}
+//!include fullscreen.wgsl
 
 @fragment
 fn fs_h(i: VOut) -> @location(0) f32 {

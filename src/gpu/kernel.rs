@@ -122,6 +122,10 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
         include_str!("../../shaders/render_surface_smooth.wgsl"),
     ),
     (
+        "fullscreen.wgsl",
+        include_str!("../../shaders/fullscreen.wgsl"),
+    ),
+    (
         "render_surface_blit.wgsl",
         include_str!("../../shaders/render_surface_blit.wgsl"),
     ),
