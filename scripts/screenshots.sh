@@ -37,3 +37,8 @@ shot liquid dam_break --frames 30 --camera -30,25,3.0
 shot smoke smoke_plume --frames 60 --camera 0,0,1.9
 # A debug view of the same slice: its vorticity (diverging colormap, legend in the panel).
 shot smoke_vorticity smoke_plume --frames 60 --camera 0,0,1.9 --smoke-view vorticity
+# A liquid debug slice: the dam break's pressure through the middle, as a flat 2D image.
+shot pressure_slice dam_break --frames 30 --field pressure --axis z --slice 8 --layout flat
+# The liquid's screen-space surface, and the same frame as particles.
+shot surface dam_break --frames 45 --render surface
+shot particles dam_break --frames 45 --render particles
