@@ -316,3 +316,30 @@ fn check_and_particle_dumps_follow_the_transfer() {
     assert_eq!(a.total - f.total, 48_000_000);
     assert!(a.largest_name.contains("APIC"), "{}", a.largest_name);
 }
+
+/// The first sloshing mode of a tank 48 cells across keeps at least 95% of its amplitude
+/// per period with APIC over three periods, and its period within 3% of linear theory
+/// (omega^2 = g k tanh(k d)). `eddy bench --transfer` reports FLIP and PIC beside it.
+#[test]
+fn apic_keeps_the_first_sloshing_mode() {
+    let row = eddy::bench_transfer::sloshing(common::gpu(), 48, Variant::Apic, 3).unwrap();
+    println!(
+        "period {:.4} s (theory {:.4} s, {:+.2}%), kept per period {:.4}",
+        row.period_s, row.theory_s, row.period_error_percent, row.amplitude_per_period
+    );
+    assert!(
+        row.extrema_m.len() >= 5,
+        "too few extrema: {:?}",
+        row.extrema_m
+    );
+    assert!(
+        row.period_error_percent.abs() < 3.0,
+        "period off by {:.2}%",
+        row.period_error_percent
+    );
+    assert!(
+        row.amplitude_per_period >= 0.95,
+        "keeps {:.4} of its amplitude per period",
+        row.amplitude_per_period
+    );
+}
