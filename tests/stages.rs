@@ -228,24 +228,25 @@ fn check_all_stages(nz: u32) {
         let scale = c.dt / eddy::sim::DENSITY;
         c.cells(Field::Pressure).iter().map(|x| x * scale).collect()
     };
-    // A loose solve (tolerance 1e-2, at most a few iterations): its f64 residual must be
-    // what the GPU reported, and the potential close to the exact one.
+    // A solve cut short at CORRECTION_ITERATIONS: its f64 residual must be what the GPU
+    // reported, and the potential near the exact one.
     let report = rep.correction.as_ref().unwrap();
     let ap = cpu::apply_packed(g, &a_ref, &psi_gpu);
     let res: Vec<f64> = b.iter().zip(&ap).map(|(x, y)| x - y).collect();
     let rel = max_abs(&res) / max_abs(&b);
     assert!(
-        rel <= 2.0 * report.residual.max(1e-6) && rel < 0.1,
+        rel <= 1.01 * report.residual.max(1e-6) && rel < 0.3,
         "volume correction: f64 residual {rel}, reported {}",
         report.residual
     );
     assert!(
-        report.iterations >= 1 && report.iterations <= 3,
+        report.iterations >= 1
+            && report.iterations <= eddy::sim::volume_correction::CORRECTION_ITERATIONS,
         "{report:?}"
     );
     let err = max_abs_diff(&psi_gpu, &psi) / max_abs(&psi);
     assert!(
-        err < 0.1,
+        err < 0.3,
         "volume correction potential relative error {err}"
     );
     let (moved, _) = c.sim.read_particles().unwrap();

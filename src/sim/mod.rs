@@ -705,8 +705,8 @@ impl Simulation {
         }
         let correct = run(Stage::VolumeCorrection) && self.scene.volume_correction;
         if correct {
-            // The whole correction is recorded at once, a fixed number of iterations that
-            // stop early on the GPU at the tolerance: no host round trip, so it costs only
+            // The whole correction is recorded at once, a fixed number of iterations (they
+            // stop early on the GPU at the tolerance): no host round trip, so it costs only
             // its GPU time. Its config differs from the pressure solve's, so it is submitted
             // on its own before that config is written.
             let settings = self.correction_settings();
