@@ -3,7 +3,8 @@
 
 use crate::scene::{AIR, FLUID, SOLID};
 
-/// Viridis at 9 stops, linearly interpolated.
+/// Viridis at 9 stops, linearly interpolated. (0.318 is a colour sample, not 1/pi.)
+#[allow(clippy::approx_constant)]
 const VIRIDIS: [[f32; 3]; 9] = [
     [0.267, 0.005, 0.329],
     [0.283, 0.141, 0.458],
