@@ -600,6 +600,12 @@ fn check(path: &Path) -> Result<ExitCode> {
                 "transfer    apic (affine matrix per particle, 48 bytes each)".into()
             }
         });
+        line(if scene.volume_correction {
+            "volume      corrected each substep where the density is off rest by more than 20%"
+                .to_string()
+        } else {
+            "volume      not corrected (volume_correction: false)".to_string()
+        });
         if particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES {
             let fluid = initial_fluid_cells(&scene, &scene.initial_state());
             line(format!("fluid cells {fluid} at the first step"));
