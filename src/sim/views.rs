@@ -145,8 +145,12 @@ impl Field {
             Field::FlipDeltaW => "FLIP change of w, new minus after P2G (m/s)",
             Field::CellType => "AIR, FLUID or SOLID per cell",
             Field::ParticleCount => "particles in each cell",
-            Field::Density => "particle density over the rest density (1 = rest; mean of the face weights)",
-            Field::LevelSet => "0.5 - filtered density: the liquid level set, zero on the free surface",
+            Field::Density => {
+                "particle density over the rest density (1 = rest; mean of the face weights)"
+            }
+            Field::LevelSet => {
+                "0.5 - filtered density: the liquid level set, zero on the free surface"
+            }
             Field::Divergence => "div u per cell before the pressure projection (1/s)",
             Field::DivergenceAfter => "div u per cell after projection: what the solve left (1/s)",
             Field::ADiag => "pressure matrix A, diagonal entry of each cell",
