@@ -23,7 +23,7 @@ fn sample_velocity(x: vec3<f32>) -> vec3<f32> {
 }
 
 fn cell_of(x: vec3<f32>) -> vec3<i32> {
-    return clamp(vec3<i32>(floor(x * params.inv_h)), vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
+    return cell_containing(x, params);
 }
 
 fn is_solid(x: vec3<f32>) -> bool {

@@ -34,7 +34,7 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     let vmax = params.max_particle_speed;
     let v = clamp(vel[id].xyz, vec3<f32>(-vmax), vec3<f32>(vmax));
     let apic = params.transfer == TRANSFER_APIC;
-    let cell = clamp(vec3<i32>(floor(x * params.inv_h)), vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
+    let cell = cell_containing(x, params);
     atomicAdd(&count[cell_index(cell, params.n)], 1u);
     for (var comp = 0u; comp < 3u; comp++) {
         let s = stencil(comp, x, params);

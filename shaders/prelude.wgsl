@@ -52,6 +52,11 @@ fn cell_coord(idx: u32, n: vec3<u32>) -> vec3<i32> {
     return vec3<i32>(i32(idx % n.x), i32((idx / n.x) % n.y), i32(idx / (n.x * n.y)));
 }
 
+// Cell containing point `x` (metres), clamped into the grid.
+fn cell_containing(x: vec3<f32>, p: SimParams) -> vec3<i32> {
+    return clamp(vec3<i32>(floor(x * p.inv_h)), vec3<i32>(0), vec3<i32>(p.n) - vec3<i32>(1));
+}
+
 fn in_grid(c: vec3<i32>, n: vec3<u32>) -> bool {
     return all(c >= vec3<i32>(0)) && all(c < vec3<i32>(n));
 }

@@ -51,8 +51,7 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
 }
 
 fn solid_at(x: vec3<f32>) -> bool {
-    let c = clamp(vec3<i32>(floor(x * params.inv_h)), vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
-    return solid[cell_index(c, params.n)] != 0u;
+    return solid[cell_index(cell_containing(x, params), params.n)] != 0u;
 }
 
 @compute @workgroup_size(64)

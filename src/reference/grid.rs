@@ -2,19 +2,6 @@
 
 use super::{face_cells, face_index, for_each_face, Grid, MacField, AIR, FLUID, SOLID};
 
-/// Mean P2G weight of the six faces of cell `c`.
-pub fn mean_face_weight(g: &Grid, weight: &MacField, c: usize) -> f64 {
-    let x = g.coord(c);
-    let mut s = 0.0;
-    for comp in 0..3 {
-        let d = g.face_dims(comp);
-        let mut hi = x;
-        hi[comp] += 1;
-        s += weight.comp(comp)[face_index(x, d)] + weight.comp(comp)[face_index(hi, d)];
-    }
-    s / 6.0
-}
-
 /// Relative particle density of every cell: the mean weight of its six faces over
 /// `rest_weight` (particles per cell), a face against a solid or the domain wall counted
 /// twice (at rest it collects half an interior face's weight); 0 in SOLID cells.

@@ -255,8 +255,15 @@ pub struct SubstepReport {
     pub correction: Option<SolveReport>,
 }
 
-/// First of the three counters that receive the volume correction's bb, rr and iterations.
+/// First of the three counters that receive the volume correction's bb, rr and iterations
+/// (copied as one range of the state header, so they must follow each other there).
 const CORRECTION_COUNTERS: usize = 8;
+const _: () = {
+    use pressure::pcg::PcgStateHeader as H;
+    assert!(std::mem::offset_of!(H, rr) == std::mem::offset_of!(H, bb) + 4);
+    assert!(std::mem::offset_of!(H, iterations) == std::mem::offset_of!(H, bb) + 8);
+    assert!(CORRECTION_COUNTERS + 3 <= fields::COUNTERS);
+};
 
 /// Fixed-point scale of the summed density error (DENSITY_ERROR_SCALE in
 /// shaders/mark_cells.wgsl).
@@ -723,7 +730,7 @@ impl Simulation {
             // bb, rr and iterations of the solve's state header go to the counters.
             enc.copy_buffer_to_buffer(
                 &self.pcg.state,
-                12,
+                std::mem::offset_of!(pressure::pcg::PcgStateHeader, bb) as u64,
                 &f.counters,
                 4 * CORRECTION_COUNTERS as u64,
                 12,
