@@ -55,7 +55,7 @@ fn main() {
     let spacing = scene.h() / (scene.particles_per_cell as f64).cbrt();
     println!(
         "{} at {w}x{h}, {} particles; one simulated frame {sim_ms:.1} ms",
-        ctx.info.name, sim.particles.count
+        ctx.info.name, sim.mode.particles.count
     );
     println!("| mode | render ms | frame ms (sim + render) | frame vs particles |");
     println!("|---|---|---|---|");

@@ -341,7 +341,7 @@ fn run_case(
         size: n,
         cells,
         fluid_cells,
-        particles: sim.particles.count,
+        particles: sim.mode.particles.count,
         preconditioner: kind.name().into(),
         iterations: first.iterations,
         status: match first.status {

@@ -256,7 +256,7 @@ pub fn rotating_blob(
     }
     let dt = BLOB_CFL * scene.h() / (BLOB_OMEGA * BLOB_RADIUS);
     let mut out = BlobSeries {
-        particles: sim.particles.count,
+        particles: sim.mode.particles.count,
         particle_l: vec![],
         transferred_l: vec![],
     };

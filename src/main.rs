@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use eddy::gpu::GpuContext;
 use eddy::output::{FolderContents, RowWriter};
 use eddy::scene::{InitialState, PreconditionerKind, Scene, SceneKind};
-use eddy::sim::smoke::{SmokeFrameStats, SmokeSimulation};
+use eddy::sim::smoke::SmokeSimulation;
 use eddy::sim::{FrameStats, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -844,66 +844,26 @@ enum RunSim {
     Smoke(SmokeSimulation),
 }
 
-/// What the loop needs from one frame, for either mode.
-struct FrameSummary {
-    row: String,
-    frame: u64,
-    substeps: u32,
-    particles: u32,
-    fluid_cells: u32,
-    pcg_iterations: u32,
-    pcg_max_residual: f64,
-    unconverged_solves: u32,
-    max_divergence: f64,
-    extra: String,
-}
-
-impl From<FrameStats> for FrameSummary {
-    fn from(st: FrameStats) -> Self {
-        Self {
-            row: st.csv_row(),
-            frame: st.frame,
-            substeps: st.substeps,
-            particles: st.particles,
-            fluid_cells: st.fluid_cells,
-            pcg_iterations: st.pcg_iterations,
-            pcg_max_residual: st.pcg_max_residual,
-            unconverged_solves: st.unconverged_solves,
-            max_divergence: st.max_divergence,
-            extra: String::new(),
-        }
-    }
-}
-
-impl From<SmokeFrameStats> for FrameSummary {
-    fn from(st: SmokeFrameStats) -> Self {
-        Self {
-            row: st.csv_row(),
-            frame: st.frame,
-            substeps: st.substeps,
-            particles: st.particles,
-            fluid_cells: st.fluid_cells,
-            pcg_iterations: st.pcg_iterations,
-            pcg_max_residual: st.pcg_max_residual,
-            unconverged_solves: st.unconverged_solves,
-            max_divergence: st.max_divergence,
-            extra: format!(", dye {:.3e}", st.dye_total),
-        }
-    }
-}
-
 impl RunSim {
-    fn step(&mut self) -> Result<FrameSummary, eddy::sim::SimError> {
-        Ok(match self {
-            RunSim::Liquid(s) => s.step_frame()?.into(),
-            RunSim::Smoke(s) => s.step_frame()?.into(),
-        })
+    fn step(&mut self) -> Result<FrameStats, eddy::sim::SimError> {
+        match self {
+            RunSim::Liquid(s) => s.step_frame(),
+            RunSim::Smoke(s) => s.step_frame(),
+        }
     }
 
     fn timing(&self) -> &eddy::gpu::StageTiming {
         match self {
             RunSim::Liquid(s) => &s.last_timing,
             RunSim::Smoke(s) => &s.last_timing,
+        }
+    }
+
+    /// Particles (or tracers) the simulation moves.
+    fn particles(&self) -> u32 {
+        match self {
+            RunSim::Liquid(s) => s.mode.particles.count,
+            RunSim::Smoke(s) => s.mode.tracers.count,
         }
     }
 
@@ -921,7 +881,7 @@ impl RunSim {
 fn check_invariants(
     sim: &RunSim,
     scene: &Scene,
-    st: &FrameSummary,
+    st: &FrameStats,
     expected_particles: u32,
 ) -> Result<()> {
     if st.unconverged_solves > 0 {
@@ -1008,17 +968,10 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     // Created once the simulation is set up, so a scene the adapter refuses leaves --out
     // empty (and reusable) rather than holding a header-only stats.csv.
     let stats_path = opts.out.join("stats.csv");
-    let header = if smoke {
-        SmokeFrameStats::CSV_HEADER
-    } else {
-        FrameStats::CSV_HEADER
-    };
+    let header = FrameStats::csv_header(scene.kind);
     let mut csv = RowWriter::create(&stats_path, header)
         .with_context(|| format!("cannot create {}", stats_path.display()))?;
-    let expected_particles = match &sim {
-        RunSim::Liquid(s) => s.particles.count,
-        RunSim::Smoke(s) => s.tracers.count,
-    };
+    let expected_particles = sim.particles();
     if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
         dump_particles(s, &opts.out, 0, k)?;
     }
@@ -1038,7 +991,7 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             let st = sim.step()?;
             total_substeps += st.substeps as u64;
             stage_ms.merge(sim.timing());
-            csv.row(&st.row)
+            csv.row(&st.csv_row())
                 .with_context(|| format!("cannot write {}", stats_path.display()))?;
             if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
                 dump_particles(s, &opts.out, st.frame, k)?;
@@ -1083,7 +1036,9 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                 total_substeps as f64 / secs,
                 st.pcg_iterations,
                 st.max_divergence,
-                st.extra,
+                st.smoke()
+                    .map(|m| format!(", dye {:.3e}", m.dye_total))
+                    .unwrap_or_default(),
                 meshes.progress()
             ));
             bar.inc(1);

@@ -42,7 +42,7 @@ fn case(nz: u32) -> Case {
     let [nx, ny, _] = scene.dims();
     let mut rng = SplitMix64(23);
     let mut r = |scale: f64| ((rng.next_f64() * 2.0 - 1.0) * scale) as f32;
-    let n = sim.particles.count as usize;
+    let n = sim.mode.particles.count as usize;
     let mut pos = Vec::with_capacity(n);
     let mut vel = Vec::with_capacity(n);
     let mut affine = Vec::with_capacity(3 * n);
@@ -183,7 +183,7 @@ fn apic_transfers_match_the_reference_on_one_slice() {
 fn transfer_switches_live_and_apic_starts_from_zero_matrices() {
     let scene = eddy::bench_transfer::blob_scene(16, Variant::Flip);
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
-    assert!(!sim.particles.has_affine());
+    assert!(!sim.mode.particles.has_affine());
     assert!(sim.read_affine().unwrap().is_empty());
     let (pos, _) = sim.read_particles().unwrap();
     let vel: Vec<[f32; 4]> = pos
@@ -194,7 +194,7 @@ fn transfer_switches_live_and_apic_starts_from_zero_matrices() {
     let mut apic = scene.clone();
     apic.transfer = TransferKind::Apic;
     sim.apply_live_settings(&apic).unwrap();
-    assert!(sim.particles.has_affine());
+    assert!(sim.mode.particles.has_affine());
     let zero = sim.read_affine().unwrap();
     assert_eq!(zero.len(), 3 * pos.len());
     assert!(zero.iter().all(|r| *r == [0.0; 4]));

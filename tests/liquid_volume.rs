@@ -81,21 +81,27 @@ fn dam_break_keeps_its_volume_for_ten_seconds() {
     let mut last = first.clone();
     for _ in 1..frames {
         last = sim.step_frame().unwrap();
-        worst = worst.max((last.liquid_volume - first.liquid_volume).abs() / first.liquid_volume);
+        worst = worst.max(
+            (last.liquid().unwrap().liquid_volume - first.liquid().unwrap().liquid_volume).abs()
+                / first.liquid().unwrap().liquid_volume,
+        );
     }
     let rel = |a: f64, b: f64| (a - b) / b;
-    let end = rel(last.liquid_volume, first.liquid_volume);
+    let end = rel(
+        last.liquid().unwrap().liquid_volume,
+        first.liquid().unwrap().liquid_volume,
+    );
     let cells = rel(last.volume, first.volume);
     println!(
         "liquid volume {:.5} -> {:.5} m^3 ({:+.2}%, worst {:.2}%); FLUID cells {:+.2}%; density \
          error max {:.3} mean {:.3}",
-        first.liquid_volume,
-        last.liquid_volume,
+        first.liquid().unwrap().liquid_volume,
+        last.liquid().unwrap().liquid_volume,
         end * 100.0,
         worst * 100.0,
         cells * 100.0,
-        last.density_error_max,
-        last.density_error_mean
+        last.liquid().unwrap().density_error_max,
+        last.liquid().unwrap().density_error_mean
     );
     assert!(
         end.abs() <= 0.02,
@@ -123,7 +129,7 @@ fn still_pool_stays_still_and_does_not_compact() {
     // The jittered seeding makes the surface a little rough; the liquid smooths it in a
     // transient of a few cm/s that must die down.
     let mut last = sim.step_frame().unwrap();
-    let v0 = last.liquid_volume;
+    let v0 = last.liquid().unwrap().liquid_volume;
     for _ in 1..200 {
         last = sim.step_frame().unwrap();
     }
@@ -131,7 +137,8 @@ fn still_pool_stays_still_and_does_not_compact() {
     println!(
         "max speed after 200 frames {:.4} m/s (limit {limit:.4}); layer under the surface \
          {mean:.3} ({lo:.3}..{hi:.3}); liquid volume {v0:.5} -> {:.5}",
-        last.max_speed, last.liquid_volume
+        last.max_speed,
+        last.liquid().unwrap().liquid_volume
     );
     assert!(
         last.max_speed < limit,
@@ -143,7 +150,7 @@ fn still_pool_stays_still_and_does_not_compact() {
         "layer under the surface at {mean:.2} ({lo:.2}..{hi:.2}) of the rest density"
     );
     assert!(
-        (last.liquid_volume - v0).abs() <= 0.005 * v0,
+        (last.liquid().unwrap().liquid_volume - v0).abs() <= 0.005 * v0,
         "liquid volume drifted"
     );
 }
@@ -168,7 +175,7 @@ fn disturbed_pool_sloshes_without_gaining_energy_or_compacting() {
     for f in 0..frames {
         let st = sim.step_frame().unwrap();
         if f == 0 {
-            v0 = st.liquid_volume;
+            v0 = st.liquid().unwrap().liquid_volume;
         }
         if f < 60 {
             first_second = first_second.max(st.kinetic_energy);
@@ -190,7 +197,10 @@ fn disturbed_pool_sloshes_without_gaining_energy_or_compacting() {
         "kinetic energy: first second {first_second:.3e} J, last second {last_second:.3e} J; \
          layer under the surface: worst mean {worst_mean:.3}, columns {:.3}..{:.3}; liquid \
          volume {v0:.5} -> {:.5}; max speed at 10 s {:.3} m/s",
-        worst_layer.0, worst_layer.1, last.liquid_volume, last.max_speed
+        worst_layer.0,
+        worst_layer.1,
+        last.liquid().unwrap().liquid_volume,
+        last.max_speed
     );
     assert!(first_second > 1e-3, "the step did not disturb the pool");
     assert!(
@@ -205,9 +215,9 @@ fn disturbed_pool_sloshes_without_gaining_energy_or_compacting() {
     );
     // The level set's volume of a sloshing surface carries the waves' sampling error.
     assert!(
-        (last.liquid_volume - v0).abs() <= 0.03 * v0,
+        (last.liquid().unwrap().liquid_volume - v0).abs() <= 0.03 * v0,
         "liquid volume {v0} -> {}",
-        last.liquid_volume
+        last.liquid().unwrap().liquid_volume
     );
 }
 

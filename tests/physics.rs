@@ -26,7 +26,7 @@ fn cell_of(p: &[f32; 4], h: f32, n: [u32; 3]) -> usize {
 fn still_water_stays_still() {
     let scene = pool(16);
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
-    let n0 = sim.particles.count;
+    let n0 = sim.mode.particles.count;
     let solid = scene.initial_state().solid;
     let depth = 0.4f64;
     let limit = 0.01 * (9.81 * depth).sqrt();

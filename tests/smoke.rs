@@ -97,7 +97,7 @@ impl Case {
     fn new(scene: &Scene, seed: u64) -> Self {
         let mut sim = SmokeSimulation::new(common::gpu(), scene).unwrap();
         // The obstacle keeps its velocity but stays put, so every run sees it in one place.
-        sim.obstacle.as_mut().unwrap().held = true;
+        sim.mode.obstacle.as_mut().unwrap().held = true;
         let [nx, ny, nz] = scene.dims();
         let grid = cpu::Grid {
             nx: nx as usize,
@@ -124,7 +124,10 @@ impl Case {
     }
 
     /// A fresh substep from the random state, with one splat, up to `last`.
-    fn run_to(&mut self, last: SmokeStage) -> eddy::sim::smoke::SmokeSubstepReport {
+    fn run_to(
+        &mut self,
+        last: SmokeStage,
+    ) -> eddy::sim::SubstepReport<eddy::sim::smoke::SmokeSubstep> {
         self.sim.upload_state(&self.dye0, &self.vel0).unwrap();
         self.sim.add_splat(splat());
         self.sim.substep(self.dt, last).unwrap()
@@ -206,7 +209,7 @@ fn ref_params(sim: &SmokeSimulation, dt: f64) -> cs::Params {
         [0.0, 1.0, 0.0]
     };
     let decay = |rate: f64| (-rate * dt).exp();
-    let (obstacle, obstacle_velocity) = match &sim.obstacle {
+    let (obstacle, obstacle_velocity) = match &sim.mode.obstacle {
         Some(o) => (
             Some(if o.radius > 0.0 {
                 cs::Region::Disc {
@@ -415,7 +418,7 @@ fn check_stages(scheme: AdvectionScheme) {
     // Statistics of the finished step, and the tracers' newest trail slot.
     let rep = c.run_to(SmokeStage::Tracers);
     let tracers = c.sim.read_tracers().unwrap();
-    let trail: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.smoke.trail).unwrap();
+    let trail: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.mode.smoke.trail).unwrap();
     let slot = (c.sim.trail_slot() as usize + 15) % 16;
     assert_eq!(
         &trail[slot * tracers.len()..(slot + 1) * tracers.len()],
@@ -424,10 +427,10 @@ fn check_stages(scheme: AdvectionScheme) {
     let (sums, max_speed) = cs::stats(g, &types, &c.vel(), &c.dye());
     let vol = g.h * g.h * scene.domain.2;
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-12);
-    assert!(rel(rep.dye_total, sums[0] * vol) < 1e-5);
-    assert!(rel(rep.dye_center_y, sums[1] / sums[0]) < 1e-5);
-    assert!(rel(rep.enstrophy, sums[2] * vol) < 1e-4);
-    assert!(rel(rep.kinetic_energy, 0.5 * 1.2 * sums[3] * vol) < 1e-5);
+    assert!(rel(rep.extra.dye_total, sums[0] * vol) < 1e-5);
+    assert!(rel(rep.extra.dye_center_y, sums[1] / sums[0]) < 1e-5);
+    assert!(rel(rep.extra.enstrophy, sums[2] * vol) < 1e-4);
+    assert!(rel(rep.extra.kinetic_energy, 0.5 * 1.2 * sums[3] * vol) < 1e-5);
     assert!(rel(rep.max_speed as f64, max_speed) < 1e-5);
 }
 
@@ -503,14 +506,14 @@ fn plume_rises_stays_symmetric_and_confinement_adds_enstrophy() {
                 rep.max_divergence
             );
             if step % 10 == 0 {
-                heights.push(rep.dye_center_y);
+                heights.push(rep.extra.dye_center_y);
             }
             last = Some(rep);
         }
         let last = last.unwrap();
         eprintln!(
             "vorticity {vorticity}: dye centre height {heights:.3?} m, enstrophy {:.4e}, max speed {:.3}",
-            last.enstrophy, last.max_speed
+            last.extra.enstrophy, last.max_speed
         );
         // The plume rises: the dye's centre climbs well above the source (0.15 m).
         assert!(
@@ -527,7 +530,7 @@ fn plume_rises_stays_symmetric_and_confinement_adds_enstrophy() {
                 "mirror error {ed}, {ev}"
             );
         }
-        results.push(last.enstrophy);
+        results.push(last.extra.enstrophy);
     }
     assert!(
         results[1] > 1.05 * results[0],
@@ -569,8 +572,10 @@ fn plume_solves_converge_with_multigrid_at_every_step() {
         runs.push(last.unwrap());
     }
     let (mg, ip) = (&runs[0], &runs[1]);
-    assert!((mg.dye_center_y - ip.dye_center_y).abs() < 1e-3 * ip.dye_center_y);
-    assert!((mg.kinetic_energy - ip.kinetic_energy).abs() < 1e-2 * ip.kinetic_energy);
+    assert!((mg.extra.dye_center_y - ip.extra.dye_center_y).abs() < 1e-3 * ip.extra.dye_center_y);
+    assert!(
+        (mg.extra.kinetic_energy - ip.extra.kinetic_energy).abs() < 1e-2 * ip.extra.kinetic_energy
+    );
 }
 
 /// A 32 x 32 closed box turning as a rigid body (2 rad/s) around its centre, with a solid
@@ -701,7 +706,7 @@ fn dye_drift_over_200_steps_per_scheme() {
                 );
             }
         }
-        let drift = (last.dye_total - first.dye_total) / first.dye_total;
+        let drift = (last.extra.dye_total - first.extra.dye_total) / first.extra.dye_total;
         let expect = reference_drift(&sim, &types, &dye, &vel);
         let d = sim.read_dye().unwrap();
         let max = d
@@ -715,8 +720,8 @@ fn dye_drift_over_200_steps_per_scheme() {
         eprintln!(
             "{}: dye total {:.6e} -> {:.6e} after 200 steps: drift {:+.2}% (f64 reference {:+.2}%), dye range [{min:.3e}, {max:.4}] (peak at start {peak:.4})",
             scheme.name(),
-            first.dye_total,
-            last.dye_total,
+            first.extra.dye_total,
+            last.extra.dye_total,
             100.0 * drift,
             100.0 * expect
         );
@@ -752,7 +757,7 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
     let faces = 33 * 16 + 32 * 17 + 2 * cells;
     sim.upload_state(&vec![[1.0, 1.0, 1.0, 0.0]; cells], &vec![0.0; faces])
         .unwrap();
-    let start = sim.obstacle.unwrap().centre();
+    let start = sim.mode.obstacle.unwrap().centre();
     for step in 1..=40 {
         let rep = sim.substep(0.01, SmokeStage::Tracers).unwrap();
         assert!(
@@ -761,7 +766,7 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
             rep.max_divergence
         );
     }
-    let o = sim.obstacle.unwrap();
+    let o = sim.mode.obstacle.unwrap();
     assert!(
         (o.centre()[0] - start[0] - 0.24).abs() < 1e-6,
         "obstacle at {:?}",
@@ -783,8 +788,7 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
     }
     assert!(checked >= 10);
     // The flow around it: air streams back past the obstacle.
-    let rep = sim.last_report.clone();
-    assert!(rep.max_speed > 0.6, "max speed {}", rep.max_speed);
+    assert!(sim.max_speed > 0.6, "max speed {}", sim.max_speed);
     assert!(vel[..33 * 16].iter().any(|u| *u < -0.1));
     // Tracers stay in the domain and out of the obstacle that sweeps through them.
     let (lo, hi) = (o.lo, o.hi);
@@ -807,7 +811,7 @@ fn viewer_mouse_tools_act_on_the_simulation() {
     let mut panel = SmokePanel::default();
     let dt = scene.frame_dt;
     // A left drag that starts on the moving obstacle drags it, with the drag's velocity.
-    let c = sim.obstacle.unwrap().centre();
+    let c = sim.mode.obstacle.unwrap().centre();
     let mut drag = start_drag(&sim, &panel, true, c);
     assert!(matches!(drag, Drag::Obstacle { .. }));
     assert!(apply_drag(
@@ -817,7 +821,7 @@ fn viewer_mouse_tools_act_on_the_simulation() {
         [c[0] - 0.1, c[1] + 0.05],
         dt
     ));
-    let o = sim.obstacle.unwrap();
+    let o = sim.mode.obstacle.unwrap();
     assert!(o.held);
     assert!(
         (o.centre()[0] - (c[0] - 0.1)).abs() < 1e-9 && (o.centre()[1] - (c[1] + 0.05)).abs() < 1e-9
@@ -825,12 +829,12 @@ fn viewer_mouse_tools_act_on_the_simulation() {
     assert!((o.velocity[0] + 0.1 / dt).abs() < 1e-9, "{:?}", o.velocity);
     sim.substep(0.01, SmokeStage::Tracers).unwrap();
     assert_eq!(
-        sim.obstacle.unwrap().centre(),
+        sim.mode.obstacle.unwrap().centre(),
         o.centre(),
         "a held obstacle stays under the mouse"
     );
     end_drag(&mut sim, &mut drag);
-    let o = sim.obstacle.unwrap();
+    let o = sim.mode.obstacle.unwrap();
     assert!(!o.held && o.velocity == [0.3, 0.4], "{o:?}");
     // Drawing paints SOLID cells, erasing removes them (scene solids too).
     panel.tool = Tool::Draw;

@@ -55,7 +55,7 @@ fn case(nz: u32) -> Case {
     let [nx, ny, nz_] = scene.dims();
     let h = scene.h();
     let mut rng = SplitMix64(7);
-    let n = sim.particles.count as usize;
+    let n = sim.mode.particles.count as usize;
     let mut pos = Vec::with_capacity(n);
     let mut vel = Vec::with_capacity(n);
     // Particles fill the lower 3/4 of the tank so there are FLUID, AIR and SOLID cells and
@@ -101,7 +101,7 @@ fn case(nz: u32) -> Case {
 
 impl Case {
     /// Runs a fresh substep from the uploaded particles up to `last`.
-    fn run_to(&mut self, last: Stage) -> eddy::sim::SubstepReport {
+    fn run_to(&mut self, last: Stage) -> eddy::sim::SubstepReport<eddy::sim::LiquidSubstep> {
         self.sim.upload_particles(&self.pos, &self.vel).unwrap();
         self.sim.substep(self.dt, last).unwrap()
     }
@@ -230,7 +230,7 @@ fn check_all_stages(nz: u32) {
     };
     // A solve cut short at CORRECTION_ITERATIONS: its f64 residual must be what the GPU
     // reported, and the potential near the exact one.
-    let report = rep.correction.as_ref().unwrap();
+    let report = rep.extra.correction.as_ref().unwrap();
     let ap = cpu::apply_packed(g, &a_ref, &psi_gpu);
     let res: Vec<f64> = b.iter().zip(&ap).map(|(x, y)| x - y).collect();
     let rel = max_abs(&res) / max_abs(&b);

@@ -355,7 +355,7 @@ impl SceneRenderer {
 
     /// Points the particle renderer at a simulation's particle buffers.
     pub fn bind_particles(&mut self, device: &wgpu::Device, sim: &Simulation) {
-        let p = &sim.particles;
+        let p = &sim.mode.particles;
         let h = sim.scene.h() as f32;
         self.surface.bind_particles(
             &p.pos,

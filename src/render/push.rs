@@ -46,7 +46,7 @@ impl Pusher {
             origin: origin.into(),
             radius,
             dir: dir.normalize_or_zero().into(),
-            count: sim.particles.count,
+            count: sim.mode.particles.count,
             delta_v: delta_v.into(),
             _pad: 0,
         };
@@ -54,13 +54,17 @@ impl Pusher {
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
         let group = self.kernel.bind(
             &ctx.device,
-            &[&self.params, &sim.particles.pos, &sim.particles.vel],
+            &[
+                &self.params,
+                &sim.mode.particles.pos,
+                &sim.mode.particles.vel,
+            ],
         );
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             self.kernel
-                .dispatch(&mut pass, "main", &group, sim.particles.count);
+                .dispatch(&mut pass, "main", &group, sim.mode.particles.count);
         }
         ctx.queue.submit([enc.finish()]);
     }

@@ -31,18 +31,19 @@ impl Simulation {
         if kind == TransferKind::Apic {
             let mut scene = self.scene.clone();
             scene.transfer = kind;
-            check_limits(&self.ctx, &scene, self.particles.count as u64)?;
-            let device = &self.ctx.device;
-            if self.particles.ensure_affine(device) {
+            let (core, mode) = (&self.core, &mut self.mode);
+            check_limits(&core.ctx, &scene, mode.particles.count as u64)?;
+            let device = &core.ctx.device;
+            if mode.particles.ensure_affine(device) {
                 // The stages' bind groups still hold the placeholder.
-                self.p2g = P2g::new(device, &self.fields, &self.particles);
-                self.g2p = G2p::new(device, &self.fields, &self.particles);
+                mode.p2g = P2g::new(device, &core.fields, &mode.particles);
+                mode.g2p = G2p::new(device, &core.fields, &mode.particles);
             }
             let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("Simulation::set_transfer"),
             });
-            enc.clear_buffer(&self.particles.affine, 0, None);
-            self.ctx.queue.submit([enc.finish()]);
+            enc.clear_buffer(&mode.particles.affine, 0, None);
+            core.ctx.queue.submit([enc.finish()]);
         }
         self.scene.transfer = kind;
         self.fields.params.transfer = param(kind);
@@ -52,7 +53,7 @@ impl Simulation {
     /// Replaces the APIC affine matrices: three rows (c_u, c_v, c_w; w unused) per
     /// particle, 1/s. Tests use it to run the transfers on arbitrary matrices.
     pub fn upload_affine(&mut self, rows: &[[f32; 4]]) -> Result<(), SimError> {
-        let expected = 3 * self.particles.count as usize;
+        let expected = 3 * self.mode.particles.count as usize;
         if self.scene.transfer != TransferKind::Apic || rows.len() != expected {
             return Err(SimError::Unsupported(format!(
                 "upload_affine: needs transfer apic and {expected} rows; the scene has transfer {} \
@@ -64,18 +65,19 @@ impl Simulation {
         if !rows.is_empty() {
             self.ctx
                 .queue
-                .write_buffer(&self.particles.affine, 0, bytemuck::cast_slice(rows));
+                .write_buffer(&self.mode.particles.affine, 0, bytemuck::cast_slice(rows));
         }
         Ok(())
     }
 
     /// The APIC affine matrices, three rows per particle (empty unless the transfer is APIC).
     pub fn read_affine(&self) -> Result<Vec<[f32; 4]>, SimError> {
-        if self.scene.transfer != TransferKind::Apic || self.particles.count == 0 {
+        if self.scene.transfer != TransferKind::Apic || self.mode.particles.count == 0 {
             return Ok(vec![]);
         }
-        let mut rows: Vec<[f32; 4]> = crate::gpu::read_buffer(&self.ctx, &self.particles.affine)?;
-        rows.truncate(3 * self.particles.count as usize);
+        let mut rows: Vec<[f32; 4]> =
+            crate::gpu::read_buffer(&self.ctx, &self.mode.particles.affine)?;
+        rows.truncate(3 * self.mode.particles.count as usize);
         Ok(rows)
     }
 }

@@ -456,7 +456,7 @@ impl Viewer {
         match &self.sim {
             Sim::Liquid(sim) => {
                 self.renderer.bind_particles(&self.ctx.device, sim);
-                self.stats.particles = sim.particles.count;
+                self.stats.particles = sim.mode.particles.count;
                 self.controls.smoke = false;
                 self.stats.smoke = false;
             }
@@ -464,7 +464,7 @@ impl Viewer {
                 self.renderer.clear_particles();
                 self.renderer
                     .set_slice(&self.ctx.device, &self.ctx.queue, None);
-                self.stats.particles = m.sim.tracers.count;
+                self.stats.particles = m.sim.mode.tracers.count;
                 self.controls.smoke = true;
                 self.stats.smoke = true;
                 frame_camera(&mut self.camera, &self.scene);

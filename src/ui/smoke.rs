@@ -239,11 +239,11 @@ fn hsv(h: f32, s: f32, v: f32) -> [f32; 3] {
 /// The tracers' trails as line segments, oldest segments darkest (they fade into the
 /// background). The newest position is in the slot before `trail_slot`.
 pub fn trail_lines(sim: &SmokeSimulation) -> Result<Vec<LineVertex>, SimError> {
-    let count = sim.tracers.count as usize;
+    let count = sim.mode.tracers.count as usize;
     if count == 0 {
         return Ok(vec![]);
     }
-    let trail: Vec<[f32; 4]> = crate::gpu::read_buffer(&sim.ctx, &sim.smoke.trail)?;
+    let trail: Vec<[f32; 4]> = crate::gpu::read_buffer(&sim.ctx, &sim.mode.smoke.trail)?;
     let len = TRAIL_LEN as usize;
     // Slots written so far (a fresh simulation has every slot at the seed position).
     let newest = (sim.trail_slot() as usize + len - 1) % len;
@@ -327,7 +327,7 @@ pub fn apply_drag(
         Drag::Obstacle { last } => {
             let v = velocity(*last);
             *last = p;
-            if let Some(o) = sim.obstacle.as_mut() {
+            if let Some(o) = sim.mode.obstacle.as_mut() {
                 o.held = true;
                 o.velocity = v;
                 o.set_centre(p, domain);
@@ -384,7 +384,7 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
         return Drag::Right { last: p };
     }
     if panel.tool == Tool::Splat {
-        if let Some(o) = &sim.obstacle {
+        if let Some(o) = &sim.mode.obstacle {
             let c = o.centre();
             let half = o.half();
             if (p[0] - c[0]).abs() <= half[0] && (p[1] - c[1]).abs() <= half[1] {
@@ -406,7 +406,7 @@ pub fn end_drag(sim: &mut SmokeSimulation, drag: &mut Drag) {
             .as_ref()
             .map(|s| s.velocity())
             .unwrap_or([0.0; 3]);
-        if let Some(o) = sim.obstacle.as_mut() {
+        if let Some(o) = sim.mode.obstacle.as_mut() {
             o.held = false;
             o.velocity = [scene_velocity[0], scene_velocity[1]];
         }

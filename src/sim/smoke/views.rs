@@ -215,7 +215,7 @@ impl SmokeSimulation {
             SmokeField::DivergenceBefore => read(&self.fields.divergence)?,
             SmokeField::DivergenceAfter => read(&self.fields.div_after)?,
             SmokeField::Vorticity => {
-                crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.smoke.curl)?
+                crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.mode.smoke.curl)?
                     .iter()
                     .map(|w| w[2])
                     .collect()

@@ -1,0 +1,410 @@
+//! The liquid mode: hybrid PIC/FLIP (or APIC) particles on the MAC grid.
+//!
+//! One substep, in order: particles to grid -> mark cells (and their density) -> volume
+//! correction -> forces -> solid boundary conditions -> pressure -> project -> extrapolate
+//! -> grid to particles -> advect. The runner ([`super::runner`]) records the boundary,
+//! pressure and projection stages; the others are recorded here.
+
+use super::fields::Particles;
+use super::params::SimParams;
+use super::pressure::{self, SolveReport};
+use super::runner::{
+    Core, LiquidColumns, Mode, ModeColumns, Recorder, Runner, SharedStage, StageList, SubstepReport,
+};
+use super::{
+    advect, check_scene_limits, extrapolate, forces, g2p, mark_cells, p2g, stats, transfer,
+    volume_correction, SimError, DENSITY,
+};
+use crate::scene::{Scene, SceneKind};
+use std::sync::Arc;
+
+/// The stages of one liquid substep, in order. The viewer can stop a step after any of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    P2g,
+    MarkCells,
+    VolumeCorrection,
+    Forces,
+    Boundary,
+    Pressure,
+    Project,
+    Extrapolate,
+    G2p,
+    Advect,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 10] = [
+        Stage::P2g,
+        Stage::MarkCells,
+        Stage::VolumeCorrection,
+        Stage::Forces,
+        Stage::Boundary,
+        Stage::Pressure,
+        Stage::Project,
+        Stage::Extrapolate,
+        Stage::G2p,
+        Stage::Advect,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::P2g => "p2g",
+            Stage::MarkCells => "mark_cells",
+            Stage::VolumeCorrection => "volume_correction",
+            Stage::Forces => "forces",
+            Stage::Boundary => "boundary",
+            Stage::Pressure => "pressure",
+            Stage::Project => "project",
+            Stage::Extrapolate => "extrapolate",
+            Stage::G2p => "g2p",
+            Stage::Advect => "advect",
+        }
+    }
+}
+
+impl StageList for Stage {
+    const ALL: &'static [Self] = &Stage::ALL;
+
+    fn name(self) -> &'static str {
+        Stage::name(self)
+    }
+
+    fn shared(self) -> Option<SharedStage> {
+        match self {
+            Stage::Boundary => Some(SharedStage::Boundary),
+            Stage::Pressure => Some(SharedStage::Pressure),
+            Stage::Project => Some(SharedStage::Project),
+            _ => None,
+        }
+    }
+}
+
+/// Counter slots only the liquid's kernels fill (shaders/mark_cells.wgsl,
+/// shaders/build_matrix.wgsl).
+const COUNTER_DENSITY_ERROR_MAX: usize = 4;
+const COUNTER_DENSITY_ERROR_SUM: usize = 5;
+const COUNTER_SURFACE_VOLUME: usize = 6;
+/// First of the three counters that receive the volume correction's bb, rr and iterations
+/// (copied as one range of the state header, so they must follow each other there).
+const CORRECTION_COUNTERS: usize = 8;
+const _: () = {
+    use pressure::pcg::PcgStateHeader as H;
+    assert!(std::mem::offset_of!(H, rr) == std::mem::offset_of!(H, bb) + 4);
+    assert!(std::mem::offset_of!(H, iterations) == std::mem::offset_of!(H, bb) + 8);
+    assert!(CORRECTION_COUNTERS + 3 <= super::fields::COUNTERS);
+};
+
+/// Fixed-point scale of the summed density error (DENSITY_ERROR_SCALE in
+/// shaders/mark_cells.wgsl).
+const DENSITY_ERROR_SCALE: f32 = 64.0;
+/// Fixed-point scale of the surface volume sum (SURFACE_VOLUME_SCALE in
+/// shaders/build_matrix.wgsl).
+const SURFACE_VOLUME_SCALE: f32 = 1024.0;
+
+/// What one liquid substep measured beyond the shared counters.
+#[derive(Clone, Debug, Default)]
+pub struct LiquidSubstep {
+    /// Cells of liquid past the FLUID cells' faces up to the free surface (sum of theta - 1/2
+    /// over FLUID-AIR faces; negative where the surface lies inside FLUID cells).
+    pub surface_volume: f32,
+    /// max |rho / rho0 - 1| over FLUID cells after P2G (before the volume correction).
+    pub density_error_max: f32,
+    /// Mean |rho / rho0 - 1| over FLUID cells (each cell's error clamped to 4).
+    pub density_error_mean: f32,
+    /// The volume correction's solve, when it ran.
+    pub correction: Option<SolveReport>,
+}
+
+/// The liquid's particles and the stages only the liquid has.
+pub struct Liquid {
+    pub particles: Particles,
+    pub(crate) p2g: p2g::P2g,
+    mark: mark_cells::MarkCells,
+    volume: volume_correction::VolumeCorrection,
+    forces: forces::Forces,
+    extrapolate: extrapolate::Extrapolate,
+    pub(crate) g2p: g2p::G2p,
+    advect: advect::Advect,
+    stats: stats::ParticleStats,
+}
+
+/// The liquid simulation.
+pub type Simulation = Runner<Liquid>;
+
+impl Runner<Liquid> {
+    pub fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Self, SimError> {
+        if scene.kind != SceneKind::Liquid {
+            return Err(SimError::Unsupported(format!(
+                "scene {:?} is a {:?} scene; the particle simulation runs liquid scenes",
+                scene.name, scene.kind
+            )));
+        }
+        // Sizes first: a grid or a particle count too large for the adapter is refused
+        // before the host spends memory on seeding.
+        check_scene_limits(&ctx, scene)?;
+        let init = scene.initial_state();
+        let mut params =
+            SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
+        params.pic_ratio = scene.pic_ratio as f32;
+        params.rest_weight = scene.particles_per_cell as f32;
+        params.transfer = transfer::param(scene.transfer);
+        params.gravity = [
+            scene.gravity.0 as f32,
+            scene.gravity.1 as f32,
+            scene.gravity.2 as f32,
+        ];
+        let mut core = Core::new(ctx, scene, params, &Stage::ALL.map(|s| s.name()));
+        let (ctx, fields, pcg) = (&core.ctx, &core.fields, &core.pcg);
+        let device = &ctx.device;
+        ctx.queue
+            .write_buffer(&fields.solid, 0, bytemuck::cast_slice(&init.solid));
+        ctx.queue.write_buffer(
+            &fields.solid_vel,
+            0,
+            bytemuck::cast_slice(&init.solid_velocity),
+        );
+        let mut particles = Particles::new(device, &ctx.queue, &init.positions, &init.velocities);
+        if scene.transfer == crate::scene::TransferKind::Apic {
+            particles.ensure_affine(device);
+        }
+        let mode = Liquid {
+            p2g: p2g::P2g::new(device, fields, &particles),
+            mark: mark_cells::MarkCells::new(device, fields),
+            volume: volume_correction::VolumeCorrection::new(device, fields, pcg, &particles),
+            forces: forces::Forces::new(device, fields),
+            extrapolate: extrapolate::Extrapolate::new(device, fields),
+            g2p: g2p::G2p::new(device, fields, &particles),
+            advect: advect::Advect::new(device, fields, &particles),
+            stats: stats::ParticleStats::new(device, fields, &particles),
+            particles,
+        };
+        core.max_speed = init
+            .velocities
+            .iter()
+            .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+            .fold(0.0, f32::max);
+        Ok(Self { core, mode })
+    }
+
+    /// Applies settings that can change without reallocation (PIC ratio, CFL, gravity,
+    /// solver settings, extrapolation layers). Returns an error when the change needs a
+    /// reset (resolution, shapes, particles per cell, max iterations beyond the history).
+    pub fn apply_live_settings(&mut self, scene: &Scene) -> Result<(), String> {
+        self.core.check_live_settings(scene)?;
+        if scene.particles_per_cell != self.scene.particles_per_cell {
+            return Err("this change needs a reset".into());
+        }
+        self.set_transfer(scene.transfer)
+            .map_err(|e| format!("transfer {}: {e}", scene.transfer))?;
+        let core = &mut self.core;
+        core.apply_live_settings(scene);
+        core.scene.pic_ratio = scene.pic_ratio;
+        core.scene.extrapolation_layers = scene.extrapolation_layers;
+        core.scene.volume_correction = scene.volume_correction;
+        core.fields.params.pic_ratio = scene.pic_ratio as f32;
+        core.fields.params.gravity = [
+            scene.gravity.0 as f32,
+            scene.gravity.1 as f32,
+            scene.gravity.2 as f32,
+        ];
+        Ok(())
+    }
+}
+
+use crate::gpu::GpuContext;
+
+impl Liquid {
+    /// The volume correction's solve: the scene's preconditioner, a cold start (the solution
+    /// buffer holds the last pressure), a loose tolerance and a fixed iteration budget. It
+    /// shares the solution buffer, so a warm-started pressure solve starts from the
+    /// correction's potential rather than the last pressure (still converges; warm starts
+    /// gain less).
+    fn correction_settings(scene: &Scene) -> crate::scene::PressureSettings {
+        crate::scene::PressureSettings {
+            tolerance: scene
+                .pressure
+                .tolerance
+                .max(volume_correction::CORRECTION_TOLERANCE),
+            max_iterations: volume_correction::CORRECTION_ITERATIONS
+                .min(scene.pressure.max_iterations),
+            warm_start: false,
+            ..scene.pressure.clone()
+        }
+    }
+
+    /// The correction solve's outcome from the counters it was copied to.
+    fn correction_report(core: &Core, c: &[u32]) -> SolveReport {
+        let k = CORRECTION_COUNTERS;
+        let (bb, rr) = (f32::from_bits(c[k]) as f64, f32::from_bits(c[k + 1]) as f64);
+        let residual = if bb > 0.0 { rr / bb } else { 0.0 };
+        let settings = Self::correction_settings(&core.scene);
+        SolveReport {
+            iterations: c[k + 2],
+            residual,
+            status: if residual <= settings.tolerance {
+                pressure::SolveStatus::Converged
+            } else {
+                pressure::SolveStatus::IterationLimit
+            },
+            history: vec![],
+            dispatches_per_iteration: core
+                .pressure
+                .dispatches_per_iteration(settings.preconditioner),
+        }
+    }
+
+    /// Whether this substep corrects the volume (the correction ran if the stage did).
+    fn corrects(core: &Core) -> bool {
+        core.scene.volume_correction
+    }
+
+    /// The volume correction: one Poisson solve on this substep's cells that moves the
+    /// particles apart where they bunch. The whole correction is recorded at once, a fixed
+    /// number of iterations (they stop early on the GPU at the tolerance): no host round
+    /// trip, so it costs only its GPU time. Its config differs from the pressure solve's,
+    /// so it is submitted on its own before that config is written back; the pressure
+    /// stage then reuses its matrix and preconditioner.
+    fn record_volume_correction(&self, rec: &mut Recorder<'_>, core: &Core) {
+        let kind = core.scene.pressure.preconditioner;
+        let f = &core.fields;
+        let settings = Self::correction_settings(&core.scene);
+        core.pressure.write_config(&core.ctx, &core.pcg, &settings);
+        {
+            let mut pass = rec.pass(Stage::VolumeCorrection);
+            self.volume.record_rhs(&mut pass, f);
+            core.pressure.record_setup(&mut pass, f, kind);
+            for _ in 0..settings.max_iterations {
+                core.pressure.record_iteration(&mut pass, f, kind);
+            }
+            self.volume.record_displace(&mut pass, &self.particles);
+        }
+        // bb, rr and iterations of the solve's state header go to the counters.
+        rec.encoder().copy_buffer_to_buffer(
+            &core.pcg.state,
+            std::mem::offset_of!(pressure::pcg::PcgStateHeader, bb) as u64,
+            &f.counters,
+            4 * CORRECTION_COUNTERS as u64,
+            12,
+        );
+        rec.submit("Liquid::substep_forces");
+        core.write_solver_config();
+        rec.matrix_ready = true;
+    }
+}
+
+impl Mode for Liquid {
+    type Stage = Stage;
+    type Substep = LiquidSubstep;
+    const SPEED: &'static str = "the largest particle speed";
+
+    /// CFL substep: particles move at most `cfl` cells, counting the speed gravity adds.
+    fn cfl_dt(&self, core: &Core) -> f64 {
+        let h = core.scene.h();
+        let g = core.scene.gravity;
+        let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
+        core.scene.cfl * h / (core.max_speed as f64 + (h * gmag).sqrt()).max(1e-9)
+    }
+
+    fn particles(&self) -> u32 {
+        self.particles.count
+    }
+
+    fn record(&self, stage: Stage, rec: &mut Recorder<'_>, core: &Core) {
+        let f = &core.fields;
+        match stage {
+            Stage::P2g => {
+                self.p2g.clear(rec.encoder(), f);
+                let mut pass = rec.pass(stage);
+                self.p2g.record(&mut pass, f, &self.particles);
+            }
+            Stage::MarkCells => {
+                let mut pass = rec.pass(stage);
+                self.mark.record(&mut pass, f);
+            }
+            Stage::VolumeCorrection => {
+                if Self::corrects(core) {
+                    self.record_volume_correction(rec, core);
+                }
+            }
+            Stage::Forces => {
+                let mut pass = rec.pass(stage);
+                self.forces.record(&mut pass, f);
+            }
+            Stage::Extrapolate => {
+                let mut pass = rec.pass(stage);
+                self.extrapolate
+                    .record(&mut pass, f, core.scene.extrapolation_layers);
+                // Extrapolation also fills faces next to solids; put u_solid back there.
+                core.boundary.record(&mut pass, f);
+            }
+            Stage::G2p => {
+                let mut pass = rec.pass(stage);
+                self.g2p.record(&mut pass, &self.particles);
+            }
+            Stage::Advect => {
+                let mut pass = rec.pass(stage);
+                self.advect.record(&mut pass, &self.particles);
+                self.stats.record(&mut pass, &self.particles);
+            }
+            Stage::Boundary | Stage::Pressure | Stage::Project => {
+                unreachable!("the runner records the shared stage {stage:?}")
+            }
+        }
+    }
+
+    fn read_substep(
+        &mut self,
+        core: &Core,
+        c: &[u32],
+        last: Stage,
+    ) -> Result<LiquidSubstep, SimError> {
+        let fluid = c[super::runner::COUNTER_FLUID_CELLS];
+        let corrected = last >= Stage::VolumeCorrection && Self::corrects(core);
+        Ok(LiquidSubstep {
+            surface_volume: c[COUNTER_SURFACE_VOLUME] as i32 as f32 / SURFACE_VOLUME_SCALE,
+            density_error_max: f32::from_bits(c[COUNTER_DENSITY_ERROR_MAX]),
+            density_error_mean: if fluid > 0 {
+                c[COUNTER_DENSITY_ERROR_SUM] as f32 / (DENSITY_ERROR_SCALE * fluid as f32)
+            } else {
+                0.0
+            },
+            correction: corrected.then(|| Self::correction_report(core, c)),
+        })
+    }
+
+    fn frame_columns(
+        &self,
+        core: &Core,
+        last: &SubstepReport<LiquidSubstep>,
+        all: &[LiquidSubstep],
+        _substeps: u32,
+    ) -> Result<(f64, f64, ModeColumns), SimError> {
+        let energy: Vec<f32> = crate::gpu::read_buffer(&core.ctx, &self.particles.energy)?;
+        let scene = &core.scene;
+        let h = scene.h();
+        let cell_volume = h * h * (scene.domain.2 / scene.resolution.2 as f64);
+        let mass = DENSITY * h * h * h / scene.particles_per_cell as f64;
+        let kinetic: f64 = energy
+            .iter()
+            .take(self.particles.count.div_ceil(64) as usize)
+            .map(|e| *e as f64)
+            .sum::<f64>()
+            * mass;
+        let x = &last.extra;
+        Ok((
+            kinetic,
+            last.fluid_cells as f64 * cell_volume,
+            ModeColumns::Liquid(LiquidColumns {
+                liquid_volume: (last.fluid_cells as f64 + x.surface_volume as f64) * cell_volume,
+                density_error_max: x.density_error_max as f64,
+                density_error_mean: x.density_error_mean as f64,
+                volume_iterations: all
+                    .iter()
+                    .filter_map(|s| s.correction.as_ref())
+                    .map(|c| c.iterations)
+                    .sum(),
+            }),
+        ))
+    }
+}

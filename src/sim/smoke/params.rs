@@ -1,0 +1,129 @@
+//! The smoke's uniforms and emitters, as the shaders read them (shaders/smoke_common.wgsl).
+
+use super::TRAIL_LEN;
+use crate::scene::{AdvectionScheme, Scene, Shape};
+use bytemuck::{Pod, Zeroable};
+
+/// Keep in sync with `SmokeParams` in shaders/smoke_common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct SmokeParams {
+    pub obstacle_lo: [f32; 4],
+    pub obstacle_hi: [f32; 4],
+    pub obstacle_vel: [f32; 4],
+    pub up: [f32; 4],
+    pub decay: [f32; 4],
+    pub buoyancy: f32,
+    pub dye_weight: f32,
+    pub ambient: f32,
+    pub vorticity: f32,
+    pub velocity_decay: f32,
+    pub scheme: u32,
+    pub num_emitters: u32,
+    pub trail_slot: u32,
+    pub num_tracers: u32,
+    pub trail_len: u32,
+    pub _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<SmokeParams>() == 128);
+
+/// Keep in sync with `Emitter` in shaders/smoke_common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Emitter {
+    pub lo: [f32; 4],
+    pub hi: [f32; 4],
+    /// rgb dye, w temperature.
+    pub dye: [f32; 4],
+    pub vel: [f32; 4],
+    /// 0 box, 1 disc (sources: raise to the value), 2 gaussian splat (add).
+    pub kind: u32,
+    pub set_velocity: u32,
+    pub _pad: [u32; 2],
+}
+const _: () = assert!(std::mem::size_of::<Emitter>() == 80);
+
+pub const EMIT_BOX: u32 = 0;
+pub const EMIT_DISC: u32 = 1;
+pub const EMIT_SPLAT: u32 = 2;
+
+impl Emitter {
+    /// A scene source: dye and temperature raised to its values inside the shape.
+    pub fn source(src: &crate::scene::SmokeSource) -> Self {
+        let v = src.velocity;
+        let mut e = Emitter {
+            dye: [
+                src.dye.0 as f32,
+                src.dye.1 as f32,
+                src.dye.2 as f32,
+                src.temperature as f32,
+            ],
+            vel: [v.0 as f32, v.1 as f32, v.2 as f32, 0.0],
+            set_velocity: (v.0 != 0.0 || v.1 != 0.0 || v.2 != 0.0) as u32,
+            ..Default::default()
+        };
+        match &src.shape {
+            Shape::Box { min, max, .. } => {
+                e.kind = EMIT_BOX;
+                e.lo = [min.0 as f32, min.1 as f32, min.2 as f32, 0.0];
+                e.hi = [max.0 as f32, max.1 as f32, max.2 as f32, 0.0];
+            }
+            Shape::Sphere { center, radius, .. } => {
+                e.kind = EMIT_DISC;
+                e.lo = [
+                    center.0 as f32,
+                    center.1 as f32,
+                    center.2 as f32,
+                    *radius as f32,
+                ];
+            }
+        }
+        e
+    }
+
+    /// A mouse splat at `centre` (m): adds `dye` (rgb) and `velocity` (m/s) with a
+    /// gaussian of radius `radius` (m).
+    pub fn splat(centre: [f32; 2], radius: f32, dye: [f32; 3], velocity: [f32; 2]) -> Self {
+        Emitter {
+            lo: [centre[0], centre[1], 0.0, radius.max(1e-6)],
+            dye: [dye[0], dye[1], dye[2], 0.0],
+            vel: [velocity[0], velocity[1], 0.0, 0.0],
+            kind: EMIT_SPLAT,
+            ..Default::default()
+        }
+    }
+}
+
+/// Uniform parameters of a smoke scene for a substep of `dt` seconds.
+pub fn smoke_params(scene: &Scene, dt: f64) -> SmokeParams {
+    let s = &scene.smoke;
+    let g = [scene.gravity.0, scene.gravity.1, scene.gravity.2];
+    let gl = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+    let up = if gl > 0.0 {
+        [-g[0] / gl, -g[1] / gl, -g[2] / gl]
+    } else {
+        [0.0, 1.0, 0.0]
+    };
+    let decay = |rate: f64| (-rate * dt).exp() as f32;
+    SmokeParams {
+        up: [up[0] as f32, up[1] as f32, up[2] as f32, 0.0],
+        decay: [
+            decay(s.dye_dissipation),
+            decay(s.dye_dissipation),
+            decay(s.dye_dissipation),
+            decay(s.temperature_dissipation),
+        ],
+        buoyancy: s.buoyancy as f32,
+        dye_weight: s.dye_weight as f32,
+        ambient: s.ambient_temperature as f32,
+        vorticity: s.vorticity as f32,
+        velocity_decay: decay(s.velocity_dissipation),
+        scheme: match s.advection {
+            AdvectionScheme::SemiLagrangian => 0,
+            AdvectionScheme::MacCormack => 1,
+        },
+        num_tracers: s.tracers,
+        trail_len: TRAIL_LEN,
+        ..Default::default()
+    }
+}
