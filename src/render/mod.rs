@@ -8,6 +8,7 @@ pub mod colormap;
 pub mod lines;
 pub mod push;
 pub mod slice;
+pub mod smoke;
 pub mod surface;
 
 use crate::gpu::shader_module;
