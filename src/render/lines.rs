@@ -1,9 +1,90 @@
-//! Line geometry: the domain box, the scene's solids, velocity arrows on a slice.
+//! Lines (shaders/render_lines.wgsl): the pipeline that draws coloured segments, and their
+//! geometry: the domain box, the scene's solids, velocity arrows on a slice.
 
-use super::LineVertex;
+use super::{scene_pipeline, uniform_entry};
 use crate::scene::{Scene, Shape};
 use crate::sim::views::FieldData;
+use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
+use wgpu::util::DeviceExt;
+
+/// A vertex of a line segment (position, colour).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct LineVertex {
+    pub pos: [f32; 3],
+    pub color: [f32; 3],
+}
+
+/// The line pipeline and the segments it draws.
+pub(super) struct LinePipeline {
+    pipeline: wgpu::RenderPipeline,
+    group: wgpu::BindGroup,
+    lines: Option<(wgpu::Buffer, u32)>,
+}
+
+impl LinePipeline {
+    /// `view_uniform` holds the camera's `ViewProj`.
+    pub(super) fn new(
+        device: &wgpu::Device,
+        format: wgpu::TextureFormat,
+        view_uniform: &wgpu::Buffer,
+    ) -> Self {
+        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
+        let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("Render::lines"),
+            entries: &[uniform_entry(0, vf)],
+        });
+        let line_attrs = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
+        let pipeline = scene_pipeline(
+            device,
+            format,
+            "Render::lines",
+            "render_lines.wgsl",
+            &view_layout,
+            &[Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<LineVertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &line_attrs,
+            })],
+            wgpu::PrimitiveTopology::LineList,
+            true,
+        );
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("Render::lines"),
+            layout: &view_layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: view_uniform.as_entire_binding(),
+            }],
+        });
+        Self {
+            pipeline,
+            group,
+            lines: None,
+        }
+    }
+
+    pub(super) fn set(&mut self, device: &wgpu::Device, lines: &[LineVertex]) {
+        self.lines = (!lines.is_empty()).then(|| {
+            let buf = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("Render::line_vertices"),
+                contents: bytemuck::cast_slice(lines),
+                usage: wgpu::BufferUsages::VERTEX,
+            });
+            (buf, lines.len() as u32)
+        });
+    }
+
+    pub(super) fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let Some((vb, n)) = &self.lines {
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &self.group, &[]);
+            pass.set_vertex_buffer(0, vb.slice(..));
+            pass.draw(0..*n, 0..1);
+        }
+    }
+}
 
 fn seg(out: &mut Vec<LineVertex>, a: Vec3, b: Vec3, color: [f32; 3]) {
     out.push(LineVertex {

@@ -1,9 +1,12 @@
 //! Slices of grid fields: one axis-aligned plane of any field, colour-mapped on the CPU
-//! into an image that the slice renderer draws in place inside the domain.
+//! into an image, and the pipeline that draws it in place inside the domain.
 
 use super::colormap::{to_rgba8, Scale};
+use super::{scene_pipeline, uniform_entry};
 use crate::sim::views::{Field, FieldData, Location};
+use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
+use wgpu::util::DeviceExt;
 
 /// How the colour range is chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -200,6 +203,185 @@ impl SliceImage {
         c[a] = x as u32;
         c[b] = y as u32;
         Some((c, self.values[(y as u32 * self.width + x as u32) as usize]))
+    }
+}
+
+/// Keep in sync with `SliceStyle` in shaders/render_slice.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct SliceUniform {
+    bilinear: u32,
+    _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<SliceUniform>() == 16);
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct SliceVertex {
+    pos: [f32; 3],
+    uv: [f32; 2],
+}
+
+/// The slice pipeline (shaders/render_slice.wgsl): the shown slice image as a textured
+/// quad in place inside the domain.
+pub(super) struct SlicePipeline {
+    pipeline: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    slice: Option<(wgpu::Buffer, wgpu::BindGroup)>,
+    /// The shown slice's plane: normal axis and position along it, m.
+    plane: Option<(usize, f32)>,
+}
+
+impl SlicePipeline {
+    pub(super) fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
+        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("Render::slice"),
+            entries: &[
+                uniform_entry(0, vf),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 1,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Texture {
+                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                        view_dimension: wgpu::TextureViewDimension::D2,
+                        multisampled: false,
+                    },
+                    count: None,
+                },
+                uniform_entry(2, wgpu::ShaderStages::FRAGMENT),
+            ],
+        });
+        let slice_attrs = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x2];
+        let pipeline = scene_pipeline(
+            device,
+            format,
+            "Render::slice",
+            "render_slice.wgsl",
+            &layout,
+            &[Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<SliceVertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &slice_attrs,
+            })],
+            wgpu::PrimitiveTopology::TriangleStrip,
+            true,
+        );
+        Self {
+            pipeline,
+            layout,
+            slice: None,
+            plane: None,
+        }
+    }
+
+    /// The shown slice's plane: normal axis and position along it, m.
+    pub(super) fn plane(&self) -> Option<(usize, f32)> {
+        self.plane
+    }
+
+    /// Uploads a slice image (or hides the slice with `None`); `view_uniform` holds the
+    /// camera's `ViewProj`.
+    pub(super) fn set(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        view_uniform: &wgpu::Buffer,
+        image: Option<&SliceImage>,
+    ) {
+        let Some(img) = image else {
+            self.slice = None;
+            self.plane = None;
+            return;
+        };
+        let axis = img.spec.axis.min(2);
+        self.plane = Some((axis, img.corners[0][axis]));
+        let size = wgpu::Extent3d {
+            width: img.width,
+            height: img.height,
+            depth_or_array_layers: 1,
+        };
+        let tex = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("Render::slice_texture"),
+            size,
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: wgpu::TextureFormat::Rgba8UnormSrgb,
+            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+            view_formats: &[],
+        });
+        queue.write_texture(
+            tex.as_image_copy(),
+            &img.rgba,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(4 * img.width),
+                rows_per_image: None,
+            },
+            size,
+        );
+        let c = img.corners;
+        let verts = [
+            SliceVertex {
+                pos: c[0].into(),
+                uv: [0.0, 0.0],
+            },
+            SliceVertex {
+                pos: c[1].into(),
+                uv: [1.0, 0.0],
+            },
+            SliceVertex {
+                pos: c[2].into(),
+                uv: [0.0, 1.0],
+            },
+            SliceVertex {
+                pos: c[3].into(),
+                uv: [1.0, 1.0],
+            },
+        ];
+        let vb = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("Render::slice_vertices"),
+            contents: bytemuck::cast_slice(&verts),
+            usage: wgpu::BufferUsages::VERTEX,
+        });
+        let view = tex.create_view(&Default::default());
+        let style = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("Render::slice_style"),
+            contents: bytemuck::bytes_of(&SliceUniform {
+                bilinear: img.bilinear as u32,
+                _pad: [0; 3],
+            }),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("Render::slice"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: view_uniform.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(&view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: style.as_entire_binding(),
+                },
+            ],
+        });
+        self.slice = Some((vb, group));
+    }
+
+    pub(super) fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let Some((vb, group)) = &self.slice {
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.set_vertex_buffer(0, vb.slice(..));
+            pass.draw(0..4, 0..1);
+        }
     }
 }
 

@@ -1,0 +1,216 @@
+//! Particles as sphere impostors (shaders/render_particles.wgsl): one camera-facing quad
+//! per particle, coloured by speed or by the FLIP change, thinned or left out in front of
+//! a shown slice.
+
+use super::surface::{RenderMode, SurfaceStyle};
+use super::{scene_pipeline, uniform_entry};
+use crate::sim::Simulation;
+use bytemuck::{Pod, Zeroable};
+use glam::Mat4;
+
+/// What colours the particles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParticleColor {
+    Speed,
+    FlipDelta,
+}
+
+/// What happens to the liquid between the camera and a shown slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceOcclusion {
+    /// Drawn as usual (the slice may be hidden behind it).
+    Show,
+    /// Particles thinned to one pixel in four, so the slice reads through them; the
+    /// surface is cut away.
+    Fade,
+    /// Left out: the slice is a clean cross-section.
+    Hide,
+}
+
+impl SliceOcclusion {
+    fn code(self) -> u32 {
+        match self {
+            SliceOcclusion::Show => 0,
+            SliceOcclusion::Fade => 1,
+            SliceOcclusion::Hide => 2,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParticleStyle {
+    /// Whether the liquid (particles or surface) is drawn at all.
+    pub visible: bool,
+    /// Sphere radius in metres.
+    pub radius: f32,
+    pub color: ParticleColor,
+    /// Colour range of the chosen quantity (m/s).
+    pub lo: f32,
+    pub hi: f32,
+    /// Particles, surface or both.
+    pub mode: RenderMode,
+    pub surface: SurfaceStyle,
+    /// The liquid in front of a shown slice.
+    pub occlusion: SliceOcclusion,
+}
+
+impl Default for ParticleStyle {
+    fn default() -> Self {
+        Self {
+            visible: true,
+            radius: 0.008,
+            color: ParticleColor::Speed,
+            lo: 0.0,
+            hi: 2.0,
+            mode: RenderMode::Particles,
+            surface: SurfaceStyle::default(),
+            occlusion: SliceOcclusion::Fade,
+        }
+    }
+}
+
+/// Keep in sync with `View` in shaders/render_particles.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct ParticleUniform {
+    view: [[f32; 4]; 4],
+    proj: [[f32; 4]; 4],
+    radius: f32,
+    lo: f32,
+    hi: f32,
+    mode: u32,
+    cut_plane: [f32; 4],
+    cut: u32,
+    _pad: [u32; 3],
+}
+const _: () = assert!(std::mem::size_of::<ParticleUniform>() == 176);
+
+/// The impostor pipeline and its bind group over a simulation's particle buffers.
+pub(super) struct ParticlePipeline {
+    pipeline: wgpu::RenderPipeline,
+    layout: wgpu::BindGroupLayout,
+    uniform: wgpu::Buffer,
+    group: Option<(wgpu::BindGroup, u32)>,
+}
+
+impl ParticlePipeline {
+    pub(super) fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
+        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
+        let storage = |binding| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::VERTEX,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only: true },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("Render::particles"),
+            entries: &[uniform_entry(0, vf), storage(1), storage(2), storage(3)],
+        });
+        let pipeline = scene_pipeline(
+            device,
+            format,
+            "Render::particles",
+            "render_particles.wgsl",
+            &layout,
+            &[],
+            wgpu::PrimitiveTopology::TriangleStrip,
+            true,
+        );
+        let uniform = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("Render::particle_uniform"),
+            size: std::mem::size_of::<ParticleUniform>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Self {
+            pipeline,
+            layout,
+            uniform,
+            group: None,
+        }
+    }
+
+    /// Whether there are particles to draw.
+    pub(super) fn bound(&self) -> bool {
+        self.group.is_some()
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.group = None;
+    }
+
+    /// Points the pipeline at a simulation's particle buffers.
+    pub(super) fn bind(&mut self, device: &wgpu::Device, sim: &Simulation) {
+        let p = &sim.mode.particles;
+        if p.count == 0 {
+            self.group = None;
+            return;
+        }
+        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("Render::particles"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: self.uniform.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: p.pos.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: p.vel.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: p.flip_delta.as_entire_binding(),
+                },
+            ],
+        });
+        self.group = Some((group, p.count));
+    }
+
+    /// Writes the camera, the style and the slice's cut plane (`cut` says what happens in
+    /// front of it) for the next draw.
+    pub(super) fn write(
+        &self,
+        queue: &wgpu::Queue,
+        view: Mat4,
+        proj: Mat4,
+        style: &ParticleStyle,
+        plane: [f32; 4],
+        cut: SliceOcclusion,
+    ) {
+        queue.write_buffer(
+            &self.uniform,
+            0,
+            bytemuck::bytes_of(&ParticleUniform {
+                view: view.to_cols_array_2d(),
+                proj: proj.to_cols_array_2d(),
+                radius: style.radius,
+                lo: style.lo,
+                hi: style.hi,
+                mode: match style.color {
+                    ParticleColor::Speed => 0,
+                    ParticleColor::FlipDelta => 1,
+                },
+                cut_plane: plane,
+                cut: cut.code(),
+                _pad: [0; 3],
+            }),
+        );
+    }
+
+    pub(super) fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let Some((group, count)) = &self.group {
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.draw(0..4, 0..*count);
+        }
+    }
+}

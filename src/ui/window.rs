@@ -1,0 +1,446 @@
+//! The viewer's window: opening it with its surface and egui, and drawing each frame
+//! (the 3D scene, the panels, screenshots and recorded frames).
+
+use super::panels::{ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
+use super::{
+    frame_camera, list_scenes, overlay, record, Mouse, Sim, Viewer, ViewerError, ViewerOptions,
+};
+use crate::gpu::GpuContext;
+use crate::render::camera::OrbitCamera;
+use crate::render::push::Pusher;
+use crate::render::{create_depth, read_texture, RenderTarget, SceneRenderer};
+use crate::scene::{Scene, SceneKind, StandardProblem};
+use crate::sim::Stage;
+use std::path::Path;
+use std::sync::Arc;
+use winit::application::ApplicationHandler;
+use winit::event::WindowEvent;
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::window::{Window, WindowId};
+
+/// Opens the viewer and runs until the window closes (or `frames` are done).
+pub fn run(opts: ViewerOptions) -> Result<(), ViewerError> {
+    if let Some(r) = &opts.record {
+        r.prepare().map_err(ViewerError::Options)?;
+    }
+    let event_loop = EventLoop::new().map_err(|e| ViewerError::Window(e.to_string()))?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut app = App {
+        opts,
+        state: None,
+        error: None,
+    };
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| ViewerError::Window(e.to_string()))?;
+    if let (Some(v), Some(r)) = (&app.state, &app.opts.record) {
+        say(&format!(
+            "recorded {} frame(s) to {}",
+            v.frames_recorded,
+            r.dir.join("frame_%05d.png").display()
+        ));
+    }
+    match app.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Results (files written) go to stdout; a reader that went away is no reason to fail.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+struct App {
+    opts: ViewerOptions,
+    state: Option<Viewer>,
+    error: Option<ViewerError>,
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.state.is_some() {
+            return;
+        }
+        match Viewer::new(event_loop, &self.opts) {
+            Ok(v) => self.state = Some(v),
+            Err(e) => {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        let Some(v) = self.state.as_mut() else { return };
+        match v.handle(event_loop, event) {
+            Ok(()) => {}
+            Err(e) => {
+                self.error = Some(e);
+                event_loop.exit();
+            }
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(v) = &self.state {
+            v.window.request_redraw();
+        }
+    }
+}
+
+impl Viewer {
+    fn new(event_loop: &ActiveEventLoop, opts: &ViewerOptions) -> Result<Self, ViewerError> {
+        let attributes = Window::default_attributes().with_title("eddy");
+        let attributes = match opts.size {
+            Some([w, h]) => attributes.with_inner_size(winit::dpi::PhysicalSize::new(w, h)),
+            None => attributes.with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
+        };
+        let window = Arc::new(
+            event_loop
+                .create_window(attributes)
+                .map_err(|e| ViewerError::Window(e.to_string()))?,
+        );
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.backends = crate::gpu::default_backends();
+        let instance = wgpu::Instance::new(desc);
+        let surface = instance
+            .create_surface(window.clone())
+            .map_err(|e| ViewerError::Window(e.to_string()))?;
+        let ctx = Arc::new(GpuContext::with_instance(instance, Some(&surface))?);
+        let size = window.inner_size();
+        let caps = surface.get_capabilities(&ctx.adapter);
+        let mut config = surface
+            .get_default_config(&ctx.adapter, size.width.max(1), size.height.max(1))
+            .ok_or_else(|| {
+                ViewerError::Window(format!(
+                    "adapter {} cannot present to this window",
+                    ctx.info.name
+                ))
+            })?;
+        // egui blends in gamma space and wants a non-sRGB target; the 3D scene renders
+        // through an sRGB view of the same texture so its lighting stays linear.
+        if let Some(f) = caps
+            .formats
+            .iter()
+            .find(|f| !f.is_srgb() && f.add_srgb_suffix() != **f)
+        {
+            config.format = *f;
+        }
+        let scene_format = config.format.add_srgb_suffix();
+        config.view_formats = vec![scene_format];
+        // Screenshots copy straight from the surface when it allows it.
+        if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
+            config.usage |= wgpu::TextureUsages::COPY_SRC;
+        }
+        surface.configure(&ctx.device, &config);
+        let depth = create_depth(&ctx.device, config.width, config.height);
+        let renderer = SceneRenderer::new(&ctx.device, scene_format);
+        let egui_ctx = egui::Context::default();
+        let egui_state = egui_winit::State::new(
+            egui_ctx,
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            None,
+        );
+        let egui_renderer = egui_wgpu::Renderer::new(
+            &ctx.device,
+            config.format,
+            egui_wgpu::RendererOptions::default(),
+        );
+
+        // A broken scene file keeps the viewer open on the built-in dam break, with the error shown.
+        let (scene, error) = match Scene::load(&opts.scene) {
+            Ok(s) => (s, None),
+            Err(e) => {
+                eprintln!("error: {e}");
+                (StandardProblem::DamBreak.scene(32), Some(e.to_string()))
+            }
+        };
+        let mut sim = Sim::new(ctx.clone(), &scene)?;
+        if let (Sim::Smoke(m), Some(f)) = (&mut sim, opts.smoke_view) {
+            m.panel.field = f;
+        }
+        let mut camera = OrbitCamera::default();
+        frame_camera(&mut camera, &scene);
+        let mut v = Self {
+            controls: ControlsPanel {
+                playing: true,
+                stop_after: Stage::Advect,
+                scenes: list_scenes(&opts.scene),
+                current: opts.scene.clone(),
+                error,
+                actions: vec![],
+                smoke: scene.kind == SceneKind::Smoke,
+            },
+            params: ParametersPanel {
+                edit: scene.clone(),
+                message: None,
+                actions: vec![],
+            },
+            view: ViewPanel {
+                field: opts.field,
+                mg_levels: vec![],
+                note: None,
+                axis: opts.axis.min(2),
+                index: opts.slice.unwrap_or(
+                    [scene.resolution.0, scene.resolution.1, scene.resolution.2][opts.axis.min(2)]
+                        / 2,
+                ),
+                max_index: [scene.resolution.0, scene.resolution.1, scene.resolution.2],
+                auto_range: true,
+                lo: -1.0,
+                hi: 1.0,
+                arrows: false,
+                flat: opts.flat,
+                particles: crate::render::ParticleStyle {
+                    radius: (scene.h() * 0.3) as f32,
+                    mode: opts.render,
+                    surface: crate::render::surface::SurfaceStyle::for_spacing(
+                        (scene.h() / (scene.particles_per_cell.max(1) as f64).cbrt()) as f32,
+                    ),
+                    ..Default::default()
+                },
+                auto_particle_range: true,
+                hover: None,
+                legend: None,
+            },
+            stats: StatsPanel {
+                adapter: ctx.describe(),
+                timestamps: ctx.timestamps,
+                ..Default::default()
+            },
+            window,
+            surface,
+            config,
+            depth,
+            renderer,
+            pusher: Pusher::new(&ctx.device),
+            egui_state,
+            egui_renderer,
+            sim,
+            scene,
+            scene_path: opts.scene.clone(),
+            camera,
+            mouse: Mouse {
+                pos: (0.0, 0.0),
+                left: false,
+                right: false,
+                shift: false,
+            },
+            slice: None,
+            slice_key: None,
+            flat_key: None,
+            central: [0.0, 0.0, size.width as f32, size.height as f32],
+            revision: 0,
+            frames_done: 0,
+            screenshot_path: None,
+            screenshots_taken: 0,
+            frames_recorded: 0,
+            last_frame: std::time::Instant::now(),
+            opts: opts.clone(),
+            ctx,
+        };
+        v.bind_scene();
+        if let Some([yaw, pitch, distance]) = opts.camera {
+            v.camera.yaw = yaw.to_radians();
+            v.camera.pitch = pitch.to_radians();
+            v.camera.distance = distance;
+        }
+        Ok(v)
+    }
+
+    pub(super) fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewerError> {
+        let frames_before = self.frames_done;
+        self.apply_actions()?;
+        let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
+        if self.controls.playing && !limit_reached {
+            self.step()?;
+        }
+        let record = self
+            .opts
+            .record
+            .as_ref()
+            .filter(|r| self.frames_done != frames_before && r.wants(self.frames_done))
+            .map(|r| r.path(self.frames_recorded + 1));
+        self.update_slice()?;
+        self.update_layout();
+        self.view.hover = self.hover_text();
+        let now = std::time::Instant::now();
+        self.stats.frame_ms = (now - self.last_frame).as_secs_f64() * 1e3;
+        self.last_frame = now;
+
+        let frame = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(t)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(t) => t,
+            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                self.surface.configure(&self.ctx.device, &self.config);
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        let view = frame.texture.create_view(&Default::default());
+        let scene_view = frame.texture.create_view(&wgpu::TextureViewDescriptor {
+            format: Some(self.config.format.add_srgb_suffix()),
+            ..Default::default()
+        });
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        let target = RenderTarget {
+            color: &scene_view,
+            depth: &self.depth,
+            width: self.config.width,
+            height: self.config.height,
+        };
+        self.renderer.render(
+            &self.ctx.queue,
+            &mut enc,
+            &target,
+            &self.camera,
+            &self.view.particles,
+        );
+
+        let raw = self.egui_state.take_egui_input(&self.window);
+        let egui_ctx = self.egui_state.egui_ctx().clone();
+        let out = egui_ctx.run_ui(raw, |ui| {
+            egui::Panel::left("controls")
+                .default_size(300.0)
+                .show(ui, |ui| {
+                    egui::ScrollArea::vertical().show(ui, |ui| {
+                        self.controls.ui(ui);
+                        ui.separator();
+                        ui.collapsing("Parameters", |ui| self.params.ui(ui));
+                        ui.separator();
+                        match &mut self.sim {
+                            Sim::Liquid(_) => {
+                                ui.collapsing("View", |ui| self.view.ui(ui))
+                                    .header_response
+                                    .clicked();
+                            }
+                            Sim::Smoke(m) => {
+                                egui::CollapsingHeader::new("Smoke")
+                                    .default_open(true)
+                                    .show(ui, |ui| m.panel.ui(ui));
+                            }
+                        }
+                    });
+                });
+            egui::Panel::right("stats")
+                .default_size(280.0)
+                .show(ui, |ui| self.stats.ui(ui));
+            let r = ui.available_rect_before_wrap();
+            let ppp = ui.ctx().pixels_per_point();
+            self.central = [r.min.x * ppp, r.min.y * ppp, r.max.x * ppp, r.max.y * ppp];
+            let legend = match &self.sim {
+                Sim::Liquid(_) => self.view.legend.as_ref(),
+                Sim::Smoke(m) => m.panel.legend.as_ref(),
+            };
+            overlay::legend_overlay(ui.ctx(), legend, self.view.hover.as_deref());
+        });
+        self.egui_state
+            .handle_platform_output(&self.window, out.platform_output);
+        let ppp = out.pixels_per_point;
+        let jobs = egui_ctx.tessellate(out.shapes, ppp);
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [self.config.width, self.config.height],
+            pixels_per_point: ppp,
+        };
+        let mut textures = out.textures_delta;
+        for (id, deltas) in textures.set.drain() {
+            for delta in deltas.iter() {
+                self.egui_renderer
+                    .update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
+            }
+        }
+        let extra = self.egui_renderer.update_buffers(
+            &self.ctx.device,
+            &self.ctx.queue,
+            &mut enc,
+            &jobs,
+            &screen,
+        );
+        {
+            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("egui"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &view,
+                    resolve_target: None,
+                    depth_slice: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            let mut pass = pass.forget_lifetime();
+            self.egui_renderer.render(&mut pass, &jobs, &screen);
+        }
+        for id in textures.free.drain() {
+            self.egui_renderer.free_texture(&id);
+        }
+        self.ctx
+            .queue
+            .submit(extra.into_iter().chain([enc.finish()]));
+
+        // --frames N --screenshot PATH: after N frames, save and exit.
+        let auto_shot = limit_reached && self.opts.screenshot.is_some();
+        if auto_shot {
+            self.screenshot_path = self.opts.screenshot.take();
+        }
+        if let Some(path) = self.screenshot_path.take() {
+            self.save_screenshot(&frame.texture, &path)?;
+            say(&format!("screenshot saved to {}", path.display()));
+        }
+        if let Some(path) = record {
+            let px = self.read_window(&frame.texture, &path)?;
+            record::write_png(&path, &px, frame.texture.width(), frame.texture.height()).map_err(
+                |e| ViewerError::Screenshot {
+                    path: path.clone(),
+                    message: e.to_string(),
+                },
+            )?;
+            self.frames_recorded += 1;
+        }
+        self.ctx.queue.present(frame);
+        if limit_reached && self.opts.screenshot.is_none() {
+            event_loop.exit();
+        }
+        Ok(())
+    }
+
+    /// The window's pixels (RGBA); `path` names the file they are for in errors.
+    fn read_window(&self, texture: &wgpu::Texture, path: &Path) -> Result<Vec<u8>, ViewerError> {
+        if !texture.usage().contains(wgpu::TextureUsages::COPY_SRC) {
+            return Err(ViewerError::Screenshot {
+                path: path.to_path_buf(),
+                message: "this window surface cannot be read back (no COPY_SRC usage)".into(),
+            });
+        }
+        Ok(read_texture(&self.ctx, texture)?)
+    }
+
+    fn save_screenshot(&self, texture: &wgpu::Texture, path: &Path) -> Result<(), ViewerError> {
+        let err = |m: String| ViewerError::Screenshot {
+            path: path.to_path_buf(),
+            message: m,
+        };
+        let px = self.read_window(texture, path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+        }
+        image::save_buffer(
+            path,
+            &px,
+            texture.width(),
+            texture.height(),
+            image::ColorType::Rgba8,
+        )
+        .map_err(|e| err(e.to_string()))
+    }
+}
