@@ -24,9 +24,10 @@ use crate::render::push::Pusher;
 use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::SceneRenderer;
 use crate::scene::{Scene, SceneKind};
-use crate::sim::smoke::{SmokeSimulation, SmokeStage};
+use crate::sim::smoke::SmokeSimulation;
 use crate::sim::views::{Field, FieldData};
-use crate::sim::{SimError, Simulation, Stage};
+use crate::sim::runner::{Mode, StageList};
+use crate::sim::{Runner, SimError, Simulation};
 use glam::Vec3;
 use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
 use smoke::{Drag, SmokePanel};
@@ -319,48 +320,60 @@ impl Viewer {
 
     /// One frame of simulation, or one substep up to the chosen stage.
     fn step(&mut self) -> Result<(), ViewerError> {
-        let sim = match &mut self.sim {
-            Sim::Liquid(sim) => sim,
-            Sim::Smoke(m) => {
-                step_smoke(m, &mut self.stats, &mut self.controls.playing)?;
-                self.revision += 1;
-                self.frames_done += 1;
-                return Ok(());
+        let full = match &mut self.sim {
+            Sim::Liquid(sim) => {
+                let full = advance(sim, self.controls.stop_after, &mut self.stats)?;
+                if self.view.auto_particle_range {
+                    self.view.particles.lo = 0.0;
+                    self.view.particles.hi = sim.max_speed.max(0.1);
+                }
+                full
             }
+            Sim::Smoke(m) => advance(&mut m.sim, m.panel.stop_after, &mut self.stats)?,
         };
-        if self.controls.stop_after == Stage::Advect {
-            let st = sim.step_frame()?;
-            self.stats
-                .frame_simulated(st.substeps, std::time::Instant::now());
-            self.stats.fluid_cells = st.fluid_cells;
-            self.stats.iterations = st.pcg_iterations;
-            self.stats.residual = st.pcg_residual;
-        } else {
-            let dt = sim.cfl_dt().min(self.scene.frame_dt);
-            let r = sim.substep(dt, self.controls.stop_after)?;
-            self.stats.frame_simulated(1, std::time::Instant::now());
-            self.stats.fluid_cells = r.fluid_cells;
-            if let Some(s) = &r.solve {
-                self.stats.iterations = s.iterations;
-                self.stats.residual = s.residual;
-            }
+        if !full {
             self.controls.playing = false;
-        }
-        self.stats.sim_time = sim.time;
-        self.stats.stage_ms = sim.last_timing.stages.clone();
-        self.stats.history = sim
-            .last_solve
-            .as_ref()
-            .map(|s| s.history.clone())
-            .unwrap_or_default();
-        if self.view.auto_particle_range {
-            self.view.particles.lo = 0.0;
-            self.view.particles.hi = sim.max_speed.max(0.1);
         }
         self.revision += 1;
         self.frames_done += 1;
         Ok(())
     }
+}
+
+/// One frame (CFL substeps) of either mode, or one substep up to `stop_after` when that is
+/// not the last stage. Returns whether a whole frame ran.
+fn advance<M: Mode>(
+    sim: &mut Runner<M>,
+    stop_after: M::Stage,
+    stats: &mut StatsPanel,
+) -> Result<bool, SimError> {
+    let full = stop_after == M::Stage::last();
+    if full {
+        let st = sim.step_frame()?;
+        stats.frame_simulated(st.substeps, std::time::Instant::now());
+        stats.fluid_cells = st.fluid_cells;
+        stats.iterations = st.pcg_iterations;
+        stats.residual = st.pcg_residual;
+    } else {
+        let dt = sim.cfl_dt().min(sim.scene.frame_dt);
+        let r = sim.substep(dt, stop_after)?;
+        // A partial substep is not timed: show no stale frame timings beside its fields.
+        sim.last_timing = sim.last_substep_timing.clone();
+        stats.frame_simulated(1, std::time::Instant::now());
+        stats.fluid_cells = r.fluid_cells;
+        if let Some(s) = &r.solve {
+            stats.iterations = s.iterations;
+            stats.residual = s.residual;
+        }
+    }
+    stats.sim_time = sim.time;
+    stats.stage_ms = sim.last_timing.stages.clone();
+    stats.history = sim
+        .last_solve
+        .as_ref()
+        .map(|s| s.history.clone())
+        .unwrap_or_default();
+    Ok(full)
 }
 
 /// Frames the domain: liquids from above at an angle, smoke slices head-on.
@@ -376,37 +389,3 @@ fn frame_camera(camera: &mut OrbitCamera, scene: &Scene) {
     }
 }
 
-/// One frame of smoke (CFL substeps), or one substep up to the panel's stage.
-fn step_smoke(
-    m: &mut SmokeMode,
-    stats: &mut panels::StatsPanel,
-    playing: &mut bool,
-) -> Result<(), SimError> {
-    let sim = &mut m.sim;
-    if m.panel.stop_after == SmokeStage::Tracers {
-        let st = sim.step_frame()?;
-        stats.frame_simulated(st.substeps, std::time::Instant::now());
-        stats.fluid_cells = st.fluid_cells;
-        stats.iterations = st.pcg_iterations;
-        stats.residual = st.pcg_residual;
-    } else {
-        let dt = sim.cfl_dt().min(sim.scene.frame_dt);
-        let r = sim.substep(dt, m.panel.stop_after)?;
-        sim.last_timing = sim.last_substep_timing.clone();
-        stats.frame_simulated(1, std::time::Instant::now());
-        stats.fluid_cells = r.fluid_cells;
-        if let Some(s) = &r.solve {
-            stats.iterations = s.iterations;
-            stats.residual = s.residual;
-        }
-        *playing = false;
-    }
-    stats.sim_time = sim.time;
-    stats.stage_ms = sim.last_timing.stages.clone();
-    stats.history = sim
-        .last_solve
-        .as_ref()
-        .map(|s| s.history.clone())
-        .unwrap_or_default();
-    Ok(())
-}
