@@ -3,8 +3,7 @@
 //! standard problems.
 
 use crate::gpu::{
-    read_buffer, storage_buffer, uniform_buffer, Binding, GpuContext, Kernel, PassTimer,
-    StageTiming,
+    read_buffer, storage_buffer, uniform_buffer, GpuContext, Kernel, PassTimer, StageTiming,
 };
 use crate::scene::{PreconditionerKind, StandardProblem};
 use crate::sim::params::SimParams;
@@ -23,6 +22,11 @@ pub enum BenchError {
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
 }
+
+crate::kernel_entries!(
+    /// The entry points of shaders/bench_copy.wgsl.
+    BenchCopyEntries { main }
+);
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -166,14 +170,12 @@ pub fn copy_bandwidth(ctx: &GpuContext) -> Result<f64, BenchError> {
     let pbuf = uniform_buffer(&ctx.device, "Bench::params", bytemuck::bytes_of(&params));
     let src = storage_buffer(&ctx.device, "Bench::src", floats as u64 * 4);
     let dst = storage_buffer(&ctx.device, "Bench::dst", floats as u64 * 4);
-    let k = Kernel::new(
+    let k = Kernel::new(&ctx.device, "bench_copy.wgsl", "BenchCopy");
+    let e = BenchCopyEntries::of(&k);
+    let group = k.bind(
         &ctx.device,
-        "bench_copy.wgsl",
-        "BenchCopy",
-        &["main"],
-        &[Binding::Uniform, Binding::StorageRead, Binding::Storage],
+        &[("params", &pbuf), ("src", &src), ("dst", &dst)],
     );
-    let group = k.bind(&ctx.device, &[&pbuf, &src, &dst]);
     let timer = PassTimer::new(ctx, &["copy"]);
     let reps = 5;
     let run = |timed: bool| -> Result<f64, BenchError> {
@@ -189,7 +191,7 @@ pub fn copy_bandwidth(ctx: &GpuContext) -> Result<f64, BenchError> {
                 },
             });
             for _ in 0..reps {
-                k.dispatch(&mut pass, "main", &group, floats / 4);
+                k.dispatch(&mut pass, e.main, &group, floats / 4);
             }
         }
         timer.resolve(&mut enc);

@@ -1,9 +1,10 @@
 //! Kernel loading and bind-group layouts.
 //!
-//! A [`Kernel`] is one compute entry point plus the layout of its bind group 0. The layout
-//! is declared once, as a list of [`Binding`]s, and every bind group for it is made by
-//! [`Kernel::bind`] from buffers listed in the same order, so bindings are never copied by
-//! position in two places.
+//! A [`Kernel`] is the compute entry points of one WGSL file plus the layout of its bind
+//! group 0, both read from the shader with naga: the layout is declared once, in the WGSL.
+//! Every bind group is made by [`Kernel::bind`] from buffers paired with the WGSL names of
+//! their bindings, checked against the shader, so two buffers cannot be swapped silently;
+//! entry points are [`Entry`] handles looked up (and checked) when a stage is created.
 
 use std::borrow::Cow;
 
@@ -162,7 +163,7 @@ pub fn shader_module(device: &wgpu::Device, name: &str) -> wgpu::ShaderModule {
     })
 }
 
-/// One entry of a kernel's bind group 0, in binding order.
+/// The kind of one binding of a kernel's bind group 0, read from the shader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
     Uniform,
@@ -174,31 +175,121 @@ pub enum Binding {
     StorageRead,
 }
 
-/// The entry points of one WGSL file and the one bind-group layout they share.
+/// One global of bind group 0: its WGSL name, binding number and kind.
+#[derive(Clone, Debug)]
+struct Global {
+    name: String,
+    binding: u32,
+    kind: Binding,
+}
+
+/// A compute entry point of a [`Kernel`], checked to exist when it was looked up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry(usize);
+
+/// Declares a struct holding the [`Entry`] handles of a kernel's entry points, one field per
+/// WGSL entry point, looked up (and checked) once when the stage is created:
+/// `kernel_entries!(PcgEntries { init_mask, apply_a });` then `PcgEntries::of(&kernel)`.
+#[macro_export]
+macro_rules! kernel_entries {
+    ($(#[$m:meta])* $name:ident { $($entry:ident),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name {
+            $(pub $entry: $crate::gpu::Entry,)+
+        }
+
+        impl $name {
+            pub fn of(kernel: &$crate::gpu::Kernel) -> Self {
+                Self {
+                    $($entry: kernel.entry(stringify!($entry)),)+
+                }
+            }
+        }
+    };
+}
+
+/// The compute entry points of one WGSL file and the one bind-group layout they share, both
+/// read from the shader itself (naga), so a binding is named, not counted.
 pub struct Kernel {
     pub label: String,
     pipelines: Vec<(String, wgpu::ComputePipeline)>,
     layout: wgpu::BindGroupLayout,
-    bindings: Vec<Binding>,
+    globals: Vec<Global>,
+}
+
+/// The globals of bind group 0 and the compute entry points of a WGSL file.
+fn reflect(shader: &str, dynamic: &[(&str, u64)]) -> (Vec<Global>, Vec<String>) {
+    let source = expand_wgsl(shader);
+    let module = naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{shader}: {}", e.emit_to_string(&source)));
+    let mut globals: Vec<Global> = module
+        .global_variables
+        .iter()
+        .filter_map(|(_, gv)| {
+            let rb = gv.binding.as_ref()?;
+            assert_eq!(rb.group, 0, "{shader}: eddy's kernels bind group 0 only");
+            let name = gv.name.clone().unwrap_or_default();
+            let kind = match gv.space {
+                naga::AddressSpace::Uniform => match dynamic.iter().find(|(n, _)| *n == name) {
+                    Some((_, size)) => Binding::UniformDynamic { size: *size },
+                    None => Binding::Uniform,
+                },
+                naga::AddressSpace::Storage { access } => {
+                    if access.contains(naga::StorageAccess::STORE) {
+                        Binding::Storage
+                    } else {
+                        Binding::StorageRead
+                    }
+                }
+                other => panic!("{shader}: binding {name} in address space {other:?}"),
+            };
+            Some(Global {
+                name,
+                binding: rb.binding,
+                kind,
+            })
+        })
+        .collect();
+    globals.sort_by_key(|g| g.binding);
+    for (n, _) in dynamic {
+        assert!(
+            globals.iter().any(|g| g.name == *n),
+            "{shader}: no uniform {n} to bind with a dynamic offset"
+        );
+    }
+    let entries = module
+        .entry_points
+        .iter()
+        .filter(|e| e.stage == naga::ShaderStage::Compute)
+        .map(|e| e.name.clone())
+        .collect();
+    (globals, entries)
 }
 
 impl Kernel {
-    /// Compiles `entries` of shader file `shader` with one layout made of `bindings`.
-    pub fn new(
+    /// Compiles every compute entry point of shader file `shader`, with the bind-group
+    /// layout its globals declare.
+    pub fn new(device: &wgpu::Device, shader: &str, label: &str) -> Self {
+        Self::with_dynamic(device, shader, label, &[])
+    }
+
+    /// As [`Kernel::new`], with the uniforms named in `dynamic` bound at a dynamic offset
+    /// (a window of the given size, in bytes).
+    pub fn with_dynamic(
         device: &wgpu::Device,
         shader: &str,
         label: &str,
-        entries: &[&str],
-        bindings: &[Binding],
+        dynamic: &[(&str, u64)],
     ) -> Self {
+        let (globals, entries) = reflect(shader, dynamic);
         let module = shader_module(device, shader);
-        let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = bindings
+        let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = globals
             .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupLayoutEntry {
-                binding: i as u32,
+            .map(|g| wgpu::BindGroupLayoutEntry {
+                binding: g.binding,
                 visibility: wgpu::ShaderStages::COMPUTE,
-                ty: match *b {
+                ty: match g.kind {
                     Binding::Uniform => wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Uniform,
                         has_dynamic_offset: false,
@@ -211,7 +302,7 @@ impl Kernel {
                     },
                     Binding::Storage | Binding::StorageRead => wgpu::BindingType::Buffer {
                         ty: wgpu::BufferBindingType::Storage {
-                            read_only: *b == Binding::StorageRead,
+                            read_only: g.kind == Binding::StorageRead,
                         },
                         has_dynamic_offset: false,
                         min_binding_size: None,
@@ -230,54 +321,83 @@ impl Kernel {
             immediate_size: 0,
         });
         let pipelines = entries
-            .iter()
+            .into_iter()
             .map(|entry| {
                 let name = format!("{label}::{entry}");
                 let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(&name),
                     layout: Some(&pipeline_layout),
                     module: &module,
-                    entry_point: Some(entry),
+                    entry_point: Some(&entry),
                     compilation_options: Default::default(),
                     cache: None,
                 });
-                (entry.to_string(), p)
+                (entry, p)
             })
             .collect();
         Self {
             label: label.to_string(),
             pipelines,
             layout,
-            bindings: bindings.to_vec(),
+            globals,
         }
     }
 
-    /// Makes a bind group from buffers given in the kernel's binding order.
-    pub fn bind(&self, device: &wgpu::Device, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
-        assert_eq!(
-            buffers.len(),
-            self.bindings.len(),
-            "{}: {} buffers for {} bindings",
-            self.label,
-            buffers.len(),
-            self.bindings.len()
-        );
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
+    /// The handle of entry point `name`. Panics when the shader has no such compute entry
+    /// point: stages look their entries up when they are created, so a misspelt name
+    /// fails the first test that creates the stage.
+    pub fn entry(&self, name: &str) -> Entry {
+        Entry(
+            self.pipelines
+                .iter()
+                .position(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("{}: no entry point {name}", self.label)),
+        )
+    }
+
+    /// Makes a bind group from `(WGSL name, buffer)` pairs. Panics unless every global of
+    /// the shader's bind group 0 is given exactly once, by its name.
+    pub fn bind(
+        &self,
+        device: &wgpu::Device,
+        buffers: &[(&str, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
+        for (name, _) in buffers {
+            assert!(
+                self.globals.iter().any(|g| g.name == *name),
+                "{}: the shader has no binding named {name} (it has {:?})",
+                self.label,
+                self.globals.iter().map(|g| &g.name).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                buffers.iter().filter(|(n, _)| n == name).count(),
+                1,
+                "{}: {name} bound twice",
+                self.label
+            );
+        }
+        let entries: Vec<wgpu::BindGroupEntry> = self
+            .globals
             .iter()
-            .zip(&self.bindings)
-            .enumerate()
-            .map(|(i, (buf, b))| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: match b {
-                    Binding::UniformDynamic { size } => {
-                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer: buf,
-                            offset: 0,
-                            size: wgpu::BufferSize::new(*size),
-                        })
-                    }
-                    _ => buf.as_entire_binding(),
-                },
+            .map(|g| {
+                let buf = buffers
+                    .iter()
+                    .find(|(n, _)| *n == g.name)
+                    .map(|(_, b)| *b)
+                    .unwrap_or_else(|| panic!("{}: no buffer for {}", self.label, g.name));
+                wgpu::BindGroupEntry {
+                    binding: g.binding,
+                    resource: match g.kind {
+                        Binding::UniformDynamic { size } => {
+                            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                                buffer: buf,
+                                offset: 0,
+                                size: wgpu::BufferSize::new(size),
+                            })
+                        }
+                        _ => buf.as_entire_binding(),
+                    },
+                }
             })
             .collect();
         device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -287,21 +407,13 @@ impl Kernel {
         })
     }
 
-    fn pipeline(&self, entry: &str) -> &wgpu::ComputePipeline {
-        self.pipelines
-            .iter()
-            .find(|(n, _)| n == entry)
-            .map(|(_, p)| p)
-            .unwrap_or_else(|| panic!("{}: no entry point {entry}", self.label))
-    }
-
     /// Dispatches `entry` over enough workgroups of [`WORKGROUP`] threads to cover `threads`
     /// items. Counts above the per-dimension limit spill into y; shaders rebuild the linear
     /// index with `linear_id` from the prelude.
     pub fn dispatch(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
-        entry: &str,
+        entry: Entry,
         group: &wgpu::BindGroup,
         threads: u32,
     ) {
@@ -313,7 +425,7 @@ impl Kernel {
     pub fn dispatch_groups(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
-        entry: &str,
+        entry: Entry,
         group: &wgpu::BindGroup,
         offsets: &[u32],
         groups: u32,
@@ -321,7 +433,7 @@ impl Kernel {
         if groups == 0 {
             return;
         }
-        pass.set_pipeline(self.pipeline(entry));
+        pass.set_pipeline(&self.pipelines[entry.0].1);
         pass.set_bind_group(0, group, offsets);
         let (x, y) = split_groups(groups);
         pass.dispatch_workgroups(x, y, 1);

@@ -8,7 +8,7 @@ mod kernel;
 mod timing;
 
 pub use buffers::{read_buffer, storage_buffer, uniform_buffer, BufferReader};
-pub use kernel::{expand_wgsl, shader_module, Binding, Kernel, SHADER_SOURCES, WORKGROUP};
+pub use kernel::{expand_wgsl, shader_module, Binding, Entry, Kernel, SHADER_SOURCES, WORKGROUP};
 pub use timing::{PassTimer, StageTiming};
 
 use thiserror::Error;

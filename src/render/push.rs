@@ -2,10 +2,15 @@
 //! ray (shaders/render_push.wgsl). It writes the simulation's particle velocities between
 //! steps, the way an external force would.
 
-use crate::gpu::{Binding, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::Simulation;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/render_push.wgsl.
+    PusherEntries { main }
+);
 
 /// Keep in sync with `Push` in shaders/render_push.wgsl.
 #[repr(C)]
@@ -22,19 +27,16 @@ const _: () = assert!(std::mem::size_of::<PushParams>() == 48);
 
 pub struct Pusher {
     kernel: Kernel,
+    e: PusherEntries,
     params: wgpu::Buffer,
 }
 
 impl Pusher {
     pub fn new(device: &wgpu::Device) -> Self {
+        let kernel = Kernel::new(device, "render_push.wgsl", "Pusher");
         Self {
-            kernel: Kernel::new(
-                device,
-                "render_push.wgsl",
-                "Pusher",
-                &["main"],
-                &[Binding::Uniform, Binding::StorageRead, Binding::Storage],
-            ),
+            e: PusherEntries::of(&kernel),
+            kernel,
             params: crate::gpu::uniform_buffer(device, "Pusher::params", &[0u8; 48]),
         }
     }
@@ -55,16 +57,16 @@ impl Pusher {
         let group = self.kernel.bind(
             &ctx.device,
             &[
-                &self.params,
-                &sim.mode.particles.pos,
-                &sim.mode.particles.vel,
+                ("push", &self.params),
+                ("pos", &sim.mode.particles.pos),
+                ("vel", &sim.mode.particles.vel),
             ],
         );
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             self.kernel
-                .dispatch(&mut pass, "main", &group, sim.mode.particles.count);
+                .dispatch(&mut pass, self.e.main, &group, sim.mode.particles.count);
         }
         ctx.queue.submit([enc.finish()]);
     }

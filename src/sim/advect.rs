@@ -1,30 +1,41 @@
 //! Particle advection (RK2) and the domain / solid constraints (shaders/advect.wgsl).
 
 use super::fields::{GridFields, Particles};
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/advect.wgsl.
+    AdvectEntries { main }
+);
 
 pub struct Advect {
     kernel: Kernel,
+    e: AdvectEntries,
     group: wgpu::BindGroup,
 }
 
 impl Advect {
     pub fn new(device: &wgpu::Device, f: &GridFields, p: &Particles) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "advect.wgsl",
-            "Advect",
-            &["main"],
-            &[Uniform, StorageRead, StorageRead, Storage, Storage],
-        );
+        let kernel = Kernel::new(device, "advect.wgsl", "Advect");
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &f.solid, &f.vel, &p.pos, &p.vel],
+            &[
+                ("params", &f.params_buffer),
+                ("solid", &f.solid),
+                ("grid_vel", &f.vel),
+                ("pos", &p.pos),
+                ("vel", &p.vel),
+            ],
         );
-        Self { kernel, group }
+        Self {
+            e: AdvectEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, p: &Particles) {
-        self.kernel.dispatch(pass, "main", &self.group, p.count);
+        self.kernel
+            .dispatch(pass, self.e.main, &self.group, p.count);
     }
 }

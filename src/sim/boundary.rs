@@ -1,31 +1,40 @@
 //! Solid boundary conditions u.n = u_solid.n (shaders/boundary.wgsl).
 
 use super::fields::GridFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/boundary.wgsl.
+    BoundaryEntries { main }
+);
 
 pub struct Boundary {
     kernel: Kernel,
+    e: BoundaryEntries,
     group: wgpu::BindGroup,
 }
 
 impl Boundary {
     pub fn new(device: &wgpu::Device, f: &GridFields) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "boundary.wgsl",
-            "Boundary",
-            &["main"],
-            &[Uniform, StorageRead, StorageRead, Storage],
-        );
+        let kernel = Kernel::new(device, "boundary.wgsl", "Boundary");
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &f.cell_type, &f.solid_vel, &f.vel],
+            &[
+                ("params", &f.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("solid_vel", &f.solid_vel),
+                ("grid_vel", &f.vel),
+            ],
         );
-        Self { kernel, group }
+        Self {
+            e: BoundaryEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "main", &self.group, f.num_faces());
+            .dispatch(pass, self.e.main, &self.group, f.num_faces());
     }
 }

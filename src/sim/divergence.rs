@@ -2,54 +2,50 @@
 
 use super::fields::GridFields;
 use super::pressure::PcgVectors;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/divergence.wgsl.
+    DivergenceEntries { before, after }
+);
 
 pub struct Divergence {
     kernel: Kernel,
+    e: DivergenceEntries,
     group: wgpu::BindGroup,
 }
 
 impl Divergence {
     pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "divergence.wgsl",
-            "Divergence",
-            &["before", "after"],
-            &[
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "divergence.wgsl", "Divergence");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &f.cell_type,
-                &f.vel,
-                &f.divergence,
-                &v.b,
-                &f.div_after,
-                &f.counters,
+                ("params", &f.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("grid_vel", &f.vel),
+                ("divergence", &f.divergence),
+                ("rhs", &v.b),
+                ("div_after", &f.div_after),
+                ("counters", &f.counters),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: DivergenceEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     /// Divergence of the velocity about to be projected, and b = -h^2 div.
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "before", &self.group, f.num_cells());
+            .dispatch(pass, self.e.before, &self.group, f.num_cells());
     }
 
     /// Divergence left after projection, with its max over FLUID cells in counters[3].
     pub fn record_after(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "after", &self.group, f.num_cells());
+            .dispatch(pass, self.e.after, &self.group, f.num_cells());
     }
 }

@@ -1,28 +1,40 @@
 //! Body forces (gravity) on faces next to the liquid or under particles (shaders/forces.wgsl).
 
 use super::fields::GridFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/forces.wgsl.
+    ForcesEntries { main }
+);
 
 pub struct Forces {
     kernel: Kernel,
+    e: ForcesEntries,
     group: wgpu::BindGroup,
 }
 
 impl Forces {
     pub fn new(device: &wgpu::Device, f: &GridFields) -> Self {
-        let kernel = Kernel::new(
+        let kernel = Kernel::new(device, "forces.wgsl", "Forces");
+        let group = kernel.bind(
             device,
-            "forces.wgsl",
-            "Forces",
-            &["main"],
-            &[Uniform, StorageRead, Storage, StorageRead],
+            &[
+                ("params", &f.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("grid_vel", &f.vel),
+                ("weight", &f.weight),
+            ],
         );
-        let group = kernel.bind(device, &[&f.params_buffer, &f.cell_type, &f.vel, &f.weight]);
-        Self { kernel, group }
+        Self {
+            e: ForcesEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "main", &self.group, f.num_faces());
+            .dispatch(pass, self.e.main, &self.group, f.num_faces());
     }
 }

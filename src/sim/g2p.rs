@@ -2,46 +2,43 @@
 //! (shaders/g2p.wgsl).
 
 use super::fields::{GridFields, Particles};
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/g2p.wgsl.
+    G2pEntries { main }
+);
 
 pub struct G2p {
     kernel: Kernel,
+    e: G2pEntries,
     group: wgpu::BindGroup,
 }
 
 impl G2p {
     pub fn new(device: &wgpu::Device, f: &GridFields, p: &Particles) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "g2p.wgsl",
-            "G2p",
-            &["main"],
-            &[
-                Uniform,
-                StorageRead,
-                Storage,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "g2p.wgsl", "G2p");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &p.pos,
-                &p.vel,
-                &f.vel,
-                &f.vel_old,
-                &p.flip_delta,
-                &p.affine,
+                ("params", &f.params_buffer),
+                ("pos", &p.pos),
+                ("vel", &p.vel),
+                ("grid_vel", &f.vel),
+                ("grid_vel_old", &f.vel_old),
+                ("flip_delta", &p.flip_delta),
+                ("affine", &p.affine),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: G2pEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, p: &Particles) {
-        self.kernel.dispatch(pass, "main", &self.group, p.count);
+        self.kernel
+            .dispatch(pass, self.e.main, &self.group, p.count);
     }
 }

@@ -1,51 +1,46 @@
 //! Cell classification SOLID / FLUID / AIR (shaders/mark_cells.wgsl).
 
 use super::fields::GridFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/mark_cells.wgsl.
+    MarkCellsEntries { main, filter_density }
+);
 
 pub struct MarkCells {
     kernel: Kernel,
+    e: MarkCellsEntries,
     group: wgpu::BindGroup,
 }
 
 impl MarkCells {
     pub fn new(device: &wgpu::Device, f: &GridFields) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "mark_cells.wgsl",
-            "MarkCells",
-            &["main", "filter_density"],
-            &[
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-                StorageRead,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "mark_cells.wgsl", "MarkCells");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &f.count,
-                &f.solid,
-                &f.cell_type,
-                &f.counters,
-                &f.weight,
-                &f.density,
-                &f.surface,
+                ("params", &f.params_buffer),
+                ("count", &f.count),
+                ("solid", &f.solid),
+                ("cell_type", &f.cell_type),
+                ("counters", &f.counters),
+                ("weight", &f.weight),
+                ("density", &f.density),
+                ("surface", &f.surface),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: MarkCellsEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "main", &self.group, f.num_cells());
+            .dispatch(pass, self.e.main, &self.group, f.num_cells());
         self.kernel
-            .dispatch(pass, "filter_density", &self.group, f.num_cells());
+            .dispatch(pass, self.e.filter_density, &self.group, f.num_cells());
     }
 }

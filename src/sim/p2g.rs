@@ -10,50 +10,44 @@
 //! the argument holds for either transfer.
 
 use super::fields::{GridFields, Particles};
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 
 /// Per-component clamp of particle velocity in P2G, m/s.
 pub const MAX_PARTICLE_SPEED: f32 = 512.0;
 
+crate::kernel_entries!(
+    /// The entry points of shaders/p2g.wgsl.
+    P2gEntries { scatter, normalize }
+);
+
 pub struct P2g {
     kernel: Kernel,
+    e: P2gEntries,
     group: wgpu::BindGroup,
 }
 
 impl P2g {
     pub fn new(device: &wgpu::Device, f: &GridFields, p: &Particles) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "p2g.wgsl",
-            "P2g",
-            &["scatter", "normalize"],
-            &[
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-                Storage,
-                Storage,
-                Storage,
-                StorageRead,
-            ],
-        );
+        let kernel = Kernel::new(device, "p2g.wgsl", "P2g");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &p.pos,
-                &p.vel,
-                &f.acc,
-                &f.count,
-                &f.vel,
-                &f.vel_old,
-                &f.weight,
-                &p.affine,
+                ("params", &f.params_buffer),
+                ("pos", &p.pos),
+                ("vel", &p.vel),
+                ("acc", &f.acc),
+                ("count", &f.count),
+                ("grid_vel", &f.vel),
+                ("grid_vel_old", &f.vel_old),
+                ("weight", &f.weight),
+                ("affine", &p.affine),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: P2gEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     /// Zeroes the accumulators; recorded on the encoder before the pass.
@@ -63,8 +57,9 @@ impl P2g {
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, p: &Particles) {
-        self.kernel.dispatch(pass, "scatter", &self.group, p.count);
         self.kernel
-            .dispatch(pass, "normalize", &self.group, f.num_faces());
+            .dispatch(pass, self.e.scatter, &self.group, p.count);
+        self.kernel
+            .dispatch(pass, self.e.normalize, &self.group, f.num_faces());
     }
 }

@@ -2,31 +2,41 @@
 
 use super::fields::GridFields;
 use super::pressure::PcgVectors;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/project.wgsl.
+    ProjectEntries { main }
+);
 
 pub struct Project {
     kernel: Kernel,
+    e: ProjectEntries,
     group: wgpu::BindGroup,
 }
 
 impl Project {
     pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "project.wgsl",
-            "Project",
-            &["main"],
-            &[Uniform, StorageRead, StorageRead, Storage, StorageRead],
-        );
+        let kernel = Kernel::new(device, "project.wgsl", "Project");
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &f.cell_type, &v.p, &f.vel, &f.surface],
+            &[
+                ("params", &f.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("phi", &v.p),
+                ("grid_vel", &f.vel),
+                ("surface", &f.surface),
+            ],
         );
-        Self { kernel, group }
+        Self {
+            e: ProjectEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "main", &self.group, f.num_faces());
+            .dispatch(pass, self.e.main, &self.group, f.num_faces());
     }
 }

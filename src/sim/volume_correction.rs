@@ -10,7 +10,7 @@
 
 use super::fields::{GridFields, Particles};
 use super::pressure::PcgVectors;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 
 /// Relative residual at which the correction solve stops early.
 pub const CORRECTION_TOLERANCE: f64 = 1e-2;
@@ -20,53 +20,49 @@ pub const CORRECTION_TOLERANCE: f64 = 1e-2;
 /// pressure stage's GPU time instead of 50% (BENCHMARKS.md).
 pub const CORRECTION_ITERATIONS: u32 = 1;
 
+crate::kernel_entries!(
+    /// The entry points of shaders/volume_correction.wgsl.
+    VolumeCorrectionEntries { rhs, displace }
+);
+
 pub struct VolumeCorrection {
     kernel: Kernel,
+    e: VolumeCorrectionEntries,
     group: wgpu::BindGroup,
 }
 
 impl VolumeCorrection {
     pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors, p: &Particles) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "volume_correction.wgsl",
-            "VolumeCorrection",
-            &["rhs", "displace"],
-            &[
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                StorageRead,
-                StorageRead,
-                Storage,
-                StorageRead,
-            ],
-        );
+        let kernel = Kernel::new(device, "volume_correction.wgsl", "VolumeCorrection");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &f.cell_type,
-                &f.density,
-                &v.b,
-                &v.p,
-                &f.solid,
-                &p.pos,
-                &f.surface,
+                ("params", &f.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("density", &f.density),
+                ("rhs_out", &v.b),
+                ("phi", &v.p),
+                ("solid", &f.solid),
+                ("pos", &p.pos),
+                ("surface", &f.surface),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: VolumeCorrectionEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     /// b = -h^2 max(density - 1, 0) on FLUID cells.
     pub fn record_rhs(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "rhs", &self.group, f.num_cells());
+            .dispatch(pass, self.e.rhs, &self.group, f.num_cells());
     }
 
     /// Moves every particle by grad(psi), psi being the solution in `PcgVectors::p`.
     pub fn record_displace(&self, pass: &mut wgpu::ComputePass<'_>, p: &Particles) {
-        self.kernel.dispatch(pass, "displace", &self.group, p.count);
+        self.kernel
+            .dispatch(pass, self.e.displace, &self.group, p.count);
     }
 }

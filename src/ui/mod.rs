@@ -24,9 +24,9 @@ use crate::render::push::Pusher;
 use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::SceneRenderer;
 use crate::scene::{Scene, SceneKind};
+use crate::sim::runner::{Mode, StageList};
 use crate::sim::smoke::SmokeSimulation;
 use crate::sim::views::{Field, FieldData};
-use crate::sim::runner::{Mode, StageList};
 use crate::sim::{Runner, SimError, Simulation};
 use glam::Vec3;
 use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
@@ -388,4 +388,3 @@ fn frame_camera(camera: &mut OrbitCamera, scene: &Scene) {
         camera.frame(Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32));
     }
 }
-

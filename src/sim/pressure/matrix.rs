@@ -2,38 +2,42 @@
 //! (shaders/build_matrix.wgsl).
 
 use super::PcgVectors;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::fields::GridFields;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/build_matrix.wgsl.
+    BuildMatrixEntries { main }
+);
 
 pub struct BuildMatrix {
     kernel: Kernel,
+    e: BuildMatrixEntries,
     group: wgpu::BindGroup,
 }
 
 impl BuildMatrix {
     pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "build_matrix.wgsl",
-            "BuildMatrix",
-            &["main"],
-            &[Uniform, StorageRead, Storage, StorageRead, Storage],
-        );
+        let kernel = Kernel::new(device, "build_matrix.wgsl", "BuildMatrix");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &f.cell_type,
-                &v.a,
-                &f.surface,
-                &f.counters,
+                ("params", &f.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("a", &v.a),
+                ("surface", &f.surface),
+                ("counters", &f.counters),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: BuildMatrixEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "main", &self.group, f.num_cells());
+            .dispatch(pass, self.e.main, &self.group, f.num_cells());
     }
 }

@@ -2,7 +2,7 @@
 //! its reasons are documented with the f64 reference in src/reference/multigrid.rs.
 
 use super::PcgVectors;
-use crate::gpu::{storage_buffer, uniform_buffer, Binding::*, Kernel};
+use crate::gpu::{storage_buffer, uniform_buffer, Entry, Kernel};
 use crate::sim::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
@@ -15,6 +15,11 @@ pub const SWEEPS: u32 = 2;
 pub const BOUNDARY_SWEEPS: u32 = 1;
 /// Symmetric red-black pairs on the coarsest level (a WGSL constant too).
 pub const COARSE_SWEEPS: u32 = 24;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/multigrid.wgsl.
+    MultigridEntries { coarsen, build_coarse, weights, smooth_first, smooth_red, smooth_black, boundary_red, boundary_black, residual, restrict_residual, prolong, coarse_solve }
+);
 
 /// Keep in sync with `MgLevel` in shaders/multigrid.wgsl.
 #[repr(C)]
@@ -102,6 +107,7 @@ pub struct MgLevelBuffers {
 pub struct Multigrid {
     pub plan: MgPlan,
     kernel: Kernel,
+    e: MultigridEntries,
     /// Coarse levels 1.. (level 0 is PCG's z, r, t and the grid's cell types).
     pub coarse: Vec<MgLevelBuffers>,
     groups: Vec<wgpu::BindGroup>,
@@ -114,40 +120,7 @@ impl Multigrid {
     pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
         let plan = MgPlan::new(f.params.n);
         assert!(plan.cells(plan.levels() - 1) <= COARSEST.pow(3));
-        let kernel = Kernel::new(
-            device,
-            "multigrid.wgsl",
-            "Multigrid",
-            &[
-                "coarsen",
-                "build_coarse",
-                "weights",
-                "smooth_first",
-                "smooth_red",
-                "smooth_black",
-                "boundary_red",
-                "boundary_black",
-                "residual",
-                "restrict_residual",
-                "prolong",
-                "coarse_solve",
-            ],
-            &[
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                StorageRead,
-                Storage,
-                Storage,
-                Storage,
-                StorageRead,
-                Storage,
-                StorageRead,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "multigrid.wgsl", "Multigrid");
         let coarse: Vec<MgLevelBuffers> = (1..plan.levels())
             .map(|l| {
                 let c = plan.cells(l) as u64;
@@ -208,12 +181,25 @@ impl Multigrid {
                 kernel.bind(
                     device,
                     &[
-                        &params[l], a, types, x, b, res, ca, ct, cx, cb, &v.state, w, m,
+                        ("lvl", &params[l]),
+                        ("a", a),
+                        ("types", types),
+                        ("x", x),
+                        ("b", b),
+                        ("res", res),
+                        ("ca", ca),
+                        ("ctypes", ct),
+                        ("cx", cx),
+                        ("cb", cb),
+                        ("done", &v.state),
+                        ("winv", w),
+                        ("bmask", m),
                     ],
                 )
             })
             .collect();
         Self {
+            e: MultigridEntries::of(&kernel),
             plan,
             kernel,
             coarse,
@@ -224,11 +210,11 @@ impl Multigrid {
         }
     }
 
-    fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str, l: usize, threads: u32) {
+    fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry, l: usize, threads: u32) {
         self.kernel.dispatch(pass, entry, &self.groups[l], threads);
     }
 
-    fn colour(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str, l: usize) {
+    fn colour(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry, l: usize) {
         let [nx, ny, nz] = self.plan.dims[l];
         self.cells(pass, entry, l, nx.div_ceil(2) * ny * nz);
     }
@@ -238,9 +224,9 @@ impl Multigrid {
     pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>) {
         for l in 0..self.plan.levels() - 1 {
             let c = self.plan.cells(l + 1);
-            self.cells(pass, "coarsen", l, c);
-            self.cells(pass, "build_coarse", l, c);
-            self.cells(pass, "weights", l, self.plan.cells(l));
+            self.cells(pass, self.e.coarsen, l, c);
+            self.cells(pass, self.e.build_coarse, l, c);
+            self.cells(pass, self.e.weights, l, self.plan.cells(l));
         }
     }
 
@@ -248,29 +234,29 @@ impl Multigrid {
     pub fn record_apply(&self, pass: &mut wgpu::ComputePass<'_>) {
         let last = self.plan.levels() - 1;
         for l in 0..last {
-            self.cells(pass, "smooth_first", l, self.plan.cells(l));
+            self.cells(pass, self.e.smooth_first, l, self.plan.cells(l));
             for _ in 1..SWEEPS {
-                self.colour(pass, "smooth_red", l);
-                self.colour(pass, "smooth_black", l);
+                self.colour(pass, self.e.smooth_red, l);
+                self.colour(pass, self.e.smooth_black, l);
             }
             for _ in 0..BOUNDARY_SWEEPS {
-                self.colour(pass, "boundary_red", l);
-                self.colour(pass, "boundary_black", l);
+                self.colour(pass, self.e.boundary_red, l);
+                self.colour(pass, self.e.boundary_black, l);
             }
-            self.cells(pass, "residual", l, self.plan.cells(l));
-            self.cells(pass, "restrict_residual", l, self.plan.cells(l + 1));
+            self.cells(pass, self.e.residual, l, self.plan.cells(l));
+            self.cells(pass, self.e.restrict_residual, l, self.plan.cells(l + 1));
         }
         self.kernel
-            .dispatch_groups(pass, "coarse_solve", &self.groups[last], &[], 1);
+            .dispatch_groups(pass, self.e.coarse_solve, &self.groups[last], &[], 1);
         for l in (0..last).rev() {
-            self.cells(pass, "prolong", l, self.plan.cells(l));
+            self.cells(pass, self.e.prolong, l, self.plan.cells(l));
             for _ in 0..BOUNDARY_SWEEPS {
-                self.colour(pass, "boundary_black", l);
-                self.colour(pass, "boundary_red", l);
+                self.colour(pass, self.e.boundary_black, l);
+                self.colour(pass, self.e.boundary_red, l);
             }
             for _ in 0..SWEEPS {
-                self.colour(pass, "smooth_black", l);
-                self.colour(pass, "smooth_red", l);
+                self.colour(pass, self.e.smooth_black, l);
+                self.colour(pass, self.e.smooth_red, l);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Preconditioned conjugate gradients with all scalars on the GPU (shaders/pcg.wgsl).
 
 use super::PcgVectors;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::{Entry, Kernel};
 use crate::sim::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
@@ -9,6 +9,11 @@ use bytemuck::{Pod, Zeroable};
 pub const REDUCE_WG: u32 = 256;
 /// Upper bound on reduction workgroups; the finishing workgroup sums this many partials.
 pub const MAX_REDUCE_GROUPS: u32 = 512;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/pcg.wgsl.
+    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, update_d }
+);
 
 /// Keep in sync with `PcgConfig` in shaders/pcg.wgsl.
 #[repr(C)]
@@ -43,60 +48,32 @@ pub fn reduce_groups(cells: u32) -> u32 {
 
 pub struct Pcg {
     kernel: Kernel,
+    e: PcgEntries,
     group: wgpu::BindGroup,
     groups: u32,
 }
 
 impl Pcg {
     pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "pcg.wgsl",
-            "Pcg",
-            &[
-                "init_mask",
-                "init_residual",
-                "dot_bb",
-                "finish_bb",
-                "dot_rz",
-                "finish_init",
-                "copy_d",
-                "apply_a",
-                "dot_dq",
-                "update_pr",
-                "update_d",
-            ],
-            &[
-                Uniform,
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-                StorageRead,
-                Storage,
-                Storage,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "pcg.wgsl", "Pcg");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &v.config,
-                &v.a,
-                &v.b,
-                &v.p,
-                &v.r,
-                &v.z,
-                &v.d,
-                &v.q,
-                &v.partials,
-                &v.state,
+                ("params", &f.params_buffer),
+                ("cfg", &v.config),
+                ("a", &v.a),
+                ("b", &v.b),
+                ("p", &v.p),
+                ("r", &v.r),
+                ("z", &v.z),
+                ("d", &v.d),
+                ("q", &v.q),
+                ("partials", &v.partials),
+                ("state", &v.state),
             ],
         );
         Self {
+            e: PcgEntries::of(&kernel),
             kernel,
             group,
             groups: reduce_groups(f.num_cells()),
@@ -107,49 +84,49 @@ impl Pcg {
         self.groups
     }
 
-    fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str, f: &GridFields) {
+    fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry, f: &GridFields) {
         self.kernel
             .dispatch(pass, entry, &self.group, f.num_cells());
     }
 
-    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str) {
+    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry) {
         self.kernel
             .dispatch_groups(pass, entry, &self.group, &[], self.groups);
     }
 
-    fn single(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str) {
+    fn single(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry) {
         self.kernel
             .dispatch_groups(pass, entry, &self.group, &[], 1);
     }
 
     /// r = b - A p0 and ||b||^2; resets the iteration state.
     pub fn record_init_residual(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.cells(pass, "init_mask", f);
-        self.cells(pass, "init_residual", f);
-        self.reduce(pass, "dot_bb");
-        self.single(pass, "finish_bb");
+        self.cells(pass, self.e.init_mask, f);
+        self.cells(pass, self.e.init_residual, f);
+        self.reduce(pass, self.e.dot_bb);
+        self.single(pass, self.e.finish_bb);
     }
 
     /// After z = M^-1 r: rho = r.z, d = z, and the initial convergence test.
     pub fn record_init_direction(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.reduce(pass, "dot_rz");
-        self.single(pass, "finish_init");
-        self.cells(pass, "copy_d", f);
+        self.reduce(pass, self.e.dot_rz);
+        self.single(pass, self.e.finish_init);
+        self.cells(pass, self.e.copy_d, f);
     }
 
     /// First half of an iteration: q = A d, alpha, p and r updates (3 dispatches; alpha
     /// is computed inside update_pr, see shaders/pcg.wgsl).
     pub fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.cells(pass, "apply_a", f);
-        self.reduce(pass, "dot_dq");
-        self.reduce(pass, "update_pr");
+        self.cells(pass, self.e.apply_a, f);
+        self.reduce(pass, self.e.dot_dq);
+        self.reduce(pass, self.e.update_pr);
     }
 
     /// Second half, after z = M^-1 r: beta, convergence test, new direction (2
     /// dispatches; beta and the test are computed inside update_d).
     pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>) {
-        self.reduce(pass, "dot_rz");
-        self.reduce(pass, "update_d");
+        self.reduce(pass, self.e.dot_rz);
+        self.reduce(pass, self.e.update_d);
     }
 
     /// Dispatches per iteration outside the preconditioner.

@@ -4,10 +4,15 @@
 
 use super::multigrid::Multigrid;
 use super::PcgVectors;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::{Entry, Kernel};
 use crate::scene::PreconditionerKind;
 use crate::sim::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
+
+crate::kernel_entries!(
+    /// The entry points of shaders/precond.wgsl.
+    PrecondEntries { identity, jacobi, ip_upper, ip_lower, mic_factor, mic_forward, mic_backward, mict_factor, mict_apply }
+);
 
 /// Keep in sync with `Plane` in shaders/precond.wgsl.
 #[repr(C)]
@@ -20,6 +25,7 @@ const _: () = assert!(std::mem::size_of::<PlaneSlot>() == 16);
 
 pub struct Precond {
     kernel: Kernel,
+    e: PrecondEntries,
     group: wgpu::BindGroup,
     /// One uniform slot per wavefront plane, `stride` bytes apart (dynamic offsets).
     _planes: wgpu::Buffer,
@@ -57,48 +63,24 @@ impl Precond {
             bytes[at..at + 16].copy_from_slice(bytemuck::bytes_of(&slot));
         }
         let planes = crate::gpu::uniform_buffer(device, "Precond::planes", &bytes);
-        let kernel = Kernel::new(
-            device,
-            "precond.wgsl",
-            "Precond",
-            &[
-                "identity",
-                "jacobi",
-                "ip_upper",
-                "ip_lower",
-                "mic_factor",
-                "mic_forward",
-                "mic_backward",
-                "mict_factor",
-                "mict_apply",
-            ],
-            &[
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-                Storage,
-                UniformDynamic { size: 16 },
-                StorageRead,
-            ],
-        );
+        let kernel = Kernel::with_dynamic(device, "precond.wgsl", "Precond", &[("plane", 16)]);
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &v.a,
-                &v.r,
-                &v.z,
-                &v.t,
-                &v.precon,
-                &planes,
-                &v.state,
+                ("params", &f.params_buffer),
+                ("a", &v.a),
+                ("r", &v.r),
+                ("z", &v.z),
+                ("t", &v.t),
+                ("precon", &v.precon),
+                ("plane", &planes),
+                ("done", &v.state),
             ],
         );
         let tile = mic_tile(f.params.n);
         let tiles = (0..3).map(|a| f.params.n[a].div_ceil(tile[a])).product();
         Self {
+            e: PrecondEntries::of(&kernel),
             kernel,
             group,
             _planes: planes,
@@ -122,7 +104,7 @@ impl Precond {
         }
     }
 
-    fn planes(&self, pass: &mut wgpu::ComputePass<'_>, entry: &str, reverse: bool) {
+    fn planes(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry, reverse: bool) {
         let groups = self.plane_threads.div_ceil(crate::gpu::WORKGROUP);
         for i in 0..self.num_planes {
             let s = if reverse { self.num_planes - 1 - i } else { i };
@@ -134,10 +116,10 @@ impl Precond {
     /// Per-solve set-up: the factorisation or the coarse levels of the current matrix.
     pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>, kind: PreconditionerKind) {
         match kind {
-            PreconditionerKind::Mic0 => self.planes(pass, "mic_factor", false),
+            PreconditionerKind::Mic0 => self.planes(pass, self.e.mic_factor, false),
             PreconditionerKind::Mic0Tiled => {
                 self.kernel
-                    .dispatch_groups(pass, "mict_factor", &self.group, &[0], self.tiles)
+                    .dispatch_groups(pass, self.e.mict_factor, &self.group, &[0], self.tiles)
             }
             PreconditionerKind::Mg => self.multigrid.record_setup(pass),
             _ => {}
@@ -153,24 +135,24 @@ impl Precond {
     ) {
         let n = f.num_cells();
         let g = n.div_ceil(crate::gpu::WORKGROUP);
-        let one = |pass: &mut wgpu::ComputePass<'_>, entry: &str| {
+        let one = |pass: &mut wgpu::ComputePass<'_>, entry: Entry| {
             self.kernel
                 .dispatch_groups(pass, entry, &self.group, &[0], g)
         };
         match kind {
-            PreconditionerKind::None => one(pass, "identity"),
-            PreconditionerKind::Jacobi => one(pass, "jacobi"),
+            PreconditionerKind::None => one(pass, self.e.identity),
+            PreconditionerKind::Jacobi => one(pass, self.e.jacobi),
             PreconditionerKind::Ip => {
-                one(pass, "ip_upper");
-                one(pass, "ip_lower");
+                one(pass, self.e.ip_upper);
+                one(pass, self.e.ip_lower);
             }
             PreconditionerKind::Mic0 => {
-                self.planes(pass, "mic_forward", false);
-                self.planes(pass, "mic_backward", true);
+                self.planes(pass, self.e.mic_forward, false);
+                self.planes(pass, self.e.mic_backward, true);
             }
             PreconditionerKind::Mic0Tiled => {
                 self.kernel
-                    .dispatch_groups(pass, "mict_apply", &self.group, &[0], self.tiles)
+                    .dispatch_groups(pass, self.e.mict_apply, &self.group, &[0], self.tiles)
             }
             PreconditionerKind::Mg => self.multigrid.record_apply(pass),
         }

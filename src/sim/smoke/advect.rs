@@ -2,53 +2,42 @@
 //! (shaders/smoke_advect.wgsl).
 
 use super::SmokeFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::fields::GridFields;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/smoke_advect.wgsl.
+    SmokeAdvectEntries { faces_forward, faces_finish, cells_forward, cells_finish }
+);
 
 pub struct SmokeAdvect {
     kernel: Kernel,
+    e: SmokeAdvectEntries,
     group: wgpu::BindGroup,
 }
 
 impl SmokeAdvect {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "smoke_advect.wgsl",
-            "SmokeAdvect",
-            &[
-                "faces_forward",
-                "faces_finish",
-                "cells_forward",
-                "cells_finish",
-            ],
-            &[
-                Uniform,
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-                StorageRead,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "smoke_advect.wgsl", "SmokeAdvect");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &s.params_buffer,
-                &f.cell_type,
-                &f.vel_old,
-                &s.vel_hat,
-                &f.vel,
-                &s.dye_old,
-                &s.dye_hat,
-                &s.dye,
+                ("params", &f.params_buffer),
+                ("smoke", &s.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("vel_old", &f.vel_old),
+                ("vel_hat", &s.vel_hat),
+                ("vel", &f.vel),
+                ("dye_old", &s.dye_old),
+                ("dye_hat", &s.dye_hat),
+                ("dye", &s.dye),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: SmokeAdvectEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     /// Keeps the velocity and dye the step starts from (the advection reads them while it
@@ -60,9 +49,9 @@ impl SmokeAdvect {
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         let k = &self.kernel;
-        k.dispatch(pass, "faces_forward", &self.group, f.num_faces());
-        k.dispatch(pass, "faces_finish", &self.group, f.num_faces());
-        k.dispatch(pass, "cells_forward", &self.group, f.num_cells());
-        k.dispatch(pass, "cells_finish", &self.group, f.num_cells());
+        k.dispatch(pass, self.e.faces_forward, &self.group, f.num_faces());
+        k.dispatch(pass, self.e.faces_finish, &self.group, f.num_faces());
+        k.dispatch(pass, self.e.cells_forward, &self.group, f.num_cells());
+        k.dispatch(pass, self.e.cells_finish, &self.group, f.num_cells());
     }
 }

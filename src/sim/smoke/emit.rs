@@ -1,41 +1,45 @@
 //! Smoke sources and mouse splats (shaders/smoke_emit.wgsl).
 
 use super::SmokeFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::fields::GridFields;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/smoke_emit.wgsl.
+    SmokeEmitEntries { cells, faces }
+);
 
 pub struct SmokeEmit {
     kernel: Kernel,
+    e: SmokeEmitEntries,
     group: wgpu::BindGroup,
 }
 
 impl SmokeEmit {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "smoke_emit.wgsl",
-            "SmokeEmit",
-            &["cells", "faces"],
-            &[Uniform, Uniform, StorageRead, StorageRead, Storage, Storage],
-        );
+        let kernel = Kernel::new(device, "smoke_emit.wgsl", "SmokeEmit");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &s.params_buffer,
-                &s.emitters,
-                &f.cell_type,
-                &s.dye,
-                &f.vel,
+                ("params", &f.params_buffer),
+                ("smoke", &s.params_buffer),
+                ("emitters", &s.emitters),
+                ("cell_type", &f.cell_type),
+                ("dye", &s.dye),
+                ("grid_vel", &f.vel),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: SmokeEmitEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "cells", &self.group, f.num_cells());
+            .dispatch(pass, self.e.cells, &self.group, f.num_cells());
         self.kernel
-            .dispatch(pass, "faces", &self.group, f.num_faces());
+            .dispatch(pass, self.e.faces, &self.group, f.num_faces());
     }
 }

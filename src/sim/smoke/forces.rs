@@ -1,57 +1,53 @@
 //! Buoyancy and vorticity confinement (shaders/smoke_forces.wgsl).
 
 use super::SmokeFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::fields::GridFields;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/smoke_forces.wgsl.
+    SmokeForcesEntries { vorticity, cell_forces, apply }
+);
 
 pub struct SmokeForces {
     kernel: Kernel,
+    e: SmokeForcesEntries,
     group: wgpu::BindGroup,
 }
 
 impl SmokeForces {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "smoke_forces.wgsl",
-            "SmokeForces",
-            &["vorticity", "cell_forces", "apply"],
-            &[
-                Uniform,
-                Uniform,
-                StorageRead,
-                Storage,
-                StorageRead,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "smoke_forces.wgsl", "SmokeForces");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &s.params_buffer,
-                &f.cell_type,
-                &f.vel,
-                &s.dye,
-                &s.curl,
-                &s.force,
+                ("params", &f.params_buffer),
+                ("smoke", &s.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("vel", &f.vel),
+                ("dye", &s.dye),
+                ("curl", &s.curl),
+                ("force", &s.force),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: SmokeForcesEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     /// The curl of the current velocity (also used by the stats and the vorticity view).
     pub fn record_vorticity(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "vorticity", &self.group, f.num_cells());
+            .dispatch(pass, self.e.vorticity, &self.group, f.num_cells());
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.record_vorticity(pass, f);
         self.kernel
-            .dispatch(pass, "cell_forces", &self.group, f.num_cells());
+            .dispatch(pass, self.e.cell_forces, &self.group, f.num_cells());
         self.kernel
-            .dispatch(pass, "apply", &self.group, f.num_faces());
+            .dispatch(pass, self.e.apply, &self.group, f.num_faces());
     }
 }

@@ -1,52 +1,46 @@
 //! Smoke cell types from the static solids and the moving obstacle (shaders/smoke_mark.wgsl).
 
 use super::SmokeFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::fields::GridFields;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/smoke_mark.wgsl.
+    SmokeMarkEntries { main }
+);
 
 pub struct SmokeMark {
     kernel: Kernel,
+    e: SmokeMarkEntries,
     group: wgpu::BindGroup,
 }
 
 impl SmokeMark {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "smoke_mark.wgsl",
-            "SmokeMark",
-            &["main"],
-            &[
-                Uniform,
-                Uniform,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-                Storage,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "smoke_mark.wgsl", "SmokeMark");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &s.params_buffer,
-                &s.static_solid,
-                &s.static_vel,
-                &f.cell_type,
-                &f.solid,
-                &f.solid_vel,
-                &s.dye,
-                &f.counters,
+                ("params", &f.params_buffer),
+                ("smoke", &s.params_buffer),
+                ("static_solid", &s.static_solid),
+                ("static_vel", &s.static_vel),
+                ("cell_type", &f.cell_type),
+                ("solid", &f.solid),
+                ("solid_vel", &f.solid_vel),
+                ("dye", &s.dye),
+                ("counters", &f.counters),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: SmokeMarkEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "main", &self.group, f.num_cells());
+            .dispatch(pass, self.e.main, &self.group, f.num_cells());
     }
 }

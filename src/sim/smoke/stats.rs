@@ -2,50 +2,45 @@
 //! (shaders/smoke_stats.wgsl).
 
 use super::SmokeFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::fields::GridFields;
+
+crate::kernel_entries!(
+    /// The entry points of shaders/smoke_stats.wgsl.
+    SmokeStatsEntries { main }
+);
 
 pub struct SmokeStats {
     kernel: Kernel,
+    e: SmokeStatsEntries,
     group: wgpu::BindGroup,
 }
 
 impl SmokeStats {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "smoke_stats.wgsl",
-            "SmokeStats",
-            &["main"],
-            &[
-                Uniform,
-                Uniform,
-                StorageRead,
-                StorageRead,
-                StorageRead,
-                StorageRead,
-                Storage,
-                Storage,
-            ],
-        );
+        let kernel = Kernel::new(device, "smoke_stats.wgsl", "SmokeStats");
         let group = kernel.bind(
             device,
             &[
-                &f.params_buffer,
-                &s.params_buffer,
-                &f.cell_type,
-                &f.vel,
-                &s.dye,
-                &s.curl,
-                &s.partials,
-                &f.counters,
+                ("params", &f.params_buffer),
+                ("smoke", &s.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("vel", &f.vel),
+                ("dye", &s.dye),
+                ("curl", &s.curl),
+                ("partials", &s.partials),
+                ("counters", &f.counters),
             ],
         );
-        Self { kernel, group }
+        Self {
+            e: SmokeStatsEntries::of(&kernel),
+            kernel,
+            group,
+        }
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
-            .dispatch(pass, "main", &self.group, f.num_cells());
+            .dispatch(pass, self.e.main, &self.group, f.num_cells());
     }
 }

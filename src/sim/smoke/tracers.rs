@@ -4,30 +4,36 @@
 //! (shaders/smoke_tracers.wgsl).
 
 use super::SmokeFields;
-use crate::gpu::{Binding::*, Kernel};
+use crate::gpu::Kernel;
 use crate::sim::advect::Advect;
 use crate::sim::fields::{GridFields, Particles};
+
+crate::kernel_entries!(
+    /// The entry points of shaders/smoke_tracers.wgsl.
+    SmokeTracersEntries { record }
+);
 
 pub struct SmokeTracers {
     advect: Advect,
     kernel: Kernel,
+    e: SmokeTracersEntries,
     group: wgpu::BindGroup,
 }
 
 impl SmokeTracers {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields, p: &Particles) -> Self {
-        let kernel = Kernel::new(
-            device,
-            "smoke_tracers.wgsl",
-            "SmokeTracers",
-            &["record"],
-            &[Uniform, Uniform, Storage, Storage],
-        );
+        let kernel = Kernel::new(device, "smoke_tracers.wgsl", "SmokeTracers");
         let group = kernel.bind(
             device,
-            &[&f.params_buffer, &s.params_buffer, &p.pos, &s.trail],
+            &[
+                ("params", &f.params_buffer),
+                ("smoke", &s.params_buffer),
+                ("pos", &p.pos),
+                ("trail", &s.trail),
+            ],
         );
         Self {
+            e: SmokeTracersEntries::of(&kernel),
             advect: Advect::new(device, f, p),
             kernel,
             group,
@@ -36,6 +42,7 @@ impl SmokeTracers {
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, p: &Particles) {
         self.advect.record(pass, p);
-        self.kernel.dispatch(pass, "record", &self.group, p.count);
+        self.kernel
+            .dispatch(pass, self.e.record, &self.group, p.count);
     }
 }
