@@ -275,6 +275,10 @@ pub struct Scene {
     /// substep (a second Poisson solve, see src/sim/volume_correction.rs), so the liquid
     /// keeps its volume.
     pub volume_correction: bool,
+    /// Liquid scenes: the minimum distance between particle centres, as a fraction of the
+    /// rest spacing h / particles_per_cell^(1/3); closer particles push each other apart
+    /// each substep (src/sim/spacing.rs). 0 turns it off.
+    pub particle_spacing: f64,
     pub pressure: PressureSettings,
     /// Smoke settings (smoke scenes only).
     pub smoke: SmokeSettings,
@@ -299,6 +303,7 @@ impl Default for Scene {
             max_substeps: 32,
             extrapolation_layers: 3,
             volume_correction: true,
+            particle_spacing: 0.0,
             pressure: PressureSettings::default(),
             smoke: SmokeSettings::default(),
         }
@@ -630,6 +635,18 @@ impl Scene {
             return Err(format!(
                 "extrapolation_layers must be in 1..=64, got {}",
                 self.extrapolation_layers
+            ));
+        }
+        // Up to one cell: the neighbour search looks one cell around a particle's own.
+        let most = (self.particles_per_cell as f64).cbrt();
+        if !(self.particle_spacing.is_finite()
+            && self.particle_spacing >= 0.0
+            && self.particle_spacing <= most)
+        {
+            return Err(format!(
+                "particle_spacing must be in 0..={most} (a fraction of the rest spacing, at \
+                 most one cell), got {}",
+                self.particle_spacing
             ));
         }
         if self.kind == SceneKind::Smoke {

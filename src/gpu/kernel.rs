@@ -51,6 +51,7 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
         "volume_correction.wgsl",
         include_str!("../../shaders/volume_correction.wgsl"),
     ),
+    ("spacing.wgsl", include_str!("../../shaders/spacing.wgsl")),
     (
         "extrapolate.wgsl",
         include_str!("../../shaders/extrapolate.wgsl"),

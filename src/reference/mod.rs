@@ -19,6 +19,7 @@ mod grid;
 mod multigrid;
 mod pressure;
 pub mod smoke;
+mod spacing;
 pub mod surface;
 mod transfer;
 
@@ -26,6 +27,7 @@ pub use free_surface::*;
 pub use grid::*;
 pub use multigrid::*;
 pub use pressure::*;
+pub use spacing::*;
 pub use transfer::*;
 
 pub const AIR: u8 = 0;

@@ -12,7 +12,7 @@ use super::runner::{
     Core, LiquidColumns, Mode, ModeColumns, Recorder, Runner, SharedStage, StageList, SubstepReport,
 };
 use super::{
-    advect, check_scene_limits, extrapolate, forces, g2p, mark_cells, p2g, stats, transfer,
+    advect, check_scene_limits, extrapolate, forces, g2p, mark_cells, p2g, spacing, stats, transfer,
     volume_correction, SimError, DENSITY,
 };
 use crate::scene::{Scene, SceneKind};
@@ -30,11 +30,12 @@ pub enum Stage {
     Project,
     Extrapolate,
     G2p,
+    Spacing,
     Advect,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 10] = [
+    pub const ALL: [Stage; 11] = [
         Stage::P2g,
         Stage::MarkCells,
         Stage::VolumeCorrection,
@@ -44,6 +45,7 @@ impl Stage {
         Stage::Project,
         Stage::Extrapolate,
         Stage::G2p,
+        Stage::Spacing,
         Stage::Advect,
     ];
 
@@ -58,6 +60,7 @@ impl Stage {
             Stage::Project => "project",
             Stage::Extrapolate => "extrapolate",
             Stage::G2p => "g2p",
+            Stage::Spacing => "spacing",
             Stage::Advect => "advect",
         }
     }
@@ -125,6 +128,8 @@ pub struct Liquid {
     forces: forces::Forces,
     extrapolate: extrapolate::Extrapolate,
     pub(crate) g2p: g2p::G2p,
+    /// Allocated when the scene first asks for particle spacing.
+    spacing: Option<spacing::Spacing>,
     advect: advect::Advect,
     stats: stats::ParticleStats,
 }
@@ -175,6 +180,7 @@ impl Runner<Liquid> {
             forces: forces::Forces::new(device, fields),
             extrapolate: extrapolate::Extrapolate::new(device, fields),
             g2p: g2p::G2p::new(device, fields, &particles),
+            spacing: None,
             advect: advect::Advect::new(device, fields, &particles),
             stats: stats::ParticleStats::new(device, fields, &particles),
             particles,
@@ -202,6 +208,7 @@ impl Runner<Liquid> {
         core.scene.pic_ratio = scene.pic_ratio;
         core.scene.extrapolation_layers = scene.extrapolation_layers;
         core.scene.volume_correction = scene.volume_correction;
+        core.scene.particle_spacing = scene.particle_spacing;
         core.fields.params.pic_ratio = scene.pic_ratio as f32;
         core.fields.params.gravity = [
             scene.gravity.0 as f32,
@@ -310,6 +317,19 @@ impl Mode for Liquid {
         self.particles.count
     }
 
+    fn begin_substep(&mut self, core: &mut Core, _dt: f64) {
+        let scene = &core.scene;
+        if scene.particle_spacing > 0.0 {
+            let device = &core.ctx.device;
+            let stage = self
+                .spacing
+                .get_or_insert_with(|| spacing::Spacing::new(device, &core.fields, &self.particles));
+            let radius =
+                spacing::min_distance(scene.h(), scene.particles_per_cell, scene.particle_spacing);
+            stage.write_params(&core.ctx.queue, radius);
+        }
+    }
+
     fn record(&self, stage: Stage, rec: &mut Recorder<'_>, core: &Core) {
         let f = &core.fields;
         match stage {
@@ -341,6 +361,12 @@ impl Mode for Liquid {
             Stage::G2p => {
                 let mut pass = rec.pass(stage);
                 self.g2p.record(&mut pass, &self.particles);
+            }
+            Stage::Spacing => {
+                if let (Some(spacing), true) = (&self.spacing, core.scene.particle_spacing > 0.0) {
+                    let mut pass = rec.pass(stage);
+                    spacing.record(&mut pass, f, &self.particles);
+                }
             }
             Stage::Advect => {
                 let mut pass = rec.pass(stage);

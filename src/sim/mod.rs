@@ -17,6 +17,7 @@ pub mod pressure;
 pub mod project;
 pub mod runner;
 pub mod smoke;
+pub mod spacing;
 pub mod stats;
 pub mod transfer;
 pub mod views;
@@ -152,11 +153,27 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
     } else {
         0
     };
+    let spaced = scene.particle_spacing > 0.0;
+    let spacing_bins = if spaced {
+        cells * 4 * spacing::BIN_SLOTS
+    } else {
+        0
+    };
     let total = GridFields::bytes(cells, faces)
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(particles)
-        + affine;
+        + affine
+        + if spaced {
+            spacing::bytes(cells, particles)
+        } else {
+            0
+        };
     let candidates = [
+        (
+            spacing_bins,
+            "particle spacing bins (64 bytes per cell)",
+            "reduce the resolution, or set particle_spacing: 0",
+        ),
         (
             affine,
             "APIC affine buffer (48 bytes per particle)",

@@ -1,0 +1,104 @@
+//! Particle spacing (shaders/spacing.wgsl): particles closer than a minimum distance push
+//! each other apart, position only, with a fixed-point sum so the result does not depend on
+//! the order of the GPU's atomics.
+
+use super::fields::{GridFields, Particles};
+use crate::gpu::{storage_buffer, uniform_buffer, Kernel};
+use bytemuck::{Pod, Zeroable};
+
+/// Particles a cell's bin holds (BIN_SLOTS in shaders/spacing.wgsl). A cell with more is
+/// skipped as a neighbour: twice the rest count at 8 particles per cell.
+pub const BIN_SLOTS: u64 = 16;
+/// Each particle of a pair closer than the minimum distance moves this fraction of the
+/// overlap away from the other (together they close it).
+pub const STRENGTH: f32 = 0.5;
+
+/// Keep in sync with `SpacingParams` in shaders/spacing.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct SpacingParams {
+    /// Minimum distance between particle centres (m).
+    pub radius: f32,
+    pub strength: f32,
+    pub _pad: [f32; 2],
+}
+const _: () = assert!(std::mem::size_of::<SpacingParams>() == 16);
+
+/// The minimum distance (m) of `fraction` of the rest spacing h / ppc^(1/3).
+pub fn min_distance(h: f64, particles_per_cell: u32, fraction: f64) -> f64 {
+    fraction * h / (particles_per_cell as f64).cbrt()
+}
+
+/// Bytes the stage allocates for `cells` cells and `particles` particles.
+pub fn bytes(cells: u64, particles: u64) -> u64 {
+    cells * 4 * (1 + BIN_SLOTS) + particles * 16 + 16
+}
+
+crate::kernel_entries!(
+    /// The entry points of shaders/spacing.wgsl.
+    SpacingEntries { clear, bin, push, apply }
+);
+
+pub struct Spacing {
+    kernel: Kernel,
+    e: SpacingEntries,
+    group: wgpu::BindGroup,
+    params: wgpu::Buffer,
+    _bins: [wgpu::Buffer; 3],
+}
+
+impl Spacing {
+    pub fn new(device: &wgpu::Device, f: &GridFields, p: &Particles) -> Self {
+        let cells = f.num_cells() as u64;
+        let kernel = Kernel::new(device, "spacing.wgsl", "Spacing");
+        let params = uniform_buffer(
+            device,
+            "Spacing::params",
+            bytemuck::bytes_of(&SpacingParams::default()),
+        );
+        let bin_count = storage_buffer(device, "Spacing::bin_count", cells * 4);
+        let bins = storage_buffer(device, "Spacing::bins", cells * 4 * BIN_SLOTS);
+        let shifted = storage_buffer(
+            device,
+            "Spacing::shifted",
+            (p.count.max(1) as u64) * 16,
+        );
+        let group = kernel.bind(
+            device,
+            &[
+                ("params", &f.params_buffer),
+                ("spacing", &params),
+                ("solid", &f.solid),
+                ("pos", &p.pos),
+                ("bin_count", &bin_count),
+                ("bins", &bins),
+                ("shifted", &shifted),
+            ],
+        );
+        Self {
+            e: SpacingEntries::of(&kernel),
+            kernel,
+            group,
+            params,
+            _bins: [bin_count, bins, shifted],
+        }
+    }
+
+    /// Sets the minimum distance (m).
+    pub fn write_params(&self, queue: &wgpu::Queue, radius: f64) {
+        let p = SpacingParams {
+            radius: radius as f32,
+            strength: STRENGTH,
+            _pad: [0.0; 2],
+        };
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+    }
+
+    pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, p: &Particles) {
+        let k = &self.kernel;
+        k.dispatch(pass, self.e.clear, &self.group, f.num_cells());
+        k.dispatch(pass, self.e.bin, &self.group, p.count);
+        k.dispatch(pass, self.e.push, &self.group, p.count);
+        k.dispatch(pass, self.e.apply, &self.group, p.count);
+    }
+}
