@@ -186,9 +186,12 @@ struct Outputs {
     /// G2P: the particle velocities and the grid velocities it took the FLIP change from.
     g2p_vel: Vec<[f32; 4]>,
     before_forces: cpu::MacField,
-    /// Advection.
+    /// Advection, and the particle statistics recorded after it: the substep's max speed
+    /// and front, and the kinetic-energy partial sums per 64-particle workgroup.
+    advect_report: SubstepReport,
     advected_pos: Vec<[f32; 4]>,
     advected_vel: Vec<[f32; 4]>,
+    energy: Vec<f32>,
 }
 
 impl Outputs {
@@ -240,8 +243,9 @@ impl Outputs {
             Field::WBeforeForces,
         ]);
 
-        c.run_to(Stage::Advect);
+        let advect_report = c.run_to(Stage::Advect);
         let (advected_pos, advected_vel) = c.sim.read_particles().unwrap();
+        let energy = eddy::gpu::read_buffer(&c.sim.ctx, &c.sim.particles.energy).unwrap();
 
         Outputs {
             solid_vel: c.solid_vel(),
@@ -273,8 +277,10 @@ impl Outputs {
             after_extrapolate,
             g2p_vel,
             before_forces,
+            advect_report,
             advected_pos,
             advected_vel,
+            energy,
         }
     }
 
@@ -570,6 +576,43 @@ fn check_advect(o: &Outputs) {
     assert!(moved > 1e-3, "particles did not move");
 }
 
+/// The liquid's particle statistics (shaders/stats.wgsl, run after advection) against the
+/// reference's `particle_stats` of the advected particles: the max speed (f32 sqrt of an
+/// f32 dot, ~1e-7 relative), the front (an integer max over the same f32 values, exact) and
+/// the kinetic energy, each workgroup's partial sum (a tree of 64 f32 adds, ~1e-6
+/// relative) and their total with the mass per particle that stats.csv uses.
+fn check_particle_stats(o: &Outputs) {
+    let (pos, vel) = (pos64(&o.advected_pos), pos64(&o.advected_vel));
+    let (max_speed, front, _) = cpu::particle_stats(&pos, &vel, 1.0);
+    let h = o.grid.h;
+    assert!(
+        max_speed > 0.5 && front > 0.5 * o.grid.nx as f64 * h,
+        "particle statistics input is trivial: max speed {max_speed}, front {front}"
+    );
+    let r = &o.advect_report;
+    let e = (r.max_speed as f64 - max_speed).abs() / max_speed;
+    assert!(e < 1e-6, "max speed {} vs {max_speed}", r.max_speed);
+    assert_eq!(r.front_x as f64, front, "front");
+    // One partial sum per workgroup of 64 particles, the last one partly filled.
+    let groups = pos.len().div_ceil(64);
+    assert!(groups > 2, "only {groups} workgroups of particles");
+    assert!(o.energy.len() >= groups);
+    for (k, partial) in o.energy[..groups].iter().enumerate() {
+        let chunk = 64 * k..(64 * k + 64).min(pos.len());
+        let (_, _, expect) = cpu::particle_stats(&pos[chunk.clone()], &vel[chunk.clone()], 1.0);
+        let e = (*partial as f64 - expect).abs() / expect;
+        assert!(
+            e < 1e-5,
+            "kinetic energy of particles {chunk:?}: GPU {partial}, reference {expect}"
+        );
+    }
+    let mass = eddy::sim::DENSITY * h * h * h / o.scene.particles_per_cell as f64;
+    let (_, _, ke) = cpu::particle_stats(&pos, &vel, mass);
+    let gpu_ke = o.energy[..groups].iter().map(|e| *e as f64).sum::<f64>() * mass;
+    let e = (gpu_ke - ke).abs() / ke;
+    assert!(e < 1e-5, "kinetic energy: GPU {gpu_ke}, reference {ke}");
+}
+
 /// One test per stage and case: `$three_d` on the 14 x 12 x 10 tank, `$slice` on its
 /// one-cell-thick slice.
 macro_rules! stage_tests {
@@ -605,6 +648,8 @@ stage_tests! {
         extrapolation_matches_the_reference_on_one_slice;
     check_g2p => g2p_matches_the_reference_3d, g2p_matches_the_reference_on_one_slice;
     check_advect => advection_matches_the_reference_3d, advection_matches_the_reference_on_one_slice;
+    check_particle_stats =>
+        particle_stats_match_the_reference_3d, particle_stats_match_the_reference_on_one_slice;
 }
 
 #[test]
