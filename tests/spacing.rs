@@ -9,7 +9,7 @@ use eddy::sim::{Simulation, Stage};
 
 /// A 12 x 10 x 8 tank with a solid block, liquid in its lower half.
 fn tank(spacing: f64) -> Scene {
-    let mut s = Scene {
+    let s = Scene {
         name: "spacing".into(),
         domain: (1.2, 1.0, 0.8),
         resolution: (12, 10, 8),

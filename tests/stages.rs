@@ -2,6 +2,10 @@
 //!
 //! Each stage is fed the GPU's own output of the stage before it (read back), so a
 //! mismatch points at one stage. Tolerances are stated per stage with the reason.
+//!
+//! One substep is run up to each stage once per case (the 3D tank and its one-cell slice)
+//! and every buffer a check needs is read back once ([`Outputs`], shared by the tests of
+//! this binary); each stage's test then compares those outputs with the reference.
 
 mod common;
 
@@ -9,7 +13,10 @@ use common::{mac_diff, mac_max, max_abs, max_abs_diff, to_f64};
 use eddy::reference as cpu;
 use eddy::scene::{PreconditionerKind, Scene, Shape, SplitMix64};
 use eddy::sim::views::Field;
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{LiquidSubstep, Simulation, Stage};
+
+type SubstepReport = eddy::sim::SubstepReport<LiquidSubstep>;
+use std::sync::OnceLock;
 
 struct Case {
     scene: Scene,
@@ -101,7 +108,7 @@ fn case(nz: u32) -> Case {
 
 impl Case {
     /// Runs a fresh substep from the uploaded particles up to `last`.
-    fn run_to(&mut self, last: Stage) -> eddy::sim::SubstepReport<eddy::sim::LiquidSubstep> {
+    fn run_to(&mut self, last: Stage) -> SubstepReport {
         self.sim.upload_particles(&self.pos, &self.vel).unwrap();
         self.sim.substep(self.dt, last).unwrap()
     }
@@ -119,6 +126,7 @@ impl Case {
         self.faces([Field::U, Field::V, Field::W])
     }
 
+    /// A cell field, read once.
     fn cells(&self, f: Field) -> Vec<f64> {
         to_f64(&self.sim.read_field(f).unwrap().values)
     }
@@ -138,32 +146,205 @@ impl Case {
             .map(|v| [v[0] as f64, v[1] as f64, v[2] as f64])
             .collect()
     }
+}
 
-    fn pos64(&self, p: &[[f32; 4]]) -> Vec<[f64; 3]> {
-        p.iter()
-            .map(|x| [x[0] as f64, x[1] as f64, x[2] as f64])
-            .collect()
+/// What the GPU left after a substep run up to each stage, read back once, with the input
+/// it started from. Later stages run without the volume correction, so they see the
+/// uploaded positions.
+struct Outputs {
+    scene: Scene,
+    grid: cpu::Grid,
+    pos: Vec<[f32; 4]>,
+    vel: Vec<[f32; 4]>,
+    solid: Vec<bool>,
+    solid_vel: Vec<[f64; 3]>,
+    dt: f64,
+    /// P2G: face velocities, face weights and particles per cell.
+    p2g_vel: cpu::MacField,
+    p2g_weight: cpu::MacField,
+    p2g_count: Vec<f64>,
+    /// Marking: cell types, relative density and the free surface's level set.
+    types: Vec<u8>,
+    density: Vec<f64>,
+    level_set: Vec<f64>,
+    /// Volume correction: its right-hand side, its pressure-scaled potential and the
+    /// particles it moved.
+    correction: SubstepReport,
+    correction_rhs: Vec<f64>,
+    correction_pressure: Vec<f64>,
+    corrected_pos: Vec<[f32; 4]>,
+    after_forces: cpu::MacField,
+    after_boundary: cpu::MacField,
+    /// Pressure: divergence, right-hand side, the packed matrix's four entries per cell
+    /// and the solution.
+    pressure_report: SubstepReport,
+    divergence: Vec<f64>,
+    rhs: Vec<f64>,
+    matrix: Vec<[f64; 4]>,
+    pressure: Vec<f64>,
+    project_report: SubstepReport,
+    after_project: cpu::MacField,
+    after_extrapolate: cpu::MacField,
+    /// G2P: the particle velocities and the grid velocities it took the FLIP change from.
+    g2p_vel: Vec<[f32; 4]>,
+    before_forces: cpu::MacField,
+    /// Advection, and the particle statistics recorded after it: the substep's max speed
+    /// and front, and the kinetic-energy partial sums per 64-particle workgroup.
+    advect_report: SubstepReport,
+    advected_pos: Vec<[f32; 4]>,
+    advected_vel: Vec<[f32; 4]>,
+    energy: Vec<f32>,
+}
+
+impl Outputs {
+    fn run(nz: u32) -> Self {
+        let mut c = case(nz);
+        c.run_to(Stage::P2g);
+        let p2g_vel = c.vel_grid();
+        let p2g_weight = c.faces([Field::WeightU, Field::WeightV, Field::WeightW]);
+        let p2g_count = c.cells(Field::ParticleCount);
+
+        c.run_to(Stage::MarkCells);
+        let types = c.types();
+        let density = c.cells(Field::Density);
+        let level_set = c.cells(Field::LevelSet);
+
+        let correction = c.run_to(Stage::VolumeCorrection);
+        let correction_rhs = c.cells(Field::Rhs);
+        let correction_pressure = c.cells(Field::Pressure);
+        let (corrected_pos, _) = c.sim.read_particles().unwrap();
+        c.sim.scene.volume_correction = false;
+
+        c.run_to(Stage::Forces);
+        let after_forces = c.vel_grid();
+
+        c.run_to(Stage::Boundary);
+        let after_boundary = c.vel_grid();
+
+        let pressure_report = c.run_to(Stage::Pressure);
+        let divergence = c.cells(Field::Divergence);
+        let rhs = c.cells(Field::Rhs);
+        let [diag, plus_x, plus_y, plus_z] =
+            [Field::ADiag, Field::APlusX, Field::APlusY, Field::APlusZ].map(|f| c.cells(f));
+        let matrix = (0..diag.len())
+            .map(|i| [diag[i], plus_x[i], plus_y[i], plus_z[i]])
+            .collect();
+        let pressure = c.cells(Field::Pressure);
+
+        let project_report = c.run_to(Stage::Project);
+        let after_project = c.vel_grid();
+
+        c.run_to(Stage::Extrapolate);
+        let after_extrapolate = c.vel_grid();
+
+        c.run_to(Stage::G2p);
+        let (_, g2p_vel) = c.sim.read_particles().unwrap();
+        let before_forces = c.faces([
+            Field::UBeforeForces,
+            Field::VBeforeForces,
+            Field::WBeforeForces,
+        ]);
+
+        let advect_report = c.run_to(Stage::Advect);
+        let (advected_pos, advected_vel) = c.sim.read_particles().unwrap();
+        let energy = eddy::gpu::read_buffer(&c.sim.ctx, &c.sim.mode.particles.energy).unwrap();
+
+        Outputs {
+            solid_vel: c.solid_vel(),
+            scene: c.scene,
+            grid: c.grid,
+            pos: c.pos,
+            vel: c.vel,
+            solid: c.solid,
+            dt: c.dt,
+            p2g_vel,
+            p2g_weight,
+            p2g_count,
+            types,
+            density,
+            level_set,
+            correction,
+            correction_rhs,
+            correction_pressure,
+            corrected_pos,
+            after_forces,
+            after_boundary,
+            pressure_report,
+            divergence,
+            rhs,
+            matrix,
+            pressure,
+            project_report,
+            after_project,
+            after_extrapolate,
+            g2p_vel,
+            before_forces,
+            advect_report,
+            advected_pos,
+            advected_vel,
+            energy,
+        }
+    }
+
+    /// The filtered density at the free surface (from the GPU's level set).
+    fn surface(&self) -> Vec<f64> {
+        self.level_set.iter().map(|l| 0.5 - l).collect()
+    }
+
+    /// The GPU's pressure as the potential phi = p dt / rho.
+    fn phi(&self) -> Vec<f64> {
+        let scale = self.dt / eddy::sim::DENSITY;
+        self.pressure.iter().map(|x| x * scale).collect()
+    }
+
+    /// The reference's P2G of the uploaded particles.
+    fn p2g_reference(&self) -> cpu::P2gResult {
+        cpu::p2g(&self.grid, &pos64(&self.pos), &pos64(&self.vel))
+    }
+
+    /// The reference's G2P of the uploaded particles through the GPU's grids.
+    fn g2p_reference(&self) -> Vec<[f64; 3]> {
+        cpu::g2p(
+            &self.grid,
+            &pos64(&self.pos),
+            &pos64(&self.vel),
+            &self.after_extrapolate,
+            &self.before_forces,
+            self.scene.pic_ratio,
+        )
     }
 }
 
-fn check_all_stages(nz: u32) {
-    let mut c = case(nz);
-    let g = &c.grid.clone();
+/// The outputs of the 3D tank (`nz` 10) or of its one-cell slice (`nz` 1), run once per
+/// test binary.
+fn outputs(nz: u32) -> &'static Outputs {
+    static THREE_D: OnceLock<Outputs> = OnceLock::new();
+    static SLICE: OnceLock<Outputs> = OnceLock::new();
+    let cell = match nz {
+        10 => &THREE_D,
+        1 => &SLICE,
+        _ => unreachable!("no fixture for nz = {nz}"),
+    };
+    cell.get_or_init(|| Outputs::run(nz))
+}
 
-    // P2G. Fixed point: momentum quantised to 2^-15 per particle contribution, so with
-    // ~30 contributions per face the velocity error stays below 1e-4 m/s.
-    c.run_to(Stage::P2g);
-    let gpu_vel = c.vel_grid();
-    let gpu_w = c.faces([Field::WeightU, Field::WeightV, Field::WeightW]);
-    let gpu_count = c.cells(Field::ParticleCount);
-    let r = cpu::p2g(g, &c.pos64(&c.pos), &c.pos64(&c.vel));
+fn pos64(p: &[[f32; 4]]) -> Vec<[f64; 3]> {
+    p.iter()
+        .map(|x| [x[0] as f64, x[1] as f64, x[2] as f64])
+        .collect()
+}
+
+/// P2G. Fixed point: momentum quantised to 2^-15 per particle contribution, so with ~30
+/// contributions per face the velocity error stays below 1e-4 m/s.
+fn check_p2g(o: &Outputs) {
+    let r = o.p2g_reference();
     assert!(mac_max(&r.vel) > 0.3, "P2G input is trivial");
     // Fixed point quantises each contribution's momentum to 2^-16 m/s; a face's velocity
     // error is that over its weight, so compare momentum (w*u) everywhere and velocity on
     // faces with at least a tenth of a particle's weight.
     let (mut e_mom, mut e_vel) = (0.0f64, 0.0f64);
     for comp in 0..3 {
-        let (gv, rv, w) = (gpu_vel.comp(comp), r.vel.comp(comp), r.weight.comp(comp));
+        let (gv, rv, w) = (o.p2g_vel.comp(comp), r.vel.comp(comp), r.weight.comp(comp));
         for i in 0..w.len() {
             e_mom = e_mom.max((gv[i] * w[i] - rv[i] * w[i]).abs());
             if w[i] >= 0.1 {
@@ -173,33 +354,34 @@ fn check_all_stages(nz: u32) {
     }
     assert!(e_mom < 2e-4, "P2G momentum differs by {e_mom}");
     assert!(e_vel < 1e-3, "P2G velocity differs by {e_vel}");
-    let e = mac_diff(&gpu_w, &r.weight);
+    let e = mac_diff(&o.p2g_weight, &r.weight);
     assert!(e < 1e-4, "P2G weight differs by {e}");
     let counts: Vec<f64> = r.count.iter().map(|x| *x as f64).collect();
-    assert_eq!(gpu_count, counts, "particle counts differ");
+    assert_eq!(o.p2g_count, counts, "particle counts differ");
+}
 
-    // Marking: exact, except cells whose density sits within float noise of the threshold.
-    c.run_to(Stage::MarkCells);
-    let types = c.types();
-    let ppc = c.scene.particles_per_cell as f64;
-    let expect = cpu::mark_cells(g, &r.count, &gpu_w, &c.solid, ppc);
-    let density = c.cells(Field::Density);
-    let expect_density = cpu::relative_density(g, &gpu_w, &c.solid, ppc);
-    let e = max_abs_diff(&density, &expect_density);
+/// Marking: exact, except cells whose density sits within float noise of the threshold.
+fn check_mark_cells(o: &Outputs) {
+    let g = &o.grid;
+    let r = o.p2g_reference();
+    let ppc = o.scene.particles_per_cell as f64;
+    let expect = cpu::mark_cells(g, &r.count, &o.p2g_weight, &o.solid, ppc);
+    let density = &o.density;
+    let expect_density = cpu::relative_density(g, &o.p2g_weight, &o.solid, ppc);
+    let e = max_abs_diff(density, &expect_density);
     assert!(e < 1e-5, "density differs by {e}");
     assert!(
         density.iter().any(|d| *d > 1.2) && density.iter().any(|d| *d > 0.0 && *d < 0.5),
         "density input is trivial"
     );
     // The free surface's filtered density; later stages get the GPU's own.
-    let level_set = c.cells(Field::LevelSet);
-    let expect_surface = cpu::surface_density(g, &density, &c.solid);
+    let expect_surface = cpu::surface_density(g, density, &o.solid);
     let e = max_abs_diff(
-        &level_set,
+        &o.level_set,
         &expect_surface.iter().map(|s| 0.5 - s).collect::<Vec<_>>(),
     );
     assert!(e < 1e-5, "level set differs by {e}");
-    let surface: Vec<f64> = level_set.iter().map(|l| 0.5 - l).collect();
+    let types = &o.types;
     let mut mismatches = 0;
     for (i, (a, b)) in types.iter().zip(&expect).enumerate() {
         if a != b {
@@ -210,30 +392,33 @@ fn check_all_stages(nz: u32) {
     for t in [eddy::scene::AIR, eddy::scene::FLUID, eddy::scene::SOLID] {
         assert!(types.iter().any(|x| *x as u32 == t), "no cell of type {t}");
     }
+}
 
-    // Volume correction: its right-hand side, the solve with the free-surface matrix, and
-    // the particles moved by the gradient of its solution. Later stages run without it so
-    // they see the uploaded positions.
-    let rep = c.run_to(Stage::VolumeCorrection);
-    let b = c.cells(Field::Rhs);
-    let rhs = cpu::volume_correction_rhs(g, &types, &density);
+/// Volume correction: its right-hand side, the solve with the free-surface matrix, and the
+/// particles moved by the gradient of its solution.
+fn check_volume_correction(o: &Outputs) {
+    let g = &o.grid;
+    let types = &o.types;
+    let surface = o.surface();
+    let b = &o.correction_rhs;
+    let rhs = cpu::volume_correction_rhs(g, types, &o.density);
     assert!(max_abs(&rhs) > 0.0, "no over-dense cell");
     assert!(
-        max_abs_diff(&b, &rhs) < 1e-5 * max_abs(&rhs),
+        max_abs_diff(b, &rhs) < 1e-5 * max_abs(&rhs),
         "volume rhs differs"
     );
-    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&surface));
-    let psi = cpu::direct_solve(g, &a_ref, &b);
+    let a_ref = cpu::build_matrix_free_surface(g, types, Some(&surface));
+    let psi = cpu::direct_solve(g, &a_ref, b);
     let psi_gpu: Vec<f64> = {
-        let scale = c.dt / eddy::sim::DENSITY;
-        c.cells(Field::Pressure).iter().map(|x| x * scale).collect()
+        let scale = o.dt / eddy::sim::DENSITY;
+        o.correction_pressure.iter().map(|x| x * scale).collect()
     };
     // A solve cut short at CORRECTION_ITERATIONS: its f64 residual must be what the GPU
     // reported, and the potential near the exact one.
-    let report = rep.extra.correction.as_ref().unwrap();
+    let report = o.correction.extra.correction.as_ref().unwrap();
     let ap = cpu::apply_packed(g, &a_ref, &psi_gpu);
     let res: Vec<f64> = b.iter().zip(&ap).map(|(x, y)| x - y).collect();
-    let rel = max_abs(&res) / max_abs(&b);
+    let rel = max_abs(&res) / max_abs(b);
     assert!(
         rel <= 1.01 * report.residual.max(1e-6) && rel < 0.3,
         "volume correction: f64 residual {rel}, reported {}",
@@ -249,58 +434,51 @@ fn check_all_stages(nz: u32) {
         err < 0.3,
         "volume correction potential relative error {err}"
     );
-    let (moved, _) = c.sim.read_particles().unwrap();
+    let moved = pos64(&o.corrected_pos);
     let expect =
-        cpu::volume_correction_displace(g, &types, &surface, &c.solid, &psi_gpu, &c.pos64(&c.pos));
-    let e = max_abs_diff(&c.pos64(&moved).concat(), &expect.concat());
+        cpu::volume_correction_displace(g, types, &surface, &o.solid, &psi_gpu, &pos64(&o.pos));
+    let e = max_abs_diff(&moved.concat(), &expect.concat());
     assert!(e < 1e-5, "volume correction moves differ by {e}");
-    let shift = max_abs_diff(&c.pos64(&moved).concat(), &c.pos64(&c.pos).concat());
+    let shift = max_abs_diff(&moved.concat(), &pos64(&o.pos).concat());
     assert!(shift > 1e-3 * g.h, "volume correction moved nothing");
-    c.sim.scene.volume_correction = false;
+}
 
-    // Forces: f32 adds of g*dt, error ~1e-7.
-    c.run_to(Stage::Forces);
-    let after_forces = c.vel_grid();
-    let mut expect = gpu_vel.clone();
-    let grav = [c.scene.gravity.0, c.scene.gravity.1, c.scene.gravity.2];
-    cpu::apply_forces(g, &types, &gpu_w, &mut expect, grav, c.dt);
-    let e = mac_diff(&after_forces, &expect);
+/// Forces: f32 adds of g*dt, error ~1e-7.
+fn check_forces(o: &Outputs) {
+    let mut expect = o.p2g_vel.clone();
+    let grav = [o.scene.gravity.0, o.scene.gravity.1, o.scene.gravity.2];
+    cpu::apply_forces(&o.grid, &o.types, &o.p2g_weight, &mut expect, grav, o.dt);
+    let e = mac_diff(&o.after_forces, &expect);
     assert!(e < 1e-5, "forces differ by {e}");
+}
 
-    // Boundary: copies of solid velocities, exact up to f32 rounding.
-    c.run_to(Stage::Boundary);
-    let after_boundary = c.vel_grid();
-    let mut expect = after_forces.clone();
-    cpu::apply_boundary(g, &types, &c.solid_vel(), &mut expect);
-    let e = mac_diff(&after_boundary, &expect);
+/// Boundary: copies of solid velocities, exact up to f32 rounding.
+fn check_boundary(o: &Outputs) {
+    let mut expect = o.after_forces.clone();
+    cpu::apply_boundary(&o.grid, &o.types, &o.solid_vel, &mut expect);
+    let e = mac_diff(&o.after_boundary, &expect);
     assert!(e < 1e-6, "boundary differs by {e}");
+}
 
-    // Pressure: divergence, matrix, and the solve against an f64 solve to 1e-10.
-    let rep = c.run_to(Stage::Pressure);
-    let (div, rhs) = cpu::divergence(g, &types, &after_boundary);
-    let e = max_abs_diff(&c.cells(Field::Divergence), &div);
+/// Pressure: divergence, matrix, and the solve against an f64 solve to 1e-10.
+fn check_pressure(o: &Outputs) {
+    let g = &o.grid;
+    let types = &o.types;
+    let (div, rhs) = cpu::divergence(g, types, &o.after_boundary);
+    let e = max_abs_diff(&o.divergence, &div);
     assert!(
         e < 1e-4 * max_abs(&div).max(1.0),
         "divergence differs by {e}"
     );
-    let b = c.cells(Field::Rhs);
-    assert!(max_abs_diff(&b, &rhs) < 1e-4 * max_abs(&rhs), "rhs differs");
-    let a_ref = cpu::build_matrix_free_surface(g, &types, Some(&surface));
+    let b = &o.rhs;
+    assert!(max_abs_diff(b, &rhs) < 1e-4 * max_abs(&rhs), "rhs differs");
+    let a_ref = cpu::build_matrix_free_surface(g, types, Some(&o.surface()));
     assert!(
         a_ref.iter().any(|r| r[0].fract() != 0.0),
         "no free-surface fraction in the matrix"
     );
-    let a_gpu: Vec<[f64; 4]> = (0..a_ref.len())
-        .map(|i| {
-            let f = |x: Field| c.sim.read_field(x).unwrap().values[i] as f64;
-            [
-                f(Field::ADiag),
-                f(Field::APlusX),
-                f(Field::APlusY),
-                f(Field::APlusZ),
-            ]
-        })
-        .collect();
+    let a_gpu = &o.matrix;
+    assert_eq!(a_gpu.len(), a_ref.len());
     let e = a_gpu
         .iter()
         .zip(&a_ref)
@@ -312,7 +490,7 @@ fn check_all_stages(nz: u32) {
         .fold(0.0, f64::max);
     // 1/theta amplifies the f32 rounding of the level set where theta is small.
     assert!(e < 1e-5, "packed matrix differs by {e} (relative)");
-    let (csr, rows) = cpu::assemble_csr(g, &types, &a_gpu);
+    let (csr, rows) = cpu::assemble_csr(g, types, a_gpu);
     for (row, &cell) in rows.iter().enumerate() {
         let diag = csr
             .get_entry(row, row)
@@ -328,96 +506,159 @@ fn check_all_stages(nz: u32) {
                 .map(|r| r[1..].iter().filter(|x| **x != 0.0).count())
                 .sum::<usize>()
     );
-    let exact = cpu::direct_solve(g, &a_ref, &b);
-    let p = c.cells(Field::Pressure);
-    let scale = c.dt / eddy::sim::DENSITY;
-    let phi: Vec<f64> = p.iter().map(|x| x * scale).collect();
+    let exact = cpu::direct_solve(g, &a_ref, b);
+    let phi = o.phi();
     let err = max_abs_diff(&phi, &exact) / max_abs(&exact);
     assert!(err < 1e-3, "pressure relative error {err}");
-    let solve = rep.solve.unwrap();
-    assert!(solve.residual <= c.scene.pressure.tolerance);
+    let solve = o.pressure_report.solve.as_ref().unwrap();
+    assert!(solve.residual <= o.scene.pressure.tolerance);
     let ap = cpu::apply_packed(g, &a_ref, &phi);
     let res: Vec<f64> = b.iter().zip(&ap).map(|(x, y)| x - y).collect();
-    let rel = max_abs(&res) / max_abs(&b);
+    let rel = max_abs(&res) / max_abs(b);
     assert!(
-        rel < 10.0 * c.scene.pressure.tolerance,
+        rel < 10.0 * o.scene.pressure.tolerance,
         "f64 residual of the GPU pressure {rel}"
     );
+}
 
-    // Projection of the GPU's velocities with the GPU's pressure.
-    let rep = c.run_to(Stage::Project);
-    let after_project = c.vel_grid();
-    let mut expect = after_boundary.clone();
-    cpu::project_free_surface(g, &types, Some(&surface), &phi, &mut expect);
-    let e = mac_diff(&after_project, &expect);
+/// Projection of the GPU's velocities with the GPU's pressure.
+fn check_project(o: &Outputs) {
+    let g = &o.grid;
+    let types = &o.types;
+    let mut expect = o.after_boundary.clone();
+    cpu::project_free_surface(g, types, Some(&o.surface()), &o.phi(), &mut expect);
+    let e = mac_diff(&o.after_project, &expect);
     assert!(e < 1e-4, "projection differs by {e}");
-    let (div_after, _) = cpu::divergence(g, &types, &after_project);
-    assert!(max_abs(&div_after) <= 2.0 * c.scene.pressure.tolerance * max_abs(&div) + 1e-4);
-    assert!((rep.max_divergence as f64 - max_abs(&div_after)).abs() < 1e-3);
+    let (div, _) = cpu::divergence(g, types, &o.after_boundary);
+    let (div_after, _) = cpu::divergence(g, types, &o.after_project);
+    assert!(max_abs(&div_after) <= 2.0 * o.scene.pressure.tolerance * max_abs(&div) + 1e-4);
+    assert!((o.project_report.max_divergence as f64 - max_abs(&div_after)).abs() < 1e-3);
+}
 
-    // Extrapolation (then the solid boundary again, as the step does).
-    c.run_to(Stage::Extrapolate);
-    let after_extrap = c.vel_grid();
-    let mut expect = after_project.clone();
+/// Extrapolation (then the solid boundary again, as the step does).
+fn check_extrapolate(o: &Outputs) {
+    let mut expect = o.after_project.clone();
     cpu::extrapolate(
-        g,
-        &types,
-        &gpu_w,
+        &o.grid,
+        &o.types,
+        &o.p2g_weight,
         &mut expect,
-        c.scene.extrapolation_layers as usize,
+        o.scene.extrapolation_layers as usize,
     );
-    cpu::apply_boundary(g, &types, &c.solid_vel(), &mut expect);
-    let e = mac_diff(&after_extrap, &expect);
+    cpu::apply_boundary(&o.grid, &o.types, &o.solid_vel, &mut expect);
+    let e = mac_diff(&o.after_extrapolate, &expect);
     assert!(e < 1e-5, "extrapolation differs by {e}");
+}
 
-    // Grid to particle.
-    c.run_to(Stage::G2p);
-    let (_, gvel) = c.sim.read_particles().unwrap();
-    let old = c.faces([
-        Field::UBeforeForces,
-        Field::VBeforeForces,
-        Field::WBeforeForces,
-    ]);
-    let expect = cpu::g2p(
-        g,
-        &c.pos64(&c.pos),
-        &c.pos64(&c.vel),
-        &after_extrap,
-        &old,
-        c.scene.pic_ratio,
-    );
-    let e = max_abs_diff(&c.pos64(&gvel).concat(), &expect.concat());
+/// Grid to particle.
+fn check_g2p(o: &Outputs) {
+    let expect = o.g2p_reference();
+    let e = max_abs_diff(&pos64(&o.g2p_vel).concat(), &expect.concat());
     assert!(e < 1e-4, "G2P differs by {e}");
+}
 
-    // Advection of the particles through the extrapolated grid.
-    c.run_to(Stage::Advect);
-    let (apos, avel) = c.sim.read_particles().unwrap();
-    let mut epos = c.pos64(&c.pos);
-    let mut evel = expect.clone();
-    cpu::advect(g, &c.solid, &after_extrap, &mut epos, &mut evel, c.dt);
-    let e = max_abs_diff(&c.pos64(&apos).concat(), &epos.concat());
+/// Advection of the particles through the extrapolated grid.
+fn check_advect(o: &Outputs) {
+    let mut epos = pos64(&o.pos);
+    let mut evel = o.g2p_reference();
+    cpu::advect(
+        &o.grid,
+        &o.solid,
+        &o.after_extrapolate,
+        &mut epos,
+        &mut evel,
+        o.dt,
+    );
+    let (apos, avel) = (pos64(&o.advected_pos), pos64(&o.advected_vel));
+    let e = max_abs_diff(&apos.concat(), &epos.concat());
     assert!(e < 1e-5, "advection positions differ by {e}");
-    let e = max_abs_diff(&c.pos64(&avel).concat(), &evel.concat());
+    let e = max_abs_diff(&avel.concat(), &evel.concat());
     assert!(e < 1e-4, "advection velocities differ by {e}");
-    let moved = max_abs_diff(&c.pos64(&apos).concat(), &c.pos64(&c.pos).concat());
+    let moved = max_abs_diff(&apos.concat(), &pos64(&o.pos).concat());
     assert!(moved > 1e-3, "particles did not move");
 }
 
-#[test]
-fn every_stage_matches_the_reference_3d() {
-    check_all_stages(10);
+/// The liquid's particle statistics (shaders/stats.wgsl, run after advection) against the
+/// reference's `particle_stats` of the advected particles: the max speed (f32 sqrt of an
+/// f32 dot, ~1e-7 relative), the front (an integer max over the same f32 values, exact) and
+/// the kinetic energy, each workgroup's partial sum (a tree of 64 f32 adds, ~1e-6
+/// relative) and their total with the mass per particle that stats.csv uses.
+fn check_particle_stats(o: &Outputs) {
+    let (pos, vel) = (pos64(&o.advected_pos), pos64(&o.advected_vel));
+    let (max_speed, front, _) = cpu::particle_stats(&pos, &vel, 1.0);
+    let h = o.grid.h;
+    assert!(
+        max_speed > 0.5 && front > 0.5 * o.grid.nx as f64 * h,
+        "particle statistics input is trivial: max speed {max_speed}, front {front}"
+    );
+    let r = &o.advect_report;
+    let e = (r.max_speed as f64 - max_speed).abs() / max_speed;
+    assert!(e < 1e-6, "max speed {} vs {max_speed}", r.max_speed);
+    assert_eq!(r.front_x as f64, front, "front");
+    // One partial sum per workgroup of 64 particles, the last one partly filled.
+    let groups = pos.len().div_ceil(64);
+    assert!(groups > 2, "only {groups} workgroups of particles");
+    assert!(o.energy.len() >= groups);
+    for (k, partial) in o.energy[..groups].iter().enumerate() {
+        let chunk = 64 * k..(64 * k + 64).min(pos.len());
+        let (_, _, expect) = cpu::particle_stats(&pos[chunk.clone()], &vel[chunk.clone()], 1.0);
+        let e = (*partial as f64 - expect).abs() / expect;
+        assert!(
+            e < 1e-5,
+            "kinetic energy of particles {chunk:?}: GPU {partial}, reference {expect}"
+        );
+    }
+    let mass = eddy::sim::DENSITY * h * h * h / o.scene.particles_per_cell as f64;
+    let (_, _, ke) = cpu::particle_stats(&pos, &vel, mass);
+    let gpu_ke = o.energy[..groups].iter().map(|e| *e as f64).sum::<f64>() * mass;
+    let e = (gpu_ke - ke).abs() / ke;
+    assert!(e < 1e-5, "kinetic energy: GPU {gpu_ke}, reference {ke}");
 }
 
-#[test]
-fn every_stage_matches_the_reference_on_one_slice() {
-    check_all_stages(1);
+/// One test per stage and case: `$three_d` on the 14 x 12 x 10 tank, `$slice` on its
+/// one-cell-thick slice.
+macro_rules! stage_tests {
+    ($($check:ident => $three_d:ident, $slice:ident;)*) => {$(
+        #[test]
+        fn $three_d() {
+            $check(outputs(10));
+        }
+
+        #[test]
+        fn $slice() {
+            $check(outputs(1));
+        }
+    )*};
+}
+
+stage_tests! {
+    check_p2g => p2g_matches_the_reference_3d, p2g_matches_the_reference_on_one_slice;
+    check_mark_cells =>
+        mark_cells_matches_the_reference_3d, mark_cells_matches_the_reference_on_one_slice;
+    check_volume_correction =>
+        volume_correction_matches_the_reference_3d,
+        volume_correction_matches_the_reference_on_one_slice;
+    check_forces => forces_match_the_reference_3d, forces_match_the_reference_on_one_slice;
+    check_boundary =>
+        boundary_matches_the_reference_3d, boundary_matches_the_reference_on_one_slice;
+    check_pressure =>
+        pressure_matches_the_reference_3d, pressure_matches_the_reference_on_one_slice;
+    check_project =>
+        projection_matches_the_reference_3d, projection_matches_the_reference_on_one_slice;
+    check_extrapolate =>
+        extrapolation_matches_the_reference_3d,
+        extrapolation_matches_the_reference_on_one_slice;
+    check_g2p => g2p_matches_the_reference_3d, g2p_matches_the_reference_on_one_slice;
+    check_advect => advection_matches_the_reference_3d, advection_matches_the_reference_on_one_slice;
+    check_particle_stats =>
+        particle_stats_match_the_reference_3d, particle_stats_match_the_reference_on_one_slice;
 }
 
 #[test]
 fn gpu_preconditioners_match_the_reference_and_are_positive() {
     let mut c = case(10);
     c.run_to(Stage::Pressure);
-    let g = c.grid.clone();
+    let g = c.grid;
     let types = c.types();
     let surface: Vec<f64> = c.cells(Field::LevelSet).iter().map(|l| 0.5 - l).collect();
     let a = cpu::build_matrix_free_surface(&g, &types, Some(&surface));
