@@ -2,8 +2,8 @@
 // Particle spacing: particles closer than a minimum distance push each other apart, so the
 // liquid neither bunches nor leaves holes below the grid's scale (the volume correction
 // handles the cell scale). Particles are binned by cell (at most BIN_SLOTS per cell); each
-// particle sums, over the particles in its own and the 26 neighbouring cells, half of the
-// overlap along the line between them. The sums are fixed point, so the result does not
+// particle sums, over the particles of the cells within the minimum distance (at most half
+// a cell, so at most 2 x 2 x 2 cells), half of the overlap along the line between them. The sums are fixed point, so the result does not
 // depend on the order the bins were filled in; a cell that holds more than BIN_SLOTS
 // particles is skipped as a neighbour (which of them got a slot would depend on that order),
 // which keeps the stage deterministic. Velocities are not touched.
@@ -55,12 +55,15 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
     let x0 = pos[id].xyz;
-    let home = cell_containing(x0, params);
     let r = spacing.radius;
+    // Particles within r (at most half a cell) lie in the cells the box x0 +- r touches: at
+    // most two per axis.
+    let lo = cell_containing(x0 - vec3<f32>(r), params);
+    let hi = cell_containing(x0 + vec3<f32>(r), params);
     var sum = vec3<i32>(0);
-    for (var k = 0u; k < 27u; k++) {
-        let c = home + vec3<i32>(i32(k % 3u) - 1, i32((k / 3u) % 3u) - 1, i32(k / 9u) - 1);
-        if (!in_grid(c, params.n)) { continue; }
+    for (var k = 0u; k < 8u; k++) {
+        let c = lo + vec3<i32>(i32(k & 1u), i32((k >> 1u) & 1u), i32(k >> 2u));
+        if (any(c > hi)) { continue; }
         let ci = cell_index(c, params.n);
         let n = atomicLoad(&bin_count[ci]);
         if (n > BIN_SLOTS) { continue; }

@@ -606,6 +606,19 @@ fn check(path: &Path) -> Result<ExitCode> {
         } else {
             "volume      not corrected (volume_correction: false)".to_string()
         });
+        line(if scene.particle_spacing > 0.0 {
+            format!(
+                "spacing     particles closer than {:.3} m ({} of the rest spacing) push apart",
+                eddy::sim::spacing::min_distance(
+                    scene.h(),
+                    scene.particles_per_cell,
+                    scene.particle_spacing
+                ),
+                scene.particle_spacing
+            )
+        } else {
+            "spacing     off (particle_spacing: 0)".to_string()
+        });
         if particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES {
             let fluid = initial_fluid_cells(&scene, &scene.initial_state());
             line(format!("fluid cells {fluid} at the first step"));

@@ -637,15 +637,16 @@ impl Scene {
                 self.extrapolation_layers
             ));
         }
-        // Up to one cell: the neighbour search looks one cell around a particle's own.
-        let most = (self.particles_per_cell as f64).cbrt();
+        // Up to half a cell: the neighbour search looks at the 2 x 2 x 2 cells nearest a
+        // particle.
+        let most = 0.5 * (self.particles_per_cell as f64).cbrt();
         if !(self.particle_spacing.is_finite()
             && self.particle_spacing >= 0.0
             && self.particle_spacing <= most)
         {
             return Err(format!(
                 "particle_spacing must be in 0..={most} (a fraction of the rest spacing, at \
-                 most one cell), got {}",
+                 most half a cell), got {}",
                 self.particle_spacing
             ));
         }

@@ -165,6 +165,17 @@ impl ParametersPanel {
                 .checkbox(&mut s.volume_correction, "volume correction")
                 .on_hover_text("move particles out of over-dense cells each substep")
                 .changed();
+            let most = 0.5 * (s.particles_per_cell as f64).cbrt();
+            changed |= ui
+                .add(
+                    egui::Slider::new(&mut s.particle_spacing, 0.0..=most)
+                        .text("particle spacing"),
+                )
+                .on_hover_text(
+                    "minimum distance between particles, as a fraction of the rest spacing; \
+                     closer ones push apart (0: off)",
+                )
+                .changed();
         }
         if changed {
             self.actions.push(Action::ApplyParameters);
