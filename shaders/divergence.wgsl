@@ -22,7 +22,7 @@ fn cell_divergence(c: u32) -> f32 {
     return flux * params.inv_h;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn before(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -33,9 +33,9 @@ fn before(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
     rhs[c] = -params.h * params.h * div;
 }
 
-// Max |div| over FLUID cells goes to counters[3] as f32 bits (non-negative floats order
+// Max |div| over FLUID cells goes to counters[COUNTER_MAX_DIVERGENCE] as f32 bits (non-negative floats order
 // like their bit patterns, so an integer max is exact and order-independent).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn after(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -43,5 +43,5 @@ fn after(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var div = 0.0;
     if (cell_type[c] == FLUID) { div = cell_divergence(c); }
     div_after[c] = div;
-    atomicMax(&counters[3], bitcast<u32>(abs(div)));
+    atomicMax(&counters[COUNTER_MAX_DIVERGENCE], bitcast<u32>(abs(div)));
 }

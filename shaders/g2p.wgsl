@@ -14,7 +14,7 @@
 // APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Written only with APIC.
 @group(0) @binding(6) var<storage, read_write> affine: array<vec4<f32>>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);

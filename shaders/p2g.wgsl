@@ -25,7 +25,7 @@ fn face_node_position(comp: u32, node: vec3<i32>) -> vec3<f32> {
     return x * params.h;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
@@ -60,11 +60,11 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
 
 // Face velocity = momentum / weight (0 where no particle reached the face); also keeps the
 // copy of the transferred grid that the FLIP update subtracts.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn normalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     let f = linear_id(wg, nwg, li);
-    if (f >= params.num_u + params.num_v + params.num_w) { return; }
+    if (f >= num_faces(params)) { return; }
     let m = f32(atomicLoad(&acc[2u * f])) / MOMENTUM_SCALE;
     let w = f32(atomicLoad(&acc[2u * f + 1u])) / WEIGHT_SCALE;
     var u = 0.0;

@@ -10,6 +10,9 @@ pub mod push;
 pub mod slice;
 pub mod surface;
 
+use crate::gpu::constants::{
+    PARTICLE_COLOR_FLIP_DELTA, PARTICLE_COLOR_SPEED, SLICE_CUT_DRAW, SLICE_CUT_FADE, SLICE_CUT_HIDE,
+};
 use crate::gpu::shader_module;
 use crate::sim::Simulation;
 use bytemuck::{Pod, Zeroable};
@@ -43,9 +46,9 @@ pub enum SliceOcclusion {
 impl SliceOcclusion {
     fn code(self) -> u32 {
         match self {
-            SliceOcclusion::Show => 0,
-            SliceOcclusion::Fade => 1,
-            SliceOcclusion::Hide => 2,
+            SliceOcclusion::Show => SLICE_CUT_DRAW,
+            SliceOcclusion::Fade => SLICE_CUT_FADE,
+            SliceOcclusion::Hide => SLICE_CUT_HIDE,
         }
     }
 }
@@ -82,7 +85,7 @@ impl Default for ParticleStyle {
     }
 }
 
-/// Keep in sync with `View` in shaders/render_particles.wgsl.
+/// Mirror of `View` in shaders/render_particles.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ParticleUniform {
@@ -97,8 +100,21 @@ struct ParticleUniform {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<ParticleUniform>() == 176);
+crate::wgsl_mirror!(particle_uniform_layout: ParticleUniform = "render_particles.wgsl" View {
+    view: view,
+    proj: proj,
+    radius: radius,
+    color_lo: lo,
+    color_hi: hi,
+    mode: mode,
+    cut_plane: cut_plane,
+    cut: cut,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
+});
 
-/// Keep in sync with `SliceStyle` in shaders/render_slice.wgsl.
+/// Mirror of `SliceStyle` in shaders/render_slice.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct SliceUniform {
@@ -106,13 +122,26 @@ struct SliceUniform {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<SliceUniform>() == 16);
+crate::wgsl_mirror!(slice_uniform_layout: SliceUniform = "render_slice.wgsl" SliceStyle {
+    bilinear: bilinear,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
+});
 
-/// Keep in sync with `View` in shaders/render_lines.wgsl and render_slice.wgsl.
+/// Mirror of `View` in shaders/render_lines.wgsl and render_slice.wgsl (layouts checked by
+/// tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ViewProj {
     view_proj: [[f32; 4]; 4],
 }
+crate::wgsl_mirror!(lines_view_layout: ViewProj = "render_lines.wgsl" View {
+    view_proj: view_proj,
+});
+crate::wgsl_mirror!(slice_view_layout: ViewProj = "render_slice.wgsl" View {
+    view_proj: view_proj,
+});
 
 /// A vertex of a line segment (position, colour).
 #[repr(C)]
@@ -542,8 +571,8 @@ impl SceneRenderer {
                 lo: style.lo,
                 hi: style.hi,
                 mode: match style.color {
-                    ParticleColor::Speed => 0,
-                    ParticleColor::FlipDelta => 1,
+                    ParticleColor::Speed => PARTICLE_COLOR_SPEED,
+                    ParticleColor::FlipDelta => PARTICLE_COLOR_FLIP_DELTA,
                 },
                 cut_plane: plane,
                 cut: cut_mode.code(),

@@ -34,14 +34,12 @@ pub struct GridFields {
     pub div_after: wgpu::Buffer,
     /// Extrapolation validity flags, ping-ponged.
     pub valid: [wgpu::Buffer; 2],
-    /// Atomic counters: 0 fluid cells, 1 max speed bits, 2 max x bits, 3 max |div| bits,
-    /// 4 max |density - 1| bits over FLUID cells, 5 their sum in 1/64 (see mark_cells.wgsl),
-    /// 6 the signed sum of theta - 1/2 over free-surface faces in 1/1024 (build_matrix.wgsl),
-    /// 8..11 the volume correction's bb, rr (f32 bits) and iterations.
+    /// Atomic counters the stages write and the host reads back per substep; the slots are
+    /// the `COUNTER_*` constants of `crate::gpu::constants`.
     pub counters: wgpu::Buffer,
 }
 
-pub const COUNTERS: usize = 12;
+pub use crate::gpu::constants::COUNTERS;
 
 impl GridFields {
     pub fn new(device: &wgpu::Device, params: SimParams) -> Self {

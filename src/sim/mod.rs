@@ -255,22 +255,22 @@ pub struct SubstepReport {
     pub correction: Option<SolveReport>,
 }
 
-/// First of the three counters that receive the volume correction's bb, rr and iterations
-/// (copied as one range of the state header, so they must follow each other there).
-const CORRECTION_COUNTERS: usize = 8;
+use crate::gpu::constants::{
+    COUNTER_CORRECTION_BB, COUNTER_CORRECTION_ITERATIONS, COUNTER_CORRECTION_RR,
+    COUNTER_DENSITY_ERROR_MAX, COUNTER_DENSITY_ERROR_SUM, COUNTER_FLUID_CELLS, COUNTER_FRONT_X,
+    COUNTER_MAX_DIVERGENCE, COUNTER_MAX_SPEED, COUNTER_SURFACE_VOLUME, DENSITY_ERROR_SCALE,
+    SURFACE_VOLUME_SCALE,
+};
+// The volume correction's bb, rr and iterations are copied as one range of the state header
+// into three counters in a row.
 const _: () = {
     use pressure::pcg::PcgStateHeader as H;
     assert!(std::mem::offset_of!(H, rr) == std::mem::offset_of!(H, bb) + 4);
     assert!(std::mem::offset_of!(H, iterations) == std::mem::offset_of!(H, bb) + 8);
-    assert!(CORRECTION_COUNTERS + 3 <= fields::COUNTERS);
+    assert!(COUNTER_CORRECTION_RR == COUNTER_CORRECTION_BB + 1);
+    assert!(COUNTER_CORRECTION_ITERATIONS == COUNTER_CORRECTION_BB + 2);
+    assert!(COUNTER_CORRECTION_ITERATIONS < fields::COUNTERS);
 };
-
-/// Fixed-point scale of the summed density error (DENSITY_ERROR_SCALE in
-/// shaders/mark_cells.wgsl).
-const DENSITY_ERROR_SCALE: f32 = 64.0;
-/// Fixed-point scale of the surface volume sum (SURFACE_VOLUME_SCALE in
-/// shaders/build_matrix.wgsl).
-const SURFACE_VOLUME_SCALE: f32 = 1024.0;
 
 /// Bytes of GPU memory a scene needs, and its largest single buffer.
 #[derive(Clone, Copy, Debug)]
@@ -545,12 +545,14 @@ impl Simulation {
 
     /// The correction solve's outcome from the counters it was copied to.
     fn correction_report(&self, c: &[u32]) -> SolveReport {
-        let k = CORRECTION_COUNTERS;
-        let (bb, rr) = (f32::from_bits(c[k]) as f64, f32::from_bits(c[k + 1]) as f64);
+        let (bb, rr) = (
+            f32::from_bits(c[COUNTER_CORRECTION_BB]) as f64,
+            f32::from_bits(c[COUNTER_CORRECTION_RR]) as f64,
+        );
         let residual = if bb > 0.0 { rr / bb } else { 0.0 };
         let settings = self.correction_settings();
         SolveReport {
-            iterations: c[k + 2],
+            iterations: c[COUNTER_CORRECTION_ITERATIONS],
             residual,
             status: if residual <= settings.tolerance {
                 pressure::SolveStatus::Converged
@@ -732,7 +734,7 @@ impl Simulation {
                 &self.pcg.state,
                 std::mem::offset_of!(pressure::pcg::PcgStateHeader, bb) as u64,
                 &f.counters,
-                4 * CORRECTION_COUNTERS as u64,
+                4 * COUNTER_CORRECTION_BB as u64,
                 12,
             );
             self.ctx.queue.submit([enc.finish()]);
@@ -819,14 +821,15 @@ impl Simulation {
         }
         let report = SubstepReport {
             dt,
-            fluid_cells: c[0],
-            max_speed: f32::from_bits(c[1]),
-            front_x: f32::from_bits(c[2]),
-            max_divergence: f32::from_bits(c[3]),
-            surface_volume: c[6] as i32 as f32 / SURFACE_VOLUME_SCALE,
-            density_error_max: f32::from_bits(c[4]),
-            density_error_mean: if c[0] > 0 {
-                c[5] as f32 / (DENSITY_ERROR_SCALE * c[0] as f32)
+            fluid_cells: c[COUNTER_FLUID_CELLS],
+            max_speed: f32::from_bits(c[COUNTER_MAX_SPEED]),
+            front_x: f32::from_bits(c[COUNTER_FRONT_X]),
+            max_divergence: f32::from_bits(c[COUNTER_MAX_DIVERGENCE]),
+            surface_volume: c[COUNTER_SURFACE_VOLUME] as i32 as f32 / SURFACE_VOLUME_SCALE,
+            density_error_max: f32::from_bits(c[COUNTER_DENSITY_ERROR_MAX]),
+            density_error_mean: if c[COUNTER_FLUID_CELLS] > 0 {
+                c[COUNTER_DENSITY_ERROR_SUM] as f32
+                    / (DENSITY_ERROR_SCALE * c[COUNTER_FLUID_CELLS] as f32)
             } else {
                 0.0
             },

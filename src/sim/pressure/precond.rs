@@ -9,7 +9,7 @@ use crate::scene::PreconditionerKind;
 use crate::sim::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
-/// Keep in sync with `Plane` in shaders/precond.wgsl.
+/// Mirror of `Plane` in shaders/precond.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct PlaneSlot {
@@ -17,6 +17,12 @@ struct PlaneSlot {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<PlaneSlot>() == 16);
+crate::wgsl_mirror!(plane_slot_layout: PlaneSlot = "precond.wgsl" Plane {
+    s: s,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
+});
 
 pub struct Precond {
     kernel: Kernel,

@@ -20,6 +20,9 @@ use super::fields::{GridFields, Particles, COUNTERS};
 use super::params::SimParams;
 use super::pressure::{PcgVectors, PressureSolver, SolveReport};
 use super::{boundary, divergence, project, SimError};
+use crate::gpu::constants::{
+    COUNTER_FLUID_CELLS, COUNTER_FRONT_X, COUNTER_MAX_DIVERGENCE, COUNTER_MAX_SPEED,
+};
 use crate::gpu::{
     storage_buffer, uniform_buffer, BufferReader, GpuContext, PassTimer, StageTiming,
 };
@@ -36,11 +39,13 @@ const _: () = assert!(crate::scene::MAX_SMOKE_SOURCES < MAX_EMITTERS);
 /// Positions kept per tracer for its trail.
 pub const TRAIL_LEN: u32 = 16;
 
-/// Keep in sync with `SmokeParams` in shaders/smoke_common.wgsl.
+/// Mirror of `SmokeParams` in shaders/smoke_common.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SmokeParams {
+    /// Box min, or disc centre (m); w unused.
     pub obstacle_lo: [f32; 4],
+    /// Box max (m); w: disc radius (m).
     pub obstacle_hi: [f32; 4],
     pub obstacle_vel: [f32; 4],
     pub up: [f32; 4],
@@ -50,16 +55,38 @@ pub struct SmokeParams {
     pub ambient: f32,
     pub vorticity: f32,
     pub velocity_decay: f32,
+    /// [`SCHEME_SL`] or [`SCHEME_MACCORMACK`].
     pub scheme: u32,
     pub num_emitters: u32,
     pub trail_slot: u32,
     pub num_tracers: u32,
     pub trail_len: u32,
-    pub _pad: [u32; 2],
+    /// [`OBSTACLE_NONE`], [`OBSTACLE_BOX`] or [`OBSTACLE_DISC`].
+    pub obstacle_kind: u32,
+    pub _pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<SmokeParams>() == 128);
+crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "smoke_common.wgsl" SmokeParams {
+    obstacle_lo: obstacle_lo,
+    obstacle_hi: obstacle_hi,
+    obstacle_vel: obstacle_vel,
+    up: up,
+    decay: decay,
+    buoyancy: buoyancy,
+    dye_weight: dye_weight,
+    ambient: ambient,
+    vorticity: vorticity,
+    velocity_decay: velocity_decay,
+    scheme: scheme,
+    num_emitters: num_emitters,
+    trail_slot: trail_slot,
+    num_tracers: num_tracers,
+    trail_len: trail_len,
+    obstacle_kind: obstacle_kind,
+    _pad: _pad,
+});
 
-/// Keep in sync with `Emitter` in shaders/smoke_common.wgsl.
+/// Mirror of `Emitter` in shaders/smoke_common.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Emitter {
@@ -68,16 +95,27 @@ pub struct Emitter {
     /// rgb dye, w temperature.
     pub dye: [f32; 4],
     pub vel: [f32; 4],
-    /// 0 box, 1 disc (sources: raise to the value), 2 gaussian splat (add).
+    /// [`EMIT_BOX`], [`EMIT_DISC`] (sources: raise to the value) or [`EMIT_SPLAT`] (add).
     pub kind: u32,
     pub set_velocity: u32,
     pub _pad: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<Emitter>() == 80);
+crate::wgsl_mirror!(emitter_layout: Emitter = "smoke_common.wgsl" Emitter {
+    lo: lo,
+    hi: hi,
+    dye: dye,
+    vel: vel,
+    kind: kind,
+    set_velocity: set_velocity,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+});
 
-pub const EMIT_BOX: u32 = 0;
-pub const EMIT_DISC: u32 = 1;
-pub const EMIT_SPLAT: u32 = 2;
+pub use crate::gpu::constants::{
+    EMIT_BOX, EMIT_DISC, EMIT_SPLAT, OBSTACLE_BOX, OBSTACLE_DISC, OBSTACLE_NONE, SCHEME_MACCORMACK,
+    SCHEME_SL,
+};
 
 impl Emitter {
     /// A scene source: dye and temperature raised to its values inside the shape.
@@ -388,10 +426,12 @@ impl Obstacle {
 
     fn write(&self, p: &mut SmokeParams) {
         if self.radius > 0.0 {
-            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 2.0];
+            p.obstacle_kind = OBSTACLE_DISC;
+            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 0.0];
             p.obstacle_hi = [0.0, 0.0, 0.0, self.radius as f32];
         } else {
-            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 1.0];
+            p.obstacle_kind = OBSTACLE_BOX;
+            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 0.0];
             p.obstacle_hi = [self.hi[0] as f32, self.hi[1] as f32, 0.0, 0.0];
         }
         p.obstacle_vel = [self.velocity[0] as f32, self.velocity[1] as f32, 0.0, 0.0];
@@ -423,8 +463,8 @@ pub fn smoke_params(scene: &Scene, dt: f64) -> SmokeParams {
         vorticity: s.vorticity as f32,
         velocity_decay: decay(s.velocity_dissipation),
         scheme: match s.advection {
-            AdvectionScheme::SemiLagrangian => 0,
-            AdvectionScheme::MacCormack => 1,
+            AdvectionScheme::SemiLagrangian => SCHEME_SL,
+            AdvectionScheme::MacCormack => SCHEME_MACCORMACK,
         },
         num_tracers: s.tracers,
         trail_len: TRAIL_LEN,
@@ -942,10 +982,10 @@ impl SmokeSimulation {
         let cell_volume = h * h * self.scene.domain.2;
         let report = SmokeSubstepReport {
             dt,
-            fluid_cells: c[0],
-            max_speed: f32::from_bits(c[1]),
-            front_x: f32::from_bits(c[2]),
-            max_divergence: f32::from_bits(c[3]),
+            fluid_cells: c[COUNTER_FLUID_CELLS],
+            max_speed: f32::from_bits(c[COUNTER_MAX_SPEED]),
+            front_x: f32::from_bits(c[COUNTER_FRONT_X]),
+            max_divergence: f32::from_bits(c[COUNTER_MAX_DIVERGENCE]),
             dye_total: sums[0] * cell_volume,
             dye_center_y: if sums[0] > 0.0 {
                 sums[1] / sums[0]
