@@ -7,7 +7,7 @@
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read> grid_vel: array<f32>;
 @group(0) @binding(3) var<storage, read_write> divergence: array<f32>;
-@group(0) @binding(4) var<storage, read_write> rhs: array<f32>;
+@group(0) @binding(4) var<storage, read_write> b: array<f32>;   // PcgVectors::b
 @group(0) @binding(5) var<storage, read_write> div_after: array<f32>;
 @group(0) @binding(6) var<storage, read_write> counters: array<atomic<u32>>;
 
@@ -30,7 +30,7 @@ fn before(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
     var div = 0.0;
     if (cell_type[c] == FLUID) { div = cell_divergence(c); }
     divergence[c] = div;
-    rhs[c] = -params.h * params.h * div;
+    b[c] = -params.h * params.h * div;
 }
 
 // Max |div| over FLUID cells goes to counters[COUNTER_MAX_DIVERGENCE] as f32 bits (non-negative floats order

@@ -12,7 +12,8 @@
 @group(0) @binding(3) var<storage, read_write> acc: array<atomic<i32>>;
 @group(0) @binding(4) var<storage, read_write> count: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> grid_vel: array<f32>;
-@group(0) @binding(6) var<storage, read_write> grid_vel_old: array<f32>;
+// The grid velocity after P2G, before forces (GridFields::vel_old): FLIP subtracts it.
+@group(0) @binding(6) var<storage, read_write> vel_old: array<f32>;
 @group(0) @binding(7) var<storage, read_write> weight: array<f32>;
 // APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Read only with APIC.
 @group(0) @binding(8) var<storage, read> affine: array<vec4<f32>>;
@@ -70,6 +71,6 @@ fn normalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     var u = 0.0;
     if (w > 0.0) { u = m / w; }
     grid_vel[f] = u;
-    grid_vel_old[f] = u;
+    vel_old[f] = u;
     weight[f] = w;
 }

@@ -13,7 +13,7 @@
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read> density: array<f32>;
-@group(0) @binding(3) var<storage, read_write> rhs_out: array<f32>;
+@group(0) @binding(3) var<storage, read_write> b: array<f32>;   // PcgVectors::b
 @group(0) @binding(4) var<storage, read> phi: array<f32>;
 @group(0) @binding(5) var<storage, read> solid: array<u32>;
 @group(0) @binding(6) var<storage, read_write> pos: array<vec4<f32>>;
@@ -34,7 +34,7 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
        @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    var b = 0.0;
+    var bc = 0.0;
     if (cell_type[c] == FLUID) {
         let x = cell_coord(c, params.n);
         var lowest = -MAX_EXCESS;
@@ -43,9 +43,9 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
         }
         let e = density[c] - 1.0;
         let beyond = sign(e) * max(abs(e) - TOLERATED, 0.0);
-        b = -params.h * params.h * clamp(beyond, lowest, MAX_EXCESS);
+        bc = -params.h * params.h * clamp(beyond, lowest, MAX_EXCESS);
     }
-    rhs_out[c] = b;
+    b[c] = bc;
 }
 
 fn solid_at(x: vec3<f32>) -> bool {

@@ -48,7 +48,10 @@ fn includes_are_expanded() {
 #[test]
 fn generated_constants_are_included() {
     let src = expand_wgsl("mark_cells.wgsl");
-    assert!(src.contains(&format!("const FLUID: u32 = {}u;", eddy::gpu::constants::FLUID)));
+    assert!(src.contains(&format!(
+        "const FLUID: u32 = {}u;",
+        eddy::gpu::constants::FLUID
+    )));
     assert!(src.contains(&format!(
         "const COUNTER_FLUID_CELLS: u32 = {}u;",
         eddy::gpu::constants::COUNTER_FLUID_CELLS
@@ -85,7 +88,10 @@ fn parse(shader: &str) -> naga::Module {
 
 /// naga's layout of struct `name` in `module`: (member, offset, size) in order, the
 /// struct's size and its alignment.
-fn wgsl_layout(module: &naga::Module, name: &str) -> Option<(Vec<(String, usize, usize)>, usize, u32)> {
+fn wgsl_layout(
+    module: &naga::Module,
+    name: &str,
+) -> Option<(Vec<(String, usize, usize)>, usize, u32)> {
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).expect("layout");
     let (handle, ty) = module
@@ -139,7 +145,10 @@ fn mismatch(m: &MirrorLayout, module: &naga::Module) -> Option<String> {
     // An array of these (emitters) has the WGSL stride only if the size is a multiple of
     // the WGSL alignment.
     if m.size % align as usize != 0 {
-        return Some(format!("Rust size {} is not a multiple of the WGSL alignment {align}", m.size));
+        return Some(format!(
+            "Rust size {} is not a multiple of the WGSL alignment {align}",
+            m.size
+        ));
     }
     None
 }
@@ -169,7 +178,10 @@ fn module_declaring(shader: &str) -> naga::Module {
 fn rust_mirrors_match_the_wgsl_struct_layouts() {
     for m in mirrors() {
         if let Some(why) = mismatch(&m, &module_declaring(m.shader)) {
-            panic!("{} does not mirror {} in {}: {why}", m.rust, m.wgsl, m.shader);
+            panic!(
+                "{} does not mirror {} in {}: {why}",
+                m.rust, m.wgsl, m.shader
+            );
         }
     }
 }

@@ -373,11 +373,7 @@ fn check_all_stages(nz: u32) {
     // Grid to particle.
     c.run_to(Stage::G2p);
     let (_, gvel) = c.sim.read_particles().unwrap();
-    let old = c.faces([
-        Field::UBeforeForces,
-        Field::VBeforeForces,
-        Field::WBeforeForces,
-    ]);
+    let old = c.faces([Field::UOld, Field::VOld, Field::WOld]);
     let expect = cpu::g2p(
         g,
         &c.pos64(&c.pos),

@@ -221,7 +221,11 @@ mod tests {
         for v in [0.05f64, 0.021, 0.97, 1e-7, 1e20, 16.0] {
             let w = v.wgsl();
             let lit = w.trim_start_matches("f32 = ").trim_end_matches('f');
-            assert_eq!(lit.parse::<f32>().unwrap().to_bits(), (v as f32).to_bits(), "{w}");
+            assert_eq!(
+                lit.parse::<f32>().unwrap().to_bits(),
+                (v as f32).to_bits(),
+                "{w}"
+            );
         }
         assert_eq!(7u32.wgsl(), "u32 = 7u");
         assert_eq!((-3i32).wgsl(), "i32 = -3i");

@@ -2,7 +2,7 @@
 //! [`super::Simulation`] owns them.
 
 use super::params::SimParams;
-use crate::gpu::{storage_buffer, uniform_buffer};
+use crate::gpu::{storage_buffer, uniform_buffer, WORKGROUP};
 
 /// MAC-grid and cell fields. Face arrays hold u, v and w back to back
 /// (see `face_offset` in shaders/prelude.wgsl); cell arrays are i-fastest.
@@ -11,7 +11,8 @@ pub struct GridFields {
     pub params_buffer: wgpu::Buffer,
     /// Face velocities (m/s): after P2G, then forces, boundary, projection, extrapolation.
     pub vel: wgpu::Buffer,
-    /// Face velocities right after P2G (the FLIP update subtracts them).
+    /// Face velocities after P2G, before forces: FLIP's old velocity, which G2P subtracts.
+    /// (The smoke mode keeps the velocity at the start of its advection here.)
     pub vel_old: wgpu::Buffer,
     /// Sum of P2G weights per face.
     pub weight: wgpu::Buffer,
@@ -118,7 +119,11 @@ impl Particles {
             pos: make("Particles::pos"),
             vel: make("Particles::vel"),
             flip_delta: make("Particles::flip_delta"),
-            energy: storage_buffer(device, "Particles::energy", n.div_ceil(64) * 4),
+            energy: storage_buffer(
+                device,
+                "Particles::energy",
+                n.div_ceil(WORKGROUP as u64) * 4,
+            ),
             affine: storage_buffer(device, "Particles::affine", AFFINE_BYTES),
         };
         if n > 0 {
@@ -129,7 +134,7 @@ impl Particles {
     }
 
     pub fn bytes(n: u64) -> u64 {
-        n * 48 + n.div_ceil(64) * 4
+        n * 48 + n.div_ceil(WORKGROUP as u64) * 4
     }
 
     /// Bytes of the APIC affine matrices of `n` particles.

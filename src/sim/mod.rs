@@ -637,7 +637,7 @@ impl Simulation {
         let mass = DENSITY * h * h * h / self.scene.particles_per_cell as f64;
         let kinetic: f64 = energy
             .iter()
-            .take(self.particles.count.div_ceil(64) as usize)
+            .take(self.particles.count.div_ceil(crate::gpu::WORKGROUP) as usize)
             .map(|e| *e as f64)
             .sum::<f64>()
             * mass;

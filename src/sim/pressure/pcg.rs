@@ -44,9 +44,8 @@ pub struct PcgStateHeader {
 }
 const _: () = assert!(std::mem::size_of::<PcgStateHeader>() == 32);
 // The preconditioners read the done flag as a plain word of the state buffer.
-const _: () = assert!(
-    std::mem::offset_of!(PcgStateHeader, done) == 4 * crate::gpu::constants::PCG_DONE_WORD
-);
+const _: () =
+    assert!(std::mem::offset_of!(PcgStateHeader, done) == 4 * crate::gpu::constants::PCG_DONE_WORD);
 crate::wgsl_mirror!(pcg_state_layout: PcgStateHeader = "pcg.wgsl" PcgState {
     rho: rho,
     alpha: alpha,

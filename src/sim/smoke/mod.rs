@@ -24,7 +24,7 @@ use crate::gpu::constants::{
     COUNTER_FLUID_CELLS, COUNTER_FRONT_X, COUNTER_MAX_DIVERGENCE, COUNTER_MAX_SPEED,
 };
 use crate::gpu::{
-    storage_buffer, uniform_buffer, BufferReader, GpuContext, PassTimer, StageTiming,
+    storage_buffer, uniform_buffer, BufferReader, GpuContext, PassTimer, StageTiming, WORKGROUP,
 };
 use crate::scene::{AdvectionScheme, Scene, SceneKind, Shape, SplitMix64};
 use bytemuck::{Pod, Zeroable};
@@ -213,12 +213,18 @@ impl SmokeFields {
                 (MAX_EMITTERS * std::mem::size_of::<Emitter>()) as u64,
             ),
             trail: f("SmokeFields::trail", tracers * TRAIL_LEN as u64 * 16),
-            partials: f("SmokeFields::partials", cells.div_ceil(64) * 16),
+            partials: f(
+                "SmokeFields::partials",
+                cells.div_ceil(WORKGROUP as u64) * 16,
+            ),
         }
     }
 
     pub fn bytes(cells: u64, faces: u64, tracers: u64) -> u64 {
-        cells * (16 * 6 + 4) + faces * 4 + tracers * TRAIL_LEN as u64 * 16 + cells.div_ceil(64) * 16
+        cells * (16 * 6 + 4)
+            + faces * 4
+            + tracers * TRAIL_LEN as u64 * 16
+            + cells.div_ceil(WORKGROUP as u64) * 16
     }
 }
 
