@@ -183,9 +183,10 @@ var<workgroup> tile_a: array<f32, MIC_TILE_MAX>;   // precon (factor), then the 
 var<workgroup> tile_b: array<f32, MIC_TILE_MAX>;   // the backward solution
 var<workgroup> tile_done: u32;
 
-// Keep in sync with `mic_tile` in src/sim/pressure/precond.rs and the reference.
+// The tile of `mic_tile` in src/sim/pressure/precond.rs (and the reference).
 fn tile_dims() -> vec3<u32> {
-    return select(vec3<u32>(8u, 8u, 8u), vec3<u32>(16u, 16u, 1u), params.n.z == 1u);
+    return select(vec3<u32>(MIC_TILE_3D), vec3<u32>(MIC_TILE_SLICE, MIC_TILE_SLICE, 1u),
+                  params.n.z == 1u);
 }
 
 // Origin (in cells) of the tile of workgroup `w`, or x = -1 past the last tile.

@@ -1,8 +1,8 @@
 //!include prelude.wgsl
-// Smoke statistics per workgroup of 64 cells, summed on the host in f64 in workgroup
+// Smoke statistics per workgroup of WORKGROUP cells, summed on the host in f64 in workgroup
 // order (reproducible): x = dye (mean of r, g, b), y = dye * height, z = |omega|^2,
-// w = |u|^2 at the cell centre; over non-SOLID cells. counters[COUNTER_MAX_SPEED] gets the largest
-// cell-centre speed and counters[COUNTER_FRONT_X] the largest x holding dye (f32 bits, integer max).
+// w = |u|^2 at the cell centre; over non-SOLID cells. COUNTER_MAX_SPEED gets the largest
+// cell-centre speed and COUNTER_FRONT_X the largest x holding dye (f32 bits, integer max).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> smoke: SmokeParams;
@@ -15,8 +15,7 @@
 
 //!include smoke_common.wgsl
 
-// Dye below this density does not count as the smoke's front.
-const FRONT_DYE: f32 = 1e-3;
+// Dye below FRONT_DYE does not count as the smoke's front.
 
 var<workgroup> partial: array<vec4<f32>, WORKGROUP>;
 

@@ -136,9 +136,16 @@ shared_constants! {
     MIC_SIGMA: f64 = 0.25;
     /// Tiled MIC(0): fraction of the couplings dropped between tiles taken off the diagonal.
     MIC_TILE_THETA: f64 = 0.5;
-    /// Tiled MIC(0): cells of the largest tile (8^3 in 3D, 16^2 on a slice), held in one
-    /// workgroup's memory.
-    MIC_TILE_MAX: u32 = 512;
+    /// Tiled MIC(0): tiles are MIC_TILE_3D cells along each axis in 3D...
+    MIC_TILE_3D: u32 = 8;
+    /// ... and MIC_TILE_SLICE x MIC_TILE_SLICE on a one-cell-deep slice.
+    MIC_TILE_SLICE: u32 = 16;
+    /// Tiled MIC(0): cells of the largest tile, held in one workgroup's memory.
+    MIC_TILE_MAX: u32 = if MIC_TILE_3D.pow(3) > MIC_TILE_SLICE.pow(2) {
+        MIC_TILE_3D.pow(3)
+    } else {
+        MIC_TILE_SLICE.pow(2)
+    };
     /// The coarsest multigrid level has at most this many cells along its longest axis.
     MG_COARSEST: u32 = 8;
     /// Cells of the coarsest level at most: its solve holds them in one workgroup's memory.
@@ -162,6 +169,8 @@ shared_constants! {
     MAX_SHIFT: f64 = 0.5;
 
     // --- smoke (shaders/smoke_common.wgsl) ---
+    /// Dye density (mean of r, g, b) below which a cell does not count as the smoke's front.
+    FRONT_DYE: f32 = 1e-3;
     /// `SmokeParams::scheme`: semi-Lagrangian advection.
     SCHEME_SL: u32 = 0;
     /// `SmokeParams::scheme`: MacCormack advection.

@@ -44,12 +44,14 @@ pub const MG_BOUNDARY_SWEEPS: usize = 1;
 /// Symmetric red-black sweep pairs on the coarsest level.
 pub const MG_COARSE_SWEEPS: usize = crate::gpu::constants::MG_COARSE_SWEEPS as usize;
 
-/// Tile of the tiled MIC(0): 8x8x8 cells in 3D, 16x16 on a one-cell-deep slice.
+/// Tile of the tiled MIC(0): 8x8x8 cells in 3D, 16x16 on a one-cell-deep slice (the GPU's
+/// constants).
 pub fn mic_tile(n: [usize; 3]) -> [usize; 3] {
+    use crate::gpu::constants::{MIC_TILE_3D, MIC_TILE_SLICE};
     if n[2] == 1 {
-        [16, 16, 1]
+        [MIC_TILE_SLICE as usize, MIC_TILE_SLICE as usize, 1]
     } else {
-        [8, 8, 8]
+        [MIC_TILE_3D as usize; 3]
     }
 }
 

@@ -47,7 +47,8 @@ impl Divergence {
             .dispatch(pass, "before", &self.group, f.num_cells());
     }
 
-    /// Divergence left after projection, with its max over FLUID cells in counters[3].
+    /// Divergence left after projection, with its max over FLUID cells in the counter
+    /// `COUNTER_MAX_DIVERGENCE`.
     pub fn record_after(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
             .dispatch(pass, "after", &self.group, f.num_cells());

@@ -37,12 +37,13 @@ pub struct Precond {
     pub multigrid: Multigrid,
 }
 
-/// Tile of the tiled MIC(0) for a grid (keep in sync with `tile_dims` in precond.wgsl).
+/// Tile of the tiled MIC(0) for a grid (`tile_dims` in precond.wgsl).
 pub fn mic_tile(n: [u32; 3]) -> [u32; 3] {
+    use crate::gpu::constants::{MIC_TILE_3D, MIC_TILE_SLICE};
     if n[2] == 1 {
-        [16, 16, 1]
+        [MIC_TILE_SLICE, MIC_TILE_SLICE, 1]
     } else {
-        [8, 8, 8]
+        [MIC_TILE_3D; 3]
     }
 }
 

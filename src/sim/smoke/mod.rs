@@ -286,7 +286,7 @@ pub struct SmokeFrameStats {
     pub max_speed: f64,
     /// Non-SOLID cells x cell volume, m^3.
     pub volume: f64,
-    /// Largest x holding dye (> 1e-3), m.
+    /// Largest x holding dye (more than `FRONT_DYE`), m.
     pub front_x: f64,
     pub pcg_iterations_total: u32,
     /// Sum over cells of mean(r, g, b) x cell volume (dye units x m^3).
