@@ -56,8 +56,9 @@ fn generated_constants_are_included() {
         "const COUNTER_FLUID_CELLS: u32 = {}u;",
         eddy::gpu::constants::COUNTER_FLUID_CELLS
     )));
-    // Included once although prelude.wgsl and the stage could both ask for it.
+    // Declared exactly once: by the generated file, with no hand-written copy beside it.
     assert_eq!(src.matches("const WORKGROUP:").count(), 1);
+    assert_eq!(src.matches("const SOLID:").count(), 1);
 }
 
 /// Every Rust struct written as-is into a uniform or storage buffer that a shader reads.

@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 
+/// Workgroup size of the element-wise kernels.
 pub use super::constants::WORKGROUP;
 /// Largest workgroup count per dispatch dimension that every adapter accepts.
 const MAX_GROUPS_PER_DIM: u32 = 65535;
@@ -134,21 +135,9 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Returns the source of `name` with its `//!include` lines expanded. A file is pulled in
-/// once per shader (later includes of it are dropped), and `constants.wgsl` is generated
-/// from src/gpu/constants.rs.
+/// Returns the source of `name` with its `//!include` lines expanded. `constants.wgsl` is
+/// generated from src/gpu/constants.rs.
 pub fn expand_wgsl(name: &str) -> String {
-    let mut out = String::new();
-    let mut seen = Vec::new();
-    expand_into(name, &mut out, &mut seen);
-    out
-}
-
-fn expand_into(name: &str, out: &mut String, seen: &mut Vec<String>) {
-    if seen.iter().any(|s| s == name) {
-        return;
-    }
-    seen.push(name.to_string());
     let generated;
     let src = if name == super::constants::WGSL_FILE {
         generated = super::constants::wgsl();
@@ -160,14 +149,16 @@ fn expand_into(name: &str, out: &mut String, seen: &mut Vec<String>) {
             .map(|(_, s)| *s)
             .unwrap_or_else(|| panic!("unknown shader {name}: add it to SHADER_SOURCES"))
     };
+    let mut out = String::with_capacity(src.len() * 2);
     for line in src.lines() {
         if let Some(inc) = line.trim().strip_prefix("//!include ") {
-            expand_into(inc.trim(), out, seen);
+            out.push_str(&expand_wgsl(inc.trim()));
         } else {
             out.push_str(line);
         }
         out.push('\n');
     }
+    out
 }
 
 /// Creates the shader module for a WGSL file of [`SHADER_SOURCES`].
