@@ -30,7 +30,7 @@ fn is_solid(x: vec3<f32>) -> bool {
     return solid[cell_index(cell_of(x), params.n)] != 0u;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);

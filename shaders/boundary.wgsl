@@ -13,14 +13,14 @@ fn solid_component(c: vec3<i32>, comp: u32) -> f32 {
     return solid_vel[cell_index(c, params.n)][comp];
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= params.num_u + params.num_v + params.num_w) { return; }
-    let cl = split_face(g, params);
-    let comp = cl.x;
-    let f = cell_coord_in(cl.y, face_dims(comp, params.n));
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let comp = face.comp;
+    let f = face.f;
     let cells = face_cells(comp, f);
     let sa = type_at(cells[0]) == SOLID;
     let sb = type_at(cells[1]) == SOLID;

@@ -3,7 +3,8 @@
 // Packed pressure matrix: per cell (diag, +x, +y, +z). diag counts non-SOLID neighbours,
 // an AIR neighbour with 1/theta (ghost-fluid free surface, free_surface.wgsl); an
 // off-diagonal is -1 when the neighbour is FLUID. Rows of non-FLUID cells are zero.
-// Also sums theta - 1/2 over FLUID-AIR faces (counters[6], signed, in 1/1024 of a cell): how
+// Also sums theta - 1/2 over FLUID-AIR faces (COUNTER_SURFACE_VOLUME, signed, in
+// 1/SURFACE_VOLUME_SCALE of a cell): how
 // far the liquid reaches past the FLUID cells' faces, so FLUID cells plus this sum is the
 // volume inside the free surface the solve sees.
 
@@ -13,8 +14,6 @@
 @group(0) @binding(3) var<storage, read> surface: array<f32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
 
-// Fixed-point scale of the surface volume sum; |theta - 1/2| <= 1/2 per face, so 2^21 faces fit.
-const SURFACE_VOLUME_SCALE: f32 = 1024.0;
 //!include free_surface.wgsl
 
 fn neighbour_diag(x: vec3<i32>, nb: vec3<i32>) -> f32 {
@@ -23,13 +22,13 @@ fn neighbour_diag(x: vec3<i32>, nb: vec3<i32>) -> f32 {
     if (t == AIR) {
         let theta = surface_theta(x, nb);
         // Two's complement: adding the bits of a negative i32 subtracts.
-        atomicAdd(&counters[6], bitcast<u32>(i32(round((theta - 0.5) * SURFACE_VOLUME_SCALE))));
+        atomicAdd(&counters[COUNTER_SURFACE_VOLUME], bitcast<u32>(i32(round((theta - 0.5) * SURFACE_VOLUME_SCALE))));
         return 1.0 / theta;
     }
     return 1.0;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);

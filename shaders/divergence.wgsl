@@ -7,7 +7,7 @@
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read> grid_vel: array<f32>;
 @group(0) @binding(3) var<storage, read_write> divergence: array<f32>;
-@group(0) @binding(4) var<storage, read_write> rhs: array<f32>;
+@group(0) @binding(4) var<storage, read_write> b: array<f32>;   // PcgVectors::b
 @group(0) @binding(5) var<storage, read_write> div_after: array<f32>;
 @group(0) @binding(6) var<storage, read_write> counters: array<atomic<u32>>;
 
@@ -22,7 +22,7 @@ fn cell_divergence(c: u32) -> f32 {
     return flux * params.inv_h;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn before(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -30,12 +30,12 @@ fn before(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
     var div = 0.0;
     if (cell_type[c] == FLUID) { div = cell_divergence(c); }
     divergence[c] = div;
-    rhs[c] = -params.h * params.h * div;
+    b[c] = -params.h * params.h * div;
 }
 
-// Max |div| over FLUID cells goes to counters[3] as f32 bits (non-negative floats order
+// Max |div| over FLUID cells goes to counters[COUNTER_MAX_DIVERGENCE] as f32 bits (non-negative floats order
 // like their bit patterns, so an integer max is exact and order-independent).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn after(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -43,5 +43,5 @@ fn after(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var div = 0.0;
     if (cell_type[c] == FLUID) { div = cell_divergence(c); }
     div_after[c] = div;
-    atomicMax(&counters[3], bitcast<u32>(abs(div)));
+    atomicMax(&counters[COUNTER_MAX_DIVERGENCE], bitcast<u32>(abs(div)));
 }

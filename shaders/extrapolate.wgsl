@@ -12,41 +12,27 @@
 @group(0) @binding(4) var<storage, read_write> grid_vel: array<f32>;
 @group(0) @binding(5) var<storage, read> weight: array<f32>;
 
-struct Face { comp: u32, f: vec3<i32>, d: vec3<u32>, off: u32 };
-
-fn face_of(g: u32) -> Face {
-    let cl = split_face(g, params);
-    var r: Face;
-    r.comp = cl.x;
-    r.d = face_dims(cl.x, params.n);
-    r.f = cell_coord_in(cl.y, r.d);
-    r.off = face_offset(cl.x, params);
-    return r;
-}
-
-fn total_faces() -> u32 { return params.num_u + params.num_v + params.num_w; }
-
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn init(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= total_faces()) { return; }
-    let fc = face_of(g);
+    if (g >= num_faces(params)) { return; }
+    let fc = face_of(g, params);
     let cells = face_cells(fc.comp, fc.f);
     let fluid = type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID;
     valid_out[g] = select(0u, 1u, fluid || weight[g] > 0.0);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn layer(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= total_faces()) { return; }
+    if (g >= num_faces(params)) { return; }
     if (valid_in[g] != 0u) {
         valid_out[g] = 1u;
         return;
     }
-    let fc = face_of(g);
+    let fc = face_of(g, params);
     var sum = 0.0;
     var n = 0u;
     for (var axis = 0u; axis < 3u; axis++) {
@@ -69,10 +55,10 @@ fn layer(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 // Faces no layer reached carry no information: zero them rather than keep stale values.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= total_faces()) { return; }
+    if (g >= num_faces(params)) { return; }
     if (valid_in[g] == 0u) { grid_vel[g] = 0.0; }
 }

@@ -10,15 +10,13 @@
 // is below one half), e.g. on grids without a density
 // (the smoke slice, synthetic benchmark problems).
 
-// Smallest theta: keeps 1/theta, and the matrix's condition number, bounded when the
-// surface passes right by a FLUID cell's centre.
-const THETA_MIN: f32 = 0.05;
+// THETA_MIN, the smallest theta, keeps 1/theta, and the matrix's condition number, bounded
+// when the surface passes right by a FLUID cell's centre.
 // Across a planar surface the filtered density is a smooth step, not a ramp: linear
 // interpolation between two cell centres misplaces the crossing by up to 0.022 cells
 // (none when the surface is on a face or a centre). t - SURFACE_CURVE sin(2 pi t) removes
 // most of it (fitted to the profile of the P2G kernel and the (1 2 1) filter; the rest is
-// below 0.004 cells).
-const SURFACE_CURVE: f32 = 0.021;
+// below 0.004 cells). (The values are in src/gpu/constants.rs.)
 const TWO_PI: f32 = 6.2831853;
 
 fn surface_theta(fluid: vec3<i32>, air: vec3<i32>) -> f32 {

@@ -8,13 +8,14 @@
 @group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> vel: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> grid_vel: array<f32>;
-@group(0) @binding(4) var<storage, read> grid_vel_old: array<f32>;
+// u_old: the grid velocity after P2G, before forces (GridFields::vel_old).
+@group(0) @binding(4) var<storage, read> vel_old: array<f32>;
 // Per particle: FLIP velocity change |interp(u_new - u_old)| in .w, for the viewer.
 @group(0) @binding(5) var<storage, read_write> flip_delta: array<vec4<f32>>;
 // APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Written only with APIC.
 @group(0) @binding(6) var<storage, read_write> affine: array<vec4<f32>>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
@@ -34,7 +35,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             let w = stencil_weight(s, c);
             let f = off + face_index(stencil_node(s, c), d);
             u_new += w * grid_vel[f];
-            u_old += w * grid_vel_old[f];
+            u_old += w * vel_old[f];
             if (apic) { grad += stencil_weight_grad(s, c) * grid_vel[f]; }
         }
         delta[comp] = u_new - u_old;

@@ -16,11 +16,6 @@
 @group(0) @binding(6) var<storage, read_write> density: array<f32>;
 @group(0) @binding(7) var<storage, read_write> surface: array<f32>;
 
-// Fixed-point scale of the summed |density - 1| (counters[5]); each cell adds at most
-// DENSITY_ERROR_CLAMP * DENSITY_ERROR_SCALE = 256, so 2^24 FLUID cells fit in a u32.
-const DENSITY_ERROR_SCALE: f32 = 64.0;
-const DENSITY_ERROR_CLAMP: f32 = 4.0;
-
 fn walled(x: vec3<i32>) -> bool {
     return !in_grid(x, params.n) || solid[cell_index(x, params.n)] != 0u;
 }
@@ -38,7 +33,7 @@ fn relative_density(c: u32) -> f32 {
     return s / (6.0 * params.rest_weight);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -52,9 +47,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         if (count[c] > 0u && rho >= params.fluid_weight) {
             t = FLUID;
             let err = abs(rho - 1.0);
-            atomicAdd(&counters[0], 1u);
-            atomicMax(&counters[4], bitcast<u32>(err));
-            atomicAdd(&counters[5], u32(round(min(err, DENSITY_ERROR_CLAMP) * DENSITY_ERROR_SCALE)));
+            atomicAdd(&counters[COUNTER_FLUID_CELLS], 1u);
+            atomicMax(&counters[COUNTER_DENSITY_ERROR_MAX], bitcast<u32>(err));
+            // In 1/DENSITY_ERROR_SCALE; the clamp bounds the sum (src/gpu/constants.rs).
+            atomicAdd(&counters[COUNTER_DENSITY_ERROR_SUM],
+                      u32(round(min(err, DENSITY_ERROR_CLAMP) * DENSITY_ERROR_SCALE)));
         }
     }
     cell_type[c] = t;
@@ -66,7 +63,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 // keeps a planar surface where it is (it is symmetric and exact for linear profiles) and
 // cuts the particles' sampling noise, which would otherwise shift the surface by a few
 // hundredths of a cell from column to column. Runs after `main`.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn filter_density(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);

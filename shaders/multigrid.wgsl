@@ -24,7 +24,8 @@
 @group(0) @binding(11) var<storage, read_write> winv: array<f32>;
 @group(0) @binding(12) var<storage, read_write> bmask: array<u32>;
 
-// Keep in sync with `MgLevelParams` in src/sim/pressure/multigrid.rs.
+// Mirrored by `MgLevelParams` in src/sim/pressure/multigrid.rs (tests/shaders.rs checks the
+// layout).
 struct MgLevel {
     n: vec3<u32>,          // cells of this level
     cells: u32,
@@ -38,8 +39,8 @@ struct MgLevel {
     _pad2: u32,
 };
 
-// `done` aliases PcgState; its word 6 is the done flag (see pcg.wgsl).
-fn solve_done() -> bool { return done[6] != 0u; }
+// `done` aliases PcgState; its word PCG_DONE_WORD is the done flag (see pcg.wgsl).
+fn solve_done() -> bool { return done[PCG_DONE_WORD] != 0u; }
 
 // Cell of colour `col` ((i+j+k) mod 2) handled by invocation `t`; -1 if none. Invocations
 // run over half rows: ceil(nx/2) per (j, k).
@@ -108,7 +109,7 @@ fn type_rank(q: vec3<i32>, d: vec3<i32>) -> u32 {
 }
 
 // Coarse types: AIR if any child is AIR, else FLUID if any child is FLUID, else SOLID.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn coarsen(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -131,7 +132,7 @@ fn coarse_type_at(p: vec3<i32>) -> u32 {
 }
 
 // Coarse matrix from the coarse types, with the fine level's stencil (build_matrix.wgsl).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn build_coarse(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -161,7 +162,7 @@ fn first_red(m: u32) -> f32 {
     return select(0.0, b[m] / d, d != 0.0);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn smooth_first(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -185,7 +186,7 @@ fn smooth_first(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
     x[c] = s / row.x;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn smooth_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -193,7 +194,7 @@ fn smooth_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
     if (ci >= 0) { relax(u32(ci)); }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn smooth_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -201,7 +202,7 @@ fn smooth_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
     if (ci >= 0) { relax(u32(ci)); }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn boundary_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -209,7 +210,7 @@ fn boundary_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
     if (ci >= 0 && bmask[u32(ci)] != 0u) { relax(u32(ci)); }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn boundary_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -219,7 +220,7 @@ fn boundary_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
 
 // --- transfers ---
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -269,7 +270,7 @@ fn node_ok(nd: vec3<i32>) -> bool {
     return in_grid(nd, lvl.nc) && ctypes[cell_index(nd, lvl.nc)] != SOLID;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn weights(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -286,7 +287,7 @@ fn weights(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
 }
 
 // x += P x_coarse on the active cells.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn prolong(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -314,7 +315,7 @@ fn axis_weight(f: i32, q: i32, ratio: u32) -> f32 {
 
 // b_coarse = 4 / 2^k P^T res: the exact transpose of `prolong`, gathered per coarse cell
 // from the fine cells whose interpolation reads it (2q-1 .. 2q+2 along a coarsened axis).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -341,16 +342,13 @@ fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
 
 // --- coarsest level: one workgroup, everything in workgroup memory ---
 
-const COARSE_MAX: u32 = 512u;   // 8^3, see MG_COARSEST
-// Symmetric red-black pairs (keep in sync with COARSE_SWEEPS in multigrid.rs; a test checks).
-// A constant: lavapipe 22.3 (Mesa's software Vulkan driver) leaked ~1 MB of host memory per
-// dispatch of this kernel while the count came from a uniform.
-const COARSE_SWEEPS: u32 = 24u;
+// The sweep count MG_COARSE_SWEEPS is a constant, not a uniform (src/gpu/constants.rs says
+// why). Threads of the coarse solve's workgroup:
 const CWG: u32 = 256u;
-var<workgroup> sa: array<vec4<f32>, COARSE_MAX>;   // the matrix, read ~100 times per V-cycle
-var<workgroup> sx: array<f32, COARSE_MAX>;
-var<workgroup> sb: array<f32, COARSE_MAX>;
-var<workgroup> red_s: array<f32, 256>;
+var<workgroup> sa: array<vec4<f32>, MG_COARSE_MAX>;   // the matrix, read ~100 times per V-cycle
+var<workgroup> sx: array<f32, MG_COARSE_MAX>;
+var<workgroup> sb: array<f32, MG_COARSE_MAX>;
+var<workgroup> red_s: array<f32, CWG>;
 var<workgroup> wg_flag: u32;
 
 fn coarse_relax(c: u32) {
@@ -406,9 +404,9 @@ fn coarse_relax_mine(li: u32, col: u32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(CWG)
 fn coarse_solve(@builtin(local_invocation_index) li: u32) {
-    if (li == 0u) { wg_flag = done[6]; }
+    if (li == 0u) { wg_flag = done[PCG_DONE_WORD]; }
     if (workgroupUniformLoad(&wg_flag) != 0u) { return; }
     var air = 0.0;
     var live = 0.0;
@@ -433,7 +431,7 @@ fn coarse_solve(@builtin(local_invocation_index) li: u32) {
     }
     workgroupBarrier();
     // Symmetric red-black sweeps: red, black, black, red per pair.
-    for (var st = 0u; st < 4u * COARSE_SWEEPS; st++) {
+    for (var st = 0u; st < 4u * MG_COARSE_SWEEPS; st++) {
         let phase = st & 3u;
         coarse_relax_mine(li, select(0u, 1u, phase == 1u || phase == 2u));
         workgroupBarrier();

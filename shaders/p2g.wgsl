@@ -12,7 +12,8 @@
 @group(0) @binding(3) var<storage, read_write> acc: array<atomic<i32>>;
 @group(0) @binding(4) var<storage, read_write> count: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> grid_vel: array<f32>;
-@group(0) @binding(6) var<storage, read_write> grid_vel_old: array<f32>;
+// The grid velocity after P2G, before forces (GridFields::vel_old): FLIP subtracts it.
+@group(0) @binding(6) var<storage, read_write> vel_old: array<f32>;
 @group(0) @binding(7) var<storage, read_write> weight: array<f32>;
 // APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Read only with APIC.
 @group(0) @binding(8) var<storage, read> affine: array<vec4<f32>>;
@@ -25,7 +26,7 @@ fn face_node_position(comp: u32, node: vec3<i32>) -> vec3<f32> {
     return x * params.h;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
@@ -60,16 +61,16 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
 
 // Face velocity = momentum / weight (0 where no particle reached the face); also keeps the
 // copy of the transferred grid that the FLIP update subtracts.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn normalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     let f = linear_id(wg, nwg, li);
-    if (f >= params.num_u + params.num_v + params.num_w) { return; }
+    if (f >= num_faces(params)) { return; }
     let m = f32(atomicLoad(&acc[2u * f])) / MOMENTUM_SCALE;
     let w = f32(atomicLoad(&acc[2u * f + 1u])) / WEIGHT_SCALE;
     var u = 0.0;
     if (w > 0.0) { u = m / w; }
     grid_vel[f] = u;
-    grid_vel_old[f] = u;
+    vel_old[f] = u;
     weight[f] = w;
 }

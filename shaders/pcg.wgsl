@@ -32,7 +32,7 @@
 @group(0) @binding(9) var<storage, read_write> partials: array<f32>;
 @group(0) @binding(10) var<storage, read_write> state: PcgState;
 
-// Keep in sync with `PcgConfig` in src/sim/pressure/pcg.rs.
+// Mirrored by `PcgConfig` in src/sim/pressure/pcg.rs (tests/shaders.rs checks the layout).
 struct PcgConfig {
     tol: f32,              // tolerance on max|r| / max|b|
     max_iterations: u32,
@@ -40,7 +40,8 @@ struct PcgConfig {
     warm_start: u32,
 };
 
-// Keep in sync with `PcgStateHeader` in src/sim/pressure/pcg.rs.
+// Mirrored by `PcgStateHeader` in src/sim/pressure/pcg.rs (tests/shaders.rs checks the
+// layout); `done` is word PCG_DONE_WORD, which the preconditioners read.
 struct PcgState {
     rho: f32,
     alpha: f32,
@@ -49,13 +50,12 @@ struct PcgState {
     rr: f32,               // max |r|
     iterations: u32,
     done: u32,
-    status: u32,           // 0 running, 1 converged, 2 iteration limit, 3 breakdown
+    status: u32,           // PCG_RUNNING, PCG_CONVERGED, PCG_ITERATION_LIMIT or PCG_BREAKDOWN
     history: array<f32>,   // max|r|/max|b| before the first and after each iteration
 };
 
-const RWG: u32 = 256u;
-var<workgroup> red_a: array<f32, 256>;
-var<workgroup> red_b: array<f32, 256>;
+var<workgroup> red_a: array<f32, REDUCE_WG>;
+var<workgroup> red_b: array<f32, REDUCE_WG>;
 var<workgroup> wg_done: u32;
 
 fn is_done_uniform(li: u32) -> bool {
@@ -84,7 +84,7 @@ fn apply_row(c: u32, use_p: bool) -> f32 {
 }
 
 fn tree_sum(li: u32) {
-    tree_sum_n(li, RWG);
+    tree_sum_n(li, REDUCE_WG);
 }
 
 // Pairwise tree over the first `n` (a power of two, uniform) entries of red_a / red_b.
@@ -99,7 +99,7 @@ fn tree_sum_n(li: u32, n: u32) {
     workgroupBarrier();
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn init_mask(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -107,7 +107,7 @@ fn init_mask(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     if (cfg.warm_start == 0u || a[c].x == 0.0) { p[c] = 0.0; }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn init_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -120,8 +120,8 @@ fn init_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
 fn reduce_pairs(which: u32, wg: vec3<u32>, li: u32) {
     var s0 = 0.0; var c0 = 0.0;
     var s1 = 0.0;
-    let stride = cfg.groups * RWG;
-    for (var i = wg.x * RWG + li; i < params.num_cells; i += stride) {
+    let stride = cfg.groups * REDUCE_WG;
+    for (var i = wg.x * REDUCE_WG + li; i < params.num_cells; i += stride) {
         var t0 = 0.0;
         if (which == 0u) { t0 = d[i] * q[i]; }
         else if (which == 1u) { t0 = r[i] * z[i]; s1 = max(s1, abs(r[i])); }
@@ -140,7 +140,7 @@ fn reduce_pairs(which: u32, wg: vec3<u32>, li: u32) {
 
 // Combines the partials of all reduction workgroups: sum into red_a[0], max into red_b[0].
 fn finish_sums(li: u32) {
-    finish_sums_n(li, RWG);
+    finish_sums_n(li, REDUCE_WG);
 }
 
 // The same with `n` threads (every thread of the workgroup must call it).
@@ -156,32 +156,32 @@ fn finish_sums_n(li: u32, n: u32) {
     tree_sum_n(li, n);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(REDUCE_WG)
 fn dot_bb(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     reduce_pairs(2u, wg, li);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(REDUCE_WG)
 fn finish_bb(@builtin(local_invocation_index) li: u32) {
     finish_sums(li);
     if (li == 0u) {
         state.bb = red_b[0];
         state.iterations = 0u;
         state.done = 0u;
-        state.status = 0u;
+        state.status = PCG_RUNNING;
         state.alpha = 0.0;
         state.beta = 0.0;
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(REDUCE_WG)
 fn dot_rz(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
     reduce_pairs(1u, wg, li);
 }
 
 // After the initial residual and preconditioner: rho = r.z, stop at once if r is already small.
-@compute @workgroup_size(256)
+@compute @workgroup_size(REDUCE_WG)
 fn finish_init(@builtin(local_invocation_index) li: u32) {
     finish_sums(li);
     if (li == 0u) {
@@ -192,18 +192,18 @@ fn finish_init(@builtin(local_invocation_index) li: u32) {
         if (state.bb <= 0.0) {
             state.history[0] = 0.0;
             state.done = 1u;
-            state.status = 1u;
+            state.status = PCG_CONVERGED;
         } else {
             state.history[0] = rr / state.bb;
             if (rr <= cfg.tol * state.bb) {
                 state.done = 1u;
-                state.status = 1u;
+                state.status = PCG_CONVERGED;
             }
         }
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn copy_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -211,13 +211,13 @@ fn copy_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
     d[c] = z[c];
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn apply_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
     if (wg.x == 0u && wg.y == 0u) {
         // The partials still hold the last r.z (dot_dq overwrites them next).
-        finish_sums_n(li, WG);
+        finish_sums_n(li, WORKGROUP);
         if (li == 0u) { state.rho = red_a[0]; }
     }
     let c = linear_id(wg, nwg, li);
@@ -225,7 +225,7 @@ fn apply_a(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     q[c] = apply_row(c, false);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(REDUCE_WG)
 fn dot_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
     reduce_pairs(0u, wg, li);
@@ -235,7 +235,7 @@ fn dot_dq(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
 // p += alpha d, r -= alpha q. d.q <= 0 means breakdown (A is positive definite here).
 // Runs as `cfg.groups` workgroups striding over the cells like the reductions, so the
 // partials are re-read a fixed number of times whatever the grid size.
-@compute @workgroup_size(256)
+@compute @workgroup_size(REDUCE_WG)
 fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
     finish_sums(li);
@@ -246,12 +246,12 @@ fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
         state.alpha = alpha;
         if (broke) {
             state.done = 1u;
-            state.status = 3u;
+            state.status = PCG_BREAKDOWN;
         }
     }
     if (broke) { return; }
-    let stride = cfg.groups * RWG;
-    for (var c = wg.x * RWG + li; c < params.num_cells; c += stride) {
+    let stride = cfg.groups * REDUCE_WG;
+    for (var c = wg.x * REDUCE_WG + li; c < params.num_cells; c += stride) {
         p[c] = p[c] + alpha * d[c];
         r[c] = r[c] - alpha * q[c];
     }
@@ -261,7 +261,7 @@ fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
 // computes them; workgroup 0 records them), then d = z + beta d unless the solve stops.
 // rho itself is committed by the next apply_a: the other workgroups here still read it.
 // Strided over the cells by `cfg.groups` workgroups, like update_pr.
-@compute @workgroup_size(256)
+@compute @workgroup_size(REDUCE_WG)
 fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
     finish_sums(li);
@@ -277,20 +277,20 @@ fn update_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
         state.history[it] = rr / state.bb;
         if (converged) {
             state.done = 1u;
-            state.status = 1u;
+            state.status = PCG_CONVERGED;
         } else if (it >= cfg.max_iterations) {
             state.done = 1u;
-            state.status = 2u;
+            state.status = PCG_ITERATION_LIMIT;
         } else if (broke) {
             state.done = 1u;
-            state.status = 3u;
+            state.status = PCG_BREAKDOWN;
         }
         state.beta = beta;
     }
     // (The last iteration before the limit may still update d: nothing reads it after.)
     if (converged || broke) { return; }
-    let stride = cfg.groups * RWG;
-    for (var c = wg.x * RWG + li; c < params.num_cells; c += stride) {
+    let stride = cfg.groups * REDUCE_WG;
+    for (var c = wg.x * REDUCE_WG + li; c < params.num_cells; c += stride) {
         d[c] = z[c] + beta * d[c];
     }
 }

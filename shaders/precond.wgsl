@@ -14,7 +14,7 @@
 //       by barriers and the forward solution kept in workgroup memory. One dispatch for
 //       the factorisation per solve, one per application (block Jacobi with MIC(0) blocks,
 //       SPD since every block is). Half of the dropped couplings is taken off the diagonal
-//       (TILE_THETA, see MIC_TILE_THETA in src/reference/multigrid.rs for why).
+//       (MIC_TILE_THETA, see in src/reference/multigrid.rs for why).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
@@ -25,7 +25,7 @@
 @group(0) @binding(6) var<uniform> plane: Plane;
 @group(0) @binding(7) var<storage, read> done: array<u32>;
 
-// Keep in sync with `PlaneSlot` in src/sim/pressure/precond.rs.
+// Mirrored by `PlaneSlot` in src/sim/pressure/precond.rs (tests/shaders.rs checks the layout).
 struct Plane {
     s: u32,
     _pad0: u32,
@@ -33,11 +33,8 @@ struct Plane {
     _pad2: u32,
 };
 
-const TAU: f32 = 0.97;
-const SIGMA: f32 = 0.25;
-
-// `done` aliases PcgState; its word 6 is the done flag (see pcg.wgsl).
-fn solve_done() -> bool { return done[6] != 0u; }
+// `done` aliases PcgState; its word PCG_DONE_WORD is the done flag (see pcg.wgsl).
+fn solve_done() -> bool { return done[PCG_DONE_WORD] != 0u; }
 
 fn nb(x: vec3<i32>, comp: u32, s: i32) -> i32 {
     // Neighbour cell index along `comp` (s = +-1), or -1 outside the grid.
@@ -47,7 +44,7 @@ fn nb(x: vec3<i32>, comp: u32, s: i32) -> i32 {
     return i32(cell_index(y, params.n));
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn identity(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -56,7 +53,7 @@ fn identity(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
     z[c] = select(0.0, r[c], a[c].x != 0.0);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn jacobi(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -67,7 +64,7 @@ fn jacobi(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
 }
 
 // t = K^T r: t_c = r_c - (A_c,+x r_+x + A_c,+y r_+y + A_c,+z r_+z) / d_c
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn ip_upper(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -85,7 +82,7 @@ fn ip_upper(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
 }
 
 // z = K t: z_c = t_c - sum over lower neighbours m of A_m,c t_m / d_m
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn ip_lower(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -115,7 +112,7 @@ fn plane_cell(id: u32) -> i32 {
     return i32(cell_index(vec3<i32>(i, j, k), params.n));
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn mic_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     let ci = plane_cell(linear_id(wg, nwg, li));
@@ -133,14 +130,14 @@ fn mic_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
         let off = rm[comp + 1u] * pm;
         // The other two "plus" entries of the lower neighbour (modified-IC fill-in).
         let others = rm.y + rm.z + rm.w - rm[comp + 1u];
-        e -= off * off + TAU * rm[comp + 1u] * others * pm * pm;
+        e -= off * off + MIC_TAU * rm[comp + 1u] * others * pm * pm;
     }
-    if (e < SIGMA * row.x) { e = row.x; }
+    if (e < MIC_SIGMA * row.x) { e = row.x; }
     precon[c] = inverseSqrt(e);
 }
 
 // Forward substitution L q = r (q kept in t).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn mic_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -159,7 +156,7 @@ fn mic_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 }
 
 // Backward substitution L^T z = q, planes in decreasing order.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn mic_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
@@ -180,16 +177,16 @@ fn mic_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 
 // --- tiled MIC(0) ---
 
-const TILE_MAX: u32 = 512u;
-const TILE_THETA: f32 = 0.5;
+// Threads per tile workgroup.
 const TWG: u32 = 256u;
-var<workgroup> tile_a: array<f32, TILE_MAX>;   // precon (factor), then the forward solution
-var<workgroup> tile_b: array<f32, TILE_MAX>;   // the backward solution
+var<workgroup> tile_a: array<f32, MIC_TILE_MAX>;   // precon (factor), then the forward solution
+var<workgroup> tile_b: array<f32, MIC_TILE_MAX>;   // the backward solution
 var<workgroup> tile_done: u32;
 
-// Keep in sync with `mic_tile` in src/sim/pressure/precond.rs and the reference.
+// The tile of `mic_tile` in src/sim/pressure/precond.rs (and the reference).
 fn tile_dims() -> vec3<u32> {
-    return select(vec3<u32>(8u, 8u, 8u), vec3<u32>(16u, 16u, 1u), params.n.z == 1u);
+    return select(vec3<u32>(MIC_TILE_3D), vec3<u32>(MIC_TILE_SLICE, MIC_TILE_SLICE, 1u),
+                  params.n.z == 1u);
 }
 
 // Origin (in cells) of the tile of workgroup `w`, or x = -1 past the last tile.
@@ -204,7 +201,7 @@ fn tile_origin(w: u32) -> vec3<i32> {
 fn local_coord(l: u32) -> vec3<i32> { return cell_coord(l, tile_dims()); }
 fn local_index(p: vec3<i32>) -> u32 { return cell_index(p, tile_dims()); }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(TWG)
 fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let origin = tile_origin(wg.y * nwg.x + wg.x);
@@ -228,7 +225,7 @@ fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
                 }
                 if (u32(lp[comp]) + 1u == td[comp]) { dropped -= row[comp + 1u]; }
             }
-            var e = row.x - TILE_THETA * dropped;
+            var e = row.x - MIC_TILE_THETA * dropped;
             for (var comp = 0u; comp < 3u; comp++) {
                 if (lp[comp] == 0) { continue; }
                 let lm = lp - unit(comp);
@@ -240,9 +237,9 @@ fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
                 for (var k = 0u; k < 3u; k++) {
                     if (k != comp && u32(lm[k]) + 1u < td[k]) { others += rm[k + 1u]; }
                 }
-                e -= off * off + TAU * rm[comp + 1u] * others * pm * pm;
+                e -= off * off + MIC_TAU * rm[comp + 1u] * others * pm * pm;
             }
-            if (e < SIGMA * row.x) { e = row.x; }
+            if (e < MIC_SIGMA * row.x) { e = row.x; }
             tile_a[l] = inverseSqrt(e);
         }
         workgroupBarrier();
@@ -253,10 +250,10 @@ fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(TWG)
 fn mict_apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
-    if (li == 0u) { tile_done = done[6]; }
+    if (li == 0u) { tile_done = done[PCG_DONE_WORD]; }
     if (workgroupUniformLoad(&tile_done) != 0u) { return; }
     let origin = tile_origin(wg.y * nwg.x + wg.x);
     if (origin.x < 0) { return; }

@@ -1,8 +1,11 @@
 // Shared definitions for every eddy kernel: simulation parameters, grid indexing, cell
 // types and the trilinear stencil used by both particle-to-grid and grid-to-particle.
 // Conventions are spelled out in src/reference/mod.rs (the CPU reference follows them too).
+// The constants shared with Rust (cell types, workgroup sizes, scales, counter slots, codes)
+// are generated from src/gpu/constants.rs.
+//!include constants.wgsl
 
-// Keep in sync with `SimParams` in src/sim/params.rs.
+// Mirrored by `SimParams` in src/sim/params.rs (tests/shaders.rs checks the layout).
 struct SimParams {
     n: vec3<u32>,          // cells along x, y, z
     num_cells: u32,
@@ -26,22 +29,9 @@ struct SimParams {
     _pad5: u32,
 };
 
-// Values of `SimParams::transfer` (keep in sync with src/sim/params.rs).
-const TRANSFER_FLIP: u32 = 0u;
-const TRANSFER_APIC: u32 = 1u;
-
-const AIR: u32 = 0u;
-const FLUID: u32 = 1u;
-const SOLID: u32 = 2u;
-const WG: u32 = 64u;
-
-// Fixed-point scales of particle-to-grid (see src/sim/p2g.rs for the overflow argument).
-const MOMENTUM_SCALE: f32 = 32768.0;
-const WEIGHT_SCALE: f32 = 1048576.0;
-
 // Linear invocation index for dispatches that spill workgroups into y (see Kernel::dispatch).
 fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lidx: u32) -> u32 {
-    return (wg.y * nwg.x + wg.x) * WG + lidx;
+    return (wg.y * nwg.x + wg.x) * WORKGROUP + lidx;
 }
 
 fn cell_index(c: vec3<i32>, n: vec3<u32>) -> u32 {
@@ -78,11 +68,34 @@ fn unit(comp: u32) -> vec3<i32> {
     return e;
 }
 
+// Faces of all three components: the length of the buffers that hold u, v and w back to back.
+fn num_faces(p: SimParams) -> u32 {
+    return p.num_u + p.num_v + p.num_w;
+}
+
 // Splits a global face index over u, v, w into (component, local index).
 fn split_face(g: u32, p: SimParams) -> vec2<u32> {
     if (g < p.num_u) { return vec2<u32>(0u, g); }
     if (g < p.num_u + p.num_v) { return vec2<u32>(1u, g - p.num_u); }
     return vec2<u32>(2u, g - p.num_u - p.num_v);
+}
+
+// A face decoded from its global index g over u, v, w (g < num_faces).
+struct Face {
+    comp: u32,        // 0 = u, 1 = v, 2 = w
+    f: vec3<i32>,     // coordinates in the face grid of `comp`
+    d: vec3<u32>,     // dimensions of that face grid
+    off: u32,         // where component `comp` starts in the u, v, w buffers
+};
+
+fn face_of(g: u32, p: SimParams) -> Face {
+    let cl = split_face(g, p);
+    var r: Face;
+    r.comp = cl.x;
+    r.d = face_dims(cl.x, p.n);
+    r.f = cell_coord_in(cl.y, r.d);
+    r.off = face_offset(cl.x, p);
+    return r;
 }
 
 // Trilinear stencil of component `comp` at position `x` (metres): the base node, the

@@ -12,14 +12,13 @@
 //!include free_surface.wgsl
 //!include ghost_gradient.wgsl
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= params.num_u + params.num_v + params.num_w) { return; }
-    let cl = split_face(g, params);
-    let comp = cl.x;
-    let grad = face_gradient(comp, cell_coord_in(cl.y, face_dims(comp, params.n)));
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let grad = face_gradient(face.comp, face.f);
     if (grad.x != 0.0) {
         grid_vel[g] = grid_vel[g] - grad.y;
     }

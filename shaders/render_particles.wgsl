@@ -1,6 +1,9 @@
 // Particles as lit sphere impostors: a camera-facing quad per particle whose fragment
 // shader carves a sphere, shades it and writes its true depth. Reads the simulation's
 // particle buffers directly, so nothing is copied per frame.
+//!include constants.wgsl
+
+// Mirrored by `ParticleUniform` in src/render/mod.rs (tests/shaders.rs checks the layout).
 
 struct View {
     view: mat4x4<f32>,
@@ -8,11 +11,11 @@ struct View {
     radius: f32,
     color_lo: f32,
     color_hi: f32,
-    mode: u32,             // 0 speed, 1 FLIP velocity change
+    mode: u32,             // PARTICLE_COLOR_SPEED or PARTICLE_COLOR_FLIP_DELTA
     // World plane of the shown slice, xyz towards the camera: particles with
     // dot(xyz, p) > w - radius are (partly) in front of it.
     cut_plane: vec4<f32>,
-    cut: u32,              // 0 draw, 1 fade (screen-door: one pixel in four), 2 hide
+    cut: u32,              // SLICE_CUT_DRAW, SLICE_CUT_FADE (screen-door: one pixel in four), SLICE_CUT_HIDE
     _pad0: u32,
     _pad1: u32,
     _pad2: u32,
@@ -52,8 +55,8 @@ fn vs(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VOut 
     let c = (u.view * vec4<f32>(pos[ii].xyz, 1.0)).xyz;
     var o: VOut;
     o.faded = 0u;
-    if (u.cut != 0u && dot(u.cut_plane.xyz, pos[ii].xyz) > u.cut_plane.w - u.radius) {
-        if (u.cut == 2u) {
+    if (u.cut != SLICE_CUT_DRAW && dot(u.cut_plane.xyz, pos[ii].xyz) > u.cut_plane.w - u.radius) {
+        if (u.cut == SLICE_CUT_HIDE) {
             // Outside the clip volume: nothing is rasterised.
             o.clip = vec4<f32>(2.0, 2.0, 2.0, 1.0);
             return o;
@@ -63,7 +66,7 @@ fn vs(@builtin(vertex_index) vi: u32, @builtin(instance_index) ii: u32) -> VOut 
     o.clip = u.proj * vec4<f32>(c + vec3<f32>(corner * u.radius, 0.0), 1.0);
     o.uv = corner;
     o.centre = c;
-    if (u.mode == 0u) { o.value = length(vel[ii].xyz); } else { o.value = flip_delta[ii].w; }
+    if (u.mode == PARTICLE_COLOR_SPEED) { o.value = length(vel[ii].xyz); } else { o.value = flip_delta[ii].w; }
     return o;
 }
 

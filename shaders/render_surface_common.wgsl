@@ -1,6 +1,8 @@
 // Shared by the screen-space liquid surface passes (render_surface_*.wgsl): the uniform
 // block, the particle sphere quad, and the cut that removes liquid in front of a shown
-// slice. Keep `Surface` in sync with `SurfaceUniform` in src/render/surface.rs.
+// slice. `Surface` is mirrored by `SurfaceUniform` in src/render/surface.rs (tests/shaders.rs
+// checks the layout).
+//!include constants.wgsl
 
 struct Surface {
     view: mat4x4<f32>,
@@ -39,9 +41,8 @@ struct Surface {
 
 @group(0) @binding(0) var<uniform> s: Surface;
 
-// The liquid's textures have 1/LIQUID_SCALE of the target's resolution. Keep in sync with
-// `LIQUID_SCALE` in src/render/surface.rs.
-const LIQUID_SCALE: i32 = 2;
+// The liquid's textures have 1/LIQUID_SCALE of the target's resolution (LIQUID_SCALE is
+// generated from src/gpu/constants.rs).
 
 // A camera-facing quad around particle `centre_world` (corner from the vertex index),
 // or a quad outside the clip volume when the particle is cut away.

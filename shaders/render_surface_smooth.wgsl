@@ -9,13 +9,11 @@
 
 @group(0) @binding(1) var src: texture_2d<f32>;
 
-// Taps on each side: a constant loop bound (the software adapter leaks per dispatch on
-// loops bounded by uniforms).
-const TAPS: i32 = 16;
-// Widest radius in pixels: at most one tap per pixel, since taps spread further apart
-// skip pixels and the sphere bumps between them alias into speckled normals. Close up,
-// the filter covers less of the world instead.
-const MAX_RADIUS_PX: f32 = 16.0;
+// SURFACE_TAPS taps on each side: a constant loop bound (the software adapter leaks per
+// dispatch on loops bounded by uniforms). SURFACE_MAX_RADIUS_PX, the widest radius in
+// pixels: at most one tap per pixel, since taps spread further apart skip pixels and the
+// sphere bumps between them alias into speckled normals. Close up, the filter covers less
+// of the world instead. (Both are generated from src/gpu/constants.rs.)
 
 fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     let size = vec2<i32>(textureDimensions(src));
@@ -23,18 +21,18 @@ fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     if (z0 <= 0.0) {
         return 0.0;
     }
-    let r_px = min(s.smooth_radius * focal_px() / z0, MAX_RADIUS_PX);
-    let step = r_px / f32(TAPS);
+    let r_px = min(s.smooth_radius * focal_px() / z0, SURFACE_MAX_RADIUS_PX);
+    let step = r_px / f32(SURFACE_TAPS);
     var sum = 0.0;
     var wsum = 0.0;
-    for (var k = -TAPS; k <= TAPS; k++) {
+    for (var k = -SURFACE_TAPS; k <= SURFACE_TAPS; k++) {
         let off = i32(floor(f32(k) * step + 0.5));
         let q = clamp(p + dir * off, vec2<i32>(0), size - vec2<i32>(1));
         let z = textureLoad(src, q, 0).r;
         if (z <= 0.0) {
             continue;
         }
-        let x = f32(k) / f32(TAPS);
+        let x = f32(k) / f32(SURFACE_TAPS);
         let dz = (z - z0) / s.depth_falloff;
         let w = exp(-2.0 * x * x - dz * dz);
         sum += w * z;

@@ -96,33 +96,33 @@ fn cell_sample(which: u32, x: vec3<f32>) -> CellSample {
     return out;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn faces_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= params.num_u + params.num_v + params.num_w) { return; }
-    let cl = split_face(g, params);
-    let x = face_position(cl.x, cell_coord_in(cl.y, face_dims(cl.x, params.n)));
-    vel_hat[g] = face_sample(FROM_OLD, cl.x, trace(x, -params.dt)).value;
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let x = face_position(face.comp, face.f);
+    vel_hat[g] = face_sample(FROM_OLD, face.comp, trace(x, -params.dt)).value;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn faces_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= params.num_u + params.num_v + params.num_w) { return; }
+    if (g >= num_faces(params)) { return; }
     var q = vel_hat[g];
     if (smoke.scheme == SCHEME_MACCORMACK) {
-        let cl = split_face(g, params);
-        let x = face_position(cl.x, cell_coord_in(cl.y, face_dims(cl.x, params.n)));
-        let back = face_sample(FROM_OLD, cl.x, trace(x, -params.dt));
-        let tilde = face_sample(FROM_HAT, cl.x, trace(x, params.dt)).value;
+        let face = face_of(g, params);
+        let x = face_position(face.comp, face.f);
+        let back = face_sample(FROM_OLD, face.comp, trace(x, -params.dt));
+        let tilde = face_sample(FROM_HAT, face.comp, trace(x, params.dt)).value;
         q = clamp(q + 0.5 * (vel_old[g] - tilde), back.lo, back.hi);
     }
     vel[g] = q * smoke.velocity_decay;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn cells_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -135,7 +135,7 @@ fn cells_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
     dye_hat[c] = cell_sample(FROM_OLD, trace(x, -params.dt)).value;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn cells_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);

@@ -1,10 +1,10 @@
 // Shared definitions of the smoke stages (include after prelude.wgsl). The smoke mode runs
 // on an nx x ny x 1 grid through the 3D kernels; nothing here assumes nz = 1.
 
-// Keep in sync with `SmokeParams` in src/sim/smoke/mod.rs.
+// Mirrored by `SmokeParams` in src/sim/smoke/mod.rs (tests/shaders.rs checks the layout).
 struct SmokeParams {
-    obstacle_lo: vec4<f32>,   // box min, or sphere centre (m); w: 0 none, 1 box, 2 sphere
-    obstacle_hi: vec4<f32>,   // box max (m); w: sphere radius (m)
+    obstacle_lo: vec4<f32>,   // box min, or disc centre (m)
+    obstacle_hi: vec4<f32>,   // box max (m); w: disc radius (m)
     obstacle_vel: vec4<f32>,  // obstacle velocity (m/s)
     up: vec4<f32>,            // unit vector opposite to gravity
     decay: vec4<f32>,         // per-substep factors exp(-rate dt): dye r, g, b, temperature
@@ -13,19 +13,19 @@ struct SmokeParams {
     ambient: f32,             // ambient temperature
     vorticity: f32,           // confinement epsilon
     velocity_decay: f32,      // exp(-velocity_dissipation dt)
-    scheme: u32,              // 0 semi-Lagrangian, 1 MacCormack
+    scheme: u32,              // SCHEME_SL or SCHEME_MACCORMACK
     num_emitters: u32,
     trail_slot: u32,          // ring-buffer slot the tracers' positions go to this substep
     num_tracers: u32,
     trail_len: u32,
-    _pad0: u32,
-    _pad1: u32,
+    obstacle_kind: u32,       // OBSTACLE_NONE, OBSTACLE_BOX or OBSTACLE_DISC
+    _pad: u32,
 };
 
-// Keep in sync with `Emitter` in src/sim/smoke/mod.rs.
-// kind: 0 box [lo, hi], 1 sphere (centre lo.xyz, radius lo.w): dye and temperature are
+// Mirrored by `Emitter` in src/sim/smoke/mod.rs (tests/shaders.rs checks the layout).
+// kind: EMIT_BOX [lo, hi], EMIT_DISC (centre lo.xyz, radius lo.w): dye and temperature are
 // raised to at least `dye`, velocity set when set_velocity != 0 (scene sources);
-// 2 gaussian splat (centre lo.xyz, radius lo.w): dye and velocity added with weight
+// EMIT_SPLAT (centre lo.xyz, radius lo.w): dye and velocity added with weight
 // exp(-|x - c|^2 / r^2) (mouse splats).
 struct Emitter {
     lo: vec4<f32>,
@@ -38,9 +38,6 @@ struct Emitter {
     _pad1: u32,
 };
 
-const SCHEME_SL: u32 = 0u;
-const SCHEME_MACCORMACK: u32 = 1u;
-
 fn cell_centre(c: vec3<i32>) -> vec3<f32> {
     return (vec3<f32>(c) + vec3<f32>(0.5)) * params.h;
 }
@@ -52,12 +49,12 @@ fn face_position(comp: u32, f: vec3<i32>) -> vec3<f32> {
 }
 
 fn in_obstacle(x: vec3<f32>) -> bool {
-    let kind = u32(smoke.obstacle_lo.w);
-    if (kind == 1u) {
+    let kind = smoke.obstacle_kind;
+    if (kind == OBSTACLE_BOX) {
         // The slice is one cell thick: only x and y decide.
         return all(x.xy >= smoke.obstacle_lo.xy) && all(x.xy <= smoke.obstacle_hi.xy);
     }
-    if (kind == 2u) {
+    if (kind == OBSTACLE_DISC) {
         let d = x.xy - smoke.obstacle_lo.xy;
         return dot(d, d) <= smoke.obstacle_hi.w * smoke.obstacle_hi.w;
     }

@@ -14,18 +14,18 @@
 
 // Weight of emitter `e` at `x`: 1 inside a box or sphere, the gaussian for splats.
 fn emitter_weight(e: Emitter, x: vec3<f32>) -> f32 {
-    if (e.kind == 0u) {
+    if (e.kind == EMIT_BOX) {
         return select(0.0, 1.0, all(x.xy >= e.lo.xy) && all(x.xy <= e.hi.xy));
     }
     let d = x.xy - e.lo.xy;
     let r2 = e.lo.w * e.lo.w;
-    if (e.kind == 1u) {
+    if (e.kind == EMIT_DISC) {
         return select(0.0, 1.0, dot(d, d) <= r2);
     }
     return exp(-dot(d, d) / r2);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn cells(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -37,7 +37,7 @@ fn cells(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let e = emitters[i];
         let w = emitter_weight(e, x);
         if (w <= 0.0) { continue; }
-        if (e.kind == 2u) {
+        if (e.kind == EMIT_SPLAT) {
             d += w * e.dye;
         } else {
             d = max(d, e.dye);
@@ -46,14 +46,14 @@ fn cells(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     dye[c] = d;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= params.num_u + params.num_v + params.num_w) { return; }
-    let cl = split_face(g, params);
-    let comp = cl.x;
-    let f = cell_coord_in(cl.y, face_dims(comp, params.n));
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let comp = face.comp;
+    let f = face.f;
     let cs = face_cells(comp, f);
     // Faces on solids and walls belong to the boundary conditions.
     if (type_at(cs[0]) == SOLID || type_at(cs[1]) == SOLID) { return; }
@@ -63,7 +63,7 @@ fn faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let e = emitters[i];
         let w = emitter_weight(e, x);
         if (w <= 0.0) { continue; }
-        if (e.kind == 2u) {
+        if (e.kind == EMIT_SPLAT) {
             u += w * e.vel[comp];
         } else if (e.set_velocity != 0u) {
             u = e.vel[comp];

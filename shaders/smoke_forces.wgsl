@@ -49,7 +49,7 @@ fn dvel(c: vec3<i32>, comp: u32, axis: u32) -> f32 {
     return (centre_velocity(nb[1])[comp] - centre_velocity(nb[0])[comp]) / s;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn vorticity(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     let i = linear_id(wg, nwg, li);
@@ -66,7 +66,7 @@ fn vorticity(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     curl[i] = vec4<f32>(w, length(w));
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn cell_forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let i = linear_id(wg, nwg, li);
@@ -96,14 +96,14 @@ fn cell_forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     force[i] = vec4<f32>(f, 0.0);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
-    if (g >= params.num_u + params.num_v + params.num_w) { return; }
-    let cl = split_face(g, params);
-    let comp = cl.x;
-    let f = cell_coord_in(cl.y, face_dims(comp, params.n));
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let comp = face.comp;
+    let f = face.f;
     let cs = face_cells(comp, f);
     if (type_at(cs[0]) == SOLID || type_at(cs[1]) == SOLID) { return; }
     let fa = force[cell_index(cs[0], params.n)][comp];

@@ -15,7 +15,7 @@
 
 //!include smoke_common.wgsl
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
@@ -35,6 +35,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         cell_type[c] = FLUID;
         solid[c] = 0u;
         solid_vel[c] = vec4<f32>(0.0);
-        atomicAdd(&counters[0], 1u);
+        atomicAdd(&counters[COUNTER_FLUID_CELLS], 1u);
     }
 }

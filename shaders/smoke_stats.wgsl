@@ -1,8 +1,8 @@
 //!include prelude.wgsl
-// Smoke statistics per workgroup of 64 cells, summed on the host in f64 in workgroup
+// Smoke statistics per workgroup of WORKGROUP cells, summed on the host in f64 in workgroup
 // order (reproducible): x = dye (mean of r, g, b), y = dye * height, z = |omega|^2,
-// w = |u|^2 at the cell centre; over non-SOLID cells. counters[1] gets the largest
-// cell-centre speed and counters[2] the largest x holding dye (f32 bits, integer max).
+// w = |u|^2 at the cell centre; over non-SOLID cells. COUNTER_MAX_SPEED gets the largest
+// cell-centre speed and COUNTER_FRONT_X the largest x holding dye (f32 bits, integer max).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> smoke: SmokeParams;
@@ -15,12 +15,11 @@
 
 //!include smoke_common.wgsl
 
-// Dye below this density does not count as the smoke's front.
-const FRONT_DYE: f32 = 1e-3;
+// Dye below FRONT_DYE does not count as the smoke's front.
 
-var<workgroup> partial: array<vec4<f32>, 64>;
+var<workgroup> partial: array<vec4<f32>, WORKGROUP>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let i = linear_id(wg, nwg, li);
@@ -38,14 +37,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         let x = cell_centre(c);
         let w = curl[i].xyz;
         s = vec4<f32>(m, m * x.y, dot(w, w), dot(u, u));
-        atomicMax(&counters[1], bitcast<u32>(length(u)));
-        if (m > FRONT_DYE) { atomicMax(&counters[2], bitcast<u32>(x.x)); }
+        atomicMax(&counters[COUNTER_MAX_SPEED], bitcast<u32>(length(u)));
+        if (m > FRONT_DYE) { atomicMax(&counters[COUNTER_FRONT_X], bitcast<u32>(x.x)); }
     }
     partial[li] = s;
-    for (var stride = 32u; stride > 0u; stride = stride / 2u) {
+    for (var stride = WORKGROUP / 2u; stride > 0u; stride = stride / 2u) {
         workgroupBarrier();
         if (li < stride) { partial[li] += partial[li + stride]; }
     }
     let slot = wg.y * nwg.x + wg.x;
-    if (li == 0u && slot * WG < params.num_cells) { partials[slot] = partial[0]; }
+    if (li == 0u && slot * WORKGROUP < params.num_cells) { partials[slot] = partial[0]; }
 }

@@ -15,7 +15,7 @@
 fn push_out(x: vec3<f32>) -> vec3<f32> {
     let m = 0.01 * params.h;
     var y = x;
-    if (u32(smoke.obstacle_lo.w) == 1u) {
+    if (smoke.obstacle_kind == OBSTACLE_BOX) {
         let lo = smoke.obstacle_lo.xy;
         let hi = smoke.obstacle_hi.xy;
         let d = vec4<f32>(x.x - lo.x, hi.x - x.x, x.y - lo.y, hi.y - x.y);
@@ -34,7 +34,7 @@ fn push_out(x: vec3<f32>) -> vec3<f32> {
     return clamp(y, vec3<f32>(m), top);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn record(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let i = linear_id(wg, nwg, li);

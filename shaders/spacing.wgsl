@@ -1,12 +1,13 @@
 //!include prelude.wgsl
 // Particle spacing: particles closer than a minimum distance push each other apart, so the
 // liquid neither bunches nor leaves holes below the grid's scale (the volume correction
-// handles the cell scale). Particles are binned by cell (at most BIN_SLOTS per cell); each
-// particle sums, over the particles of the cells within the minimum distance (at most half
-// a cell, so at most 2 x 2 x 2 cells), half of the overlap along the line between them. The sums are fixed point, so the result does not
-// depend on the order the bins were filled in; a cell that holds more than BIN_SLOTS
-// particles is skipped as a neighbour (which of them got a slot would depend on that order),
-// which keeps the stage deterministic. Velocities are not touched.
+// handles the cell scale). Particles are binned by cell (at most SPACING_BIN_SLOTS per
+// cell); each particle sums, over the particles of the cells within the minimum distance
+// (at most half a cell, so at most 2 x 2 x 2 cells), half of the overlap along the line
+// between them. The sums are fixed point, so the result does not depend on the order the
+// bins were filled in; a cell that holds more than SPACING_BIN_SLOTS particles is skipped
+// as a neighbour (which of them got a slot would depend on that order), which keeps the
+// stage deterministic. Velocities are not touched.
 
 struct SpacingParams {
     // Minimum distance between particle centres (m).
@@ -17,9 +18,6 @@ struct SpacingParams {
     _pad1: f32,
 };
 
-const BIN_SLOTS: u32 = 16u;
-// Fixed point of the summed displacement: 2^20 units per cell size.
-const SHIFT_SCALE: f32 = 1048576.0;
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> spacing: SpacingParams;
@@ -29,7 +27,7 @@ const SHIFT_SCALE: f32 = 1048576.0;
 @group(0) @binding(5) var<storage, read_write> bins: array<u32>;
 @group(0) @binding(6) var<storage, read_write> shifted: array<vec4<f32>>;
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(WORKGROUP)
 fn clear(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
@@ -37,19 +35,19 @@ fn clear(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     atomicStore(&bin_count[id], 0u);
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(WORKGROUP)
 fn bin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
        @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
     let c = cell_index(cell_containing(pos[id].xyz, params), params.n);
     let slot = atomicAdd(&bin_count[c], 1u);
-    if (slot < BIN_SLOTS) {
-        bins[c * BIN_SLOTS + slot] = id;
+    if (slot < SPACING_BIN_SLOTS) {
+        bins[c * SPACING_BIN_SLOTS + slot] = id;
     }
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(WORKGROUP)
 fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
@@ -66,10 +64,10 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         if (any(c > hi)) { continue; }
         let ci = cell_index(c, params.n);
         let n = atomicLoad(&bin_count[ci]);
-        if (n > BIN_SLOTS) { continue; }
-        for (var s = 0u; s < BIN_SLOTS; s++) {
+        if (n > SPACING_BIN_SLOTS) { continue; }
+        for (var s = 0u; s < SPACING_BIN_SLOTS; s++) {
             if (s >= n) { break; }
-            let j = bins[ci * BIN_SLOTS + s];
+            let j = bins[ci * SPACING_BIN_SLOTS + s];
             if (j == id) { continue; }
             let d = x0 - pos[j].xyz;
             let dist = length(d);
@@ -77,17 +75,17 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             // either moves.
             if (dist >= r || dist < 1e-6 * params.h) { continue; }
             let move_by = spacing.strength * (r - dist) / dist * d;
-            sum += vec3<i32>(round(move_by * (params.inv_h * SHIFT_SCALE)));
+            sum += vec3<i32>(round(move_by * (params.inv_h * SPACING_SHIFT_SCALE)));
         }
     }
     let m = 0.01 * params.h;
-    let x = clamp(x0 + vec3<f32>(sum) * (params.h / SHIFT_SCALE), vec3<f32>(m),
+    let x = clamp(x0 + vec3<f32>(sum) * (params.h / SPACING_SHIFT_SCALE), vec3<f32>(m),
                   vec3<f32>(params.n) * params.h - vec3<f32>(m));
     let into_solid = solid[cell_index(cell_containing(x, params), params.n)] != 0u;
     shifted[id] = vec4<f32>(select(x, x0, into_solid), pos[id].w);
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(WORKGROUP)
 fn apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);

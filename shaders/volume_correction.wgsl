@@ -13,7 +13,7 @@
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read> density: array<f32>;
-@group(0) @binding(3) var<storage, read_write> rhs_out: array<f32>;
+@group(0) @binding(3) var<storage, read_write> b: array<f32>;   // PcgVectors::b
 @group(0) @binding(4) var<storage, read> phi: array<f32>;
 @group(0) @binding(5) var<storage, read> solid: array<u32>;
 @group(0) @binding(6) var<storage, read_write> pos: array<vec4<f32>>;
@@ -21,22 +21,20 @@
 //!include free_surface.wgsl
 //!include ghost_gradient.wgsl
 
-// Largest excess density corrected in one substep, and the largest move per axis (cells):
-// a badly compacted layer relaxes over a few substeps instead of jumping.
-const MAX_EXCESS: f32 = 0.5;
-// Density errors within this band around the rest density are left alone: they are the
+// MAX_EXCESS, the largest excess density corrected in one substep, and MAX_SHIFT, the largest
+// move per axis (cells): a badly compacted layer relaxes over a few substeps instead of
+// jumping. Density errors within TOLERATED of the rest density are left alone: they are the
 // particles' sampling noise and the small compression of moving liquid, and correcting them
 // every substep damps waves (the first sloshing mode keeps 72% of its amplitude per period
 // with no band, 89% with 0.1, 95% with 0.2); the compaction that loses volume runs to 2-4x.
-const TOLERATED: f32 = 0.2;
-const MAX_SHIFT: f32 = 0.5;
+// (The values are in src/gpu/constants.rs.)
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
        @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    var b = 0.0;
+    var bc = 0.0;
     if (cell_type[c] == FLUID) {
         let x = cell_coord(c, params.n);
         var lowest = -MAX_EXCESS;
@@ -45,16 +43,16 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
         }
         let e = density[c] - 1.0;
         let beyond = sign(e) * max(abs(e) - TOLERATED, 0.0);
-        b = -params.h * params.h * clamp(beyond, lowest, MAX_EXCESS);
+        bc = -params.h * params.h * clamp(beyond, lowest, MAX_EXCESS);
     }
-    rhs_out[c] = b;
+    b[c] = bc;
 }
 
 fn solid_at(x: vec3<f32>) -> bool {
     return solid[cell_index(cell_containing(x, params), params.n)] != 0u;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn displace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);

@@ -9,10 +9,8 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Cell types shared by every stage (keep in sync with shaders/prelude.wgsl).
-pub const AIR: u32 = 0;
-pub const FLUID: u32 = 1;
-pub const SOLID: u32 = 2;
+/// Cell types shared by every stage (defined with the other GPU constants).
+pub use crate::gpu::constants::{AIR, FLUID, SOLID};
 
 #[derive(Debug, Error)]
 pub enum SceneError {

@@ -83,7 +83,12 @@ fn gpu_spacing_matches_the_reference() {
     sim.substep(1e-4, Stage::Spacing).unwrap();
     let (gpu, _) = sim.read_particles().unwrap();
     let g = grid(&scene);
-    let solid: Vec<bool> = scene.initial_state().solid.iter().map(|s| *s != 0).collect();
+    let solid: Vec<bool> = scene
+        .initial_state()
+        .solid
+        .iter()
+        .map(|s| *s != 0)
+        .collect();
     let p64: Vec<[f64; 3]> = pos.iter().map(|p| [0, 1, 2].map(|a| p[a] as f64)).collect();
     let radius = eddy::sim::spacing::min_distance(g.h, scene.particles_per_cell, 0.9);
     let cpu = cpu::push_apart(
@@ -106,7 +111,10 @@ fn gpu_spacing_matches_the_reference() {
     }
     println!("{moved} of {n} particles moved; largest GPU - reference difference {worst:.2e} m");
     assert!(moved > n / 4, "only {moved} of {n} particles moved");
-    assert!(worst < 1e-4 * g.h, "GPU and reference differ by {worst:e} m");
+    assert!(
+        worst < 1e-4 * g.h,
+        "GPU and reference differ by {worst:e} m"
+    );
     // Every particle stays in the domain and out of the solid.
     for p in &gpu {
         let c = cpu::cell_of(&g, [0, 1, 2].map(|a| p[a] as f64));
@@ -128,7 +136,10 @@ fn spacing_is_deterministic() {
         sim.read_particles().unwrap().0
     };
     let (a, b) = (run(), run());
-    assert!(a.iter().zip(&b).all(|(x, y)| x.map(f32::to_bits) == y.map(f32::to_bits)));
+    assert!(a
+        .iter()
+        .zip(&b)
+        .all(|(x, y)| x.map(f32::to_bits) == y.map(f32::to_bits)));
 }
 
 /// A pool settling for two seconds: with spacing, far fewer particle pairs end up closer

@@ -239,11 +239,7 @@ impl Outputs {
 
         c.run_to(Stage::G2p);
         let (_, g2p_vel) = c.sim.read_particles().unwrap();
-        let before_forces = c.faces([
-            Field::UBeforeForces,
-            Field::VBeforeForces,
-            Field::WBeforeForces,
-        ]);
+        let before_forces = c.faces([Field::UOld, Field::VOld, Field::WOld]);
 
         let advect_report = c.run_to(Stage::Advect);
         let (advected_pos, advected_vel) = c.sim.read_particles().unwrap();

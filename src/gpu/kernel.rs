@@ -8,8 +8,8 @@
 
 use std::borrow::Cow;
 
-/// Workgroup size of the element-wise kernels (keep in sync with `WG` in shaders/prelude.wgsl).
-pub const WORKGROUP: u32 = 64;
+/// Workgroup size of the element-wise kernels.
+pub use super::constants::WORKGROUP;
 /// Largest workgroup count per dispatch dimension that every adapter accepts.
 const MAX_GROUPS_PER_DIM: u32 = 65535;
 
@@ -137,13 +137,20 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Returns the source of `name` with its `//!include` lines expanded.
+/// Returns the source of `name` with its `//!include` lines expanded. `constants.wgsl` is
+/// generated from src/gpu/constants.rs.
 pub fn expand_wgsl(name: &str) -> String {
-    let src = SHADER_SOURCES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, s)| *s)
-        .unwrap_or_else(|| panic!("unknown shader {name}: add it to SHADER_SOURCES"));
+    let generated;
+    let src = if name == super::constants::WGSL_FILE {
+        generated = super::constants::wgsl();
+        generated.as_str()
+    } else {
+        SHADER_SOURCES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, s)| *s)
+            .unwrap_or_else(|| panic!("unknown shader {name}: add it to SHADER_SOURCES"))
+    };
     let mut out = String::with_capacity(src.len() * 2);
     for line in src.lines() {
         if let Some(inc) = line.trim().strip_prefix("//!include ") {

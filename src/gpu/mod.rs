@@ -4,7 +4,9 @@
 //! here, so stages only describe their bindings and dispatches.
 
 mod buffers;
+pub mod constants;
 mod kernel;
+pub mod layout;
 mod timing;
 
 pub use buffers::{read_buffer, storage_buffer, uniform_buffer, BufferReader};

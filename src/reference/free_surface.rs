@@ -4,17 +4,8 @@
 
 use super::{face_cells, stencil_nodes, Grid, FLUID, SOLID};
 
-/// Smallest surface fraction (THETA_MIN in shaders/free_surface.wgsl).
-pub const THETA_MIN: f64 = 0.05;
-/// Correction of the linear interpolation for the filtered density's step profile
-/// (SURFACE_CURVE in shaders/free_surface.wgsl).
-pub const SURFACE_CURVE: f64 = 0.021;
-/// Largest excess density corrected per substep (MAX_EXCESS in volume_correction.wgsl).
-pub const MAX_EXCESS: f64 = 0.5;
-/// Density errors left alone around the rest density (TOLERATED in volume_correction.wgsl).
-pub const TOLERATED: f64 = 0.2;
-/// Largest particle move per axis in cells (MAX_SHIFT in volume_correction.wgsl).
-pub const MAX_SHIFT: f64 = 0.5;
+/// The constants the GPU's free surface and volume correction use too.
+pub use crate::gpu::constants::{MAX_EXCESS, MAX_SHIFT, SURFACE_CURVE, THETA_MIN, TOLERATED};
 
 /// Fraction of the way from FLUID cell `fluid`'s centre to AIR cell `air`'s at which the
 /// level set 0.5 - surface crosses zero (`surface` the filtered density,

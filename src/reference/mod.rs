@@ -30,9 +30,10 @@ pub use pressure::*;
 pub use spacing::*;
 pub use transfer::*;
 
-pub const AIR: u8 = 0;
-pub const FLUID: u8 = 1;
-pub const SOLID: u8 = 2;
+// The GPU's cell types (src/gpu/constants.rs), as the bytes the reference stores.
+pub const AIR: u8 = crate::gpu::constants::AIR as u8;
+pub const FLUID: u8 = crate::gpu::constants::FLUID as u8;
+pub const SOLID: u8 = crate::gpu::constants::SOLID as u8;
 
 /// Grid dimensions and cell size.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -36,20 +36,22 @@ use super::pressure::neighbour;
 use super::{build_matrix, Grid, AIR, FLUID};
 
 /// The coarsest level has at most this many cells along its longest axis.
-pub const MG_COARSEST: usize = 8;
+pub const MG_COARSEST: usize = crate::gpu::constants::MG_COARSEST as usize;
 /// Red-black Gauss-Seidel sweeps before (and, mirrored, after) the coarse correction.
 pub const MG_SWEEPS: usize = 2;
 /// Extra red-black sweeps over the boundary cells only, after the full sweeps.
 pub const MG_BOUNDARY_SWEEPS: usize = 1;
 /// Symmetric red-black sweep pairs on the coarsest level.
-pub const MG_COARSE_SWEEPS: usize = 24;
+pub const MG_COARSE_SWEEPS: usize = crate::gpu::constants::MG_COARSE_SWEEPS as usize;
 
-/// Tile of the tiled MIC(0): 8x8x8 cells in 3D, 16x16 on a one-cell-deep slice.
+/// Tile of the tiled MIC(0): 8x8x8 cells in 3D, 16x16 on a one-cell-deep slice (the GPU's
+/// constants).
 pub fn mic_tile(n: [usize; 3]) -> [usize; 3] {
+    use crate::gpu::constants::{MIC_TILE_3D, MIC_TILE_SLICE};
     if n[2] == 1 {
-        [16, 16, 1]
+        [MIC_TILE_SLICE as usize, MIC_TILE_SLICE as usize, 1]
     } else {
-        [8, 8, 8]
+        [MIC_TILE_3D as usize; 3]
     }
 }
 
@@ -445,7 +447,7 @@ fn same_tile(g: &Grid, tile: [usize; 3], c: usize, m: usize) -> bool {
 /// full would make interior tiles singular (pure Neumann), half of it keeps every block
 /// definite and brings the iterations from 59 to 45 on the reference pool at 24^3 (ip 70,
 /// exact MIC(0) 24). 16x16x8 tiles would give 37, with 16x fewer workgroups.
-pub const MIC_TILE_THETA: f64 = 0.5;
+pub use crate::gpu::constants::MIC_TILE_THETA;
 
 /// MIC(0) inverse diagonal (tau 0.97, sigma 0.25) of the block-diagonal part of A whose
 /// blocks are the tiles of [`mic_tile`]: couplings between tiles are dropped, and

@@ -61,8 +61,7 @@ pub fn apply_packed(g: &Grid, a: &[[f64; 4]], x: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-pub const MIC_TAU: f64 = 0.97;
-pub const MIC_SIGMA: f64 = 0.25;
+pub use crate::gpu::constants::{MIC_SIGMA, MIC_TAU};
 
 /// MIC(0) inverse diagonal in lexicographic order (Bridson, Fluid Simulation for Computer
 /// Graphics, 2nd ed., fig. 5.2): the tiled factorisation with one tile as large as the grid,

@@ -2,10 +2,10 @@
 //! in f64: a separable bilateral blur, along x then along y, whose radius is given in
 //! world units and converted to pixels from each pixel's eye depth.
 
-/// Taps on each side of a pixel. Keep in sync with `TAPS` in render_surface_smooth.wgsl.
-pub const SURFACE_TAPS: i64 = 16;
-/// Widest radius in pixels. Keep in sync with `MAX_RADIUS_PX` in render_surface_smooth.wgsl.
-pub const SURFACE_MAX_RADIUS_PX: f64 = 16.0;
+/// Taps on each side of a pixel (the GPU filter's constant).
+pub const SURFACE_TAPS: i64 = crate::gpu::constants::SURFACE_TAPS as i64;
+/// Widest radius in pixels.
+pub use crate::gpu::constants::SURFACE_MAX_RADIUS_PX;
 
 /// What the filter needs to know besides the image.
 #[derive(Clone, Copy, Debug)]

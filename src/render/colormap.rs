@@ -64,6 +64,16 @@ pub fn cell_type(t: u32) -> [f32; 3] {
     }
 }
 
+/// Name of cell type `t`, "?" for a value that is no cell type.
+pub fn cell_type_name(t: u32) -> &'static str {
+    match t {
+        AIR => "AIR",
+        FLUID => "FLUID",
+        SOLID => "SOLID",
+        _ => "?",
+    }
+}
+
 /// How field values map to colours.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scale {

@@ -33,12 +33,19 @@ use particles::ParticlePipeline;
 use slice::{SliceImage, SlicePipeline};
 use surface::{Cut, RenderMode, SurfaceRenderer};
 
-/// Keep in sync with `View` in shaders/render_lines.wgsl and render_slice.wgsl.
+/// Mirror of `View` in shaders/render_lines.wgsl and render_slice.wgsl (layouts checked by
+/// tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ViewProj {
     view_proj: [[f32; 4]; 4],
 }
+crate::wgsl_mirror!(lines_view_layout: ViewProj = "render_lines.wgsl" View {
+    view_proj: view_proj,
+});
+crate::wgsl_mirror!(slice_view_layout: ViewProj = "render_slice.wgsl" View {
+    view_proj: view_proj,
+});
 
 pub struct SceneRenderer {
     particles: ParticlePipeline,

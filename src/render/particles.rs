@@ -4,6 +4,9 @@
 
 use super::surface::{RenderMode, SurfaceStyle};
 use super::{scene_pipeline, uniform_entry};
+use crate::gpu::constants::{
+    PARTICLE_COLOR_FLIP_DELTA, PARTICLE_COLOR_SPEED, SLICE_CUT_DRAW, SLICE_CUT_FADE, SLICE_CUT_HIDE,
+};
 use crate::sim::Simulation;
 use bytemuck::{Pod, Zeroable};
 use glam::Mat4;
@@ -30,9 +33,9 @@ pub enum SliceOcclusion {
 impl SliceOcclusion {
     fn code(self) -> u32 {
         match self {
-            SliceOcclusion::Show => 0,
-            SliceOcclusion::Fade => 1,
-            SliceOcclusion::Hide => 2,
+            SliceOcclusion::Show => SLICE_CUT_DRAW,
+            SliceOcclusion::Fade => SLICE_CUT_FADE,
+            SliceOcclusion::Hide => SLICE_CUT_HIDE,
         }
     }
 }
@@ -69,7 +72,7 @@ impl Default for ParticleStyle {
     }
 }
 
-/// Keep in sync with `View` in shaders/render_particles.wgsl.
+/// Mirror of `View` in shaders/render_particles.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ParticleUniform {
@@ -84,6 +87,19 @@ struct ParticleUniform {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<ParticleUniform>() == 176);
+crate::wgsl_mirror!(particle_uniform_layout: ParticleUniform = "render_particles.wgsl" View {
+    view: view,
+    proj: proj,
+    radius: radius,
+    color_lo: lo,
+    color_hi: hi,
+    mode: mode,
+    cut_plane: cut_plane,
+    cut: cut,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
+});
 
 /// The impostor pipeline and its bind group over a simulation's particle buffers.
 pub(super) struct ParticlePipeline {
@@ -196,8 +212,8 @@ impl ParticlePipeline {
                 lo: style.lo,
                 hi: style.hi,
                 mode: match style.color {
-                    ParticleColor::Speed => 0,
-                    ParticleColor::FlipDelta => 1,
+                    ParticleColor::Speed => PARTICLE_COLOR_SPEED,
+                    ParticleColor::FlipDelta => PARTICLE_COLOR_FLIP_DELTA,
                 },
                 cut_plane: plane,
                 cut: cut.code(),

@@ -12,7 +12,7 @@ crate::kernel_entries!(
     PusherEntries { main }
 );
 
-/// Keep in sync with `Push` in shaders/render_push.wgsl.
+/// Mirror of `Push` in shaders/render_push.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct PushParams {
@@ -24,6 +24,14 @@ struct PushParams {
     _pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<PushParams>() == 48);
+crate::wgsl_mirror!(push_params_layout: PushParams = "render_push.wgsl" Push {
+    origin: origin,
+    radius: radius,
+    dir: dir,
+    count: count,
+    delta_v: delta_v,
+    _pad: _pad,
+});
 
 pub struct Pusher {
     kernel: Kernel,

@@ -206,7 +206,7 @@ impl SliceImage {
     }
 }
 
-/// Keep in sync with `SliceStyle` in shaders/render_slice.wgsl.
+/// Mirror of `SliceStyle` in shaders/render_slice.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct SliceUniform {
@@ -214,6 +214,12 @@ struct SliceUniform {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<SliceUniform>() == 16);
+crate::wgsl_mirror!(slice_uniform_layout: SliceUniform = "render_slice.wgsl" SliceStyle {
+    bilinear: bilinear,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
+});
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]

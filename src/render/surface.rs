@@ -93,7 +93,8 @@ impl Default for SurfaceStyle {
     }
 }
 
-/// Keep in sync with `Surface` in shaders/render_surface_common.wgsl.
+/// Mirror of `Surface` in shaders/render_surface_common.wgsl (layout checked by
+/// tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct SurfaceUniform {
@@ -117,12 +118,32 @@ struct SurfaceUniform {
     target_height: f32,
 }
 const _: () = assert!(std::mem::size_of::<SurfaceUniform>() == 288);
+crate::wgsl_mirror!(surface_uniform_layout: SurfaceUniform = "render_surface_common.wgsl" Surface {
+    view: view,
+    proj: proj,
+    inv_view: inv_view,
+    cut_plane: cut_plane,
+    absorption: absorption,
+    deep_color: deep_color,
+    radius: radius,
+    smooth_radius: smooth_radius,
+    depth_falloff: depth_falloff,
+    thickness_scale: thickness_scale,
+    refraction: refraction,
+    specular: specular,
+    shininess: shininess,
+    cut: cut,
+    width: width,
+    height: height,
+    target_width: target_width,
+    target_height: target_height,
+});
 
 /// The liquid's passes (depth, thickness, smoothing) run at 1/LIQUID_SCALE of the
 /// target's resolution in each direction: a quarter of the fragments, which keeps the
-/// surface interactive on a software adapter; shading stays at full resolution. Keep in
-/// sync with `LIQUID_SCALE` in shaders/render_surface_common.wgsl.
-pub const LIQUID_SCALE: u32 = 2;
+/// surface interactive on a software adapter; shading stays at full resolution. The
+/// shaders' `LIQUID_SCALE` is the same constant.
+pub const LIQUID_SCALE: u32 = crate::gpu::constants::LIQUID_SCALE as u32;
 
 /// Eye depth (m in front of the camera, 0 = no liquid) and thickness formats.
 const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;

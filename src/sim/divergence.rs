@@ -25,7 +25,7 @@ impl Divergence {
                 ("cell_type", &f.cell_type),
                 ("grid_vel", &f.vel),
                 ("divergence", &f.divergence),
-                ("rhs", &v.b),
+                ("b", &v.b),
                 ("div_after", &f.div_after),
                 ("counters", &f.counters),
             ],
@@ -43,7 +43,8 @@ impl Divergence {
             .dispatch(pass, self.e.before, &self.group, f.num_cells());
     }
 
-    /// Divergence left after projection, with its max over FLUID cells in counters[3].
+    /// Divergence left after projection, with its max over FLUID cells in the counter
+    /// `COUNTER_MAX_DIVERGENCE`.
     pub fn record_after(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
             .dispatch(pass, self.e.after, &self.group, f.num_cells());

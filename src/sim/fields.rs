@@ -2,7 +2,7 @@
 //! [`super::Simulation`] owns them.
 
 use super::params::SimParams;
-use crate::gpu::{storage_buffer, uniform_buffer};
+use crate::gpu::{storage_buffer, uniform_buffer, WORKGROUP};
 
 /// MAC-grid and cell fields. Face arrays hold u, v and w back to back
 /// (see `face_offset` in shaders/prelude.wgsl); cell arrays are i-fastest.
@@ -11,7 +11,8 @@ pub struct GridFields {
     pub params_buffer: wgpu::Buffer,
     /// Face velocities (m/s): after P2G, then forces, boundary, projection, extrapolation.
     pub vel: wgpu::Buffer,
-    /// Face velocities right after P2G (the FLIP update subtracts them).
+    /// Face velocities after P2G, before forces: FLIP's old velocity, which G2P subtracts.
+    /// (The smoke mode keeps the velocity at the start of its advection here.)
     pub vel_old: wgpu::Buffer,
     /// Sum of P2G weights per face.
     pub weight: wgpu::Buffer,
@@ -34,14 +35,12 @@ pub struct GridFields {
     pub div_after: wgpu::Buffer,
     /// Extrapolation validity flags, ping-ponged.
     pub valid: [wgpu::Buffer; 2],
-    /// Atomic counters: 0 fluid cells, 1 max speed bits, 2 max x bits, 3 max |div| bits,
-    /// 4 max |density - 1| bits over FLUID cells, 5 their sum in 1/64 (see mark_cells.wgsl),
-    /// 6 the signed sum of theta - 1/2 over free-surface faces in 1/1024 (build_matrix.wgsl),
-    /// 8..11 the volume correction's bb, rr (f32 bits) and iterations.
+    /// Atomic counters the stages write and the host reads back per substep; the slots are
+    /// the `COUNTER_*` constants of `crate::gpu::constants`.
     pub counters: wgpu::Buffer,
 }
 
-pub const COUNTERS: usize = 12;
+pub use crate::gpu::constants::COUNTERS;
 
 impl GridFields {
     pub fn new(device: &wgpu::Device, params: SimParams) -> Self {
@@ -120,7 +119,11 @@ impl Particles {
             pos: make("Particles::pos"),
             vel: make("Particles::vel"),
             flip_delta: make("Particles::flip_delta"),
-            energy: storage_buffer(device, "Particles::energy", n.div_ceil(64) * 4),
+            energy: storage_buffer(
+                device,
+                "Particles::energy",
+                n.div_ceil(WORKGROUP as u64) * 4,
+            ),
             affine: storage_buffer(device, "Particles::affine", AFFINE_BYTES),
         };
         if n > 0 {
@@ -131,7 +134,7 @@ impl Particles {
     }
 
     pub fn bytes(n: u64) -> u64 {
-        n * 48 + n.div_ceil(64) * 4
+        n * 48 + n.div_ceil(WORKGROUP as u64) * 4
     }
 
     /// Bytes of the APIC affine matrices of `n` particles.

@@ -25,7 +25,7 @@ impl G2p {
                 ("pos", &p.pos),
                 ("vel", &p.vel),
                 ("grid_vel", &f.vel),
-                ("grid_vel_old", &f.vel_old),
+                ("vel_old", &f.vel_old),
                 ("flip_delta", &p.flip_delta),
                 ("affine", &p.affine),
             ],

@@ -12,8 +12,8 @@ use super::runner::{
     Core, LiquidColumns, Mode, ModeColumns, Recorder, Runner, SharedStage, StageList, SubstepReport,
 };
 use super::{
-    advect, check_scene_limits, extrapolate, forces, g2p, mark_cells, p2g, spacing, stats, transfer,
-    volume_correction, SimError, DENSITY,
+    advect, check_scene_limits, extrapolate, forces, g2p, mark_cells, p2g, spacing, stats,
+    transfer, volume_correction, SimError, DENSITY,
 };
 use crate::scene::{Scene, SceneKind};
 use std::sync::Arc;
@@ -83,27 +83,21 @@ impl StageList for Stage {
     }
 }
 
-/// Counter slots only the liquid's kernels fill (shaders/mark_cells.wgsl,
-/// shaders/build_matrix.wgsl).
-const COUNTER_DENSITY_ERROR_MAX: usize = 4;
-const COUNTER_DENSITY_ERROR_SUM: usize = 5;
-const COUNTER_SURFACE_VOLUME: usize = 6;
-/// First of the three counters that receive the volume correction's bb, rr and iterations
-/// (copied as one range of the state header, so they must follow each other there).
-const CORRECTION_COUNTERS: usize = 8;
+use crate::gpu::constants::{
+    COUNTER_CORRECTION_BB, COUNTER_CORRECTION_ITERATIONS, COUNTER_CORRECTION_RR,
+    COUNTER_DENSITY_ERROR_MAX, COUNTER_DENSITY_ERROR_SUM, COUNTER_FLUID_CELLS,
+    COUNTER_SURFACE_VOLUME, DENSITY_ERROR_SCALE, SURFACE_VOLUME_SCALE,
+};
+// The volume correction's bb, rr and iterations are copied as one range of the state header
+// into three counters in a row.
 const _: () = {
     use pressure::pcg::PcgStateHeader as H;
     assert!(std::mem::offset_of!(H, rr) == std::mem::offset_of!(H, bb) + 4);
     assert!(std::mem::offset_of!(H, iterations) == std::mem::offset_of!(H, bb) + 8);
-    assert!(CORRECTION_COUNTERS + 3 <= super::fields::COUNTERS);
+    assert!(COUNTER_CORRECTION_RR == COUNTER_CORRECTION_BB + 1);
+    assert!(COUNTER_CORRECTION_ITERATIONS == COUNTER_CORRECTION_BB + 2);
+    assert!(COUNTER_CORRECTION_ITERATIONS < super::fields::COUNTERS);
 };
-
-/// Fixed-point scale of the summed density error (DENSITY_ERROR_SCALE in
-/// shaders/mark_cells.wgsl).
-const DENSITY_ERROR_SCALE: f32 = 64.0;
-/// Fixed-point scale of the surface volume sum (SURFACE_VOLUME_SCALE in
-/// shaders/build_matrix.wgsl).
-const SURFACE_VOLUME_SCALE: f32 = 1024.0;
 
 /// What one liquid substep measured beyond the shared counters.
 #[derive(Clone, Debug, Default)]
@@ -242,12 +236,14 @@ impl Liquid {
 
     /// The correction solve's outcome from the counters it was copied to.
     fn correction_report(core: &Core, c: &[u32]) -> SolveReport {
-        let k = CORRECTION_COUNTERS;
-        let (bb, rr) = (f32::from_bits(c[k]) as f64, f32::from_bits(c[k + 1]) as f64);
+        let (bb, rr) = (
+            f32::from_bits(c[COUNTER_CORRECTION_BB]) as f64,
+            f32::from_bits(c[COUNTER_CORRECTION_RR]) as f64,
+        );
         let residual = if bb > 0.0 { rr / bb } else { 0.0 };
         let settings = Self::correction_settings(&core.scene);
         SolveReport {
-            iterations: c[k + 2],
+            iterations: c[COUNTER_CORRECTION_ITERATIONS],
             residual,
             status: if residual <= settings.tolerance {
                 pressure::SolveStatus::Converged
@@ -291,7 +287,7 @@ impl Liquid {
             &core.pcg.state,
             std::mem::offset_of!(pressure::pcg::PcgStateHeader, bb) as u64,
             &f.counters,
-            4 * CORRECTION_COUNTERS as u64,
+            4 * COUNTER_CORRECTION_BB as u64,
             12,
         );
         rec.submit("Liquid::substep_forces");
@@ -321,9 +317,9 @@ impl Mode for Liquid {
         let scene = &core.scene;
         if scene.particle_spacing > 0.0 {
             let device = &core.ctx.device;
-            let stage = self
-                .spacing
-                .get_or_insert_with(|| spacing::Spacing::new(device, &core.fields, &self.particles));
+            let stage = self.spacing.get_or_insert_with(|| {
+                spacing::Spacing::new(device, &core.fields, &self.particles)
+            });
             let radius =
                 spacing::min_distance(scene.h(), scene.particles_per_cell, scene.particle_spacing);
             stage.write_params(&core.ctx.queue, radius);
@@ -385,7 +381,7 @@ impl Mode for Liquid {
         c: &[u32],
         last: Stage,
     ) -> Result<LiquidSubstep, SimError> {
-        let fluid = c[super::runner::COUNTER_FLUID_CELLS];
+        let fluid = c[COUNTER_FLUID_CELLS];
         let corrected = last >= Stage::VolumeCorrection && Self::corrects(core);
         Ok(LiquidSubstep {
             surface_volume: c[COUNTER_SURFACE_VOLUME] as i32 as f32 / SURFACE_VOLUME_SCALE,
@@ -413,7 +409,7 @@ impl Mode for Liquid {
         let mass = DENSITY * h * h * h / scene.particles_per_cell as f64;
         let kinetic: f64 = energy
             .iter()
-            .take(self.particles.count.div_ceil(64) as usize)
+            .take(self.particles.count.div_ceil(crate::gpu::WORKGROUP) as usize)
             .map(|e| *e as f64)
             .sum::<f64>()
             * mass;

@@ -1,6 +1,7 @@
 //! Particle-to-grid transfer with fixed-point integer atomics (shaders/p2g.wgsl).
 //!
-//! Scales: momentum w*v is stored with 2^15 per m/s, weights with 2^20. A face collects
+//! Scales (`MOMENTUM_SCALE`, `WEIGHT_SCALE` in src/gpu/constants.rs): momentum w*v is stored
+//! with 2^15 per m/s, weights with 2^20. A face collects
 //! about 8 units of weight at the seeding density (its trilinear weights from the particles
 //! of two cells), so the i32 weight sum overflows only past 2048 units, and the momentum sum
 //! only past 65536 m/s x weight. Particle velocities are clamped to
@@ -11,6 +12,10 @@
 
 use super::fields::{GridFields, Particles};
 use crate::gpu::Kernel;
+
+// The overflow argument above is made for these scales.
+const _: () = assert!(crate::gpu::constants::MOMENTUM_SCALE == 32768.0);
+const _: () = assert!(crate::gpu::constants::WEIGHT_SCALE == 1048576.0);
 
 /// Per-component clamp of particle velocity in P2G, m/s.
 pub const MAX_PARTICLE_SPEED: f32 = 512.0;
@@ -38,7 +43,7 @@ impl P2g {
                 ("acc", &f.acc),
                 ("count", &f.count),
                 ("grid_vel", &f.vel),
-                ("grid_vel_old", &f.vel_old),
+                ("vel_old", &f.vel_old),
                 ("weight", &f.weight),
                 ("affine", &p.affine),
             ],

@@ -2,7 +2,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// Keep in sync with `SimParams` in shaders/prelude.wgsl.
+/// Mirror of `SimParams` in shaders/prelude.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SimParams {
@@ -26,10 +26,31 @@ pub struct SimParams {
     pub _pad_rest: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<SimParams>() == 96);
+crate::wgsl_mirror!(sim_params_layout: SimParams = "prelude.wgsl" SimParams {
+    n: n,
+    num_cells: num_cells,
+    h: h,
+    inv_h: inv_h,
+    dt: dt,
+    pic_ratio: pic_ratio,
+    gravity: gravity,
+    num_particles: num_particles,
+    num_u: num_u,
+    num_v: num_v,
+    num_w: num_w,
+    max_particle_speed: max_particle_speed,
+    fluid_weight: fluid_weight,
+    transfer: transfer,
+    _pad1: _pad[0],
+    _pad2: _pad[1],
+    rest_weight: rest_weight,
+    _pad3: _pad_rest[0],
+    _pad4: _pad_rest[1],
+    _pad5: _pad_rest[2],
+});
 
-/// `SimParams::transfer` values (keep in sync with shaders/prelude.wgsl).
-pub const TRANSFER_FLIP: u32 = 0;
-pub const TRANSFER_APIC: u32 = 1;
+/// `SimParams::transfer` values.
+pub use crate::gpu::constants::{TRANSFER_APIC, TRANSFER_FLIP};
 
 /// A cell is FLUID when it holds a particle and its relative density (the wall-corrected
 /// mean P2G weight of its six faces over the rest weight, see shaders/mark_cells.wgsl)

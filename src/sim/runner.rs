@@ -20,12 +20,11 @@ use crate::scene::Scene;
 use std::fmt::Debug;
 use std::sync::Arc;
 
-/// Counter slots every mode's kernels fill (shaders/prelude.wgsl): FLUID (or non-SOLID)
-/// cells, largest speed, front and largest divergence after the projection.
-pub const COUNTER_FLUID_CELLS: usize = 0;
-pub const COUNTER_MAX_SPEED: usize = 1;
-pub const COUNTER_FRONT_X: usize = 2;
-pub const COUNTER_MAX_DIVERGENCE: usize = 3;
+// Counter slots every mode's kernels fill: FLUID (or non-SOLID) cells, largest speed, front
+// and largest divergence after the projection.
+use crate::gpu::constants::{
+    COUNTER_FLUID_CELLS, COUNTER_FRONT_X, COUNTER_MAX_DIVERGENCE, COUNTER_MAX_SPEED,
+};
 
 /// A stage the runner records itself, the same in every mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,14 +6,14 @@ use super::fields::{GridFields, Particles};
 use crate::gpu::{storage_buffer, uniform_buffer, Kernel};
 use bytemuck::{Pod, Zeroable};
 
-/// Particles a cell's bin holds (BIN_SLOTS in shaders/spacing.wgsl). A cell with more is
-/// skipped as a neighbour: twice the rest count at 8 particles per cell.
-pub const BIN_SLOTS: u64 = 16;
+/// Particles a cell's bin holds (twice the rest count at 8 particles per cell); a cell with
+/// more is skipped as a neighbour.
+pub const BIN_SLOTS: u64 = crate::gpu::constants::SPACING_BIN_SLOTS as u64;
 /// Each particle of a pair closer than the minimum distance moves this fraction of the
 /// overlap away from the other (together they close it).
 pub const STRENGTH: f32 = 0.5;
 
-/// Keep in sync with `SpacingParams` in shaders/spacing.wgsl.
+/// Mirror of `SpacingParams` in shaders/spacing.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SpacingParams {
@@ -23,6 +23,12 @@ pub struct SpacingParams {
     pub _pad: [f32; 2],
 }
 const _: () = assert!(std::mem::size_of::<SpacingParams>() == 16);
+crate::wgsl_mirror!(spacing_params_layout: SpacingParams = "spacing.wgsl" SpacingParams {
+    radius: radius,
+    strength: strength,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+});
 
 /// The minimum distance (m) of `fraction` of the rest spacing h / ppc^(1/3).
 pub fn min_distance(h: f64, particles_per_cell: u32, fraction: f64) -> f64 {
@@ -58,11 +64,7 @@ impl Spacing {
         );
         let bin_count = storage_buffer(device, "Spacing::bin_count", cells * 4);
         let bins = storage_buffer(device, "Spacing::bins", cells * 4 * BIN_SLOTS);
-        let shifted = storage_buffer(
-            device,
-            "Spacing::shifted",
-            (p.count.max(1) as u64) * 16,
-        );
+        let shifted = storage_buffer(device, "Spacing::shifted", (p.count.max(1) as u64) * 16);
         let group = kernel.bind(
             device,
             &[

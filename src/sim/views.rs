@@ -23,9 +23,11 @@ pub enum Field {
     U,
     V,
     W,
-    UBeforeForces,
-    VBeforeForces,
-    WBeforeForces,
+    /// Components of `GridFields::vel_old`: the velocity after P2G, before forces (FLIP's
+    /// old velocity). Shown as `u_p2g`, `v_p2g`, `w_p2g` on the command line.
+    UOld,
+    VOld,
+    WOld,
     WeightU,
     WeightV,
     WeightW,
@@ -64,9 +66,9 @@ impl Field {
         Field::U,
         Field::V,
         Field::W,
-        Field::UBeforeForces,
-        Field::VBeforeForces,
-        Field::WBeforeForces,
+        Field::UOld,
+        Field::VOld,
+        Field::WOld,
         Field::WeightU,
         Field::WeightV,
         Field::WeightW,
@@ -98,9 +100,9 @@ impl Field {
             Field::U => "u (x velocity)",
             Field::V => "v (y velocity)",
             Field::W => "w (z velocity)",
-            Field::UBeforeForces => "u after P2G",
-            Field::VBeforeForces => "v after P2G",
-            Field::WBeforeForces => "w after P2G",
+            Field::UOld => "u after P2G",
+            Field::VOld => "v after P2G",
+            Field::WOld => "w after P2G",
             Field::WeightU => "P2G weight u",
             Field::WeightV => "P2G weight v",
             Field::WeightW => "P2G weight w",
@@ -134,9 +136,9 @@ impl Field {
             Field::U => "x velocity on the faces after the last stage run (m/s)",
             Field::V => "y velocity on the faces after the last stage run (m/s)",
             Field::W => "z velocity on the faces after the last stage run (m/s)",
-            Field::UBeforeForces => "x face velocity as P2G left it, before forces (FLIP's old u)",
-            Field::VBeforeForces => "y face velocity as P2G left it, before forces (FLIP's old v)",
-            Field::WBeforeForces => "z face velocity as P2G left it, before forces (FLIP's old w)",
+            Field::UOld => "x face velocity as P2G left it, before forces (FLIP's old u)",
+            Field::VOld => "y face velocity as P2G left it, before forces (FLIP's old v)",
+            Field::WOld => "z face velocity as P2G left it, before forces (FLIP's old w)",
             Field::WeightU => "sum of the particles' trilinear weights on each x face",
             Field::WeightV => "sum of the particles' trilinear weights on each y face",
             Field::WeightW => "sum of the particles' trilinear weights on each z face",
@@ -174,9 +176,9 @@ impl Field {
             Field::U => "u",
             Field::V => "v",
             Field::W => "w",
-            Field::UBeforeForces => "u_p2g",
-            Field::VBeforeForces => "v_p2g",
-            Field::WBeforeForces => "w_p2g",
+            Field::UOld => "u_p2g",
+            Field::VOld => "v_p2g",
+            Field::WOld => "w_p2g",
             Field::WeightU => "weight_u",
             Field::WeightV => "weight_v",
             Field::WeightW => "weight_w",
@@ -205,15 +207,9 @@ impl Field {
 
     pub fn location(self) -> Location {
         match self {
-            Field::U | Field::UBeforeForces | Field::WeightU | Field::FlipDeltaU => {
-                Location::Face(0)
-            }
-            Field::V | Field::VBeforeForces | Field::WeightV | Field::FlipDeltaV => {
-                Location::Face(1)
-            }
-            Field::W | Field::WBeforeForces | Field::WeightW | Field::FlipDeltaW => {
-                Location::Face(2)
-            }
+            Field::U | Field::UOld | Field::WeightU | Field::FlipDeltaU => Location::Face(0),
+            Field::V | Field::VOld | Field::WeightV | Field::FlipDeltaV => Location::Face(1),
+            Field::W | Field::WOld | Field::WeightW | Field::FlipDeltaW => Location::Face(2),
             _ => Location::Cell,
         }
     }
@@ -314,7 +310,7 @@ impl Simulation {
                 let r = face_range(comp);
                 let values = match field {
                     Field::U | Field::V | Field::W => read_f32(&self.fields.vel)?[r].to_vec(),
-                    Field::UBeforeForces | Field::VBeforeForces | Field::WBeforeForces => {
+                    Field::UOld | Field::VOld | Field::WOld => {
                         read_f32(&self.fields.vel_old)?[r].to_vec()
                     }
                     Field::WeightU | Field::WeightV | Field::WeightW => {

@@ -40,7 +40,7 @@ impl VolumeCorrection {
                 ("params", &f.params_buffer),
                 ("cell_type", &f.cell_type),
                 ("density", &f.density),
-                ("rhs_out", &v.b),
+                ("b", &v.b),
                 ("phi", &v.p),
                 ("solid", &f.solid),
                 ("pos", &p.pos),

@@ -22,10 +22,7 @@ impl Viewer {
         let n = types.dims;
         let cell = [c[0].min(n[0] - 1), c[1].min(n[1] - 1), c[2].min(n[2] - 1)];
         let t = types.get(cell[0], cell[1], cell[2]) as u32;
-        let tname = ["AIR", "FLUID", "SOLID"]
-            .get(t as usize)
-            .copied()
-            .unwrap_or("?");
+        let tname = crate::render::colormap::cell_type_name(t);
         Some(format!(
             "{} at ({}, {}, {}): {:.6e}\ncell ({}, {}, {}) is {tname}",
             img.spec.field.label(),

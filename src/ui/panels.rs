@@ -168,8 +168,7 @@ impl ParametersPanel {
             let most = 0.5 * (s.particles_per_cell as f64).cbrt();
             changed |= ui
                 .add(
-                    egui::Slider::new(&mut s.particle_spacing, 0.0..=most)
-                        .text("particle spacing"),
+                    egui::Slider::new(&mut s.particle_spacing, 0.0..=most).text("particle spacing"),
                 )
                 .on_hover_text(
                     "minimum distance between particles, as a fraction of the rest spacing; \
@@ -341,8 +340,10 @@ pub fn legend(ui: &mut egui::Ui, scale: crate::render::colormap::Scale, label: &
         Scale::Sequential { lo, hi } => (lo, hi),
         Scale::Diverging { max } => (-max, max),
         Scale::CellTypes => {
-            for (t, n) in [(0u32, "AIR"), (1, "FLUID"), (2, "SOLID")] {
-                let c = crate::render::colormap::to_rgba8(crate::render::colormap::cell_type(t));
+            use crate::render::colormap::{cell_type, cell_type_name, to_rgba8};
+            for t in [crate::scene::AIR, crate::scene::FLUID, crate::scene::SOLID] {
+                let c = to_rgba8(cell_type(t));
+                let n = cell_type_name(t);
                 ui.colored_label(egui::Color32::from_rgb(c[0], c[1], c[2]), format!("■ {n}"));
             }
             return;

@@ -316,10 +316,7 @@ pub fn hover_text(
         .get((c[0] + img.width * c[1]) as usize)
         .copied()
         .unwrap_or(0);
-    let tname = ["AIR", "FLUID", "SOLID"]
-        .get(t as usize)
-        .copied()
-        .unwrap_or("?");
+    let tname = crate::render::colormap::cell_type_name(t);
     Some(format!(
         "{label} at ({}, {}): {value:.6e}\ncell is {tname}",
         c[0], c[1]

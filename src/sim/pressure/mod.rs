@@ -6,6 +6,7 @@ pub mod multigrid;
 pub mod pcg;
 pub mod precond;
 
+use crate::gpu::constants::{PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT};
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError};
 use crate::scene::{PreconditionerKind, PressureSettings};
 use crate::sim::fields::GridFields;
@@ -275,9 +276,9 @@ impl PressureSolver {
         let iterations = header.iterations;
         let history = hist[..(iterations as usize + 1).min(hist.len())].to_vec();
         let status = match header.status {
-            1 => SolveStatus::Converged,
-            2 => SolveStatus::IterationLimit,
-            3 => SolveStatus::Breakdown,
+            PCG_CONVERGED => SolveStatus::Converged,
+            PCG_ITERATION_LIMIT => SolveStatus::IterationLimit,
+            PCG_BREAKDOWN => SolveStatus::Breakdown,
             _ => SolveStatus::Running,
         };
         let residual = if header.bb > 0.0 {

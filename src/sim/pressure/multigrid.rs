@@ -7,21 +7,21 @@ use crate::sim::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
 /// The coarsest level has at most this many cells along its longest axis (its cells fit
-/// the coarse solve's workgroup memory: keep in sync with `COARSE_MAX` in multigrid.wgsl).
-pub const COARSEST: u32 = 8;
+/// the coarse solve's workgroup memory, `MG_COARSE_MAX`).
+pub use crate::gpu::constants::MG_COARSEST as COARSEST;
 /// Red-black sweeps before and after the coarse correction.
 pub const SWEEPS: u32 = 2;
 /// Extra red-black sweeps over the boundary cells.
 pub const BOUNDARY_SWEEPS: u32 = 1;
 /// Symmetric red-black pairs on the coarsest level (a WGSL constant too).
-pub const COARSE_SWEEPS: u32 = 24;
+pub use crate::gpu::constants::MG_COARSE_SWEEPS as COARSE_SWEEPS;
 
 crate::kernel_entries!(
     /// The entry points of shaders/multigrid.wgsl.
     MultigridEntries { coarsen, build_coarse, weights, smooth_first, smooth_red, smooth_black, boundary_red, boundary_black, residual, restrict_residual, prolong, coarse_solve }
 );
 
-/// Keep in sync with `MgLevel` in shaders/multigrid.wgsl.
+/// Mirror of `MgLevel` in shaders/multigrid.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct MgLevelParams {
@@ -34,6 +34,18 @@ pub struct MgLevelParams {
     pub _pad: [u32; 4],
 }
 const _: () = assert!(std::mem::size_of::<MgLevelParams>() == 64);
+crate::wgsl_mirror!(mg_level_layout: MgLevelParams = "multigrid.wgsl" MgLevel {
+    n: n,
+    cells: cells,
+    nc: nc,
+    coarse_cells: coarse_cells,
+    ratio: ratio,
+    scale: scale,
+    _pad3: _pad[0],
+    _pad0: _pad[1],
+    _pad1: _pad[2],
+    _pad2: _pad[3],
+});
 
 /// The levels of a grid: dimensions by 2x coarsening of every axis longer than one cell,
 /// until the longest axis has at most [`COARSEST`] cells. One plan sizes every buffer.
@@ -296,7 +308,7 @@ mod tests {
             assert_eq!(COARSE_SWEEPS as usize, crate::reference::MG_COARSE_SWEEPS);
             assert_eq!(COARSEST as usize, crate::reference::MG_COARSEST);
             let wgsl = crate::gpu::expand_wgsl("multigrid.wgsl");
-            assert!(wgsl.contains(&format!("const COARSE_SWEEPS: u32 = {COARSE_SWEEPS}u;")));
+            assert!(wgsl.contains(&format!("const MG_COARSE_SWEEPS: u32 = {COARSE_SWEEPS}u;")));
         }
     }
 }

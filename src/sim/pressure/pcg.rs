@@ -5,8 +5,8 @@ use crate::gpu::{Entry, Kernel};
 use crate::sim::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
-/// Threads per reduction workgroup (keep in sync with `RWG` in shaders/pcg.wgsl).
-pub const REDUCE_WG: u32 = 256;
+/// Threads per reduction workgroup.
+pub use crate::gpu::constants::REDUCE_WG;
 /// Upper bound on reduction workgroups; the finishing workgroup sums this many partials.
 pub const MAX_REDUCE_GROUPS: u32 = 512;
 
@@ -15,7 +15,7 @@ crate::kernel_entries!(
     PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, update_d }
 );
 
-/// Keep in sync with `PcgConfig` in shaders/pcg.wgsl.
+/// Mirror of `PcgConfig` in shaders/pcg.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct PcgConfig {
@@ -26,8 +26,15 @@ pub struct PcgConfig {
     pub warm_start: u32,
 }
 const _: () = assert!(std::mem::size_of::<PcgConfig>() == 16);
+crate::wgsl_mirror!(pcg_config_layout: PcgConfig = "pcg.wgsl" PcgConfig {
+    tol: tol,
+    max_iterations: max_iterations,
+    groups: groups,
+    warm_start: warm_start,
+});
 
-/// Keep in sync with the fixed part of `PcgState` in shaders/pcg.wgsl.
+/// Mirror of the fixed part of `PcgState` in shaders/pcg.wgsl (layout checked by
+/// tests/shaders.rs). `status` holds one of the `PCG_*` codes of `crate::gpu::constants`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct PcgStateHeader {
@@ -41,6 +48,20 @@ pub struct PcgStateHeader {
     pub status: u32,
 }
 const _: () = assert!(std::mem::size_of::<PcgStateHeader>() == 32);
+// The preconditioners read the done flag as a plain word of the state buffer.
+const _: () =
+    assert!(std::mem::offset_of!(PcgStateHeader, done) == 4 * crate::gpu::constants::PCG_DONE_WORD);
+crate::wgsl_mirror!(pcg_state_layout: PcgStateHeader = "pcg.wgsl" PcgState {
+    rho: rho,
+    alpha: alpha,
+    beta: beta,
+    bb: bb,
+    rr: rr,
+    iterations: iterations,
+    done: done,
+    status: status,
+    ..
+});
 
 pub fn reduce_groups(cells: u32) -> u32 {
     cells.div_ceil(REDUCE_WG).clamp(1, MAX_REDUCE_GROUPS)

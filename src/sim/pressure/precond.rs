@@ -14,7 +14,7 @@ crate::kernel_entries!(
     PrecondEntries { identity, jacobi, ip_upper, ip_lower, mic_factor, mic_forward, mic_backward, mict_factor, mict_apply }
 );
 
-/// Keep in sync with `Plane` in shaders/precond.wgsl.
+/// Mirror of `Plane` in shaders/precond.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct PlaneSlot {
@@ -22,6 +22,12 @@ struct PlaneSlot {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<PlaneSlot>() == 16);
+crate::wgsl_mirror!(plane_slot_layout: PlaneSlot = "precond.wgsl" Plane {
+    s: s,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
+});
 
 pub struct Precond {
     kernel: Kernel,
@@ -37,12 +43,13 @@ pub struct Precond {
     pub multigrid: Multigrid,
 }
 
-/// Tile of the tiled MIC(0) for a grid (keep in sync with `tile_dims` in precond.wgsl).
+/// Tile of the tiled MIC(0) for a grid (`tile_dims` in precond.wgsl).
 pub fn mic_tile(n: [u32; 3]) -> [u32; 3] {
+    use crate::gpu::constants::{MIC_TILE_3D, MIC_TILE_SLICE};
     if n[2] == 1 {
-        [16, 16, 1]
+        [MIC_TILE_SLICE, MIC_TILE_SLICE, 1]
     } else {
-        [8, 8, 8]
+        [MIC_TILE_3D; 3]
     }
 }
 

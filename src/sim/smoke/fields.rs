@@ -2,7 +2,7 @@
 
 use super::params::{Emitter, SmokeParams};
 use super::{MAX_EMITTERS, TRAIL_LEN};
-use crate::gpu::{storage_buffer, uniform_buffer};
+use crate::gpu::{storage_buffer, uniform_buffer, WORKGROUP};
 
 /// Buffers only the smoke mode has.
 pub struct SmokeFields {
@@ -53,11 +53,17 @@ impl SmokeFields {
                 (MAX_EMITTERS * std::mem::size_of::<Emitter>()) as u64,
             ),
             trail: f("SmokeFields::trail", tracers * TRAIL_LEN as u64 * 16),
-            partials: f("SmokeFields::partials", cells.div_ceil(64) * 16),
+            partials: f(
+                "SmokeFields::partials",
+                cells.div_ceil(WORKGROUP as u64) * 16,
+            ),
         }
     }
 
     pub fn bytes(cells: u64, faces: u64, tracers: u64) -> u64 {
-        cells * (16 * 6 + 4) + faces * 4 + tracers * TRAIL_LEN as u64 * 16 + cells.div_ceil(64) * 16
+        cells * (16 * 6 + 4)
+            + faces * 4
+            + tracers * TRAIL_LEN as u64 * 16
+            + cells.div_ceil(WORKGROUP as u64) * 16
     }
 }

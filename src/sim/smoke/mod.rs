@@ -21,7 +21,10 @@ pub mod views;
 
 pub use fields::SmokeFields;
 pub use obstacle::Obstacle;
-pub use params::{smoke_params, Emitter, SmokeParams, EMIT_BOX, EMIT_DISC, EMIT_SPLAT};
+pub use params::{
+    smoke_params, Emitter, SmokeParams, EMIT_BOX, EMIT_DISC, EMIT_SPLAT, OBSTACLE_BOX,
+    OBSTACLE_DISC, OBSTACLE_NONE, SCHEME_MACCORMACK, SCHEME_SL,
+};
 
 use super::fields::{GridFields, Particles};
 use super::params::SimParams;

@@ -1,7 +1,7 @@
 //! The smoke's moving obstacle: a box or a disc that moves on its own velocity, bounces off
 //! the walls, and follows the mouse while the user drags it.
 
-use super::params::SmokeParams;
+use super::params::{SmokeParams, OBSTACLE_BOX, OBSTACLE_DISC};
 use crate::scene::Shape;
 
 /// The moving obstacle's current state.
@@ -93,10 +93,12 @@ impl Obstacle {
 
     pub(crate) fn write(&self, p: &mut SmokeParams) {
         if self.radius > 0.0 {
-            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 2.0];
+            p.obstacle_kind = OBSTACLE_DISC;
+            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 0.0];
             p.obstacle_hi = [0.0, 0.0, 0.0, self.radius as f32];
         } else {
-            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 1.0];
+            p.obstacle_kind = OBSTACLE_BOX;
+            p.obstacle_lo = [self.lo[0] as f32, self.lo[1] as f32, 0.0, 0.0];
             p.obstacle_hi = [self.hi[0] as f32, self.hi[1] as f32, 0.0, 0.0];
         }
         p.obstacle_vel = [self.velocity[0] as f32, self.velocity[1] as f32, 0.0, 0.0];

@@ -4,11 +4,13 @@ use super::TRAIL_LEN;
 use crate::scene::{AdvectionScheme, Scene, Shape};
 use bytemuck::{Pod, Zeroable};
 
-/// Keep in sync with `SmokeParams` in shaders/smoke_common.wgsl.
+/// Mirror of `SmokeParams` in shaders/smoke_common.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SmokeParams {
+    /// Box min, or disc centre (m); w unused.
     pub obstacle_lo: [f32; 4],
+    /// Box max (m); w: disc radius (m).
     pub obstacle_hi: [f32; 4],
     pub obstacle_vel: [f32; 4],
     pub up: [f32; 4],
@@ -18,16 +20,38 @@ pub struct SmokeParams {
     pub ambient: f32,
     pub vorticity: f32,
     pub velocity_decay: f32,
+    /// [`SCHEME_SL`] or [`SCHEME_MACCORMACK`].
     pub scheme: u32,
     pub num_emitters: u32,
     pub trail_slot: u32,
     pub num_tracers: u32,
     pub trail_len: u32,
-    pub _pad: [u32; 2],
+    /// [`OBSTACLE_NONE`], [`OBSTACLE_BOX`] or [`OBSTACLE_DISC`].
+    pub obstacle_kind: u32,
+    pub _pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<SmokeParams>() == 128);
+crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "smoke_common.wgsl" SmokeParams {
+    obstacle_lo: obstacle_lo,
+    obstacle_hi: obstacle_hi,
+    obstacle_vel: obstacle_vel,
+    up: up,
+    decay: decay,
+    buoyancy: buoyancy,
+    dye_weight: dye_weight,
+    ambient: ambient,
+    vorticity: vorticity,
+    velocity_decay: velocity_decay,
+    scheme: scheme,
+    num_emitters: num_emitters,
+    trail_slot: trail_slot,
+    num_tracers: num_tracers,
+    trail_len: trail_len,
+    obstacle_kind: obstacle_kind,
+    _pad: _pad,
+});
 
-/// Keep in sync with `Emitter` in shaders/smoke_common.wgsl.
+/// Mirror of `Emitter` in shaders/smoke_common.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Emitter {
@@ -36,16 +60,27 @@ pub struct Emitter {
     /// rgb dye, w temperature.
     pub dye: [f32; 4],
     pub vel: [f32; 4],
-    /// 0 box, 1 disc (sources: raise to the value), 2 gaussian splat (add).
+    /// [`EMIT_BOX`], [`EMIT_DISC`] (sources: raise to the value) or [`EMIT_SPLAT`] (add).
     pub kind: u32,
     pub set_velocity: u32,
     pub _pad: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<Emitter>() == 80);
+crate::wgsl_mirror!(emitter_layout: Emitter = "smoke_common.wgsl" Emitter {
+    lo: lo,
+    hi: hi,
+    dye: dye,
+    vel: vel,
+    kind: kind,
+    set_velocity: set_velocity,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+});
 
-pub const EMIT_BOX: u32 = 0;
-pub const EMIT_DISC: u32 = 1;
-pub const EMIT_SPLAT: u32 = 2;
+pub use crate::gpu::constants::{
+    EMIT_BOX, EMIT_DISC, EMIT_SPLAT, OBSTACLE_BOX, OBSTACLE_DISC, OBSTACLE_NONE, SCHEME_MACCORMACK,
+    SCHEME_SL,
+};
 
 impl Emitter {
     /// A scene source: dye and temperature raised to its values inside the shape.
@@ -119,8 +154,8 @@ pub fn smoke_params(scene: &Scene, dt: f64) -> SmokeParams {
         vorticity: s.vorticity as f32,
         velocity_decay: decay(s.velocity_dissipation),
         scheme: match s.advection {
-            AdvectionScheme::SemiLagrangian => 0,
-            AdvectionScheme::MacCormack => 1,
+            AdvectionScheme::SemiLagrangian => SCHEME_SL,
+            AdvectionScheme::MacCormack => SCHEME_MACCORMACK,
         },
         num_tracers: s.tracers,
         trail_len: TRAIL_LEN,

@@ -1,0 +1,271 @@
+//! Values that Rust and WGSL must agree on, each defined once here.
+//!
+//! The include step (`expand_wgsl`) offers these as the generated file `constants.wgsl`:
+//! one WGSL `const` per Rust constant, same name, same value (f64 values as the nearest
+//! f32, what the GPU computes with). prelude.wgsl and the render shaders include it, so a
+//! shader never spells one of these numbers itself.
+//!
+//! This module imports nothing, so the CPU reference (which depends only on plain data) can
+//! use it as well.
+
+/// A constant's WGSL type and literal.
+trait WgslLiteral {
+    fn wgsl(&self) -> String;
+}
+
+impl WgslLiteral for u32 {
+    fn wgsl(&self) -> String {
+        format!("u32 = {self}u")
+    }
+}
+
+impl WgslLiteral for usize {
+    fn wgsl(&self) -> String {
+        let v = u32::try_from(*self).expect("a shared usize constant fits a WGSL u32");
+        v.wgsl()
+    }
+}
+
+impl WgslLiteral for i32 {
+    fn wgsl(&self) -> String {
+        format!("i32 = {self}i")
+    }
+}
+
+impl WgslLiteral for f32 {
+    fn wgsl(&self) -> String {
+        assert!(self.is_finite(), "a shared f32 constant is finite");
+        // `{:?}` is the shortest text that reads back as exactly this f32; the `f` suffix
+        // makes naga read it as an f32 (not through f64).
+        format!("f32 = {self:?}f")
+    }
+}
+
+impl WgslLiteral for f64 {
+    fn wgsl(&self) -> String {
+        (*self as f32).wgsl()
+    }
+}
+
+macro_rules! shared_constants {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty = $value:expr;)*) => {
+        $($(#[$doc])* pub const $name: $ty = $value;)*
+
+        /// `const NAME: type = value;` of every constant above, in order.
+        fn declarations() -> Vec<String> {
+            vec![$(format!("const {}: {};", stringify!($name), WgslLiteral::wgsl(&$name)),)*]
+        }
+    };
+}
+
+shared_constants! {
+    // --- cell types ---
+    /// Cell type: no liquid (or smoke cell that is not an obstacle).
+    AIR: u32 = 0;
+    /// Cell type: liquid (in the smoke mode every non-solid cell).
+    FLUID: u32 = 1;
+    /// Cell type: a scene solid or obstacle; cells outside the grid count as SOLID at rest.
+    SOLID: u32 = 2;
+
+    // --- workgroups ---
+    /// Threads per workgroup of the element-wise kernels (one item per thread).
+    WORKGROUP: u32 = 64;
+    /// Threads per workgroup of PCG's reductions and of the kernels that re-sum their
+    /// partials.
+    REDUCE_WG: u32 = 256;
+
+    // --- particle-to-grid fixed point (see src/sim/p2g.rs for the overflow argument) ---
+    /// Momentum w*v per m/s: 2^15.
+    MOMENTUM_SCALE: f32 = 32768.0;
+    /// Trilinear weight: 2^20.
+    WEIGHT_SCALE: f32 = 1048576.0;
+
+    // --- `SimParams::transfer` ---
+    TRANSFER_FLIP: u32 = 0;
+    TRANSFER_APIC: u32 = 1;
+
+    // --- slots of `GridFields::counters` (atomics the stages write, read back per substep) ---
+    /// FLUID cells (mark_cells.wgsl, smoke_mark.wgsl).
+    COUNTER_FLUID_CELLS: usize = 0;
+    /// Largest particle or cell-centre speed, f32 bits (stats.wgsl, smoke_stats.wgsl).
+    COUNTER_MAX_SPEED: usize = 1;
+    /// Largest particle x, or largest x holding dye, f32 bits (stats.wgsl, smoke_stats.wgsl).
+    COUNTER_FRONT_X: usize = 2;
+    /// Largest |div u| over FLUID cells after projection, f32 bits (divergence.wgsl).
+    COUNTER_MAX_DIVERGENCE: usize = 3;
+    /// Largest |density - 1| over FLUID cells, f32 bits (mark_cells.wgsl).
+    COUNTER_DENSITY_ERROR_MAX: usize = 4;
+    /// Sum of |density - 1| over FLUID cells in 1/DENSITY_ERROR_SCALE (mark_cells.wgsl).
+    COUNTER_DENSITY_ERROR_SUM: usize = 5;
+    /// Signed sum of theta - 1/2 over free-surface faces in 1/SURFACE_VOLUME_SCALE, i32 bits
+    /// (build_matrix.wgsl).
+    COUNTER_SURFACE_VOLUME: usize = 6;
+    /// The volume correction's max|b|, max|r| (f32 bits) and iterations: three slots in a row,
+    /// copied from its solve's `PcgStateHeader` by the host.
+    COUNTER_CORRECTION_BB: usize = 8;
+    COUNTER_CORRECTION_RR: usize = 9;
+    COUNTER_CORRECTION_ITERATIONS: usize = 10;
+    /// Slots in the counters buffer.
+    COUNTERS: usize = 12;
+    /// Fixed-point scale of COUNTER_DENSITY_ERROR_SUM: each cell adds at most
+    /// DENSITY_ERROR_CLAMP * DENSITY_ERROR_SCALE = 256, so 2^24 FLUID cells fit in a u32.
+    DENSITY_ERROR_SCALE: f32 = 64.0;
+    /// Largest density error a cell adds to COUNTER_DENSITY_ERROR_SUM.
+    DENSITY_ERROR_CLAMP: f32 = 4.0;
+    /// Fixed-point scale of COUNTER_SURFACE_VOLUME; |theta - 1/2| <= 1/2 per face, so 2^21
+    /// faces fit.
+    SURFACE_VOLUME_SCALE: f32 = 1024.0;
+
+    // --- PCG (shaders/pcg.wgsl) ---
+    /// `PcgStateHeader::status` while iterating.
+    PCG_RUNNING: u32 = 0;
+    /// `PcgStateHeader::status`: max|r| / max|b| reached the tolerance.
+    PCG_CONVERGED: u32 = 1;
+    /// `PcgStateHeader::status`: stopped at the iteration limit.
+    PCG_ITERATION_LIMIT: u32 = 2;
+    /// `PcgStateHeader::status`: d.q or r.z not positive.
+    PCG_BREAKDOWN: u32 = 3;
+    /// Word of `PcgStateHeader::done` in the PCG state buffer: the preconditioners bind that
+    /// buffer as plain words and test this one (checked against the struct in pcg.rs).
+    PCG_DONE_WORD: usize = 6;
+
+    // --- preconditioners (shaders/precond.wgsl, shaders/multigrid.wgsl) ---
+    /// Modified incomplete Cholesky: fraction of the dropped fill moved to the diagonal.
+    MIC_TAU: f64 = 0.97;
+    /// MIC(0) safety: a pivot below this fraction of A's diagonal falls back to the diagonal.
+    MIC_SIGMA: f64 = 0.25;
+    /// Tiled MIC(0): fraction of the couplings dropped between tiles taken off the diagonal.
+    MIC_TILE_THETA: f64 = 0.5;
+    /// Tiled MIC(0): tiles are MIC_TILE_3D cells along each axis in 3D...
+    MIC_TILE_3D: u32 = 8;
+    /// ... and MIC_TILE_SLICE x MIC_TILE_SLICE on a one-cell-deep slice.
+    MIC_TILE_SLICE: u32 = 16;
+    /// Tiled MIC(0): cells of the largest tile, held in one workgroup's memory.
+    MIC_TILE_MAX: u32 = if MIC_TILE_3D.pow(3) > MIC_TILE_SLICE.pow(2) {
+        MIC_TILE_3D.pow(3)
+    } else {
+        MIC_TILE_SLICE.pow(2)
+    };
+    /// The coarsest multigrid level has at most this many cells along its longest axis.
+    MG_COARSEST: u32 = 8;
+    /// Cells of the coarsest level at most: its solve holds them in one workgroup's memory.
+    MG_COARSE_MAX: u32 = MG_COARSEST * MG_COARSEST * MG_COARSEST;
+    /// Symmetric red-black pairs on the coarsest level. A constant on the GPU: lavapipe 22.3
+    /// (Mesa's software Vulkan driver) leaked ~1 MB of host memory per dispatch of that kernel
+    /// while the count came from a uniform.
+    MG_COARSE_SWEEPS: u32 = 24;
+
+    // --- the liquid's free surface and volume correction (shaders/free_surface.wgsl,
+    // shaders/volume_correction.wgsl; the reasons are written there) ---
+    /// Smallest surface fraction theta.
+    THETA_MIN: f64 = 0.05;
+    /// Correction of the linear interpolation for the filtered density's step profile.
+    SURFACE_CURVE: f64 = 0.021;
+    /// Largest excess density corrected per substep.
+    MAX_EXCESS: f64 = 0.5;
+    /// Density errors left alone around the rest density.
+    TOLERATED: f64 = 0.2;
+    /// Largest particle move per axis per substep, in cells.
+    MAX_SHIFT: f64 = 0.5;
+
+    // --- particle spacing (shaders/spacing.wgsl) ---
+    /// Particles a cell's bin holds; a fuller cell is skipped as a neighbour (which of its
+    /// particles got a slot would depend on the order of the atomics).
+    SPACING_BIN_SLOTS: u32 = 16;
+    /// Fixed point of the summed push: 2^20 units per cell size.
+    SPACING_SHIFT_SCALE: f32 = 1048576.0;
+
+    // --- smoke (shaders/smoke_common.wgsl) ---
+    /// Dye density (mean of r, g, b) below which a cell does not count as the smoke's front.
+    FRONT_DYE: f32 = 1e-3;
+    /// `SmokeParams::scheme`: semi-Lagrangian advection.
+    SCHEME_SL: u32 = 0;
+    /// `SmokeParams::scheme`: MacCormack advection.
+    SCHEME_MACCORMACK: u32 = 1;
+    /// `Emitter::kind`: box [lo, hi]; dye and temperature raised to the emitter's values.
+    EMIT_BOX: u32 = 0;
+    /// `Emitter::kind`: disc (centre lo.xyz, radius lo.w), raised like a box.
+    EMIT_DISC: u32 = 1;
+    /// `Emitter::kind`: gaussian splat (centre lo.xyz, radius lo.w), dye and velocity added.
+    EMIT_SPLAT: u32 = 2;
+    /// `SmokeParams::obstacle_kind`: no moving obstacle.
+    OBSTACLE_NONE: u32 = 0;
+    /// `SmokeParams::obstacle_kind`: box [obstacle_lo, obstacle_hi] (x and y).
+    OBSTACLE_BOX: u32 = 1;
+    /// `SmokeParams::obstacle_kind`: disc, centre obstacle_lo.xy, radius obstacle_hi.w.
+    OBSTACLE_DISC: u32 = 2;
+
+    // --- rendering ---
+    /// `View::mode` of render_particles.wgsl: colour by speed.
+    PARTICLE_COLOR_SPEED: u32 = 0;
+    /// `View::mode` of render_particles.wgsl: colour by the FLIP velocity change.
+    PARTICLE_COLOR_FLIP_DELTA: u32 = 1;
+    /// `View::cut` of render_particles.wgsl: particles in front of the slice are drawn...
+    SLICE_CUT_DRAW: u32 = 0;
+    /// ... faded (screen-door, one pixel in four) ...
+    SLICE_CUT_FADE: u32 = 1;
+    /// ... or hidden.
+    SLICE_CUT_HIDE: u32 = 2;
+    /// The screen-space liquid's depth, thickness and smoothing passes run at 1/LIQUID_SCALE
+    /// of the target's resolution in each direction.
+    LIQUID_SCALE: i32 = 2;
+    /// Taps on each side of a pixel of the surface's depth filter.
+    SURFACE_TAPS: i32 = 16;
+    /// Widest radius of the surface's depth filter, pixels.
+    SURFACE_MAX_RADIUS_PX: f64 = 16.0;
+}
+
+/// Name under which `expand_wgsl` offers [`wgsl`] to `//!include`.
+pub const WGSL_FILE: &str = "constants.wgsl";
+
+/// The WGSL declarations of every constant of this module.
+pub fn wgsl() -> String {
+    let mut s = String::from("// Generated from src/gpu/constants.rs: change the values there.\n");
+    for d in declarations() {
+        s.push_str(&d);
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_read_back_as_the_same_f32() {
+        for v in [0.05f64, 0.021, 0.97, 1e-7, 1e20, 16.0] {
+            let w = v.wgsl();
+            let lit = w.trim_start_matches("f32 = ").trim_end_matches('f');
+            assert_eq!(
+                lit.parse::<f32>().unwrap().to_bits(),
+                (v as f32).to_bits(),
+                "{w}"
+            );
+        }
+        assert_eq!(7u32.wgsl(), "u32 = 7u");
+        assert_eq!((-3i32).wgsl(), "i32 = -3i");
+    }
+
+    #[test]
+    fn counter_slots_are_distinct_and_inside_the_buffer() {
+        let slots = [
+            COUNTER_FLUID_CELLS,
+            COUNTER_MAX_SPEED,
+            COUNTER_FRONT_X,
+            COUNTER_MAX_DIVERGENCE,
+            COUNTER_DENSITY_ERROR_MAX,
+            COUNTER_DENSITY_ERROR_SUM,
+            COUNTER_SURFACE_VOLUME,
+            COUNTER_CORRECTION_BB,
+            COUNTER_CORRECTION_RR,
+            COUNTER_CORRECTION_ITERATIONS,
+        ];
+        for (i, a) in slots.iter().enumerate() {
+            assert!(*a < COUNTERS);
+            assert!(slots[i + 1..].iter().all(|b| b != a), "slot {a} used twice");
+        }
+        assert_eq!(COUNTER_CORRECTION_RR, COUNTER_CORRECTION_BB + 1);
+        assert_eq!(COUNTER_CORRECTION_ITERATIONS, COUNTER_CORRECTION_BB + 2);
+    }
+}
