@@ -39,6 +39,10 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ),
     ("project.wgsl", include_str!("../../shaders/project.wgsl")),
     (
+        "diffusion.wgsl",
+        include_str!("../../shaders/diffusion.wgsl"),
+    ),
+    (
         "free_surface.wgsl",
         include_str!("../../shaders/free_surface.wgsl"),
     ),

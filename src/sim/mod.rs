@@ -3,6 +3,7 @@
 
 pub mod advect;
 pub mod boundary;
+pub mod diffusion;
 pub mod divergence;
 pub mod extrapolate;
 pub mod fields;
@@ -132,6 +133,7 @@ pub enum Stage {
     VolumeCorrection,
     Forces,
     Boundary,
+    Viscosity,
     Pressure,
     Project,
     Extrapolate,
@@ -140,12 +142,13 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 10] = [
+    pub const ALL: [Stage; 11] = [
         Stage::P2g,
         Stage::MarkCells,
         Stage::VolumeCorrection,
         Stage::Forces,
         Stage::Boundary,
+        Stage::Viscosity,
         Stage::Pressure,
         Stage::Project,
         Stage::Extrapolate,
@@ -160,6 +163,7 @@ impl Stage {
             Stage::VolumeCorrection => "volume_correction",
             Stage::Forces => "forces",
             Stage::Boundary => "boundary",
+            Stage::Viscosity => "viscosity",
             Stage::Pressure => "pressure",
             Stage::Project => "project",
             Stage::Extrapolate => "extrapolate",
@@ -201,6 +205,8 @@ pub struct FrameStats {
     pub density_error_mean: f64,
     /// Iterations of all volume-correction solves in the frame.
     pub volume_iterations: u32,
+    /// Iterations of all viscosity solves in the frame (0 when inviscid).
+    pub viscosity_iterations: u32,
     /// Largest final max|r| / max|b| over the frame's solves (not in stats.csv).
     pub pcg_max_residual: f64,
     /// Solves in the frame that stopped above the tolerance, at max_iterations or on a
@@ -209,11 +215,11 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
-    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations";
+    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations,viscosity_iterations";
 
     pub fn csv_row(&self) -> String {
         format!(
-            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{},{:.6e},{:.4},{:.4},{}",
+            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{},{:.6e},{:.4},{:.4},{},{}",
             self.frame,
             self.time_s,
             self.substeps,
@@ -230,7 +236,8 @@ impl FrameStats {
             self.liquid_volume,
             self.density_error_max,
             self.density_error_mean,
-            self.volume_iterations
+            self.volume_iterations,
+            self.viscosity_iterations
         )
     }
 }
@@ -253,6 +260,8 @@ pub struct SubstepReport {
     pub solve: Option<SolveReport>,
     /// The volume correction's solve, when it ran.
     pub correction: Option<SolveReport>,
+    /// The viscosity solve, when it ran.
+    pub viscosity: Option<SolveReport>,
 }
 
 /// First of the three counters that receive the volume correction's bb, rr and iterations
@@ -399,6 +408,7 @@ pub struct Simulation {
     volume: volume_correction::VolumeCorrection,
     forces: forces::Forces,
     boundary: boundary::Boundary,
+    diffusion: diffusion::Diffusion,
     divergence: divergence::Divergence,
     pressure: PressureSolver,
     project: project::Project,
@@ -466,6 +476,7 @@ impl Simulation {
             volume: volume_correction::VolumeCorrection::new(device, &fields, &pcg, &particles),
             forces: forces::Forces::new(device, &fields),
             boundary: boundary::Boundary::new(device, &fields),
+            diffusion: diffusion::Diffusion::new(device),
             divergence: divergence::Divergence::new(device, &fields, &pcg),
             pressure: PressureSolver::new(&ctx, &fields, &pcg),
             project: project::Project::new(device, &fields, &pcg),
@@ -511,6 +522,8 @@ impl Simulation {
         self.scene.pressure = scene.pressure.clone();
         self.scene.extrapolation_layers = scene.extrapolation_layers;
         self.scene.volume_correction = scene.volume_correction;
+        self.scene.viscosity = scene.viscosity;
+        self.scene.diffusion = scene.diffusion.clone();
         self.scene.frame_dt = scene.frame_dt;
         self.scene.max_substeps = scene.max_substeps;
         self.fields.params.pic_ratio = scene.pic_ratio as f32;
@@ -584,6 +597,7 @@ impl Simulation {
         let mut worst_residual = 0.0f64;
         let mut unconverged = 0u32;
         let mut volume_iterations = 0u32;
+        let mut viscosity_iterations = 0u32;
         let mut last = SubstepReport::default();
         self.last_timing = StageTiming::default();
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
@@ -615,6 +629,9 @@ impl Simulation {
             )?;
             if let Some(c) = &last.correction {
                 volume_iterations += c.iterations;
+            }
+            if let Some(v) = &last.viscosity {
+                viscosity_iterations += v.iterations;
             }
             if let Some(solve) = &last.solve {
                 ensure_finite(frame, substeps, "the pressure residual", solve.residual)?;
@@ -665,6 +682,7 @@ impl Simulation {
             density_error_max: last.density_error_max as f64,
             density_error_mean: last.density_error_mean as f64,
             volume_iterations,
+            viscosity_iterations,
             pcg_max_residual: worst_residual,
             unconverged_solves: unconverged,
         })
@@ -754,6 +772,20 @@ impl Simulation {
             let mut pass = self.begin_pass(&mut enc, Stage::Boundary);
             self.boundary.record(&mut pass, f);
         }
+        // Viscosity, after the forces and the solid velocities, before the projection: an
+        // implicit solve with its own submissions, so the encoder is flushed around it.
+        let mut viscosity = None;
+        if run(Stage::Viscosity) && self.scene.viscosity > 0.0 {
+            self.ctx.queue.submit([enc.finish()]);
+            viscosity = Some(self.run_viscosity(dt)?);
+            enc = self
+                .ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("Simulation::substep_pressure"),
+                });
+        }
+        let f = &self.fields;
         if run(Stage::Pressure) {
             let mut pass = self.begin_pass(&mut enc, Stage::Pressure);
             self.divergence.record(&mut pass, f);
@@ -832,6 +864,7 @@ impl Simulation {
             },
             solve: solve.clone(),
             correction: correct.then(|| self.correction_report(&c)),
+            viscosity,
         };
         if last == Stage::Advect {
             self.max_speed = report.max_speed;
@@ -841,6 +874,28 @@ impl Simulation {
             self.last_solve = solve;
         }
         Ok(report)
+    }
+}
+
+impl Simulation {
+    /// The viscosity stage alone on the current face velocities and cell types (a
+    /// substep up to `Stage::Boundary` must have run); the substep calls it too.
+    pub fn run_viscosity(&mut self, dt: f64) -> Result<SolveReport, SimError> {
+        let timing = self.timer.enabled().then_some(diffusion::Timing {
+            timer: &self.timer,
+            stage: Stage::Viscosity.name(),
+            begin: true,
+            end: true,
+        });
+        self.diffusion.velocity(
+            &self.ctx,
+            &self.fields,
+            None,
+            self.scene.viscosity,
+            dt,
+            &self.scene.diffusion,
+            timing,
+        )
     }
 }
 

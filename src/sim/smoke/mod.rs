@@ -19,7 +19,7 @@ pub mod views;
 use super::fields::{GridFields, Particles, COUNTERS};
 use super::params::SimParams;
 use super::pressure::{PcgVectors, PressureSolver, SolveReport};
-use super::{boundary, divergence, project, SimError};
+use super::{boundary, diffusion, divergence, project, SimError};
 use crate::gpu::{
     storage_buffer, uniform_buffer, BufferReader, GpuContext, PassTimer, StageTiming,
 };
@@ -192,18 +192,20 @@ pub enum SmokeStage {
     Advect,
     Forces,
     Boundary,
+    Diffusion,
     Pressure,
     Project,
     Tracers,
 }
 
 impl SmokeStage {
-    pub const ALL: [SmokeStage; 8] = [
+    pub const ALL: [SmokeStage; 9] = [
         SmokeStage::Mark,
         SmokeStage::Emit,
         SmokeStage::Advect,
         SmokeStage::Forces,
         SmokeStage::Boundary,
+        SmokeStage::Diffusion,
         SmokeStage::Pressure,
         SmokeStage::Project,
         SmokeStage::Tracers,
@@ -216,6 +218,7 @@ impl SmokeStage {
             SmokeStage::Advect => "advect",
             SmokeStage::Forces => "forces",
             SmokeStage::Boundary => "boundary",
+            SmokeStage::Diffusion => "diffusion",
             SmokeStage::Pressure => "pressure",
             SmokeStage::Project => "project",
             SmokeStage::Tracers => "tracers",
@@ -251,6 +254,8 @@ pub struct SmokeFrameStats {
     pub dye_center_y: f64,
     /// Sum over cells of |omega|^2 x cell volume, m^3/s^2.
     pub enstrophy: f64,
+    /// Iterations of all viscosity solves in the frame (0 when inviscid).
+    pub viscosity_iterations: u32,
     /// Largest final max|r| / max|b| over the frame's solves (not in stats.csv).
     pub pcg_max_residual: f64,
     /// Solves in the frame that stopped above the tolerance, at max_iterations or on a
@@ -259,11 +264,11 @@ pub struct SmokeFrameStats {
 }
 
 impl SmokeFrameStats {
-    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy";
+    pub const CSV_HEADER: &'static str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy,viscosity_iterations";
 
     pub fn csv_row(&self) -> String {
         format!(
-            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{},{:.9e},{:.6},{:.6e}",
+            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{},{:.9e},{:.6},{:.6e},{}",
             self.frame,
             self.time_s,
             self.substeps,
@@ -279,7 +284,8 @@ impl SmokeFrameStats {
             self.pcg_iterations_total,
             self.dye_total,
             self.dye_center_y,
-            self.enstrophy
+            self.enstrophy,
+            self.viscosity_iterations
         )
     }
 }
@@ -297,6 +303,8 @@ pub struct SmokeSubstepReport {
     pub enstrophy: f64,
     pub kinetic_energy: f64,
     pub solve: Option<SolveReport>,
+    /// The diffusion stage's solves (viscosity; heat and dye), when they ran.
+    pub diffusion: diffusion::DiffusionReport,
 }
 
 /// The moving obstacle's current state.
@@ -496,6 +504,7 @@ pub struct SmokeSimulation {
     advect: advect::SmokeAdvect,
     forces: forces::SmokeForces,
     boundary: boundary::Boundary,
+    diffusion: diffusion::Diffusion,
     divergence: divergence::Divergence,
     pressure: PressureSolver,
     project: project::Project,
@@ -564,6 +573,7 @@ impl SmokeSimulation {
             advect: advect::SmokeAdvect::new(device, &fields, &smoke),
             forces: forces::SmokeForces::new(device, &fields, &smoke),
             boundary: boundary::Boundary::new(device, &fields),
+            diffusion: diffusion::Diffusion::new(device),
             divergence: divergence::Divergence::new(device, &fields, &pcg),
             pressure: PressureSolver::new(&ctx, &fields, &pcg),
             project: project::Project::new(device, &fields, &pcg),
@@ -671,6 +681,8 @@ impl SmokeSimulation {
         self.scene.frame_dt = scene.frame_dt;
         self.scene.max_substeps = scene.max_substeps;
         self.scene.pressure = scene.pressure.clone();
+        self.scene.viscosity = scene.viscosity;
+        self.scene.diffusion = scene.diffusion.clone();
         if obstacle_changed {
             self.obstacle = scene.smoke.obstacle.as_ref().map(Obstacle::from_shape);
         }
@@ -700,6 +712,7 @@ impl SmokeSimulation {
         let mut total_iterations = 0u32;
         let mut worst_residual = 0.0f64;
         let mut unconverged = 0u32;
+        let mut viscosity_iterations = 0u32;
         let mut last = SmokeSubstepReport::default();
         self.last_timing = StageTiming::default();
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
@@ -728,6 +741,7 @@ impl SmokeSimulation {
             finite("the total dye", last.dye_total)?;
             finite("the kinetic energy", last.kinetic_energy)?;
             finite("the enstrophy", last.enstrophy)?;
+            viscosity_iterations += last.diffusion.viscosity_iterations();
             if let Some(solve) = &last.solve {
                 finite("the pressure residual", solve.residual)?;
                 total_iterations += solve.iterations;
@@ -744,6 +758,7 @@ impl SmokeSimulation {
         let mut stats = self.frame_stats(&last, substeps, total_iterations);
         stats.pcg_max_residual = worst_residual;
         stats.unconverged_solves = unconverged;
+        stats.viscosity_iterations = viscosity_iterations;
         Ok(stats)
     }
 
@@ -770,6 +785,7 @@ impl SmokeSimulation {
             dye_total: last.dye_total,
             dye_center_y: last.dye_center_y,
             enstrophy: last.enstrophy,
+            viscosity_iterations: last.diffusion.viscosity_iterations(),
             pcg_max_residual: residual,
             unconverged_solves: 0,
         }
@@ -873,6 +889,20 @@ impl SmokeSimulation {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Boundary);
             self.boundary.record(&mut pass, f);
         }
+        // Viscosity, heat and dye diffusion, implicit: solves with their own submissions,
+        // so the encoder is flushed around them. Skipped when every coefficient is 0.
+        let mut diffusion = diffusion::DiffusionReport::default();
+        if run(SmokeStage::Diffusion) && self.diffuses() {
+            self.ctx.queue.submit([enc.finish()]);
+            diffusion = self.run_diffusion(dt)?;
+            enc = self
+                .ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("SmokeSimulation::substep_pressure"),
+                });
+        }
+        let f = &self.fields;
         if run(SmokeStage::Pressure) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Pressure);
             self.divergence.record(&mut pass, f);
@@ -955,6 +985,7 @@ impl SmokeSimulation {
             enstrophy: sums[2] * cell_volume,
             kinetic_energy: 0.5 * AIR_DENSITY * sums[3] * cell_volume,
             solve: solve.clone(),
+            diffusion,
         };
         if last == SmokeStage::Tracers {
             self.max_speed = report.max_speed;
@@ -965,6 +996,56 @@ impl SmokeSimulation {
             self.last_solve = solve;
         }
         self.last_report = report.clone();
+        Ok(report)
+    }
+
+    /// Whether the scene diffuses anything (viscosity, heat or dye).
+    pub fn diffuses(&self) -> bool {
+        let s = &self.scene.smoke;
+        self.scene.viscosity > 0.0 || s.temperature_diffusion > 0.0 || s.dye_diffusion > 0.0
+    }
+
+    /// The diffusion stage alone on the current velocities, dye and cell types (after a
+    /// `SmokeStage::Mark`); the substep calls it too. Runs only the solves whose
+    /// coefficient is not 0.
+    pub fn run_diffusion(&mut self, dt: f64) -> Result<diffusion::DiffusionReport, SimError> {
+        let s = &self.scene.smoke;
+        let nu = self.scene.viscosity;
+        let k = [s.dye_diffusion, s.dye_diffusion, s.dye_diffusion, s.temperature_diffusion];
+        let scalars = k.iter().any(|&v| v > 0.0);
+        let timing = |begin: bool, end: bool| {
+            self.timer.enabled().then_some(diffusion::Timing {
+                timer: &self.timer,
+                stage: SmokeStage::Diffusion.name(),
+                begin,
+                end,
+            })
+        };
+        let mut report = diffusion::DiffusionReport::default();
+        if nu > 0.0 {
+            report.velocity = Some(self.diffusion.velocity(
+                &self.ctx,
+                &self.fields,
+                Some(&self.smoke.dye),
+                nu,
+                dt,
+                &self.scene.diffusion,
+                timing(true, !scalars),
+            )?);
+        }
+        if scalars {
+            report.scalars = Some(self.diffusion.scalars(
+                &self.ctx,
+                &self.fields,
+                &self.smoke.dye,
+                k,
+                dt,
+                &s.wall_temperature,
+                &s.wall_dye,
+                &self.scene.diffusion,
+                timing(nu <= 0.0, true),
+            )?);
+        }
         Ok(report)
     }
 
