@@ -25,8 +25,8 @@
 struct Spot {
     wall: u32,             // 0 left, 1 right, 2 bottom, 3 top
     temperature: u32,      // 1: the temperature channel, 0: the three dye channels
-    from: f32,             // range along the wall, m
-    to: f32,
+    lo: f32,               // range along the wall, m
+    hi: f32,
     value: f32,
     _pad0: f32,
     _pad1: f32,
@@ -142,7 +142,7 @@ fn wall_value(w: u32, along: f32, ch: u32) -> vec2<f32> {
     for (var i = 0u; i < 16u; i++) {
         let p = dp.spots[i];
         if (i < dp.num_spots && p.wall == w && p.temperature == temperature
-            && p.from <= along && along <= p.to) {
+            && p.lo <= along && along <= p.hi) {
             return vec2<f32>(p.value, 1.0);
         }
     }

@@ -30,8 +30,8 @@ pub struct WallSpot {
     pub wall: u32,
     /// 1: the temperature channel; 0: the dye channels.
     pub temperature: u32,
-    pub from: f32,
-    pub to: f32,
+    pub lo: f32,
+    pub hi: f32,
     pub value: f32,
     pub _pad: [f32; 3],
 }
@@ -91,8 +91,8 @@ impl DiffusionParams {
             *slot = WallSpot {
                 wall: s.wall.index() as u32,
                 temperature: t,
-                from: s.from as f32,
-                to: s.to as f32,
+                lo: s.from as f32,
+                hi: s.to as f32,
                 value: s.value as f32,
                 _pad: [0.0; 3],
             };
@@ -290,7 +290,9 @@ impl Diffusion {
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("diffusion::setup"),
-                timestamp_writes: timing.and_then(|t| t.timer.writes(t.stage, t.begin, false)),
+                timestamp_writes: timing
+                    .filter(|t| t.begin)
+                    .and_then(|t| t.timer.writes(t.stage, true, false)),
             });
             self.kernel
                 .dispatch(&mut pass, entries[0], &sys.group, sys.params.sys_cells);
@@ -309,7 +311,9 @@ impl Diffusion {
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("diffusion::store"),
-                timestamp_writes: timing.and_then(|t| t.timer.writes(t.stage, false, t.end)),
+                timestamp_writes: timing
+                    .filter(|t| t.end)
+                    .and_then(|t| t.timer.writes(t.stage, false, true)),
             });
             self.kernel
                 .dispatch(&mut pass, entries[1], &sys.group, store_threads);

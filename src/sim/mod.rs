@@ -131,9 +131,9 @@ pub enum Stage {
     P2g,
     MarkCells,
     VolumeCorrection,
+    Viscosity,
     Forces,
     Boundary,
-    Viscosity,
     Pressure,
     Project,
     Extrapolate,
@@ -146,9 +146,9 @@ impl Stage {
         Stage::P2g,
         Stage::MarkCells,
         Stage::VolumeCorrection,
+        Stage::Viscosity,
         Stage::Forces,
         Stage::Boundary,
-        Stage::Viscosity,
         Stage::Pressure,
         Stage::Project,
         Stage::Extrapolate,
@@ -763,6 +763,29 @@ impl Simulation {
                     label: Some("Simulation::substep_forces"),
                 });
         }
+        // Viscosity, an implicit solve with its own submissions (the encoder is flushed
+        // around it), on the velocities with the solids' own at their faces. It runs before
+        // the forces: diffusing u + g dt would drag the body force's uniform increment to
+        // zero at no-slip walls, a rotational error the projection cannot remove, and a
+        // pool at rest would stir itself at about |g| dt.
+        let mut viscosity = None;
+        if run(Stage::Viscosity) && self.scene.viscosity > 0.0 {
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("viscosity::boundary"),
+                    timestamp_writes: None,
+                });
+                self.boundary.record(&mut pass, &self.fields);
+            }
+            self.ctx.queue.submit([enc.finish()]);
+            viscosity = Some(self.run_viscosity(dt)?);
+            enc = self
+                .ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("Simulation::substep_forces"),
+                });
+        }
         let f = &self.fields;
         if run(Stage::Forces) {
             let mut pass = self.begin_pass(&mut enc, Stage::Forces);
@@ -771,19 +794,6 @@ impl Simulation {
         if run(Stage::Boundary) {
             let mut pass = self.begin_pass(&mut enc, Stage::Boundary);
             self.boundary.record(&mut pass, f);
-        }
-        // Viscosity, after the forces and the solid velocities, before the projection: an
-        // implicit solve with its own submissions, so the encoder is flushed around it.
-        let mut viscosity = None;
-        if run(Stage::Viscosity) && self.scene.viscosity > 0.0 {
-            self.ctx.queue.submit([enc.finish()]);
-            viscosity = Some(self.run_viscosity(dt)?);
-            enc = self
-                .ctx
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("Simulation::substep_pressure"),
-                });
         }
         let f = &self.fields;
         if run(Stage::Pressure) {
@@ -878,8 +888,9 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// The viscosity stage alone on the current face velocities and cell types (a
-    /// substep up to `Stage::Boundary` must have run); the substep calls it too.
+    /// The viscosity solve alone on the current face velocities and cell types (a substep
+    /// up to `Stage::Boundary` must have run, for the cell types and the solids' velocities
+    /// at their faces); the substep calls it too.
     pub fn run_viscosity(&mut self, dt: f64) -> Result<SolveReport, SimError> {
         let timing = self.timer.enabled().then_some(diffusion::Timing {
             timer: &self.timer,

@@ -190,9 +190,9 @@ pub enum SmokeStage {
     Mark,
     Emit,
     Advect,
+    Diffusion,
     Forces,
     Boundary,
-    Diffusion,
     Pressure,
     Project,
     Tracers,
@@ -203,9 +203,9 @@ impl SmokeStage {
         SmokeStage::Mark,
         SmokeStage::Emit,
         SmokeStage::Advect,
+        SmokeStage::Diffusion,
         SmokeStage::Forces,
         SmokeStage::Boundary,
-        SmokeStage::Diffusion,
         SmokeStage::Pressure,
         SmokeStage::Project,
         SmokeStage::Tracers,
@@ -881,6 +881,30 @@ impl SmokeSimulation {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Advect);
             self.advect.record(&mut pass, f);
         }
+        // Viscosity, heat and dye diffusion: implicit solves with their own submissions (the
+        // encoder is flushed around them), skipped when every coefficient is 0. Before the
+        // forces, on velocities with the solids' own at their faces: diffusing the buoyancy
+        // increment would drag it to zero at no-slip walls, a rotational error the
+        // projection cannot remove, which would stir a conducting layer that should rest.
+        let mut diffusion = diffusion::DiffusionReport::default();
+        if run(SmokeStage::Diffusion) && self.diffuses() {
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("diffusion::boundary"),
+                    timestamp_writes: None,
+                });
+                self.boundary.record(&mut pass, &self.fields);
+            }
+            self.ctx.queue.submit([enc.finish()]);
+            diffusion = self.run_diffusion(dt)?;
+            enc = self
+                .ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("SmokeSimulation::substep_forces"),
+                });
+        }
+        let f = &self.fields;
         if run(SmokeStage::Forces) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Forces);
             self.forces.record(&mut pass, f);
@@ -888,19 +912,6 @@ impl SmokeSimulation {
         if run(SmokeStage::Boundary) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Boundary);
             self.boundary.record(&mut pass, f);
-        }
-        // Viscosity, heat and dye diffusion, implicit: solves with their own submissions,
-        // so the encoder is flushed around them. Skipped when every coefficient is 0.
-        let mut diffusion = diffusion::DiffusionReport::default();
-        if run(SmokeStage::Diffusion) && self.diffuses() {
-            self.ctx.queue.submit([enc.finish()]);
-            diffusion = self.run_diffusion(dt)?;
-            enc = self
-                .ctx
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("SmokeSimulation::substep_pressure"),
-                });
         }
         let f = &self.fields;
         if run(SmokeStage::Pressure) {
