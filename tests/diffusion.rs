@@ -447,3 +447,85 @@ fn a_viscous_pool_stays_still() {
     }
     assert!((worst as f64) < limit, "max speed {worst} m/s, limit {limit}");
 }
+
+/// Kinetic energy of a 2 x 1 m box (32 x 16) heated from below by `dt_wall` (walls bottom
+/// dt_wall, top 0, nu = kappa = 0.02 m^2/s, buoyancy 1 m/s^2 per unit temperature: Ra =
+/// 2500 dt_wall), from the conducting profile plus a 1e-3 perturbation, at `times` (s).
+fn rayleigh_benard(dt_wall: f64, times: &[f64]) -> Vec<f64> {
+    let (nx, ny) = (32, 16);
+    let mut scene = smoke_scene(nx, ny, 1.0 / ny as f64);
+    scene.viscosity = 0.02;
+    scene.smoke.temperature_diffusion = 0.02;
+    scene.smoke.buoyancy = 1.0;
+    scene.smoke.dye_weight = 0.0;
+    scene.smoke.ambient_temperature = 0.0;
+    scene.smoke.wall_temperature = WallValues {
+        bottom: Some(dt_wall),
+        top: Some(0.0),
+        ..Default::default()
+    };
+    scene.cfl = 2.0;
+    scene.frame_dt = 0.25;
+    scene.pressure.tolerance = 1e-6;
+    scene.validate().unwrap();
+    let g = grid_of(&scene);
+    let mut rng = SplitMix64(17);
+    let dye: Vec<[f32; 4]> = (0..g.cells())
+        .map(|c| {
+            let y = (g.coord(c)[1] as f64 + 0.5) * g.h;
+            let t = dt_wall * (1.0 - y) + 1e-3 * dt_wall * (rng.next_f64() - 0.5);
+            [0.0, 0.0, 0.0, t as f32]
+        })
+        .collect();
+    let mut sim = marked_smoke(&scene, &dye, &vec![0.0; num_faces(&g)]);
+    let mut out = Vec::new();
+    for &t in times {
+        let mut ke = 0.0;
+        while sim.time < t - 1e-9 {
+            ke = sim.step_frame().unwrap().kinetic_energy;
+        }
+        out.push(ke);
+    }
+    out
+}
+
+/// Growth rate of the kinetic energy between the last two sample times, 1/s.
+fn growth(ke: &[f64], times: &[f64]) -> f64 {
+    let n = ke.len();
+    (ke[n - 1] / ke[n - 2]).ln() / (times[n - 1] - times[n - 2])
+}
+
+#[test]
+#[ignore = "a scan of the onset of convection (about a minute); see README"]
+fn rayleigh_benard_threshold_scan() {
+    let times = [10.0, 20.0, 30.0];
+    for dt_wall in [0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.5, 2.0] {
+        let ke = rayleigh_benard(dt_wall, &times);
+        eprintln!(
+            "dT {dt_wall}: Ra {:.0}, KE {:?}, growth {:.4} 1/s",
+            2500.0 * dt_wall,
+            ke,
+            growth(&ke, &times)
+        );
+    }
+}
+
+/// The onset of convection: the scan above finds the kinetic energy's growth rate
+/// crossing zero near dT = 0.72 (Ra about 1800; 1708 for an infinite layer between rigid
+/// plates). Well below, the perturbation dies away; well above, cells form and the
+/// energy grows by orders of magnitude.
+#[test]
+fn rayleigh_benard_convection_sets_in_above_the_threshold() {
+    let times = [10.0, 30.0];
+    let below = rayleigh_benard(0.4, &times);
+    let above = rayleigh_benard(2.0, &times);
+    // At rest up to round-off: 1e-10 J is a speed of about 1e-5 m/s here.
+    assert!(
+        below[1] < 1e-10 && below[1] < 2.0 * below[0],
+        "Ra 1000: the fluid should stay at rest: kinetic energy {below:?} J"
+    );
+    assert!(
+        above[1] > 1e3 * above[0] && above[1] > 1e4 * below[1],
+        "Ra 5000: kinetic energy {above:?} should grow by orders of magnitude"
+    );
+}
