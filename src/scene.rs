@@ -267,10 +267,12 @@ impl Default for DiffusionSettings {
 impl DiffusionSettings {
     pub fn validate(&self) -> Result<(), String> {
         if self.preconditioner == PreconditionerKind::Mg {
-            return Err("diffusion.preconditioner: mg coarsens the pressure's Poisson matrix \
+            return Err(
+                "diffusion.preconditioner: mg coarsens the pressure's Poisson matrix \
                         and does not apply to the diffusion systems; use jacobi, ip, mic0, \
                         mic0_tiled or none"
-                .into());
+                    .into(),
+            );
         }
         if !(self.tolerance >= MIN_TOLERANCE && self.tolerance < 1.0) {
             return Err(format!(

@@ -187,7 +187,10 @@ fn smoke_bench_json_has_every_column() {
         // The plume needs a pressure solve every step.
         assert!(row["pcg_iterations"].as_f64().unwrap() >= 1.0, "{row}");
         // And a viscosity solve.
-        assert!(row["viscosity_iterations"].as_f64().unwrap() >= 1.0, "{row}");
+        assert!(
+            row["viscosity_iterations"].as_f64().unwrap() >= 1.0,
+            "{row}"
+        );
     }
     let _ = std::fs::remove_file(&json);
 }

@@ -60,7 +60,9 @@ fn marked_smoke(scene: &Scene, dye: &[[f32; 4]], vel: &[f32]) -> SmokeSimulation
 }
 
 fn num_faces(g: &Grid) -> usize {
-    (0..3).map(|c| g.face_dims(c).iter().product::<usize>()).sum()
+    (0..3)
+        .map(|c| g.face_dims(c).iter().product::<usize>())
+        .sum()
 }
 
 #[test]
@@ -180,7 +182,10 @@ fn liquid_viscosity_matches_the_reference() {
     let expected = cpu::diffuse_velocity(&g, &types, &before, scene.viscosity, dt);
     let e = rel_err(&after, &expected);
     assert!(e < 1e-4, "relative error {e:e}");
-    assert!(rel_err(&before, &expected) > 0.05, "the step should change the field");
+    assert!(
+        rel_err(&before, &expected) > 0.05,
+        "the step should change the field"
+    );
     let r = sim.substep(dt, Stage::Viscosity).unwrap();
     assert!(r.viscosity.is_some_and(|v| v.iterations > 0));
 }
@@ -200,7 +205,11 @@ fn u_mode(g: &Grid) -> Vec<(usize, f64)> {
     for k in 0..d[2] {
         for j in 0..d[1] {
             for i in 1..d[0] - 1 {
-                let x = [i as f64 * g.h, (j as f64 + 0.5) * g.h, (k as f64 + 0.5) * g.h];
+                let x = [
+                    i as f64 * g.h,
+                    (j as f64 + 0.5) * g.h,
+                    (k as f64 + 0.5) * g.h,
+                ];
                 let mut m = (PI * x[0] / l[0]).sin() * (PI * x[1] / l[1]).sin();
                 if g.nz > 1 {
                     m *= (PI * x[2] / l[2]).sin();
@@ -214,7 +223,10 @@ fn u_mode(g: &Grid) -> Vec<(usize, f64)> {
 
 /// Decay rate of the mode over `steps` backward-Euler steps of `dt`, from `step`.
 fn measured_rate(a0: f64, a1: f64, t: f64) -> f64 {
-    assert!(a1 > 0.0 && a1 < 0.55 * a0, "the amplitude must about halve: {a0} -> {a1}");
+    assert!(
+        a1 > 0.0 && a1 < 0.55 * a0,
+        "the amplitude must about halve: {a0} -> {a1}"
+    );
     -(a1 / a0).ln() / t
 }
 
@@ -247,7 +259,10 @@ fn shear_mode_decays_at_the_analytic_rate_in_a_slice() {
     for (name, field) in [("gpu", &gpu_vel), ("reference", &cpu_vel)] {
         let rate = measured_rate(amplitude(&vel, &mode), amplitude(field, &mode), t);
         let e = (rate / exact - 1.0).abs();
-        assert!(e < 0.02, "{name}: rate {rate} vs exp(-nu pi^2 (2/L^2) t) {exact}: {e:.4}");
+        assert!(
+            e < 0.02,
+            "{name}: rate {rate} vs exp(-nu pi^2 (2/L^2) t) {exact}: {e:.4}"
+        );
     }
 }
 
@@ -271,7 +286,10 @@ fn shear_mode_decays_at_the_analytic_rate_in_3d() {
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     sim.substep(1e-3, Stage::Boundary).unwrap();
     let types = types_u8(&read_buffer::<u32>(&sim.ctx, &sim.fields.cell_type).unwrap());
-    assert!(types.iter().all(|&t| t == 1), "the box should be full of liquid");
+    assert!(
+        types.iter().all(|&t| t == 1),
+        "the box should be full of liquid"
+    );
     let g = grid_of(&scene);
     let exact = scene.viscosity * PI * PI * 3.0;
     let dt = 0.01 / exact;
@@ -294,7 +312,10 @@ fn shear_mode_decays_at_the_analytic_rate_in_3d() {
     for (name, field) in [("gpu", &gpu_vel), ("reference", &cpu_vel)] {
         let rate = measured_rate(amplitude(&vel, &mode), amplitude(field, &mode), t);
         let e = (rate / exact - 1.0).abs();
-        assert!(e < 0.02, "{name}: rate {rate} vs exp(-nu pi^2 (3/L^2) t) {exact}: {e:.4}");
+        assert!(
+            e < 0.02,
+            "{name}: rate {rate} vs exp(-nu pi^2 (3/L^2) t) {exact}: {e:.4}"
+        );
     }
 }
 
@@ -326,10 +347,23 @@ fn temperature_mode_relaxes_to_the_linear_profile() {
     for _ in 0..STEPS {
         sim.run_diffusion(dt).unwrap();
         let k = [0.0, 0.0, 0.0, kappa];
-        cpu_t = cpu::diffuse_scalars(&g, &types, &cpu_t, k, dt, &scene.smoke.wall_temperature, &none);
+        cpu_t = cpu::diffuse_scalars(
+            &g,
+            &types,
+            &cpu_t,
+            k,
+            dt,
+            &scene.smoke.wall_temperature,
+            &none,
+        );
     }
     let t = STEPS as f64 * dt;
-    let gpu_t: Vec<f64> = sim.read_dye().unwrap().iter().map(|d| d[3] as f64).collect();
+    let gpu_t: Vec<f64> = sim
+        .read_dye()
+        .unwrap()
+        .iter()
+        .map(|d| d[3] as f64)
+        .collect();
     let cpu_t: Vec<f64> = cpu_t.iter().map(|d| d[3]).collect();
     let dev0: Vec<f64> = (0..g.cells()).map(|c| t0[c][3] - linear[c]).collect();
     for (name, field) in [("gpu", &gpu_t), ("reference", &cpu_t)] {
@@ -337,7 +371,10 @@ fn temperature_mode_relaxes_to_the_linear_profile() {
         let (a0, a1) = (amplitude(&dev0, &mode), amplitude(&dev, &mode));
         let rate = measured_rate(a0, a1, t);
         let e = (rate / exact - 1.0).abs();
-        assert!(e < 0.02, "{name}: rate {rate} vs kappa pi^2 / L^2 = {exact}: {e:.4}");
+        assert!(
+            e < 0.02,
+            "{name}: rate {rate} vs kappa pi^2 / L^2 = {exact}: {e:.4}"
+        );
         // What is left is the mode alone: the field relaxes toward the linear profile.
         let rest = (0..g.cells())
             .map(|c| (dev[c] - a1 * mode[c].1).abs())
@@ -424,7 +461,10 @@ fn a_viscous_dam_break_is_slower() {
     let x0 = 0.4;
     let inviscid = dam_break_front(0.0, 0.5) - x0;
     let viscous = dam_break_front(0.05, 0.5) - x0;
-    assert!(inviscid < 2.0, "the inviscid front reached the wall: {inviscid}");
+    assert!(
+        inviscid < 2.0,
+        "the inviscid front reached the wall: {inviscid}"
+    );
     assert!(
         viscous < 0.8 * inviscid,
         "front advance: viscous {viscous} m, inviscid {inviscid} m"
@@ -445,7 +485,10 @@ fn a_viscous_pool_stays_still() {
             worst = worst.max(r.max_speed);
         }
     }
-    assert!((worst as f64) < limit, "max speed {worst} m/s, limit {limit}");
+    assert!(
+        (worst as f64) < limit,
+        "max speed {worst} m/s, limit {limit}"
+    );
 }
 
 /// Kinetic energy of a 2 x 1 m box (32 x 16) heated from below by `dt_wall` (walls bottom

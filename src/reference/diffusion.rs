@@ -134,13 +134,27 @@ pub fn face_kind(g: &Grid, types: &[u8], comp: usize, f: [i64; 3]) -> FaceKind {
 
 /// The velocity system of component `comp`: `vel` holds u, v, w back to back (as on the
 /// GPU), `a` = nu dt / h^2.
-pub fn velocity_system(g: &Grid, types: &[u8], vel: &[f64], comp: usize, a: f64) -> DiffusionSystem {
+pub fn velocity_system(
+    g: &Grid,
+    types: &[u8],
+    vel: &[f64],
+    comp: usize,
+    a: f64,
+) -> DiffusionSystem {
     let d = g.face_dims(comp);
-    let offset: usize = (0..comp).map(|c| g.face_dims(c).iter().product::<usize>()).sum();
+    let offset: usize = (0..comp)
+        .map(|c| g.face_dims(c).iter().product::<usize>())
+        .sum();
     let count: usize = d.iter().product();
     let mut row_of = vec![usize::MAX; count];
     let mut sys = DiffusionSystem::default();
-    let coord = |i: usize| [(i % d[0]) as i64, ((i / d[0]) % d[1]) as i64, (i / (d[0] * d[1])) as i64];
+    let coord = |i: usize| {
+        [
+            (i % d[0]) as i64,
+            ((i / d[0]) % d[1]) as i64,
+            (i / (d[0] * d[1])) as i64,
+        ]
+    };
     for i in 0..count {
         if face_kind(g, types, comp, coord(i)) == FaceKind::Unknown {
             row_of[i] = sys.index.len();
@@ -306,26 +320,39 @@ mod tests {
     /// at the discrete rate, and backward Euler's factor per step is exact for it.
     #[test]
     fn velocity_mode_is_an_eigenvector() {
-        let g = Grid { nx: 8, ny: 12, nz: 1, h: 0.1 };
+        let g = Grid {
+            nx: 8,
+            ny: 12,
+            nz: 1,
+            h: 0.1,
+        };
         let types = vec![FLUID; g.cells()];
         let nu_dt = 0.003;
         let a = nu_dt / (g.h * g.h);
         let d = g.face_dims(0);
         let (lx, ly) = (0.8, 1.2);
-        let nfaces: usize = (0..3).map(|c| g.face_dims(c).iter().product::<usize>()).sum();
+        let nfaces: usize = (0..3)
+            .map(|c| g.face_dims(c).iter().product::<usize>())
+            .sum();
         let mut vel = vec![0.0; nfaces];
         for j in 0..d[1] {
             for i in 0..d[0] {
                 let (x, y) = (i as f64 * g.h, (j as f64 + 0.5) * g.h);
-                vel[i + d[0] * j] = (std::f64::consts::PI * x / lx).sin()
-                    * (std::f64::consts::PI * y / ly).sin();
+                vel[i + d[0] * j] =
+                    (std::f64::consts::PI * x / lx).sin() * (std::f64::consts::PI * y / ly).sin();
             }
         }
         let out = diffuse_velocity(&g, &types, &vel, nu_dt, 1.0);
-        let lam = |l: f64| 4.0 / (g.h * g.h) * (std::f64::consts::PI * g.h / (2.0 * l)).sin().powi(2);
+        let lam =
+            |l: f64| 4.0 / (g.h * g.h) * (std::f64::consts::PI * g.h / (2.0 * l)).sin().powi(2);
         let factor = 1.0 / (1.0 + a * g.h * g.h * (lam(lx) + lam(ly)));
         for i in 0..d[0] * d[1] {
-            assert!((out[i] - factor * vel[i]).abs() < 1e-12, "{i}: {} vs {}", out[i], factor * vel[i]);
+            assert!(
+                (out[i] - factor * vel[i]).abs() < 1e-12,
+                "{i}: {} vs {}",
+                out[i],
+                factor * vel[i]
+            );
         }
     }
 
@@ -333,17 +360,37 @@ mod tests {
     /// walls is steady.
     #[test]
     fn scalars_conserve_and_keep_linear_profile() {
-        let g = Grid { nx: 5, ny: 7, nz: 1, h: 0.2 };
+        let g = Grid {
+            nx: 5,
+            ny: 7,
+            nz: 1,
+            h: 0.2,
+        };
         let mut types = vec![FLUID; g.cells()];
         types[g.cell(2, 3, 0)] = SOLID;
         let field: Vec<[f64; 4]> = (0..g.cells())
-            .map(|c| [0.0, 0.0, 0.0, if types[c] == FLUID { (c * 37 % 11) as f64 } else { 0.0 }])
+            .map(|c| {
+                [
+                    0.0,
+                    0.0,
+                    0.0,
+                    if types[c] == FLUID {
+                        (c * 37 % 11) as f64
+                    } else {
+                        0.0
+                    },
+                ]
+            })
             .collect();
         let none = WallValues::default();
         let out = diffuse_scalars(&g, &types, &field, [0.0, 0.0, 0.0, 0.5], 0.3, &none, &none);
         let sum = |f: &[[f64; 4]]| f.iter().map(|v| v[3]).sum::<f64>();
         assert!((sum(&out) - sum(&field)).abs() < 1e-10 * sum(&field));
-        let walls = WallValues { bottom: Some(2.0), top: Some(-1.0), ..Default::default() };
+        let walls = WallValues {
+            bottom: Some(2.0),
+            top: Some(-1.0),
+            ..Default::default()
+        };
         let types = vec![FLUID; g.cells()];
         let ly = g.ny as f64 * g.h;
         let lin: Vec<[f64; 4]> = (0..g.cells())

@@ -531,7 +531,9 @@ fn smoke_settings(ui: &mut egui::Ui, s: &mut SmokeSettings) -> bool {
     ] {
         changed |= ui
             .add(egui::Slider::new(v, 0.0..=1.0).logarithmic(true).text(text))
-            .on_hover_text("implicit diffusion; walls with a fixed value (scene file) are held at it")
+            .on_hover_text(
+                "implicit diffusion; walls with a fixed value (scene file) are held at it",
+            )
             .changed();
     }
     changed

@@ -1022,7 +1022,12 @@ impl SmokeSimulation {
     pub fn run_diffusion(&mut self, dt: f64) -> Result<diffusion::DiffusionReport, SimError> {
         let s = &self.scene.smoke;
         let nu = self.scene.viscosity;
-        let k = [s.dye_diffusion, s.dye_diffusion, s.dye_diffusion, s.temperature_diffusion];
+        let k = [
+            s.dye_diffusion,
+            s.dye_diffusion,
+            s.dye_diffusion,
+            s.temperature_diffusion,
+        ];
         let scalars = k.iter().any(|&v| v > 0.0);
         let timing = |begin: bool, end: bool| {
             self.timer.enabled().then_some(diffusion::Timing {
