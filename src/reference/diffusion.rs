@@ -155,9 +155,9 @@ pub fn velocity_system(
             (i / (d[0] * d[1])) as i64,
         ]
     };
-    for i in 0..count {
+    for (i, row) in row_of.iter_mut().enumerate() {
         if face_kind(g, types, comp, coord(i)) == FaceKind::Unknown {
-            row_of[i] = sys.index.len();
+            *row = sys.index.len();
             sys.index.push(offset + i);
         }
     }
