@@ -206,8 +206,7 @@ impl Diffusion {
         }
     }
 
-    /// Bytes of the velocity system of a grid of `n` cells (the scalars' is
-    /// `scalar_bytes`), for memory checks.
+    /// The velocity system's grid and block for a grid of `n` cells.
     pub fn velocity_dims(n: [u32; 3]) -> ([u32; 3], [u32; 3]) {
         let block = [n[0] + 1, n[1] + 1, n[2] + 1];
         // A slice has no w unknowns (both w faces are walls): two blocks.
@@ -306,6 +305,16 @@ impl Diffusion {
         let report = sys
             .solver
             .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None)?;
+        if report.status != super::pressure::SolveStatus::Converged {
+            log::warn!(
+                "diffusion solve ({}) stopped at {} iterations, residual {:.1e} ({:?}); \
+                 raise diffusion.max_iterations or use a stronger preconditioner",
+                entries[0],
+                report.iterations,
+                report.residual,
+                report.status
+            );
+        }
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {

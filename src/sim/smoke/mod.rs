@@ -5,7 +5,8 @@
 //! vorticity confinement, painted and moving obstacles, and tracer particles.
 //!
 //! One substep, in order: mark cells (static solids + obstacle) -> emit (sources, splats)
-//! -> advect velocity and dye (with dissipation) -> forces (confinement, buoyancy) ->
+//! -> advect velocity and dye (with dissipation) -> diffusion (viscosity, heat, dye; when
+//! enabled) -> forces (confinement, buoyancy) ->
 //! solid boundary conditions -> pressure (divergence, PCG) -> project -> tracers -> stats.
 
 pub mod advect;
