@@ -29,6 +29,8 @@ pub struct SmokeBenchOptions {
     pub steps: u32,
     /// PCG iterations submitted between convergence checks.
     pub check_every: u32,
+    /// Kinematic viscosity of the plume, m^2/s (0: inviscid, no viscosity solve).
+    pub viscosity: f64,
 }
 
 impl Default for SmokeBenchOptions {
@@ -40,6 +42,7 @@ impl Default for SmokeBenchOptions {
             warmup: 30,
             steps: 30,
             check_every: 8,
+            viscosity: 0.0,
         }
     }
 }
@@ -59,6 +62,15 @@ impl SmokeBenchOptions {
             return bad(format!(
                 "--tolerance must be in (0, 1), got {}",
                 self.tolerance
+            ));
+        }
+        if !(self.viscosity.is_finite()
+            && (0.0..=crate::scene::MAX_DIFFUSION).contains(&self.viscosity))
+        {
+            return bad(format!(
+                "--viscosity must be in [0, {:e}] m^2/s, got {}",
+                crate::scene::MAX_DIFFUSION,
+                self.viscosity
             ));
         }
         if self.steps == 0 || self.check_every == 0 {
@@ -106,6 +118,8 @@ pub struct SmokeBenchRow {
     pub advection: String,
     /// Mean PCG iterations per timed substep (warm-started).
     pub pcg_iterations: f64,
+    /// Mean viscosity-solve iterations per timed substep (0 when inviscid).
+    pub viscosity_iterations: f64,
     /// Wall clock per substep, ms.
     pub ms_per_step: f64,
     pub steps_per_s: f64,
@@ -122,6 +136,8 @@ pub struct SmokeBenchReport {
     pub check_every: u32,
     pub warmup: u32,
     pub steps: u32,
+    /// m^2/s.
+    pub viscosity: f64,
     pub rows: Vec<SmokeBenchRow>,
 }
 
@@ -142,6 +158,7 @@ pub fn run(
         check_every: opts.check_every,
         warmup: opts.warmup,
         steps: opts.steps,
+        viscosity: opts.viscosity,
         rows: Vec::new(),
     };
     report(&r);
@@ -150,16 +167,19 @@ pub fn run(
             progress(r.rows.len(), total, &format!("smoke {n}^2 {kind}"));
             let mut scene = plume_scene(n, kind, opts.tolerance);
             scene.pressure.check_every = opts.check_every;
+            scene.viscosity = opts.viscosity;
             let mut sim = SmokeSimulation::new(ctx.clone(), &scene)?;
             for _ in 0..opts.warmup {
                 sim.substep(dt, SmokeStage::Tracers)?;
             }
             let mut stages = StageTiming::default();
             let mut iterations = 0u64;
+            let mut viscosity_iterations = 0u64;
             let t0 = Instant::now();
             for _ in 0..opts.steps {
                 let rep = sim.substep(dt, SmokeStage::Tracers)?;
                 iterations += rep.solve.as_ref().map_or(0, |s| s.iterations as u64);
+                viscosity_iterations += rep.extra.diffusion.viscosity_iterations() as u64;
                 stages.merge(&sim.last_substep_timing);
             }
             let ms = t0.elapsed().as_secs_f64() * 1e3 / opts.steps as f64;
@@ -170,6 +190,7 @@ pub fn run(
                 preconditioner: kind.name().into(),
                 advection: scene.smoke.advection.name().into(),
                 pcg_iterations: iterations as f64 / steps,
+                viscosity_iterations: viscosity_iterations as f64 / steps,
                 ms_per_step: ms,
                 steps_per_s: 1e3 / ms,
                 gpu_ms_per_step: stages.total() / steps,
@@ -193,17 +214,19 @@ pub fn table(r: &SmokeBenchReport) -> String {
 impl StreamedTable for SmokeBenchReport {
     fn head(&self) -> String {
         format!(
-            "adapter: {}\nsmoke plume, {} warm-up + {} timed substeps of 1/120 s, tolerance {:e}, convergence checked every {} iterations; steps/s is wall clock\n\n\
-             {:>9} {:>9} {:>7} {:>10} {:>9} {:>9} {:>11}\n",
+            "adapter: {}\nsmoke plume, {} warm-up + {} timed substeps of 1/120 s, tolerance {:e}, convergence checked every {} iterations, viscosity {} m^2/s; steps/s is wall clock\n\n\
+             {:>9} {:>9} {:>7} {:>10} {:>10} {:>9} {:>9} {:>11}\n",
             self.adapter,
             self.warmup,
             self.steps,
             self.tolerance,
             self.check_every,
+            self.viscosity,
             "grid",
             "cells",
             "precond",
             "pcg iters",
+            "visc iters",
             "ms/step",
             "steps/s",
             "GPU ms/step"
@@ -217,11 +240,12 @@ impl StreamedTable for SmokeBenchReport {
     fn row(&self, i: usize) -> String {
         let row = &self.rows[i];
         format!(
-            "{:>9} {:>9} {:>7} {:>10.1} {:>9.2} {:>9.1} {:>11}\n",
+            "{:>9} {:>9} {:>7} {:>10.1} {:>10.1} {:>9.2} {:>9.1} {:>11}\n",
             format!("{0}x{0}", row.size),
             row.cells,
             row.preconditioner,
             row.pcg_iterations,
+            row.viscosity_iterations,
             row.ms_per_step,
             row.steps_per_s,
             if self.timestamps {

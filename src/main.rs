@@ -183,6 +183,9 @@ enum Command {
         /// Smoke only: untimed substeps before timing.
         #[arg(long, default_value_t = 30)]
         warmup: u32,
+        /// Smoke only: the plume's kinematic viscosity, m^2/s (adds the viscosity solve).
+        #[arg(long, default_value_t = 0.0, requires = "smoke")]
+        viscosity: f64,
         /// Also write the results as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -274,6 +277,7 @@ fn real_main() -> Result<ExitCode> {
             transfer,
             check_every,
             warmup,
+            viscosity,
             json,
         }) => {
             // The scene files' own bound: PCG keeps a residual history of this length.
@@ -311,6 +315,7 @@ fn real_main() -> Result<ExitCode> {
                     warmup,
                     steps: steps.unwrap_or(d.steps),
                     check_every,
+                    viscosity,
                 };
                 opts.validate()?;
                 check_json_path(json.as_deref())?;

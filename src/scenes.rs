@@ -25,11 +25,12 @@ macro_rules! shipped {
 }
 
 /// Every file of `scenes/` (a test checks that none is missing).
-pub const SHIPPED: [ShippedScene; 7] = shipped![
+pub const SHIPPED: [ShippedScene; 8] = shipped![
     "dam_break",
     "double_dam_break",
     "drop_into_pool",
     "obstacle",
+    "smoke_convection",
     "smoke_empty",
     "smoke_obstacles",
     "smoke_plume",

@@ -147,6 +147,8 @@ fn smoke_bench_json_has_every_column() {
             "3",
             "--steps",
             "2",
+            "--viscosity",
+            "0.001",
             "--json",
         ])
         .arg(&json)
@@ -173,6 +175,7 @@ fn smoke_bench_json_has_every_column() {
             "preconditioner",
             "advection",
             "pcg_iterations",
+            "viscosity_iterations",
             "ms_per_step",
             "steps_per_s",
             "gpu_ms_per_step",
@@ -183,6 +186,11 @@ fn smoke_bench_json_has_every_column() {
         assert!(row["steps_per_s"].as_f64().unwrap() > 0.0);
         // The plume needs a pressure solve every step.
         assert!(row["pcg_iterations"].as_f64().unwrap() >= 1.0, "{row}");
+        // And a viscosity solve.
+        assert!(
+            row["viscosity_iterations"].as_f64().unwrap() >= 1.0,
+            "{row}"
+        );
     }
     let _ = std::fs::remove_file(&json);
 }

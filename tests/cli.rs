@@ -62,9 +62,12 @@ fn malformed_ron_names_file_line_and_column() {
 
 #[test]
 fn unknown_field_is_named() {
-    let p = scene_file("unknown.ron", &GOOD.replacen('(', "(viscosity: 1.0, ", 1));
+    let p = scene_file(
+        "unknown.ron",
+        &GOOD.replacen('(', "(surface_tension: 1.0, ", 1),
+    );
     let out = eddy(&["check", p.to_str().unwrap()], &[]);
-    assert_clean_failure(&out, &["viscosity"]);
+    assert_clean_failure(&out, &["surface_tension"]);
 }
 
 #[test]

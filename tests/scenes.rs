@@ -51,6 +51,7 @@ fn every_shipped_scene_is_valid() {
         "smoke_plume.ron",
         "smoke_obstacles.ron",
         "smoke_empty.ron",
+        "smoke_convection.ron",
     ] {
         assert!(
             names.iter().any(|n| n == required),

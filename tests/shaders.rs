@@ -73,6 +73,8 @@ fn mirrors() -> Vec<MirrorLayout> {
         sim::smoke::params::smoke_params_layout(),
         sim::smoke::params::emitter_layout(),
         sim::spacing::spacing_params_layout(),
+        sim::diffusion::diffusion_params_layout(),
+        sim::diffusion::spot_layout(),
         render::particles::particle_uniform_layout(),
         render::slice::slice_uniform_layout(),
         render::lines_view_layout(),

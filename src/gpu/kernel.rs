@@ -40,6 +40,10 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
     ),
     ("project.wgsl", include_str!("../../shaders/project.wgsl")),
     (
+        "diffusion.wgsl",
+        include_str!("../../shaders/diffusion.wgsl"),
+    ),
+    (
         "free_surface.wgsl",
         include_str!("../../shaders/free_surface.wgsl"),
     ),
@@ -361,6 +365,11 @@ impl Kernel {
                 .position(|(n, _)| n == name)
                 .unwrap_or_else(|| panic!("{}: no entry point {name}", self.label)),
         )
+    }
+
+    /// The WGSL name of `entry`, for messages.
+    pub fn entry_name(&self, entry: Entry) -> &str {
+        &self.pipelines[entry.0].0
     }
 
     /// Makes a bind group from `(WGSL name, buffer)` pairs. Panics unless every global of

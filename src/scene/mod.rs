@@ -5,10 +5,12 @@
 //! allocated on a GPU before a scene has passed validation. The shipped scenes are also
 //! compiled in (`crate::scenes`), so their names load from any folder.
 
+mod diffusion;
 mod problems;
 mod seed;
 mod validate;
 
+pub use diffusion::{DiffusionSettings, Wall, WallSpot, WallValues, MAX_DIFFUSION, MAX_WALL_SPOTS};
 pub use problems::StandardProblem;
 pub use seed::{InitialState, SplitMix64};
 
@@ -284,6 +286,11 @@ pub struct Scene {
     /// rest spacing h / particles_per_cell^(1/3); closer particles push each other apart
     /// each substep (src/sim/spacing.rs). 0 turns it off.
     pub particle_spacing: f64,
+    /// Kinematic viscosity, m^2/s, of the liquid or the smoke, solved implicitly before
+    /// the forces (src/sim/diffusion.rs). 0 (inviscid) skips the stage.
+    pub viscosity: f64,
+    /// The implicit diffusion solves: viscosity, and the smoke's heat and dye.
+    pub diffusion: DiffusionSettings,
     pub pressure: PressureSettings,
     /// Smoke settings (smoke scenes only).
     pub smoke: SmokeSettings,
@@ -309,6 +316,8 @@ impl Default for Scene {
             extrapolation_layers: 3,
             volume_correction: true,
             particle_spacing: 0.0,
+            viscosity: 0.0,
+            diffusion: DiffusionSettings::default(),
             pressure: PressureSettings::default(),
             smoke: SmokeSettings::default(),
         }
@@ -543,6 +552,15 @@ pub struct SmokeSettings {
     pub obstacle: Option<Shape>,
     /// Tracer particles advected by the flow (drawn with trails in the viewer).
     pub tracers: u32,
+    /// Heat diffusivity kappa, m^2/s, solved implicitly; 0 skips it.
+    pub temperature_diffusion: f64,
+    /// Dye diffusivity, m^2/s, solved implicitly; 0 skips it.
+    pub dye_diffusion: f64,
+    /// Walls (or spots on them) held at fixed temperatures while the temperature diffuses:
+    /// hot and cold walls that drive convection. Other walls are insulated.
+    pub wall_temperature: WallValues,
+    /// Walls held at a fixed dye density (the same in r, g and b) while the dye diffuses.
+    pub wall_dye: WallValues,
 }
 
 impl Default for SmokeSettings {
@@ -559,6 +577,10 @@ impl Default for SmokeSettings {
             sources: Vec::new(),
             obstacle: None,
             tracers: 2048,
+            temperature_diffusion: 0.0,
+            dye_diffusion: 0.0,
+            wall_temperature: WallValues::default(),
+            wall_dye: WallValues::default(),
         }
     }
 }

@@ -187,6 +187,8 @@ impl Scene {
         if self.kind == SceneKind::Smoke {
             self.smoke.validate(d)?;
         }
+        diffusion::check_diffusion("viscosity", self.viscosity)?;
+        self.diffusion.validate()?;
         self.pressure.validate()
     }
 }
@@ -261,6 +263,11 @@ impl SmokeSettings {
                 ));
             }
         }
+        diffusion::check_diffusion("smoke.temperature_diffusion", self.temperature_diffusion)?;
+        diffusion::check_diffusion("smoke.dye_diffusion", self.dye_diffusion)?;
+        self.wall_temperature
+            .validate("smoke.wall_temperature", domain)?;
+        self.wall_dye.validate("smoke.wall_dye", domain)?;
         if self.tracers > MAX_TRACERS {
             return Err(format!(
                 "smoke.tracers must be at most {MAX_TRACERS}, got {}",

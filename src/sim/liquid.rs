@@ -12,8 +12,8 @@ use super::runner::{
     Core, LiquidColumns, Mode, ModeColumns, Recorder, Runner, SharedStage, StageList, SubstepReport,
 };
 use super::{
-    advect, check_scene_limits, extrapolate, forces, g2p, mark_cells, p2g, spacing, stats,
-    transfer, volume_correction, SimError, DENSITY,
+    advect, check_scene_limits, diffusion, extrapolate, forces, g2p, mark_cells, p2g, spacing,
+    stats, transfer, volume_correction, SimError, DENSITY,
 };
 use crate::scene::{Scene, SceneKind};
 use std::sync::Arc;
@@ -24,6 +24,7 @@ pub enum Stage {
     P2g,
     MarkCells,
     VolumeCorrection,
+    Viscosity,
     Forces,
     Boundary,
     Pressure,
@@ -35,10 +36,11 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub const ALL: [Stage; 11] = [
+    pub const ALL: [Stage; 12] = [
         Stage::P2g,
         Stage::MarkCells,
         Stage::VolumeCorrection,
+        Stage::Viscosity,
         Stage::Forces,
         Stage::Boundary,
         Stage::Pressure,
@@ -54,6 +56,7 @@ impl Stage {
             Stage::P2g => "p2g",
             Stage::MarkCells => "mark_cells",
             Stage::VolumeCorrection => "volume_correction",
+            Stage::Viscosity => "viscosity",
             Stage::Forces => "forces",
             Stage::Boundary => "boundary",
             Stage::Pressure => "pressure",
@@ -111,6 +114,8 @@ pub struct LiquidSubstep {
     pub density_error_mean: f32,
     /// The volume correction's solve, when it ran.
     pub correction: Option<SolveReport>,
+    /// The viscosity solve, when it ran.
+    pub viscosity: Option<SolveReport>,
 }
 
 /// The liquid's particles and the stages only the liquid has.
@@ -119,6 +124,10 @@ pub struct Liquid {
     pub(crate) p2g: p2g::P2g,
     mark: mark_cells::MarkCells,
     volume: volume_correction::VolumeCorrection,
+    diffusion: diffusion::Diffusion,
+    /// This substep's length and its viscosity solve, kept for the report.
+    dt: f64,
+    viscosity: Option<SolveReport>,
     forces: forces::Forces,
     extrapolate: extrapolate::Extrapolate,
     pub(crate) g2p: g2p::G2p,
@@ -171,6 +180,9 @@ impl Runner<Liquid> {
             p2g: p2g::P2g::new(device, fields, &particles),
             mark: mark_cells::MarkCells::new(device, fields),
             volume: volume_correction::VolumeCorrection::new(device, fields, pcg, &particles),
+            diffusion: diffusion::Diffusion::new(device),
+            dt: 0.0,
+            viscosity: None,
             forces: forces::Forces::new(device, fields),
             extrapolate: extrapolate::Extrapolate::new(device, fields),
             g2p: g2p::G2p::new(device, fields, &particles),
@@ -203,6 +215,8 @@ impl Runner<Liquid> {
         core.scene.extrapolation_layers = scene.extrapolation_layers;
         core.scene.volume_correction = scene.volume_correction;
         core.scene.particle_spacing = scene.particle_spacing;
+        core.scene.viscosity = scene.viscosity;
+        core.scene.diffusion = scene.diffusion.clone();
         core.fields.params.pic_ratio = scene.pic_ratio as f32;
         core.fields.params.gravity = [
             scene.gravity.0 as f32,
@@ -215,7 +229,35 @@ impl Runner<Liquid> {
 
 use crate::gpu::GpuContext;
 
+impl Runner<Liquid> {
+    /// The viscosity solve alone on the current face velocities and cell types (a substep
+    /// up to `Stage::Boundary` must have run, for the cell types and the solids' velocities
+    /// at their faces); the substep runs it too.
+    pub fn run_viscosity(&mut self, dt: f64) -> Result<SolveReport, SimError> {
+        self.mode.solve_viscosity(&self.core, dt)
+    }
+}
+
 impl Liquid {
+    /// One implicit viscosity step over `dt` on the grid's face velocities.
+    fn solve_viscosity(&mut self, core: &Core, dt: f64) -> Result<SolveReport, SimError> {
+        let timing = core.timer.enabled().then_some(diffusion::Timing {
+            timer: &core.timer,
+            stage: Stage::Viscosity.name(),
+            begin: true,
+            end: true,
+        });
+        self.diffusion.velocity(
+            &core.ctx,
+            &core.fields,
+            None,
+            core.scene.viscosity,
+            dt,
+            &core.scene.diffusion,
+            timing,
+        )
+    }
+
     /// The volume correction's solve: the scene's preconditioner, a cold start (the solution
     /// buffer holds the last pressure), a loose tolerance and a fixed iteration budget. It
     /// shares the solution buffer, so a warm-started pressure solve starts from the
@@ -313,7 +355,9 @@ impl Mode for Liquid {
         self.particles.count
     }
 
-    fn begin_substep(&mut self, core: &mut Core, _dt: f64) {
+    fn begin_substep(&mut self, core: &mut Core, dt: f64) {
+        self.dt = dt;
+        self.viscosity = None;
         let scene = &core.scene;
         if scene.particle_spacing > 0.0 {
             let device = &core.ctx.device;
@@ -326,7 +370,12 @@ impl Mode for Liquid {
         }
     }
 
-    fn record(&self, stage: Stage, rec: &mut Recorder<'_>, core: &Core) {
+    fn record(
+        &mut self,
+        stage: Stage,
+        rec: &mut Recorder<'_>,
+        core: &Core,
+    ) -> Result<(), SimError> {
         let f = &core.fields;
         match stage {
             Stage::P2g => {
@@ -341,6 +390,26 @@ impl Mode for Liquid {
             Stage::VolumeCorrection => {
                 if Self::corrects(core) {
                     self.record_volume_correction(rec, core);
+                }
+            }
+            Stage::Viscosity => {
+                // An implicit solve with its own submissions, on the velocities with the
+                // solids' own at their faces. It runs before the forces: diffusing u + g dt
+                // would drag the body force's uniform increment to zero at no-slip walls, a
+                // rotational error the projection cannot remove, and a pool at rest would
+                // stir itself at about |g| dt.
+                if core.scene.viscosity > 0.0 {
+                    {
+                        let mut pass =
+                            rec.encoder()
+                                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                                    label: Some("viscosity::boundary"),
+                                    timestamp_writes: None,
+                                });
+                        core.boundary.record(&mut pass, f);
+                    }
+                    rec.submit("Liquid::substep_forces");
+                    self.viscosity = Some(self.solve_viscosity(core, self.dt)?);
                 }
             }
             Stage::Forces => {
@@ -373,6 +442,7 @@ impl Mode for Liquid {
                 unreachable!("the runner records the shared stage {stage:?}")
             }
         }
+        Ok(())
     }
 
     fn read_substep(
@@ -392,6 +462,7 @@ impl Mode for Liquid {
                 0.0
             },
             correction: corrected.then(|| Self::correction_report(core, c)),
+            viscosity: self.viscosity.take(),
         })
     }
 
@@ -425,6 +496,11 @@ impl Mode for Liquid {
                     .iter()
                     .filter_map(|s| s.correction.as_ref())
                     .map(|c| c.iterations)
+                    .sum(),
+                viscosity_iterations: all
+                    .iter()
+                    .filter_map(|s| s.viscosity.as_ref())
+                    .map(|v| v.iterations)
                     .sum(),
             }),
         ))

@@ -4,6 +4,7 @@
 
 pub mod advect;
 pub mod boundary;
+pub mod diffusion;
 pub mod divergence;
 pub mod extrapolate;
 pub mod fields;

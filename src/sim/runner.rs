@@ -225,8 +225,15 @@ pub trait Mode: Sized {
     /// `core.fields.params` already holds `dt` and is written after this returns.
     fn begin_substep(&mut self, _core: &mut Core, _dt: f64) {}
 
-    /// Records one of the mode's own stages (never a [`SharedStage`]).
-    fn record(&self, stage: Self::Stage, rec: &mut Recorder<'_>, core: &Core);
+    /// Records one of the mode's own stages (never a [`SharedStage`]). A stage that solves
+    /// on the host's watch (an implicit diffusion) submits what is recorded first
+    /// ([`Recorder::submit`]) and keeps its report for [`Mode::read_substep`].
+    fn record(
+        &mut self,
+        stage: Self::Stage,
+        rec: &mut Recorder<'_>,
+        core: &Core,
+    ) -> Result<(), SimError>;
 
     /// Records what follows the last stage that ran, on every substep, full or not
     /// (stats kernels, copies for the readback).
@@ -422,7 +429,7 @@ impl<M: Mode> Runner<M> {
         for &stage in M::Stage::ALL.iter().filter(|&&s| s <= last) {
             let f = &self.core.fields;
             match stage.shared() {
-                None => self.mode.record(stage, &mut rec, &self.core),
+                None => self.mode.record(stage, &mut rec, &self.core)?,
                 Some(SharedStage::Boundary) => {
                     let mut pass = rec.pass(stage);
                     self.core.boundary.record(&mut pass, f);
@@ -564,6 +571,8 @@ pub struct LiquidColumns {
     pub density_error_mean: f64,
     /// Iterations of all volume-correction solves in the frame.
     pub volume_iterations: u32,
+    /// Iterations of all viscosity solves in the frame (0 when inviscid).
+    pub viscosity_iterations: u32,
 }
 
 /// The smoke's own stats.csv columns.
@@ -575,6 +584,8 @@ pub struct SmokeColumns {
     pub dye_center_y: f64,
     /// Sum over cells of |omega|^2 x cell volume, m^3/s^2.
     pub enstrophy: f64,
+    /// Iterations of all viscosity solves in the frame (0 when inviscid).
+    pub viscosity_iterations: u32,
 }
 
 /// One row of stats.csv, for either mode: the shared columns, then the mode's own.
@@ -615,9 +626,9 @@ pub struct FrameStats {
 
 const SHARED_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total";
 /// stats.csv's header of a liquid run.
-pub const LIQUID_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations";
+pub const LIQUID_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations,viscosity_iterations";
 /// stats.csv's header of a smoke run.
-pub const SMOKE_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy";
+pub const SMOKE_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy,viscosity_iterations";
 const _: () = {
     let (s, l, m) = (
         SHARED_HEADER.as_bytes(),
@@ -659,13 +670,25 @@ impl FrameStats {
         );
         match &self.columns {
             ModeColumns::Liquid(l) => format!(
-                "{shared},{:.6e},{:.4},{:.4},{}",
-                l.liquid_volume, l.density_error_max, l.density_error_mean, l.volume_iterations
+                "{shared},{:.6e},{:.4},{:.4},{},{}",
+                l.liquid_volume,
+                l.density_error_max,
+                l.density_error_mean,
+                l.volume_iterations,
+                l.viscosity_iterations
             ),
             ModeColumns::Smoke(m) => format!(
-                "{shared},{:.9e},{:.6},{:.6e}",
-                m.dye_total, m.dye_center_y, m.enstrophy
+                "{shared},{:.9e},{:.6},{:.6e},{}",
+                m.dye_total, m.dye_center_y, m.enstrophy, m.viscosity_iterations
             ),
+        }
+    }
+
+    /// Iterations of the frame's viscosity solves (either mode; 0 when inviscid).
+    pub fn viscosity_iterations(&self) -> u32 {
+        match &self.columns {
+            ModeColumns::Liquid(l) => l.viscosity_iterations,
+            ModeColumns::Smoke(m) => m.viscosity_iterations,
         }
     }
 

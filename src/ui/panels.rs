@@ -126,6 +126,14 @@ impl ParametersPanel {
             });
         }
         changed |= ui
+            .add(
+                egui::Slider::new(&mut s.viscosity, 0.0..=1.0)
+                    .logarithmic(true)
+                    .text("viscosity (m²/s)"),
+            )
+            .on_hover_text("kinematic viscosity, solved implicitly each substep; 0 is inviscid")
+            .changed();
+        changed |= ui
             .add(egui::Slider::new(&mut s.cfl, 0.1..=5.0).text("CFL"))
             .changed();
         changed |= ui
@@ -529,5 +537,16 @@ fn smoke_settings(ui: &mut egui::Ui, s: &mut SmokeSettings) -> bool {
         0.0..=5.0,
         "temperature dissipation (1/s)",
     );
+    for (v, text) in [
+        (&mut s.temperature_diffusion, "heat diffusion (m²/s)"),
+        (&mut s.dye_diffusion, "dye diffusion (m²/s)"),
+    ] {
+        changed |= ui
+            .add(egui::Slider::new(v, 0.0..=1.0).logarithmic(true).text(text))
+            .on_hover_text(
+                "implicit diffusion; walls with a fixed value (scene file) are held at it",
+            )
+            .changed();
+    }
     changed
 }

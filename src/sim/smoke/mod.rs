@@ -32,7 +32,7 @@ use super::pressure::PcgVectors;
 use super::runner::{
     Core, Mode, ModeColumns, Recorder, Runner, SharedStage, SmokeColumns, StageList, SubstepReport,
 };
-use super::SimError;
+use super::{diffusion, SimError};
 use crate::gpu::{BufferReader, GpuContext};
 use crate::scene::{Scene, SceneKind, SplitMix64};
 use std::sync::Arc;
@@ -52,6 +52,7 @@ pub enum SmokeStage {
     Mark,
     Emit,
     Advect,
+    Diffusion,
     Forces,
     Boundary,
     Pressure,
@@ -60,10 +61,11 @@ pub enum SmokeStage {
 }
 
 impl SmokeStage {
-    pub const ALL: [SmokeStage; 8] = [
+    pub const ALL: [SmokeStage; 9] = [
         SmokeStage::Mark,
         SmokeStage::Emit,
         SmokeStage::Advect,
+        SmokeStage::Diffusion,
         SmokeStage::Forces,
         SmokeStage::Boundary,
         SmokeStage::Pressure,
@@ -76,6 +78,7 @@ impl SmokeStage {
             SmokeStage::Mark => "mark",
             SmokeStage::Emit => "emit",
             SmokeStage::Advect => "advect",
+            SmokeStage::Diffusion => "diffusion",
             SmokeStage::Forces => "forces",
             SmokeStage::Boundary => "boundary",
             SmokeStage::Pressure => "pressure",
@@ -165,6 +168,8 @@ pub struct SmokeSubstep {
     pub enstrophy: f64,
     /// J, air density 1.2 kg/m^3 over the slice's depth.
     pub kinetic_energy: f64,
+    /// The diffusion stage's solves (viscosity; heat and dye), when they ran.
+    pub diffusion: diffusion::DiffusionReport,
 }
 
 /// The smoke's buffers, tracers, obstacles and the stages only the smoke has.
@@ -179,6 +184,10 @@ pub struct Smoke {
     forces: forces::SmokeForces,
     tracer_stage: tracers::SmokeTracers,
     stats: stats::SmokeStats,
+    diffusion: diffusion::Diffusion,
+    /// This substep's length and its diffusion solves, kept for the report.
+    dt: f64,
+    diffused: diffusion::DiffusionReport,
     partials_reader: BufferReader,
     /// Scene and painted solids, as on the GPU.
     static_solid: Vec<u32>,
@@ -234,6 +243,9 @@ impl Runner<Smoke> {
             forces: forces::SmokeForces::new(device, fields, &smoke),
             tracer_stage: tracers::SmokeTracers::new(device, fields, &smoke, &tracers),
             stats: stats::SmokeStats::new(device, fields, &smoke),
+            diffusion: diffusion::Diffusion::new(device),
+            dt: 0.0,
+            diffused: diffusion::DiffusionReport::default(),
             partials_reader: BufferReader::new(
                 device,
                 smoke.partials.size(),
@@ -253,7 +265,76 @@ impl Runner<Smoke> {
     }
 }
 
+/// Whether a scene diffuses anything (viscosity, heat or dye).
+fn diffuses(scene: &Scene) -> bool {
+    let s = &scene.smoke;
+    scene.viscosity > 0.0 || s.temperature_diffusion > 0.0 || s.dye_diffusion > 0.0
+}
+
+impl Runner<Smoke> {
+    /// Whether the scene diffuses anything (viscosity, heat or dye).
+    pub fn diffuses(&self) -> bool {
+        diffuses(&self.core.scene)
+    }
+
+    /// The diffusion stage alone on the current velocities, dye and cell types (after a
+    /// `SmokeStage::Mark`); the substep runs it too. Runs only the solves whose
+    /// coefficient is not 0.
+    pub fn run_diffusion(&mut self, dt: f64) -> Result<diffusion::DiffusionReport, SimError> {
+        self.mode.diffuse(&self.core, dt)
+    }
+}
+
 impl Smoke {
+    /// One implicit step of viscosity, heat and dye diffusion, those whose coefficient is
+    /// not 0.
+    fn diffuse(&mut self, core: &Core, dt: f64) -> Result<diffusion::DiffusionReport, SimError> {
+        let scene = &core.scene;
+        let s = &scene.smoke;
+        let nu = scene.viscosity;
+        let k = [
+            s.dye_diffusion,
+            s.dye_diffusion,
+            s.dye_diffusion,
+            s.temperature_diffusion,
+        ];
+        let scalars = k.iter().any(|&v| v > 0.0);
+        let timing = |begin: bool, end: bool| {
+            core.timer.enabled().then_some(diffusion::Timing {
+                timer: &core.timer,
+                stage: SmokeStage::Diffusion.name(),
+                begin,
+                end,
+            })
+        };
+        let mut report = diffusion::DiffusionReport::default();
+        if nu > 0.0 {
+            report.velocity = Some(self.diffusion.velocity(
+                &core.ctx,
+                &core.fields,
+                Some(&self.smoke.dye),
+                nu,
+                dt,
+                &scene.diffusion,
+                timing(true, !scalars),
+            )?);
+        }
+        if scalars {
+            report.scalars = Some(self.diffusion.scalars(
+                &core.ctx,
+                &core.fields,
+                &self.smoke.dye,
+                k,
+                dt,
+                &s.wall_temperature,
+                &s.wall_dye,
+                &scene.diffusion,
+                timing(nu <= 0.0, true),
+            )?);
+        }
+        Ok(report)
+    }
+
     /// Uploads the smoke's uniforms, emitters and (when changed) the static solids for a
     /// substep of `dt`.
     fn upload(&mut self, core: &Core, dt: f64) {
@@ -311,6 +392,8 @@ impl Mode for Smoke {
     }
 
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {
+        self.dt = dt;
+        self.diffused = diffusion::DiffusionReport::default();
         let domain = [core.scene.domain.0, core.scene.domain.1];
         if let Some(o) = self.obstacle.as_mut() {
             if !o.held {
@@ -320,7 +403,12 @@ impl Mode for Smoke {
         self.upload(core, dt);
     }
 
-    fn record(&self, stage: SmokeStage, rec: &mut Recorder<'_>, core: &Core) {
+    fn record(
+        &mut self,
+        stage: SmokeStage,
+        rec: &mut Recorder<'_>,
+        core: &Core,
+    ) -> Result<(), SimError> {
         let f = &core.fields;
         match stage {
             SmokeStage::Mark => {
@@ -336,6 +424,27 @@ impl Mode for Smoke {
                 let mut pass = rec.pass(stage);
                 self.advect.record(&mut pass, f);
             }
+            SmokeStage::Diffusion => {
+                // Viscosity, heat and dye diffusion: implicit solves with their own
+                // submissions, skipped when every coefficient is 0. Before the forces, on
+                // velocities with the solids' own at their faces: diffusing the buoyancy
+                // increment would drag it to zero at no-slip walls, a rotational error the
+                // projection cannot remove, which would stir a conducting layer that should
+                // rest.
+                if diffuses(&core.scene) {
+                    {
+                        let mut pass =
+                            rec.encoder()
+                                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                                    label: Some("diffusion::boundary"),
+                                    timestamp_writes: None,
+                                });
+                        core.boundary.record(&mut pass, f);
+                    }
+                    rec.submit("Smoke::substep_forces");
+                    self.diffused = self.diffuse(core, self.dt)?;
+                }
+            }
             SmokeStage::Forces => {
                 let mut pass = rec.pass(stage);
                 self.forces.record(&mut pass, f);
@@ -348,6 +457,7 @@ impl Mode for Smoke {
                 unreachable!("the runner records the shared stage {stage:?}")
             }
         }
+        Ok(())
     }
 
     fn record_end(&mut self, rec: &mut Recorder<'_>, core: &Core) {
@@ -390,6 +500,7 @@ impl Mode for Smoke {
             },
             enstrophy: sums[2] * cell_volume,
             kinetic_energy: 0.5 * AIR_DENSITY * sums[3] * cell_volume,
+            diffusion: std::mem::take(&mut self.diffused),
         })
     }
 
@@ -411,7 +522,7 @@ impl Mode for Smoke {
         &self,
         core: &Core,
         last: &SubstepReport<SmokeSubstep>,
-        _all: &[SmokeSubstep],
+        all: &[SmokeSubstep],
         _substeps: u32,
     ) -> Result<(f64, f64, ModeColumns), SimError> {
         let h = core.scene.h();
@@ -423,6 +534,7 @@ impl Mode for Smoke {
                 dye_total: x.dye_total,
                 dye_center_y: x.dye_center_y,
                 enstrophy: x.enstrophy,
+                viscosity_iterations: all.iter().map(|s| s.diffusion.viscosity_iterations()).sum(),
             }),
         ))
     }
@@ -482,6 +594,8 @@ impl SmokeSimulation {
         self.core.apply_live_settings(scene);
         let obstacle_changed = scene.smoke.obstacle != self.core.scene.smoke.obstacle;
         self.core.scene.smoke = scene.smoke.clone();
+        self.core.scene.viscosity = scene.viscosity;
+        self.core.scene.diffusion = scene.diffusion.clone();
         if obstacle_changed {
             self.mode.obstacle = scene.smoke.obstacle.as_ref().map(Obstacle::from_shape);
         }

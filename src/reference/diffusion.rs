@@ -1,0 +1,407 @@
+//! Implicit diffusion in f64: viscosity on the face velocities and heat/dye on the cells,
+//! one backward-Euler step (I - k dt L) x = x_old solved to round-off. The GPU stage
+//! (src/sim/diffusion.rs, shaders/diffusion.wgsl) assembles exactly these rows.
+//!
+//! Velocity (component c on its faces). Unknown: a face with a FLUID cell on one side and
+//! no SOLID (nor the domain's outside) on either. Its neighbours g = f +- e_a, a = k dt/h^2:
+//! - an unknown: the coupling -a (the 7-point Laplacian);
+//! - outside the face grid (across a domain wall, tangential): no-slip against a wall at
+//!   rest halfway between, the ghost -u_f: +2a on the diagonal;
+//! - a face with SOLID on both sides (tangential): no-slip against that solid halfway
+//!   between, the ghost 2 u_g - u_f: +2a on the diagonal, 2a u_g on the right;
+//! - any other face touching SOLID (the wall face along c, or a tangential face half in a
+//!   solid): its value is known (the boundary stage set it), +a and a u_g;
+//! - in a slice (nz = 1), nothing along z: the slice is a 2D flow, not a thin gap;
+//! - an AIR face (the liquid's free surface): the ghost copies u_f (zero normal
+//!   derivative), so nothing: the surface neither drags the liquid toward the air's
+//!   velocity (which is only extrapolated) nor pulls momentum out of it.
+//!
+//! Scalars (temperature, dye; channel k on the cells). Unknown: a FLUID cell. Neighbours:
+//! FLUID cells couple; a domain wall holding a value s_w for the channel (Dirichlet, at
+//! distance h/2: the ghost 2 s_w - s_c) adds 2a and 2a s_w; every other neighbour (an
+//! insulated wall, SOLID, AIR) adds nothing (zero flux), so an insulated box keeps its
+//! total exactly.
+//!
+//! The ghost rules make sin modes exact eigenvectors of the discrete operator (sampled at
+//! the faces or cells, reflected antisymmetrically across walls halfway out), which the
+//! analytic tests (tests/diffusion.rs) rely on.
+
+use super::{Grid, AIR, FLUID, SOLID};
+use crate::scene::{Wall, WallValues};
+
+/// A symmetric positive definite system on the unknowns of a field: rows of (column,
+/// coefficient) off the diagonal, the diagonal, the right-hand side, and for each unknown
+/// its index in the field.
+#[derive(Clone, Debug, Default)]
+pub struct DiffusionSystem {
+    pub index: Vec<usize>,
+    pub diag: Vec<f64>,
+    pub off: Vec<Vec<(usize, f64)>>,
+    pub rhs: Vec<f64>,
+}
+
+impl DiffusionSystem {
+    fn apply(&self, x: &[f64], out: &mut [f64]) {
+        for r in 0..x.len() {
+            let mut s = self.diag[r] * x[r];
+            for &(c, v) in &self.off[r] {
+                s += v * x[c];
+            }
+            out[r] = s;
+        }
+    }
+
+    /// Jacobi-preconditioned CG from x = rhs, to a relative residual of 1e-14 (2-norm).
+    pub fn solve(&self) -> Vec<f64> {
+        let n = self.rhs.len();
+        let mut x = self.rhs.clone();
+        let mut ax = vec![0.0; n];
+        self.apply(&x, &mut ax);
+        let mut r: Vec<f64> = (0..n).map(|i| self.rhs[i] - ax[i]).collect();
+        let norm_b = self.rhs.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm_b == 0.0 {
+            return vec![0.0; n];
+        }
+        let mut z: Vec<f64> = (0..n).map(|i| r[i] / self.diag[i]).collect();
+        let mut d = z.clone();
+        let mut rz: f64 = (0..n).map(|i| r[i] * z[i]).sum();
+        let mut q = vec![0.0; n];
+        for _ in 0..10 * n + 100 {
+            let rn = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if rn <= 1e-14 * norm_b {
+                break;
+            }
+            self.apply(&d, &mut q);
+            let dq: f64 = (0..n).map(|i| d[i] * q[i]).sum();
+            if dq <= 0.0 {
+                break;
+            }
+            let alpha = rz / dq;
+            for i in 0..n {
+                x[i] += alpha * d[i];
+                r[i] -= alpha * q[i];
+                z[i] = r[i] / self.diag[i];
+            }
+            let rz_new: f64 = (0..n).map(|i| r[i] * z[i]).sum();
+            let beta = rz_new / rz;
+            rz = rz_new;
+            for i in 0..n {
+                d[i] = z[i] + beta * d[i];
+            }
+        }
+        x
+    }
+}
+
+fn cell_type(g: &Grid, types: &[u8], c: [i64; 3]) -> u8 {
+    g.cell_at(c).map_or(SOLID, |i| types[i])
+}
+
+fn face_index(d: [usize; 3], f: [i64; 3]) -> usize {
+    f[0] as usize + d[0] * (f[1] as usize + d[1] * f[2] as usize)
+}
+
+fn in_dims(d: [usize; 3], f: [i64; 3]) -> bool {
+    (0..3).all(|a| f[a] >= 0 && (f[a] as usize) < d[a])
+}
+
+/// What a face of component `comp` is for the velocity diffusion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaceKind {
+    Unknown,
+    /// Touches SOLID (or the domain wall) on both sides.
+    FullySolid,
+    /// Touches SOLID on one side: its value is fixed by the boundary condition.
+    Fixed,
+    /// No FLUID on either side and no SOLID: air beyond the free surface.
+    Air,
+}
+
+pub fn face_kind(g: &Grid, types: &[u8], comp: usize, f: [i64; 3]) -> FaceKind {
+    let mut lo = f;
+    lo[comp] -= 1;
+    let (a, b) = (cell_type(g, types, lo), cell_type(g, types, f));
+    match (a == SOLID, b == SOLID) {
+        (true, true) => FaceKind::FullySolid,
+        (true, false) | (false, true) => FaceKind::Fixed,
+        _ if a == FLUID || b == FLUID => FaceKind::Unknown,
+        _ => {
+            debug_assert!(a == AIR && b == AIR);
+            FaceKind::Air
+        }
+    }
+}
+
+/// The velocity system of component `comp`: `vel` holds u, v, w back to back (as on the
+/// GPU), `a` = nu dt / h^2.
+pub fn velocity_system(
+    g: &Grid,
+    types: &[u8],
+    vel: &[f64],
+    comp: usize,
+    a: f64,
+) -> DiffusionSystem {
+    let d = g.face_dims(comp);
+    let offset: usize = (0..comp)
+        .map(|c| g.face_dims(c).iter().product::<usize>())
+        .sum();
+    let count: usize = d.iter().product();
+    let mut row_of = vec![usize::MAX; count];
+    let mut sys = DiffusionSystem::default();
+    let coord = |i: usize| {
+        [
+            (i % d[0]) as i64,
+            ((i / d[0]) % d[1]) as i64,
+            (i / (d[0] * d[1])) as i64,
+        ]
+    };
+    for (i, row) in row_of.iter_mut().enumerate() {
+        if face_kind(g, types, comp, coord(i)) == FaceKind::Unknown {
+            *row = sys.index.len();
+            sys.index.push(offset + i);
+        }
+    }
+    for &gi in &sys.index {
+        let f = coord(gi - offset);
+        let mut diag = 1.0;
+        let mut rhs = vel[gi];
+        let mut off = Vec::new();
+        // A slice (nz = 1) is a 2D flow: no shear against its front and back.
+        for ax in 0..if g.nz == 1 { 2 } else { 3 } {
+            for s in [-1i64, 1] {
+                let mut n = f;
+                n[ax] += s;
+                if !in_dims(d, n) {
+                    diag += 2.0 * a;
+                    continue;
+                }
+                let ni = face_index(d, n);
+                match face_kind(g, types, comp, n) {
+                    FaceKind::Unknown => {
+                        diag += a;
+                        off.push((row_of[ni], -a));
+                    }
+                    FaceKind::FullySolid if ax != comp => {
+                        diag += 2.0 * a;
+                        rhs += 2.0 * a * vel[offset + ni];
+                    }
+                    FaceKind::FullySolid | FaceKind::Fixed => {
+                        diag += a;
+                        rhs += a * vel[offset + ni];
+                    }
+                    FaceKind::Air => {}
+                }
+            }
+        }
+        sys.diag.push(diag);
+        sys.off.push(off);
+        sys.rhs.push(rhs);
+    }
+    sys
+}
+
+/// One backward-Euler step of viscosity `nu` (m^2/s) over `dt` on all three components;
+/// faces that are not unknowns keep their values.
+pub fn diffuse_velocity(g: &Grid, types: &[u8], vel: &[f64], nu: f64, dt: f64) -> Vec<f64> {
+    let a = nu * dt / (g.h * g.h);
+    let mut out = vel.to_vec();
+    for comp in 0..3 {
+        let sys = velocity_system(g, types, vel, comp, a);
+        for (r, x) in sys.solve().into_iter().enumerate() {
+            out[sys.index[r]] = x;
+        }
+    }
+    out
+}
+
+/// The wall a cell's face in direction (axis, side) lies on, and the coordinate along it of
+/// the face's centre; None for the front and back of a slice (always insulated).
+pub fn wall_of(g: &Grid, c: [i64; 3], axis: usize, side: i64) -> Option<(Wall, f64)> {
+    let centre = |ax: usize| (c[ax] as f64 + 0.5) * g.h;
+    match (axis, side) {
+        (0, -1) => Some((Wall::Left, centre(1))),
+        (0, _) => Some((Wall::Right, centre(1))),
+        (1, -1) => Some((Wall::Bottom, centre(0))),
+        (1, _) => Some((Wall::Top, centre(0))),
+        _ => None,
+    }
+}
+
+/// Fixed wall values of the four scalar channels: dye (r, g, b) from `dye`, temperature
+/// (w) from `temperature`.
+pub fn channel_wall_value(
+    temperature: &WallValues,
+    dye: &WallValues,
+    channel: usize,
+    wall: Wall,
+    s: f64,
+) -> Option<f64> {
+    if channel == 3 {
+        temperature.value_at(wall, s)
+    } else {
+        dye.value_at(wall, s)
+    }
+}
+
+/// One backward-Euler step of the scalars (dye rgb, temperature w) with diffusivities `k`
+/// (m^2/s per channel; 0 leaves a channel alone) over `dt`. Non-FLUID cells keep their
+/// values.
+pub fn diffuse_scalars(
+    g: &Grid,
+    types: &[u8],
+    field: &[[f64; 4]],
+    k: [f64; 4],
+    dt: f64,
+    temperature: &WallValues,
+    dye: &WallValues,
+) -> Vec<[f64; 4]> {
+    let mut out = field.to_vec();
+    let cells = g.cells();
+    let mut row_of = vec![usize::MAX; cells];
+    let mut unknowns = Vec::new();
+    for c in 0..cells {
+        if types[c] == FLUID {
+            row_of[c] = unknowns.len();
+            unknowns.push(c);
+        }
+    }
+    for ch in 0..4 {
+        if k[ch] == 0.0 {
+            continue;
+        }
+        let a = k[ch] * dt / (g.h * g.h);
+        let mut sys = DiffusionSystem {
+            index: unknowns.clone(),
+            ..Default::default()
+        };
+        for &c in &unknowns {
+            let x = g.coord(c).map(|v| v as i64);
+            let mut diag = 1.0;
+            let mut rhs = field[c][ch];
+            let mut off = Vec::new();
+            for ax in 0..3 {
+                for s in [-1i64, 1] {
+                    let mut n = x;
+                    n[ax] += s;
+                    match g.cell_at(n) {
+                        Some(m) if types[m] == FLUID => {
+                            diag += a;
+                            off.push((row_of[m], -a));
+                        }
+                        Some(_) => {}
+                        None => {
+                            let fixed = wall_of(g, x, ax, s).and_then(|(w, along)| {
+                                channel_wall_value(temperature, dye, ch, w, along)
+                            });
+                            if let Some(v) = fixed {
+                                diag += 2.0 * a;
+                                rhs += 2.0 * a * v;
+                            }
+                        }
+                    }
+                }
+            }
+            sys.diag.push(diag);
+            sys.off.push(off);
+            sys.rhs.push(rhs);
+        }
+        for (r, v) in sys.solve().into_iter().enumerate() {
+            out[sys.index[r]][ch] = v;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shear mode sin(pi x/Lx) sin(pi y/Ly) on u faces of a closed FLUID slice decays
+    /// at the discrete rate, and backward Euler's factor per step is exact for it.
+    #[test]
+    fn velocity_mode_is_an_eigenvector() {
+        let g = Grid {
+            nx: 8,
+            ny: 12,
+            nz: 1,
+            h: 0.1,
+        };
+        let types = vec![FLUID; g.cells()];
+        let nu_dt = 0.003;
+        let a = nu_dt / (g.h * g.h);
+        let d = g.face_dims(0);
+        let (lx, ly) = (0.8, 1.2);
+        let nfaces: usize = (0..3)
+            .map(|c| g.face_dims(c).iter().product::<usize>())
+            .sum();
+        let mut vel = vec![0.0; nfaces];
+        for j in 0..d[1] {
+            for i in 0..d[0] {
+                let (x, y) = (i as f64 * g.h, (j as f64 + 0.5) * g.h);
+                vel[i + d[0] * j] =
+                    (std::f64::consts::PI * x / lx).sin() * (std::f64::consts::PI * y / ly).sin();
+            }
+        }
+        let out = diffuse_velocity(&g, &types, &vel, nu_dt, 1.0);
+        let lam =
+            |l: f64| 4.0 / (g.h * g.h) * (std::f64::consts::PI * g.h / (2.0 * l)).sin().powi(2);
+        let factor = 1.0 / (1.0 + a * g.h * g.h * (lam(lx) + lam(ly)));
+        for i in 0..d[0] * d[1] {
+            assert!(
+                (out[i] - factor * vel[i]).abs() < 1e-12,
+                "{i}: {} vs {}",
+                out[i],
+                factor * vel[i]
+            );
+        }
+    }
+
+    /// Insulated walls and solids: the total is kept; a linear profile between two fixed
+    /// walls is steady.
+    #[test]
+    fn scalars_conserve_and_keep_linear_profile() {
+        let g = Grid {
+            nx: 5,
+            ny: 7,
+            nz: 1,
+            h: 0.2,
+        };
+        let mut types = vec![FLUID; g.cells()];
+        types[g.cell(2, 3, 0)] = SOLID;
+        let field: Vec<[f64; 4]> = (0..g.cells())
+            .map(|c| {
+                [
+                    0.0,
+                    0.0,
+                    0.0,
+                    if types[c] == FLUID {
+                        (c * 37 % 11) as f64
+                    } else {
+                        0.0
+                    },
+                ]
+            })
+            .collect();
+        let none = WallValues::default();
+        let out = diffuse_scalars(&g, &types, &field, [0.0, 0.0, 0.0, 0.5], 0.3, &none, &none);
+        let sum = |f: &[[f64; 4]]| f.iter().map(|v| v[3]).sum::<f64>();
+        assert!((sum(&out) - sum(&field)).abs() < 1e-10 * sum(&field));
+        let walls = WallValues {
+            bottom: Some(2.0),
+            top: Some(-1.0),
+            ..Default::default()
+        };
+        let types = vec![FLUID; g.cells()];
+        let ly = g.ny as f64 * g.h;
+        let lin: Vec<[f64; 4]> = (0..g.cells())
+            .map(|c| {
+                let y = (g.coord(c)[1] as f64 + 0.5) * g.h;
+                [0.0, 0.0, 0.0, 2.0 - 3.0 * y / ly]
+            })
+            .collect();
+        let out = diffuse_scalars(&g, &types, &lin, [0.0, 0.0, 0.0, 0.5], 0.3, &walls, &none);
+        for c in 0..g.cells() {
+            assert!((out[c][3] - lin[c][3]).abs() < 1e-12);
+        }
+    }
+}

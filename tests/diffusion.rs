@@ -1,0 +1,574 @@
+//! Implicit diffusion (viscosity, heat, dye) on the software adapter: the GPU stage against
+//! the f64 reference, analytic decay rates, conservation, and its effect on whole runs.
+//!
+//! eddy's domain is a closed box (no periodic axis), so a shear mode sin(pi y / L) between
+//! two no-slip walls needs the walls across the flow too: the velocity tests use
+//! u = sin(pi x / Lx) sin(pi y / Ly) (times sin(pi z / Lz) in 3D), which the box's
+//! no-penetration walls hold exactly and which decays as exp(-nu pi^2 (1/Lx^2 + 1/Ly^2 ...) t).
+
+mod common;
+
+use eddy::gpu::read_buffer;
+use eddy::reference::diffusion as cpu;
+use eddy::reference::Grid;
+use eddy::scene::{
+    PreconditionerKind, Scene, SceneKind, Shape, SplitMix64, Wall, WallSpot, WallValues,
+};
+use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
+use eddy::sim::{Simulation, Stage};
+use std::f64::consts::PI;
+
+fn smoke_scene(nx: u32, ny: u32, h: f64) -> Scene {
+    let mut s = Scene {
+        name: "diffusion".into(),
+        kind: SceneKind::Smoke,
+        domain: (nx as f64 * h, ny as f64 * h, h),
+        resolution: (nx, ny, 1),
+        ..Scene::default()
+    };
+    s.pressure.preconditioner = PreconditionerKind::Ip;
+    s.smoke.tracers = 0;
+    s.smoke.vorticity = 0.0;
+    s.smoke.temperature_dissipation = 0.0;
+    s
+}
+
+fn grid_of(scene: &Scene) -> Grid {
+    let [nx, ny, nz] = scene.dims().map(|v| v as usize);
+    Grid {
+        nx,
+        ny,
+        nz,
+        h: scene.h(),
+    }
+}
+
+fn types_u8(t: &[u32]) -> Vec<u8> {
+    t.iter().map(|&v| v as u8).collect()
+}
+
+fn rel_err(gpu: &[f64], reference: &[f64]) -> f64 {
+    common::max_abs_diff(gpu, reference) / common::max_abs(reference).max(1e-30)
+}
+
+/// A smoke sim whose cell types are marked, with `dye` and `vel` uploaded.
+fn marked_smoke(scene: &Scene, dye: &[[f32; 4]], vel: &[f32]) -> SmokeSimulation {
+    let mut sim = SmokeSimulation::new(common::gpu(), scene).unwrap();
+    sim.substep(1e-3, SmokeStage::Mark).unwrap();
+    sim.upload_state(dye, vel).unwrap();
+    sim
+}
+
+fn num_faces(g: &Grid) -> usize {
+    (0..3)
+        .map(|c| g.face_dims(c).iter().product::<usize>())
+        .sum()
+}
+
+#[test]
+fn smoke_step_matches_the_reference() {
+    let mut scene = smoke_scene(20, 16, 0.05);
+    scene.solids = vec![Shape::Sphere {
+        center: (0.42, 0.4, 0.025),
+        radius: 0.13,
+        velocity: (0.3, -0.2, 0.0),
+    }];
+    scene.viscosity = 0.03;
+    scene.smoke.temperature_diffusion = 0.02;
+    scene.smoke.dye_diffusion = 0.005;
+    scene.smoke.wall_temperature = WallValues {
+        left: Some(1.5),
+        top: Some(-0.5),
+        spots: vec![WallSpot {
+            wall: Wall::Bottom,
+            from: 0.3,
+            to: 0.6,
+            value: 4.0,
+        }],
+        ..Default::default()
+    };
+    scene.smoke.wall_dye = WallValues {
+        right: Some(0.7),
+        ..Default::default()
+    };
+    scene.validate().unwrap();
+    let g = grid_of(&scene);
+    let mut rng = SplitMix64(11);
+    let mut r = |s: f64| ((rng.next_f64() * 2.0 - 1.0) * s) as f32;
+    let vel: Vec<f32> = (0..num_faces(&g)).map(|_| r(1.0)).collect();
+    let dye: Vec<[f32; 4]> = (0..g.cells())
+        .map(|_| [r(1.0).abs(), r(1.0).abs(), r(1.0).abs(), r(2.0)])
+        .collect();
+    let mut sim = marked_smoke(&scene, &dye, &vel);
+    // Mark cleared the dye inside the solid: the reference starts from what the GPU holds.
+    let dye0: Vec<[f64; 4]> = sim
+        .read_dye()
+        .unwrap()
+        .iter()
+        .map(|d| d.map(|v| v as f64))
+        .collect();
+    let types = types_u8(&read_buffer::<u32>(&sim.ctx, &sim.fields.cell_type).unwrap());
+    assert!(types.contains(&2), "the sphere should be SOLID");
+    let dt = 0.05;
+    let report = sim.run_diffusion(dt).unwrap();
+    let v = report.velocity.expect("viscosity solve");
+    let s = report.scalars.expect("scalar solve");
+    assert!(v.iterations > 0 && s.iterations > 0);
+    let vel_gpu = common::to_f64(&sim.read_velocity().unwrap());
+    let dye_gpu: Vec<[f64; 4]> = sim
+        .read_dye()
+        .unwrap()
+        .iter()
+        .map(|d| d.map(|v| v as f64))
+        .collect();
+    let vel_ref = cpu::diffuse_velocity(&g, &types, &common::to_f64(&vel), scene.viscosity, dt);
+    let k = [0.005, 0.005, 0.005, 0.02];
+    let sm = &scene.smoke;
+    let dye_ref =
+        cpu::diffuse_scalars(&g, &types, &dye0, k, dt, &sm.wall_temperature, &sm.wall_dye);
+    let e = rel_err(&vel_gpu, &vel_ref);
+    assert!(e < 1e-4, "velocity: relative error {e:e}");
+    // The step changed the field by far more than the tolerance.
+    assert!(rel_err(&common::to_f64(&vel), &vel_ref) > 0.05);
+    for ch in 0..4 {
+        let a: Vec<f64> = dye_gpu.iter().map(|d| d[ch]).collect();
+        let b: Vec<f64> = dye_ref.iter().map(|d| d[ch]).collect();
+        let e = rel_err(&a, &b);
+        assert!(e < 1e-4, "channel {ch}: relative error {e:e}");
+    }
+}
+
+#[test]
+fn liquid_viscosity_matches_the_reference() {
+    let scene = Scene {
+        name: "viscous tank".into(),
+        domain: (1.2, 1.0, 0.8),
+        resolution: (12, 10, 8),
+        fluid: vec![Shape::Box {
+            min: (0.0, 0.0, 0.0),
+            max: (0.9, 0.6, 0.8),
+            velocity: (0.0, 0.0, 0.0),
+        }],
+        solids: vec![Shape::Box {
+            min: (0.5, 0.0, 0.2),
+            max: (0.8, 0.3, 0.5),
+            velocity: (0.0, 0.0, 0.0),
+        }],
+        volume_correction: false,
+        viscosity: 0.02,
+        ..Scene::default()
+    };
+    scene.validate().unwrap();
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    let (pos, vel) = sim.read_particles().unwrap();
+    let mut rng = SplitMix64(5);
+    let vel: Vec<[f32; 4]> = vel
+        .iter()
+        .map(|_| {
+            let mut r = || (rng.next_f64() * 2.0 - 1.0) as f32;
+            [r(), r(), r(), 0.0]
+        })
+        .collect();
+    sim.upload_particles(&pos, &vel).unwrap();
+    let dt = 0.01;
+    sim.substep(dt, Stage::Boundary).unwrap();
+    let before = common::to_f64(&read_buffer::<f32>(&sim.ctx, &sim.fields.vel).unwrap());
+    let types = types_u8(&read_buffer::<u32>(&sim.ctx, &sim.fields.cell_type).unwrap());
+    assert!(types.contains(&0) && types.contains(&1) && types.contains(&2));
+    let report = sim.run_viscosity(dt).unwrap();
+    assert!(report.iterations > 0);
+    let after = common::to_f64(&read_buffer::<f32>(&sim.ctx, &sim.fields.vel).unwrap());
+    let g = grid_of(&scene);
+    let expected = cpu::diffuse_velocity(&g, &types, &before, scene.viscosity, dt);
+    let e = rel_err(&after, &expected);
+    assert!(e < 1e-4, "relative error {e:e}");
+    assert!(
+        rel_err(&before, &expected) > 0.05,
+        "the step should change the field"
+    );
+    let r = sim.substep(dt, Stage::Viscosity).unwrap();
+    assert!(r.extra.viscosity.is_some_and(|v| v.iterations > 0));
+}
+
+/// Amplitude of `field` along `mode` (least squares over the listed entries).
+fn amplitude(field: &[f64], mode: &[(usize, f64)]) -> f64 {
+    let num: f64 = mode.iter().map(|&(i, m)| field[i] * m).sum();
+    let den: f64 = mode.iter().map(|&(_, m)| m * m).sum();
+    num / den
+}
+
+/// The u-face mode sin(pi x/Lx) sin(pi y/Ly) [sin(pi z/Lz)] of a closed box.
+fn u_mode(g: &Grid) -> Vec<(usize, f64)> {
+    let d = g.face_dims(0);
+    let l = [g.nx as f64 * g.h, g.ny as f64 * g.h, g.nz as f64 * g.h];
+    let mut out = Vec::new();
+    for k in 0..d[2] {
+        for j in 0..d[1] {
+            for i in 1..d[0] - 1 {
+                let x = [
+                    i as f64 * g.h,
+                    (j as f64 + 0.5) * g.h,
+                    (k as f64 + 0.5) * g.h,
+                ];
+                let mut m = (PI * x[0] / l[0]).sin() * (PI * x[1] / l[1]).sin();
+                if g.nz > 1 {
+                    m *= (PI * x[2] / l[2]).sin();
+                }
+                out.push((i + d[0] * (j + d[1] * k), m));
+            }
+        }
+    }
+    out
+}
+
+/// Decay rate of the mode over `steps` backward-Euler steps of `dt`, from `step`.
+fn measured_rate(a0: f64, a1: f64, t: f64) -> f64 {
+    assert!(
+        a1 > 0.0 && a1 < 0.55 * a0,
+        "the amplitude must about halve: {a0} -> {a1}"
+    );
+    -(a1 / a0).ln() / t
+}
+
+const STEPS: usize = 70;
+
+#[test]
+fn shear_mode_decays_at_the_analytic_rate_in_a_slice() {
+    let n = 32;
+    let mut scene = smoke_scene(n, n, 1.0 / n as f64);
+    scene.viscosity = 0.01;
+    let g = grid_of(&scene);
+    let exact = scene.viscosity * PI * PI * 2.0;
+    // nu dt lambda = 0.01: backward Euler's own error in the rate is 0.5%.
+    let dt = 0.01 / exact;
+    let mode = u_mode(&g);
+    let mut vel = vec![0.0f64; num_faces(&g)];
+    for &(i, m) in &mode {
+        vel[i] = m;
+    }
+    let vel32: Vec<f32> = vel.iter().map(|&v| v as f32).collect();
+    let mut sim = marked_smoke(&scene, &vec![[0.0; 4]; g.cells()], &vel32);
+    let types = vec![1u8; g.cells()];
+    let mut cpu_vel = vel.clone();
+    for _ in 0..STEPS {
+        sim.run_diffusion(dt).unwrap();
+        cpu_vel = cpu::diffuse_velocity(&g, &types, &cpu_vel, scene.viscosity, dt);
+    }
+    let t = STEPS as f64 * dt;
+    let gpu_vel = common::to_f64(&sim.read_velocity().unwrap());
+    for (name, field) in [("gpu", &gpu_vel), ("reference", &cpu_vel)] {
+        let rate = measured_rate(amplitude(&vel, &mode), amplitude(field, &mode), t);
+        let e = (rate / exact - 1.0).abs();
+        assert!(
+            e < 0.02,
+            "{name}: rate {rate} vs exp(-nu pi^2 (2/L^2) t) {exact}: {e:.4}"
+        );
+    }
+}
+
+#[test]
+fn shear_mode_decays_at_the_analytic_rate_in_3d() {
+    let n = 16;
+    let scene = Scene {
+        name: "viscous box".into(),
+        domain: (1.0, 1.0, 1.0),
+        resolution: (n, n, n),
+        fluid: vec![Shape::Box {
+            min: (0.0, 0.0, 0.0),
+            max: (1.0, 1.0, 1.0),
+            velocity: (0.0, 0.0, 0.0),
+        }],
+        gravity: (0.0, 0.0, 0.0),
+        volume_correction: false,
+        viscosity: 0.01,
+        ..Scene::default()
+    };
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    sim.substep(1e-3, Stage::Boundary).unwrap();
+    let types = types_u8(&read_buffer::<u32>(&sim.ctx, &sim.fields.cell_type).unwrap());
+    assert!(
+        types.iter().all(|&t| t == 1),
+        "the box should be full of liquid"
+    );
+    let g = grid_of(&scene);
+    let exact = scene.viscosity * PI * PI * 3.0;
+    let dt = 0.01 / exact;
+    let mode = u_mode(&g);
+    let mut vel = vec![0.0f64; num_faces(&g)];
+    for &(i, m) in &mode {
+        vel[i] = m;
+    }
+    let vel32: Vec<f32> = vel.iter().map(|&v| v as f32).collect();
+    sim.ctx
+        .queue
+        .write_buffer(&sim.fields.vel, 0, bytemuck::cast_slice(&vel32));
+    let mut cpu_vel = vel.clone();
+    for _ in 0..STEPS {
+        sim.run_viscosity(dt).unwrap();
+        cpu_vel = cpu::diffuse_velocity(&g, &types, &cpu_vel, scene.viscosity, dt);
+    }
+    let t = STEPS as f64 * dt;
+    let gpu_vel = common::to_f64(&read_buffer::<f32>(&sim.ctx, &sim.fields.vel).unwrap());
+    for (name, field) in [("gpu", &gpu_vel), ("reference", &cpu_vel)] {
+        let rate = measured_rate(amplitude(&vel, &mode), amplitude(field, &mode), t);
+        let e = (rate / exact - 1.0).abs();
+        assert!(
+            e < 0.02,
+            "{name}: rate {rate} vs exp(-nu pi^2 (3/L^2) t) {exact}: {e:.4}"
+        );
+    }
+}
+
+#[test]
+fn temperature_mode_relaxes_to_the_linear_profile() {
+    let n = 32;
+    let mut scene = smoke_scene(4, n, 1.0 / n as f64);
+    scene.smoke.temperature_diffusion = 0.02;
+    scene.smoke.wall_temperature = WallValues {
+        bottom: Some(1.0),
+        top: Some(0.0),
+        ..Default::default()
+    };
+    let g = grid_of(&scene);
+    let kappa = scene.smoke.temperature_diffusion;
+    let exact = kappa * PI * PI;
+    let dt = 0.01 / exact;
+    let y = |c: usize| (g.coord(c)[1] as f64 + 0.5) * g.h;
+    let linear: Vec<f64> = (0..g.cells()).map(|c| 1.0 - y(c)).collect();
+    let mode: Vec<(usize, f64)> = (0..g.cells()).map(|c| (c, (PI * y(c)).sin())).collect();
+    let t0: Vec<[f64; 4]> = (0..g.cells())
+        .map(|c| [0.0, 0.0, 0.0, linear[c] + 0.8 * mode[c].1])
+        .collect();
+    let t32: Vec<[f32; 4]> = t0.iter().map(|d| d.map(|v| v as f32)).collect();
+    let mut sim = marked_smoke(&scene, &t32, &vec![0.0; num_faces(&g)]);
+    let types = vec![1u8; g.cells()];
+    let none = WallValues::default();
+    let mut cpu_t = t0.clone();
+    for _ in 0..STEPS {
+        sim.run_diffusion(dt).unwrap();
+        let k = [0.0, 0.0, 0.0, kappa];
+        cpu_t = cpu::diffuse_scalars(
+            &g,
+            &types,
+            &cpu_t,
+            k,
+            dt,
+            &scene.smoke.wall_temperature,
+            &none,
+        );
+    }
+    let t = STEPS as f64 * dt;
+    let gpu_t: Vec<f64> = sim
+        .read_dye()
+        .unwrap()
+        .iter()
+        .map(|d| d[3] as f64)
+        .collect();
+    let cpu_t: Vec<f64> = cpu_t.iter().map(|d| d[3]).collect();
+    let dev0: Vec<f64> = (0..g.cells()).map(|c| t0[c][3] - linear[c]).collect();
+    for (name, field) in [("gpu", &gpu_t), ("reference", &cpu_t)] {
+        let dev: Vec<f64> = (0..g.cells()).map(|c| field[c] - linear[c]).collect();
+        let (a0, a1) = (amplitude(&dev0, &mode), amplitude(&dev, &mode));
+        let rate = measured_rate(a0, a1, t);
+        let e = (rate / exact - 1.0).abs();
+        assert!(
+            e < 0.02,
+            "{name}: rate {rate} vs kappa pi^2 / L^2 = {exact}: {e:.4}"
+        );
+        // What is left is the mode alone: the field relaxes toward the linear profile.
+        let rest = (0..g.cells())
+            .map(|c| (dev[c] - a1 * mode[c].1).abs())
+            .fold(0.0, f64::max);
+        assert!(rest < 1e-4, "{name}: off-mode deviation {rest:e}");
+    }
+}
+
+#[test]
+fn an_insulated_box_keeps_its_heat() {
+    let mut scene = smoke_scene(16, 16, 1.0 / 16.0);
+    scene.solids = vec![Shape::Sphere {
+        center: (0.6, 0.45, 0.03),
+        radius: 0.2,
+        velocity: (0.0, 0.0, 0.0),
+    }];
+    scene.smoke.temperature_diffusion = 0.05;
+    scene.smoke.dye_diffusion = 0.02;
+    let g = grid_of(&scene);
+    let mut rng = SplitMix64(3);
+    let dye: Vec<[f32; 4]> = (0..g.cells())
+        .map(|_| {
+            let v = rng.next_f64() as f32;
+            [v, 0.0, 0.0, 1.0 + 3.0 * rng.next_f64() as f32]
+        })
+        .collect();
+    let mut sim = marked_smoke(&scene, &dye, &vec![0.0; num_faces(&g)]);
+    // Only FLUID cells hold smoke (the upload came after Mark cleared the solid's cells).
+    let types = read_buffer::<u32>(&sim.ctx, &sim.fields.cell_type).unwrap();
+    let fluid = |d: &[[f32; 4]]| -> Vec<[f64; 4]> {
+        (0..d.len())
+            .filter(|&c| types[c] == 1)
+            .map(|c| d[c].map(|v| v as f64))
+            .collect()
+    };
+    let total = |d: &[[f64; 4]], ch: usize| d.iter().map(|v| v[ch]).sum::<f64>();
+    let start = fluid(&sim.read_dye().unwrap());
+    assert!(start.len() < g.cells(), "the sphere should be SOLID");
+    let spread = |d: &[[f64; 4]]| {
+        let t: Vec<f64> = d.iter().map(|v| v[3]).collect();
+        t.iter().cloned().fold(f64::MIN, f64::max) - t.iter().cloned().fold(f64::MAX, f64::min)
+    };
+    for _ in 0..20 {
+        sim.run_diffusion(0.2).unwrap();
+    }
+    let end = fluid(&sim.read_dye().unwrap());
+    for ch in [0, 3] {
+        let (a, b) = (total(&start, ch), total(&end, ch));
+        assert!((b / a - 1.0).abs() < 1e-3, "channel {ch}: total {a} -> {b}");
+    }
+    let (s0, s1) = (spread(&start), spread(&end));
+    assert!(s1 < 0.2 * s0, "the heat should spread out: {s0} -> {s1}");
+}
+
+/// Largest particle x after `t` seconds of a small dam break with viscosity `nu`.
+fn dam_break_front(nu: f64, t: f64) -> f64 {
+    let scene = Scene {
+        name: "dam break".into(),
+        domain: (2.4, 0.6, 0.2),
+        resolution: (48, 12, 4),
+        fluid: vec![Shape::Box {
+            min: (0.0, 0.0, 0.0),
+            max: (0.4, 0.4, 0.2),
+            velocity: (0.0, 0.0, 0.0),
+        }],
+        viscosity: nu,
+        frame_dt: 0.05,
+        ..Scene::default()
+    };
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    let mut front = 0.0;
+    let mut iterations = 0;
+    while sim.time < t - 1e-9 {
+        let s = sim.step_frame().unwrap();
+        front = s.front_x;
+        iterations += s.viscosity_iterations();
+    }
+    assert_eq!(iterations > 0, nu > 0.0, "viscosity_iterations");
+    front
+}
+
+#[test]
+fn a_viscous_dam_break_is_slower() {
+    let x0 = 0.4;
+    let inviscid = dam_break_front(0.0, 0.5) - x0;
+    let viscous = dam_break_front(0.05, 0.5) - x0;
+    assert!(
+        inviscid < 2.0,
+        "the inviscid front reached the wall: {inviscid}"
+    );
+    assert!(
+        viscous < 0.8 * inviscid,
+        "front advance: viscous {viscous} m, inviscid {inviscid} m"
+    );
+}
+
+#[test]
+fn a_viscous_pool_stays_still() {
+    let mut scene = eddy::scene::StandardProblem::SettledPool.scene(12);
+    scene.viscosity = 0.05;
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    let limit = 0.01 * (9.81f64 * 0.4).sqrt();
+    let mut worst = 0.0f32;
+    for i in 0..120 {
+        let r = sim.substep(scene.frame_dt, Stage::Advect).unwrap();
+        assert!(r.extra.viscosity.is_some());
+        if i >= 100 {
+            worst = worst.max(r.max_speed);
+        }
+    }
+    assert!(
+        (worst as f64) < limit,
+        "max speed {worst} m/s, limit {limit}"
+    );
+}
+
+/// Kinetic energy of a 2 x 1 m box (32 x 16) heated from below by `dt_wall` (walls bottom
+/// dt_wall, top 0, nu = kappa = 0.02 m^2/s, buoyancy 1 m/s^2 per unit temperature: Ra =
+/// 2500 dt_wall), from the conducting profile plus a 1e-3 perturbation, at `times` (s).
+fn rayleigh_benard(dt_wall: f64, times: &[f64]) -> Vec<f64> {
+    let (nx, ny) = (32, 16);
+    let mut scene = smoke_scene(nx, ny, 1.0 / ny as f64);
+    scene.viscosity = 0.02;
+    scene.smoke.temperature_diffusion = 0.02;
+    scene.smoke.buoyancy = 1.0;
+    scene.smoke.dye_weight = 0.0;
+    scene.smoke.ambient_temperature = 0.0;
+    scene.smoke.wall_temperature = WallValues {
+        bottom: Some(dt_wall),
+        top: Some(0.0),
+        ..Default::default()
+    };
+    scene.cfl = 2.0;
+    scene.frame_dt = 0.25;
+    scene.pressure.tolerance = 1e-6;
+    scene.validate().unwrap();
+    let g = grid_of(&scene);
+    let mut rng = SplitMix64(17);
+    let dye: Vec<[f32; 4]> = (0..g.cells())
+        .map(|c| {
+            let y = (g.coord(c)[1] as f64 + 0.5) * g.h;
+            let t = dt_wall * (1.0 - y) + 1e-3 * dt_wall * (rng.next_f64() - 0.5);
+            [0.0, 0.0, 0.0, t as f32]
+        })
+        .collect();
+    let mut sim = marked_smoke(&scene, &dye, &vec![0.0; num_faces(&g)]);
+    let mut out = Vec::new();
+    for &t in times {
+        let mut ke = 0.0;
+        while sim.time < t - 1e-9 {
+            ke = sim.step_frame().unwrap().kinetic_energy;
+        }
+        out.push(ke);
+    }
+    out
+}
+
+/// Growth rate of the kinetic energy between the last two sample times, 1/s.
+fn growth(ke: &[f64], times: &[f64]) -> f64 {
+    let n = ke.len();
+    (ke[n - 1] / ke[n - 2]).ln() / (times[n - 1] - times[n - 2])
+}
+
+#[test]
+#[ignore = "a scan of the onset of convection (about a minute); see README"]
+fn rayleigh_benard_threshold_scan() {
+    let times = [10.0, 20.0, 30.0];
+    for dt_wall in [0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.5, 2.0] {
+        let ke = rayleigh_benard(dt_wall, &times);
+        eprintln!(
+            "dT {dt_wall}: Ra {:.0}, KE {:?}, growth {:.4} 1/s",
+            2500.0 * dt_wall,
+            ke,
+            growth(&ke, &times)
+        );
+    }
+}
+
+/// The onset of convection: the scan above finds the kinetic energy's growth rate
+/// crossing zero near dT = 0.72 (Ra about 1800; 1708 for an infinite layer between rigid
+/// plates). Well below, the perturbation dies away; well above, cells form and the
+/// energy grows by orders of magnitude.
+#[test]
+fn rayleigh_benard_convection_sets_in_above_the_threshold() {
+    let times = [10.0, 30.0];
+    let below = rayleigh_benard(0.4, &times);
+    let above = rayleigh_benard(2.0, &times);
+    // At rest up to round-off: 1e-10 J is a speed of about 1e-5 m/s here.
+    assert!(
+        below[1] < 1e-10 && below[1] < 2.0 * below[0],
+        "Ra 1000: the fluid should stay at rest: kinetic energy {below:?} J"
+    );
+    assert!(
+        above[1] > 1e3 * above[0] && above[1] > 1e4 * below[1],
+        "Ra 5000: kinetic energy {above:?} should grow by orders of magnitude"
+    );
+}
