@@ -306,8 +306,10 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
     let total = GridFields::bytes(cells, faces)
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(particles)
-        + affine;
+        + affine
+        + diffusion::memory(scene).0;
     let candidates = [
+        diffusion::memory_candidate(scene),
         (
             affine,
             "APIC affine buffer (48 bytes per particle)",
