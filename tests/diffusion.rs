@@ -572,3 +572,21 @@ fn rayleigh_benard_convection_sets_in_above_the_threshold() {
         "Ra 5000: kinetic energy {above:?} should grow by orders of magnitude"
     );
 }
+
+#[test]
+fn the_memory_estimate_counts_the_diffusion_systems() {
+    let mut smoke = smoke_scene(64, 32, 1.0 / 32.0);
+    let base = eddy::sim::smoke::memory_estimate(&smoke).total;
+    smoke.smoke.temperature_diffusion = 0.01;
+    let heat = eddy::sim::smoke::memory_estimate(&smoke).total;
+    smoke.viscosity = 0.01;
+    let both = eddy::sim::smoke::memory_estimate(&smoke).total;
+    // The scalar system's matrix alone is 16 bytes per cell and channel.
+    assert!(heat >= base + 64 * 32 * 4 * 16, "{base} -> {heat}");
+    assert!(both >= heat + 65 * 33 * 2 * 16, "{heat} -> {both}");
+    let mut liquid = eddy::scene::StandardProblem::DamBreak.scene(16);
+    let base = eddy::sim::memory_estimate(&liquid, 1000).total;
+    liquid.viscosity = 0.01;
+    let viscous = eddy::sim::memory_estimate(&liquid, 1000).total;
+    assert!(viscous >= base + 17 * 17 * 51 * 16, "{base} -> {viscous}");
+}

@@ -20,7 +20,7 @@ use super::params::SimParams;
 use super::pressure::{PcgVectors, PressureSolver, SolveReport};
 use super::SimError;
 use crate::gpu::{storage_buffer, uniform_buffer, Entry, GpuContext, Kernel, PassTimer};
-use crate::scene::{DiffusionSettings, Wall, WallValues, MAX_WALL_SPOTS};
+use crate::scene::{DiffusionSettings, Scene, SceneKind, Wall, WallValues, MAX_WALL_SPOTS};
 use bytemuck::{Pod, Zeroable};
 
 /// Mirror of `Spot` in shaders/diffusion.wgsl (layout checked by tests/shaders.rs).
@@ -126,6 +126,50 @@ impl DiffusionParams {
     }
 }
 
+/// The systems a scene allocates at its start (none when its coefficients are 0; a
+/// coefficient raised later in the viewer allocates its system then).
+fn scene_systems(scene: &Scene) -> Vec<[u32; 3]> {
+    let n = scene.dims();
+    let mut out = Vec::new();
+    if scene.viscosity > 0.0 {
+        out.push(Diffusion::velocity_dims(n).0);
+    }
+    let s = &scene.smoke;
+    if scene.kind == SceneKind::Smoke && (s.temperature_diffusion > 0.0 || s.dye_diffusion > 0.0) {
+        out.push(Diffusion::scalar_dims(n).0);
+    }
+    out
+}
+
+const PLACEHOLDER_BYTES: u64 = 256;
+
+/// GPU bytes of a scene's diffusion systems and of their largest buffer (the matrix).
+pub fn memory(scene: &Scene) -> (u64, u64) {
+    let max_iterations = scene.diffusion.max_iterations as u64;
+    let systems = scene_systems(scene);
+    let cells = |d: &[u32; 3]| d.iter().map(|&v| v as u64).product::<u64>();
+    let total = systems
+        .iter()
+        .map(|d| {
+            PcgVectors::bytes(*d, max_iterations)
+                + cells(d) * 4
+                + 14 * PLACEHOLDER_BYTES
+                + super::fields::COUNTERS as u64 * 4
+        })
+        .sum();
+    let largest = systems.iter().map(|d| cells(d) * 16).max().unwrap_or(0);
+    (total, largest)
+}
+
+/// The diffusion matrix as a candidate for the largest buffer of a memory estimate.
+pub fn memory_candidate(scene: &Scene) -> (u64, &'static str, &'static str) {
+    (
+        memory(scene).1,
+        "diffusion matrix (16 bytes per face, or per cell and channel)",
+        "reduce the resolution, or set viscosity and diffusion to 0",
+    )
+}
+
 /// Where a solve's GPU time goes: the stage's timer slot, and whether this solve opens or
 /// closes it.
 #[derive(Clone, Copy)]
@@ -151,7 +195,7 @@ struct System {
 fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
     let params = SimParams::new(n, 1.0, 0);
     let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
-    let small = |label: &str| f(label, 256);
+    let small = |label: &str| f(label, PLACEHOLDER_BYTES);
     GridFields {
         params,
         params_buffer: uniform_buffer(device, "Diffusion::params", bytemuck::bytes_of(&params)),
@@ -221,7 +265,8 @@ impl Diffusion {
         ([block[0], block[1], blocks * block[2]], block)
     }
 
-    fn scalar_dims(n: [u32; 3]) -> ([u32; 3], [u32; 3]) {
+    /// The scalar system's grid and block (four channel blocks of the cells).
+    pub fn scalar_dims(n: [u32; 3]) -> ([u32; 3], [u32; 3]) {
         ([n[0], n[1], 4 * n[2]], n)
     }
 
@@ -238,7 +283,7 @@ impl Diffusion {
         let limit = super::buffer_limit(ctx);
         if cells * 16 > limit || cells > u32::MAX as u64 / 2 {
             return Err(SimError::TooLarge {
-                what: "diffusion matrix (16 bytes per face or per cell and channel)",
+                what: "diffusion matrix (16 bytes per face, or per cell and channel)",
                 bytes: cells * 16,
                 limit,
                 adapter: ctx.info.name.clone(),

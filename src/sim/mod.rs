@@ -168,8 +168,10 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
             spacing::bytes(cells, particles)
         } else {
             0
-        };
+        }
+        + diffusion::memory(scene).0;
     let candidates = [
+        diffusion::memory_candidate(scene),
         (
             spacing_bins,
             "particle spacing bins (64 bytes per cell)",

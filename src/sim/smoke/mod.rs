@@ -116,9 +116,11 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
     let total = GridFields::bytes(cells, faces)
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(tracers)
-        + SmokeFields::bytes(cells, faces, tracers);
+        + SmokeFields::bytes(cells, faces, tracers)
+        + diffusion::memory(scene).0;
     let grid = "reduce the resolution";
     let candidates = [
+        diffusion::memory_candidate(scene),
         (faces * 8, "P2G accumulator (8 bytes per face)", grid),
         (cells * 16, "per-cell vec4 fields (16 bytes per cell)", grid),
         (
