@@ -571,6 +571,34 @@ fn check(path: &Path) -> Result<ExitCode> {
     ));
     let solid = scene.solid_cell_count();
     line(format!("solid cells {solid}"));
+    let d = &scene.diffusion;
+    let implicit = format!("implicit, {} to {:e}", d.preconditioner.name(), d.tolerance);
+    line(if scene.viscosity > 0.0 {
+        format!("viscosity   {} m^2/s ({implicit})", scene.viscosity)
+    } else {
+        "viscosity   0 (inviscid)".to_string()
+    });
+    if scene.kind == SceneKind::Smoke {
+        let s = &scene.smoke;
+        let walls = |w: &eddy::scene::WallValues| {
+            if w.is_empty() {
+                "insulated walls".to_string()
+            } else {
+                let fixed: Vec<String> = eddy::scene::Wall::ALL
+                    .iter()
+                    .filter_map(|x| w.wall(*x).map(|v| format!("{x:?} {v}").to_lowercase()))
+                    .collect();
+                format!("walls {}; {} spot(s)", fixed.join(", "), w.spots.len())
+            }
+        };
+        line(format!(
+            "diffusion   heat {} m^2/s ({}), dye {} m^2/s ({})",
+            s.temperature_diffusion,
+            walls(&s.wall_temperature),
+            s.dye_diffusion,
+            walls(&s.wall_dye)
+        ));
+    }
     let est = if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
         line(format!(
