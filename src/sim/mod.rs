@@ -2,6 +2,7 @@
 //! runs the stages in the order of the algorithm.
 
 pub mod advect;
+pub mod bodies;
 pub mod boundary;
 pub mod divergence;
 pub mod extrapolate;
