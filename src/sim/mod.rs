@@ -417,6 +417,8 @@ pub struct Simulation {
     pub last_solve: Option<SolveReport>,
     /// GPU ms per stage over the last frame (empty without timestamp support).
     pub last_timing: StageTiming,
+    /// The scene's rigid bodies and their coupling (None without bodies).
+    pub bodies: Option<bodies::coupling::Bodies>,
 }
 
 impl Simulation {
@@ -461,7 +463,27 @@ impl Simulation {
             .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
             .fold(0.0, f32::max);
         let timer = PassTimer::new(&ctx, &Stage::ALL.map(|s| s.name()));
+        let bodies = match bodies::BodySet::from_scene(scene) {
+            None => None,
+            Some(set) => Some(bodies::coupling::Bodies::new(
+                &ctx,
+                set,
+                bodies::coupling::CouplingInputs {
+                    fields: &fields,
+                    phi: &pcg.p,
+                    particles: &particles,
+                    mode: bodies::coupling::CouplingMode::Liquid,
+                    base: None,
+                    static_cells: Some((&init.solid, &init.solid_velocity)),
+                    face_area: scene.h() * scene.h(),
+                    density: DENSITY,
+                    length: scene.domain.0.max(scene.domain.1).max(scene.domain.2),
+                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                },
+            )?),
+        };
         let sim = Self {
+            bodies,
             p2g: p2g::P2g::new(device, &fields, &particles),
             mark: mark_cells::MarkCells::new(device, &fields),
             volume: volume_correction::VolumeCorrection::new(device, &fields, &pcg, &particles),
@@ -500,6 +522,7 @@ impl Simulation {
         if scene.resolution != self.scene.resolution
             || scene.domain != self.scene.domain
             || scene.particles_per_cell != self.scene.particles_per_cell
+            || scene.bodies != self.scene.bodies
             || scene.pressure.max_iterations + 1 > self.pcg.history_len
         {
             return Err("this change needs a reset".into());
@@ -693,6 +716,10 @@ impl Simulation {
             bytemuck::bytes_of(&self.fields.params),
         );
         let run = |s: Stage| s <= last;
+        // Rigid bodies: their state for this substep (src/sim/bodies/).
+        if let Some(b) = self.bodies.as_mut() {
+            b.coupling.upload(&self.ctx, &b.set, dt);
+        }
         let kind = self.scene.pressure.preconditioner;
         let f = &self.fields;
         let mut enc = self
@@ -709,6 +736,10 @@ impl Simulation {
         }
         if run(Stage::MarkCells) {
             let mut pass = self.begin_pass(&mut enc, Stage::MarkCells);
+            // Bodies become moving solids before the cells are classified.
+            if let Some(b) = &self.bodies {
+                b.coupling.record_stamp(&mut pass, f);
+            }
             self.mark.record(&mut pass, f);
         }
         let correct = run(Stage::VolumeCorrection) && self.scene.volume_correction;
@@ -788,10 +819,20 @@ impl Simulation {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("Simulation::substep_end"),
             });
+        let body_forces = run(Stage::Project) && self.bodies.is_some();
+        if body_forces {
+            if let Some(b) = &self.bodies {
+                b.coupling.clear_forces(&mut enc);
+            }
+        }
         if run(Stage::Project) {
             let mut pass = self.begin_pass(&mut enc, Stage::Project);
             self.project.record(&mut pass, f);
             self.divergence.record_after(&mut pass, f);
+            // The pressure's force and torque on the bodies.
+            if let Some(b) = &self.bodies {
+                b.coupling.record_forces(&mut pass, f);
+            }
         }
         if run(Stage::Extrapolate) {
             let mut pass = self.begin_pass(&mut enc, Stage::Extrapolate);
@@ -811,8 +852,15 @@ impl Simulation {
         }
         self.timer.resolve(&mut enc);
         self.counters_reader.copy_from(&mut enc, &f.counters);
+        if let Some(b) = self.bodies.as_mut().filter(|_| body_forces) {
+            b.coupling.copy_forces(&mut enc);
+        }
         self.ctx.queue.submit([enc.finish()]);
         let c: Vec<u32> = self.counters_reader.read(&self.ctx)?;
+        // The bodies move over the substep once the fluid has pushed them.
+        if let Some(b) = self.bodies.as_mut().filter(|_| last == Stage::Advect) {
+            b.finish_substep(&self.ctx, dt)?;
+        }
         if self.timer.enabled() && last == Stage::Advect {
             let mut t = std::mem::take(&mut self.last_timing);
             self.timer.read_into(&self.ctx, &mut t)?;

@@ -87,13 +87,13 @@ impl GpuBody {
     }
 }
 
-/// Fixed-point units (per N, per N m) of the force sums for a grid of cell size `h` and
-/// largest extent `length` (m) in a fluid of `density` under gravity `g` (m/s^2). One unit
-/// is 2^-32 of the hydrostatic force on one face at the domain's depth (plus a 1 Pa floor),
-/// a power of two so the f32 uniform holds it exactly; the i64 sums then hold 2^30 such
-/// face forces.
-pub fn force_units(h: f64, length: f64, density: f64, g: f64) -> (f64, f64) {
-    let face = (density * (g * length + 1.0)).max(1e-6) * h * h;
+/// Fixed-point units (per N, per N m) of the force sums for faces of `area` (m^2) in a
+/// domain of largest extent `length` (m) and a fluid of `density` under gravity `g`
+/// (m/s^2). A unit is 2^-32 of the hydrostatic force on one face at the domain's depth
+/// (plus a 1 Pa floor), a power of two so the f32 uniform holds it exactly; the i64 sums
+/// then hold 2^30 such face forces.
+pub fn force_units(area: f64, length: f64, density: f64, g: f64) -> (f64, f64) {
+    let face = (density * (g * length + 1.0)).max(1e-6) * area;
     let pow2 = |x: f64| 2f64.powi(x.log2().round() as i32);
     let force = pow2(2f64.powi(32) / face);
     (force, pow2(force / length))
@@ -128,6 +128,8 @@ pub struct CouplingInputs<'a> {
     /// its scene solids in `static_cells` instead.
     pub base: Option<(&'a wgpu::Buffer, &'a wgpu::Buffer)>,
     pub static_cells: Option<(&'a [u32], &'a [[f32; 4]])>,
+    /// Area of a cell face, m^2 (h^2, or h times a slice's depth).
+    pub face_area: f64,
     /// Fluid density (kg/m^3), largest domain extent (m), |gravity| (m/s^2).
     pub density: f64,
     pub length: f64,
@@ -166,12 +168,13 @@ impl BodyCoupling {
             (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64,
         );
         let h = f.params.h as f64;
-        let (force_unit, torque_unit) = force_units(h, inp.length, inp.density, inp.gravity);
+        let (force_unit, torque_unit) =
+            force_units(inp.face_area, inp.length, inp.density, inp.gravity);
         let params = BodyParams {
             restore: (inp.mode == CouplingMode::Liquid) as u32,
             set_cell_type: (inp.mode == CouplingMode::Smoke) as u32,
             slice: (f.params.n[2] == 1 && inp.mode == CouplingMode::Smoke) as u32,
-            face_area: (h * h) as f32,
+            face_area: inp.face_area as f32,
             force_unit: force_unit as f32,
             torque_unit: torque_unit as f32,
             margin: (1e-3 * h) as f32,

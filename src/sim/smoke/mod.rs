@@ -520,6 +520,8 @@ pub struct SmokeSimulation {
     pub last_timing: StageTiming,
     /// GPU ms per stage of the last full substep (empty after a partial one).
     pub last_substep_timing: StageTiming,
+    /// The scene's rigid bodies and their coupling (None without bodies).
+    pub bodies: Option<super::bodies::coupling::Bodies>,
 }
 
 impl SmokeSimulation {
@@ -558,7 +560,27 @@ impl SmokeSimulation {
         }
         let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
         let timer = PassTimer::new(&ctx, &SmokeStage::ALL.map(|s| s.name()));
+        let bodies = match super::bodies::BodySet::from_scene(scene) {
+            None => None,
+            Some(set) => Some(super::bodies::coupling::Bodies::new(
+                &ctx,
+                set,
+                super::bodies::coupling::CouplingInputs {
+                    fields: &fields,
+                    phi: &pcg.p,
+                    particles: &tracers,
+                    mode: super::bodies::coupling::CouplingMode::Smoke,
+                    base: Some((&smoke.static_solid, &smoke.static_vel)),
+                    static_cells: None,
+                    face_area: scene.h() * scene.domain.2,
+                    density: AIR_DENSITY,
+                    length: scene.domain.0.max(scene.domain.1),
+                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                },
+            )?),
+        };
         let sim = Self {
+            bodies,
             mark: mark::SmokeMark::new(device, &fields, &smoke),
             emit: emit::SmokeEmit::new(device, &fields, &smoke),
             advect: advect::SmokeAdvect::new(device, &fields, &smoke),
@@ -660,6 +682,7 @@ impl SmokeSimulation {
         if scene.resolution != self.scene.resolution
             || scene.domain != self.scene.domain
             || scene.smoke.tracers != self.scene.smoke.tracers
+            || scene.bodies != self.scene.bodies
             || scene.pressure.max_iterations + 1 > self.pcg.history_len
         {
             return Err("this change needs a reset".into());
@@ -842,6 +865,10 @@ impl SmokeSimulation {
             }
         }
         self.upload(dt);
+        // Rigid bodies: their state for this substep (src/sim/bodies/).
+        if let Some(b) = self.bodies.as_mut() {
+            b.coupling.upload(&self.ctx, &b.set, dt);
+        }
         let run = |s: SmokeStage| s <= last;
         let kind = self.scene.pressure.preconditioner;
         let f = &self.fields;
@@ -855,6 +882,10 @@ impl SmokeSimulation {
         {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Mark);
             self.mark.record(&mut pass, f);
+            // Bodies become moving solids over the static ones.
+            if let Some(b) = &self.bodies {
+                b.coupling.record_stamp(&mut pass, f);
+            }
         }
         if run(SmokeStage::Emit) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Emit);
@@ -901,10 +932,20 @@ impl SmokeSimulation {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("SmokeSimulation::substep_end"),
             });
+        let body_forces = run(SmokeStage::Project) && self.bodies.is_some();
+        if body_forces {
+            if let Some(b) = &self.bodies {
+                b.coupling.clear_forces(&mut enc);
+            }
+        }
         if run(SmokeStage::Project) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Project);
             self.project.record(&mut pass, f);
             self.divergence.record_after(&mut pass, f);
+            // The pressure's force and torque on the bodies.
+            if let Some(b) = &self.bodies {
+                b.coupling.record_forces(&mut pass, f);
+            }
         }
         if run(SmokeStage::Tracers) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Tracers);
@@ -923,8 +964,15 @@ impl SmokeSimulation {
         self.counters_reader.copy_from(&mut enc, &f.counters);
         self.partials_reader
             .copy_from(&mut enc, &self.smoke.partials);
+        if let Some(b) = self.bodies.as_mut().filter(|_| body_forces) {
+            b.coupling.copy_forces(&mut enc);
+        }
         self.ctx.queue.submit([enc.finish()]);
         let c: Vec<u32> = self.counters_reader.read(&self.ctx)?;
+        // The bodies move over the substep once the air has pushed them.
+        if let Some(b) = self.bodies.as_mut().filter(|_| last == SmokeStage::Tracers) {
+            b.finish_substep(&self.ctx, dt)?;
+        }
         let partials: Vec<[f32; 4]> = self.partials_reader.read(&self.ctx)?;
         self.last_substep_timing = StageTiming::default();
         if self.timer.enabled() && last == SmokeStage::Tracers {
