@@ -8,6 +8,12 @@
 // `forces`: per body, the sum of -p n dA over the faces between its cells and FLUID cells,
 //   and of r x (-p n dA), in 64-bit fixed point (two u32 atomics with a carry), so the sum
 //   is the same whatever order the threads add in.
+// `rhs_sum`, `rhs_compatible` (the smoke): a closed box of smoke is a pure Neumann problem,
+//   solvable only when the right-hand side sums to zero. A body's faces carry its velocity,
+//   and a body pressed against a wall or another solid loses the faces it shares with it,
+//   so the fluxes through its remaining faces no longer cancel; the mean of rhs over FLUID
+//   cells is removed (the least-squares solve), which is exact whenever the fluxes were
+//   compatible.
 // `push_out`: particles inside a body move to its surface along the nearest face's normal
 //   (boxes) or radially (spheres), and lose the velocity that points into it.
 
@@ -34,7 +40,7 @@ struct BodyParams {
     force_unit: f32,      // fixed-point units per N
     torque_unit: f32,     // fixed-point units per N m
     margin: f32,          // m a pushed particle ends outside the body's surface
-    _pad1: f32,
+    b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
     _pad2: f32,
     _pad3: f32,
 };
@@ -59,6 +65,11 @@ const TWO_32: f32 = 4294967296.0;
 @group(0) @binding(11) var<storage, read_write> sums: array<atomic<u32>>;
 @group(0) @binding(12) var<storage, read_write> pos: array<vec4<f32>>;
 @group(0) @binding(13) var<storage, read_write> vel: array<vec4<f32>>;
+// The pressure right-hand side b = -h^2 div u.
+@group(0) @binding(14) var<storage, read_write> rhs: array<f32>;
+
+// The slot after the bodies' force sums: the sum of rhs over FLUID cells.
+const RHS_SLOT: u32 = MAX_BODIES * 6u;
 
 // `x` in body `b`'s frame (z dropped in a slice).
 fn to_local(b: Body, x: vec3<f32>) -> vec3<f32> {
@@ -130,6 +141,10 @@ fn add_fixed(slot: u32, v: f32) {
     atomicAdd(&sums[2u * slot + 1u], hi + carry);
 }
 
+fn is_solid_or_wall(c: vec3<i32>) -> bool {
+    return !in_grid(c, params.n) || cell_type[cell_index(c, params.n)] == SOLID;
+}
+
 fn is_fluid(c: vec3<i32>) -> bool {
     return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
 }
@@ -151,6 +166,11 @@ fn forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
         let e = unit(comp) * s;
         let y = x + e;
         if (!is_fluid(y)) { continue; }
+        // A FLUID cell pinched between the body and another solid (or a wall) along the
+        // face's normal is a gap of one cell: the squeeze-film pressure there grows without
+        // bound as the gap closes and would throw the explicitly coupled body back.
+        // Contacts resolve the approach instead.
+        if (is_solid_or_wall(y + e)) { continue; }
         // The pressure at the face, extrapolated linearly from the two FLUID cells
         // outside it (exact for a hydrostatic column), or the one cell's when the next is
         // not FLUID.
@@ -216,4 +236,24 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     pos[i] = vec4<f32>(x, pos[i].w);
     vel[i] = vec4<f32>(v, vel[i].w);
+}
+
+@compute @workgroup_size(64)
+fn rhs_sum(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
+    add_fixed(RHS_SLOT, rhs[c] * bp.b_unit);
+}
+
+@compute @workgroup_size(64)
+fn rhs_compatible(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
+    let lo = atomicLoad(&sums[2u * RHS_SLOT]);
+    let hi = bitcast<i32>(atomicLoad(&sums[2u * RHS_SLOT + 1u]));
+    let total = (f32(hi) * TWO_32 + f32(lo)) / bp.b_unit;
+    let fluid = max(f32(atomicLoad(&counters[0])), 1.0);
+    rhs[c] = rhs[c] - total / fluid;
 }

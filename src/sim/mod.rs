@@ -471,6 +471,7 @@ impl Simulation {
                 bodies::coupling::CouplingInputs {
                     fields: &fields,
                     phi: &pcg.p,
+                    rhs: &pcg.b,
                     particles: &particles,
                     mode: bodies::coupling::CouplingMode::Liquid,
                     base: None,

@@ -230,7 +230,8 @@ pub fn find_contacts(set: &BodySet) -> Vec<Contact> {
 /// Relative velocity of `a` with respect to `b` at the contact point.
 fn relative_velocity(set: &BodySet, c: &Contact) -> DVec3 {
     let va = set.bodies[c.a].point_velocity(c.point);
-    let vb = c.b.map_or(DVec3::ZERO, |b| set.bodies[b].point_velocity(c.point));
+    let vb =
+        c.b.map_or(DVec3::ZERO, |b| set.bodies[b].point_velocity(c.point));
     va - vb
 }
 
@@ -338,11 +339,11 @@ fn project(set: &mut BodySet, contacts: &[Contact]) {
     for c in contacts {
         let size = |b: &RigidBody| match b.solid {
             Solid::Sphere { radius } => radius,
-            Solid::Box { half } => half.x.min(half.y).min(if set.slice {
-                f64::INFINITY
-            } else {
-                half.z
-            }),
+            Solid::Box { half } => {
+                half.x
+                    .min(half.y)
+                    .min(if set.slice { f64::INFINITY } else { half.z })
+            }
         };
         let mut slop = size(&set.bodies[c.a]);
         if let Some(b) = c.b {

@@ -41,12 +41,17 @@ pub struct BodyParams {
     pub force_unit: f32,
     pub torque_unit: f32,
     pub margin: f32,
-    pub _pad: [f32; 3],
+    /// Fixed-point units per unit of the pressure right-hand side (m^2/s).
+    pub b_unit: f32,
+    pub _pad: [f32; 2],
 }
 const _: () = assert!(std::mem::size_of::<BodyParams>() == 48);
 
 pub const SHAPE_BOX: f32 = 1.0;
 pub const SHAPE_SPHERE: f32 = 2.0;
+
+/// Bytes of the sums: 6 i64 per body, then the right-hand side's sum.
+const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + 1) * 8) as u64;
 
 /// How a mode's cells take the bodies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +127,8 @@ pub struct CouplingInputs<'a> {
     pub fields: &'a GridFields,
     /// Pressure solution phi = p dt / rho.
     pub phi: &'a wgpu::Buffer,
+    /// The pressure right-hand side.
+    pub rhs: &'a wgpu::Buffer,
     pub particles: &'a Particles,
     pub mode: CouplingMode,
     /// The smoke's static solids and their velocities; None in the liquid, which passes
@@ -144,7 +151,7 @@ impl BodyCoupling {
             device,
             "bodies.wgsl",
             "Bodies",
-            &["stamp", "forces", "push_out"],
+            &["stamp", "forces", "push_out", "rhs_sum", "rhs_compatible"],
             &[
                 Uniform,
                 Uniform,
@@ -157,6 +164,7 @@ impl BodyCoupling {
                 Storage,
                 Storage,
                 StorageRead,
+                Storage,
                 Storage,
                 Storage,
                 Storage,
@@ -178,12 +186,15 @@ impl BodyCoupling {
             force_unit: force_unit as f32,
             torque_unit: torque_unit as f32,
             margin: (1e-3 * h) as f32,
+            // |rhs| <= h (cells crossed per second) stays below 2^27 h for any speed a scene
+            // allows, so 2^30 cells of it fit the i64 sum.
+            b_unit: 2f64.powi(32 - (h.log2().round() as i32)) as f32,
             ..Default::default()
         };
         let params_buffer = uniform_buffer(device, "Bodies::params", bytemuck::bytes_of(&params));
         let cells = f.num_cells() as u64;
         let body_id = storage_buffer(device, "Bodies::body_id", cells * 4);
-        let sums = storage_buffer(device, "Bodies::sums", (MAX_BODIES * 12 * 4) as u64);
+        let sums = storage_buffer(device, "Bodies::sums", SUMS_BYTES);
         let own = match (inp.base, inp.static_cells) {
             (Some(_), _) => None,
             (None, Some((solid, vel))) => {
@@ -221,6 +232,7 @@ impl BodyCoupling {
                 &sums,
                 &inp.particles.pos,
                 &inp.particles.vel,
+                inp.rhs,
             ],
         );
         Ok(Self {
@@ -265,6 +277,16 @@ impl BodyCoupling {
     pub fn record_forces(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
             .dispatch(pass, "forces", &self.group, f.num_cells());
+    }
+
+    /// Removes the mean of the pressure right-hand side over the FLUID cells (the smoke's
+    /// closed box; see shaders/bodies.wgsl). Record after the divergence, in a pass after
+    /// [`Self::clear_forces`].
+    pub fn record_compatible(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.kernel
+            .dispatch(pass, "rhs_sum", &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, "rhs_compatible", &self.group, f.num_cells());
     }
 
     /// Copies the sums for [`Self::read_forces`].

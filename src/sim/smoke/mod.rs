@@ -568,6 +568,7 @@ impl SmokeSimulation {
                 super::bodies::coupling::CouplingInputs {
                     fields: &fields,
                     phi: &pcg.p,
+                    rhs: &pcg.b,
                     particles: &tracers,
                     mode: super::bodies::coupling::CouplingMode::Smoke,
                     base: Some((&smoke.static_solid, &smoke.static_vel)),
@@ -904,9 +905,16 @@ impl SmokeSimulation {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Boundary);
             self.boundary.record(&mut pass, f);
         }
+        if let Some(b) = self.bodies.as_ref().filter(|_| run(SmokeStage::Pressure)) {
+            b.coupling.clear_forces(&mut enc);
+        }
         if run(SmokeStage::Pressure) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Pressure);
             self.divergence.record(&mut pass, f);
+            // Bodies against walls: keep the closed box's system solvable.
+            if let Some(b) = &self.bodies {
+                b.coupling.record_compatible(&mut pass, f);
+            }
             self.pressure.record_setup(&mut pass, f, kind);
         }
         self.ctx.queue.submit([enc.finish()]);
@@ -933,11 +941,6 @@ impl SmokeSimulation {
                 label: Some("SmokeSimulation::substep_end"),
             });
         let body_forces = run(SmokeStage::Project) && self.bodies.is_some();
-        if body_forces {
-            if let Some(b) = &self.bodies {
-                b.coupling.clear_forces(&mut enc);
-            }
-        }
         if run(SmokeStage::Project) {
             let mut pass = self.begin_pass(&mut enc, SmokeStage::Project);
             self.project.record(&mut pass, f);
