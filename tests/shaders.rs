@@ -75,6 +75,8 @@ fn mirrors() -> Vec<MirrorLayout> {
         sim::spacing::spacing_params_layout(),
         sim::diffusion::diffusion_params_layout(),
         sim::diffusion::spot_layout(),
+        sim::bodies::coupling::gpu_body_layout(),
+        sim::bodies::coupling::body_params_layout(),
         render::particles::particle_uniform_layout(),
         render::slice::slice_uniform_layout(),
         render::lines_view_layout(),

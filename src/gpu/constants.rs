@@ -175,6 +175,14 @@ shared_constants! {
     /// Fixed point of the summed push: 2^20 units per cell size.
     SPACING_SHIFT_SCALE: f32 = 1048576.0;
 
+    // --- rigid bodies (shaders/bodies.wgsl) ---
+    /// Most rigid bodies in a scene (the GPU keeps this many body slots).
+    MAX_BODIES: usize = 64;
+    /// `Body::centre.w`: the body is a box.
+    BODY_SHAPE_BOX: f32 = 1.0;
+    /// `Body::centre.w`: the body is a sphere.
+    BODY_SHAPE_SPHERE: f32 = 2.0;
+
     // --- smoke (shaders/smoke_common.wgsl) ---
     /// Dye density (mean of r, g, b) below which a cell does not count as the smoke's front.
     FRONT_DYE: f32 = 1e-3;

@@ -95,6 +95,7 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
         "smoke_tracers.wgsl",
         include_str!("../../shaders/smoke_tracers.wgsl"),
     ),
+    ("bodies.wgsl", include_str!("../../shaders/bodies.wgsl")),
     (
         "render_particles.wgsl",
         include_str!("../../shaders/render_particles.wgsl"),

@@ -14,6 +14,7 @@
 //!   free surface an AIR neighbour adds 1/theta (ghost fluid, `free_surface.rs`), theta the
 //!   fraction of the way to the AIR cell's centre where the level set 0.5 - density is 0.
 
+pub mod bodies;
 pub mod diffusion;
 mod free_surface;
 mod grid;

@@ -5,11 +5,13 @@
 //! allocated on a GPU before a scene has passed validation. The shipped scenes are also
 //! compiled in (`crate::scenes`), so their names load from any folder.
 
+mod bodies;
 mod diffusion;
 mod problems;
 mod seed;
 mod validate;
 
+pub use bodies::{BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY, MIN_BODY_DENSITY};
 pub use diffusion::{DiffusionSettings, Wall, WallSpot, WallValues, MAX_DIFFUSION, MAX_WALL_SPOTS};
 pub use problems::StandardProblem;
 pub use seed::{InitialState, SplitMix64};
@@ -291,6 +293,9 @@ pub struct Scene {
     pub viscosity: f64,
     /// The implicit diffusion solves: viscosity, and the smoke's heat and dye.
     pub diffusion: DiffusionSettings,
+    /// Rigid bodies, moved by the fluid, gravity and contacts (see src/sim/bodies/).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bodies: Vec<BodySpec>,
     pub pressure: PressureSettings,
     /// Smoke settings (smoke scenes only).
     pub smoke: SmokeSettings,
@@ -318,6 +323,7 @@ impl Default for Scene {
             particle_spacing: 0.0,
             viscosity: 0.0,
             diffusion: DiffusionSettings::default(),
+            bodies: Vec::new(),
             pressure: PressureSettings::default(),
             smoke: SmokeSettings::default(),
         }

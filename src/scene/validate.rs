@@ -187,6 +187,16 @@ impl Scene {
         if self.kind == SceneKind::Smoke {
             self.smoke.validate(d)?;
         }
+        if self.bodies.len() > MAX_BODIES {
+            return Err(format!(
+                "bodies: {} bodies, eddy supports at most {MAX_BODIES}",
+                self.bodies.len()
+            ));
+        }
+        for (i, b) in self.bodies.iter().enumerate() {
+            b.validate(d, self.kind == SceneKind::Smoke)
+                .map_err(|m| format!("bodies[{i}]: {m}"))?;
+        }
         diffusion::check_diffusion("viscosity", self.viscosity)?;
         self.diffusion.validate()?;
         self.pressure.validate()
@@ -326,7 +336,7 @@ fn norm(v: [f64; 3]) -> f64 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
 
-fn check_speed(v: [f64; 3]) -> Result<(), String> {
+pub(super) fn check_speed(v: [f64; 3]) -> Result<(), String> {
     if v.iter().any(|x| !x.is_finite()) {
         return Err("must be finite".into());
     }

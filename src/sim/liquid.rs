@@ -12,8 +12,8 @@ use super::runner::{
     Core, LiquidColumns, Mode, ModeColumns, Recorder, Runner, SharedStage, StageList, SubstepReport,
 };
 use super::{
-    advect, check_scene_limits, diffusion, extrapolate, forces, g2p, mark_cells, p2g, spacing,
-    stats, transfer, volume_correction, SimError, DENSITY,
+    advect, bodies, check_scene_limits, diffusion, extrapolate, forces, g2p, mark_cells, p2g,
+    spacing, stats, transfer, volume_correction, SimError, DENSITY,
 };
 use crate::scene::{Scene, SceneKind};
 use std::sync::Arc;
@@ -196,6 +196,26 @@ impl Runner<Liquid> {
             .iter()
             .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
             .fold(0.0, f32::max);
+        if let Some(set) = bodies::BodySet::from_scene(scene) {
+            let b = bodies::coupling::Bodies::new(
+                &core.ctx,
+                set,
+                bodies::coupling::CouplingInputs {
+                    fields: &core.fields,
+                    phi: &core.pcg.p,
+                    rhs: &core.pcg.b,
+                    particles: &mode.particles,
+                    mode: bodies::coupling::CouplingMode::Liquid,
+                    base: None,
+                    static_cells: Some((&init.solid, &init.solid_velocity)),
+                    face_area: scene.h() * scene.h(),
+                    density: DENSITY,
+                    length: scene.domain.0.max(scene.domain.1).max(scene.domain.2),
+                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                },
+            )?;
+            core.bodies = Some(b);
+        }
         Ok(Self { core, mode })
     }
 
@@ -385,6 +405,10 @@ impl Mode for Liquid {
             }
             Stage::MarkCells => {
                 let mut pass = rec.pass(stage);
+                // Bodies become moving solids before the cells are classified.
+                if let Some(b) = &core.bodies {
+                    b.coupling.record_stamp(&mut pass, f);
+                }
                 self.mark.record(&mut pass, f);
             }
             Stage::VolumeCorrection => {

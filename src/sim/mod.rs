@@ -3,6 +3,7 @@
 //! smoke ([`smoke::SmokeSimulation`]).
 
 pub mod advect;
+pub mod bodies;
 pub mod boundary;
 pub mod diffusion;
 pub mod divergence;

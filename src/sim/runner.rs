@@ -11,6 +11,7 @@
 //! mode's [`Mode::record`], and give it a Rust file and a WGSL file of its own (see
 //! docs/ARCHITECTURE.md).
 
+use super::bodies::coupling::{Bodies, CouplingMode};
 use super::fields::{GridFields, COUNTERS};
 use super::params::SimParams;
 use super::pressure::{self, PcgVectors, PressureSolver, SolveReport};
@@ -73,6 +74,10 @@ pub struct Core {
     pub last_timing: StageTiming,
     /// GPU ms per stage of the last full substep (empty after a partial one).
     pub last_substep_timing: StageTiming,
+    /// The scene's rigid bodies and their coupling (None without bodies). The mode creates
+    /// them (they bind its particles) and stamps them in its marking stage; the runner
+    /// sums the pressure's force on them and moves them after each full substep.
+    pub bodies: Option<Bodies>,
 }
 
 impl Core {
@@ -103,6 +108,7 @@ impl Core {
             last_solve: None,
             last_timing: StageTiming::default(),
             last_substep_timing: StageTiming::default(),
+            bodies: None,
             ctx,
         };
         core.write_solver_config();
@@ -122,6 +128,7 @@ impl Core {
         if scene.resolution != self.scene.resolution
             || scene.domain != self.scene.domain
             || scene.pressure.max_iterations + 1 > self.pcg.history_len
+            || scene.bodies != self.scene.bodies
         {
             return Err("this change needs a reset".into());
         }
@@ -416,6 +423,9 @@ impl<M: Mode> Runner<M> {
     ) -> Result<SubstepReport<M::Substep>, SimError> {
         self.core.fields.params.dt = dt as f32;
         self.mode.begin_substep(&mut self.core, dt);
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.coupling.upload(&self.core.ctx, &b.set, dt);
+        }
         self.core.ctx.queue.write_buffer(
             &self.core.fields.params_buffer,
             0,
@@ -426,6 +436,7 @@ impl<M: Mode> Runner<M> {
         rec.encoder()
             .clear_buffer(&self.core.fields.counters, 0, None);
         let mut solve = None;
+        let mut body_forces = false;
         for &stage in M::Stage::ALL.iter().filter(|&&s| s <= last) {
             let f = &self.core.fields;
             match stage.shared() {
@@ -435,10 +446,20 @@ impl<M: Mode> Runner<M> {
                     self.core.boundary.record(&mut pass, f);
                 }
                 Some(SharedStage::Pressure) => {
+                    if let Some(b) = &self.core.bodies {
+                        b.coupling.clear_forces(rec.encoder());
+                    }
                     {
                         let ready = rec.matrix_ready;
                         let mut pass = rec.pass(stage);
                         self.core.divergence.record(&mut pass, f);
+                        // Bodies against the walls of a closed box (the smoke) would leave
+                        // its pure-Neumann system without a solution: keep it compatible.
+                        if let Some(b) = &self.core.bodies {
+                            if b.coupling.mode() == CouplingMode::Smoke {
+                                b.coupling.record_compatible(&mut pass, f);
+                            }
+                        }
                         if ready {
                             self.core.pressure.record_start(&mut pass, f, kind);
                         } else {
@@ -460,6 +481,11 @@ impl<M: Mode> Runner<M> {
                     let mut pass = rec.pass(stage);
                     self.core.project.record(&mut pass, f);
                     self.core.divergence.record_after(&mut pass, f);
+                    // The pressure's force and torque on the bodies.
+                    if let Some(b) = &self.core.bodies {
+                        b.coupling.record_forces(&mut pass, f);
+                    }
+                    body_forces = true;
                 }
             }
         }
@@ -468,6 +494,9 @@ impl<M: Mode> Runner<M> {
         self.core
             .counters_reader
             .copy_from(rec.encoder(), &self.core.fields.counters);
+        if let Some(b) = self.core.bodies.as_mut().filter(|_| body_forces) {
+            b.coupling.copy_forces(rec.encoder());
+        }
         rec.finish();
         let c: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
         let full = last == M::Stage::last();
@@ -490,6 +519,10 @@ impl<M: Mode> Runner<M> {
             self.core.max_speed = report.max_speed;
             self.core.time += dt;
             self.mode.end_full_substep();
+            // The bodies move over the substep once the fluid has pushed them.
+            if let Some(b) = self.core.bodies.as_mut() {
+                b.finish_substep(&self.core.ctx, dt)?;
+            }
         }
         if report.solve.is_some() {
             self.core.last_solve = report.solve.clone();

@@ -263,6 +263,27 @@ impl Runner<Smoke> {
             tracers,
             params: sp,
         };
+        let mut core = core;
+        if let Some(set) = super::bodies::BodySet::from_scene(scene) {
+            let b = super::bodies::coupling::Bodies::new(
+                &core.ctx,
+                set,
+                super::bodies::coupling::CouplingInputs {
+                    fields: &core.fields,
+                    phi: &core.pcg.p,
+                    rhs: &core.pcg.b,
+                    particles: &mode.tracers,
+                    mode: super::bodies::coupling::CouplingMode::Smoke,
+                    base: Some((&mode.smoke.static_solid, &mode.smoke.static_vel)),
+                    static_cells: None,
+                    face_area: scene.h() * scene.domain.2,
+                    density: AIR_DENSITY,
+                    length: scene.domain.0.max(scene.domain.1),
+                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                },
+            )?;
+            core.bodies = Some(b);
+        }
         Ok(Self { core, mode })
     }
 }
@@ -416,6 +437,10 @@ impl Mode for Smoke {
             SmokeStage::Mark => {
                 let mut pass = rec.pass(stage);
                 self.mark.record(&mut pass, f);
+                // Bodies become moving solids over the static ones.
+                if let Some(b) = &core.bodies {
+                    b.coupling.record_stamp(&mut pass, f);
+                }
             }
             SmokeStage::Emit => {
                 let mut pass = rec.pass(stage);

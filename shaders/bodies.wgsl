@@ -1,0 +1,256 @@
+//!include prelude.wgsl
+// Rigid bodies in the grid (src/sim/bodies/coupling.rs).
+// `stamp`: every cell whose centre lies inside a body becomes SOLID with the body's velocity
+//   v + w x r at the cell centre, so the boundary stage sets u.n = u_body.n on its faces;
+//   the body's index + 1 goes to `body_id`. In the liquid, cells no body covers get the
+//   scene's static solids back (`restore`); in the smoke, the mark stage has already
+//   written them and `stamp` also makes the body's cells SOLID in `cell_type`.
+// `forces`: per body, the sum of -p n dA over the faces between its cells and FLUID cells,
+//   and of r x (-p n dA), in 64-bit fixed point (two u32 atomics with a carry), so the sum
+//   is the same whatever order the threads add in.
+// `rhs_sum`, `rhs_compatible` (the smoke): a closed box of smoke is a pure Neumann problem,
+//   solvable only when the right-hand side sums to zero. A body's faces carry its velocity,
+//   and a body pressed against a wall or another solid loses the faces it shares with it,
+//   so the fluxes through its remaining faces no longer cancel; the mean of rhs over FLUID
+//   cells is removed (the least-squares solve), which is exact whenever the fluxes were
+//   compatible.
+// `push_out`: particles inside a body move to its surface along the nearest face's normal
+//   (boxes) or radially (spheres), and lose the velocity that points into it.
+
+// Keep in sync with `GpuBody` in src/sim/bodies/coupling.rs.
+struct Body {
+    centre: vec4<f32>,  // xyz (m), w: shape (0 none, 1 box, 2 sphere)
+    axis_x: vec4<f32>,  // world direction of the body's x axis
+    axis_y: vec4<f32>,
+    axis_z: vec4<f32>,
+    half: vec4<f32>,    // box half extents (m), or the radius in x
+    vel: vec4<f32>,     // m/s
+    omega: vec4<f32>,   // rad/s
+    _pad: vec4<f32>,
+};
+
+// Mirrored by `BodyParams` in src/sim/bodies/coupling.rs (layout checked by tests/shaders.rs).
+struct BodyParams {
+    restore: u32,         // 1: cells outside bodies get base_solid / base_vel back
+    set_cell_type: u32,   // 1: body cells become SOLID in cell_type (the smoke)
+    slice: u32,           // 1: one-slice grid, bodies are prisms across z
+    _pad0: u32,
+    pressure_scale: f32,  // rho / dt: p = pressure_scale * phi (Pa)
+    face_area: f32,       // m^2
+    force_unit: f32,      // fixed-point units per N
+    torque_unit: f32,     // fixed-point units per N m
+    margin: f32,          // m a pushed particle ends outside the body's surface
+    b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
+    _pad2: f32,
+    _pad3: f32,
+};
+
+const TWO_32: f32 = 4294967296.0;
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> bp: BodyParams;
+@group(0) @binding(2) var<storage, read> bodies: array<Body>;
+@group(0) @binding(3) var<storage, read> base_solid: array<u32>;
+@group(0) @binding(4) var<storage, read> base_vel: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> solid: array<u32>;
+@group(0) @binding(6) var<storage, read_write> solid_vel: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> cell_type: array<u32>;
+@group(0) @binding(8) var<storage, read_write> body_id: array<u32>;
+@group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> phi: array<f32>;
+// Per body, 6 components (force xyz, torque xyz), each a (low, high) u32 pair.
+@group(0) @binding(11) var<storage, read_write> sums: array<atomic<u32>>;
+@group(0) @binding(12) var<storage, read_write> pos: array<vec4<f32>>;
+@group(0) @binding(13) var<storage, read_write> vel: array<vec4<f32>>;
+// The pressure right-hand side b = -h^2 div u.
+@group(0) @binding(14) var<storage, read_write> rhs: array<f32>;
+
+// The slot after the bodies' force sums: the sum of rhs over FLUID cells.
+const RHS_SLOT: u32 = MAX_BODIES * 6u;
+
+// `x` in body `b`'s frame (z dropped in a slice).
+fn to_local(b: Body, x: vec3<f32>) -> vec3<f32> {
+    var d = x - b.centre.xyz;
+    if (bp.slice != 0u) { d.z = 0.0; }
+    var l = vec3<f32>(dot(d, b.axis_x.xyz), dot(d, b.axis_y.xyz), dot(d, b.axis_z.xyz));
+    if (bp.slice != 0u) { l.z = 0.0; }
+    return l;
+}
+
+fn inside(b: Body, x: vec3<f32>) -> bool {
+    let l = to_local(b, x);
+    if (b.centre.w == BODY_SHAPE_SPHERE) {
+        return dot(l, l) <= b.half.x * b.half.x;
+    }
+    return all(abs(l) <= b.half.xyz);
+}
+
+fn body_velocity(b: Body, x: vec3<f32>) -> vec3<f32> {
+    return b.vel.xyz + cross(b.omega.xyz, x - b.centre.xyz);
+}
+
+fn cell_centre_of(c: vec3<i32>) -> vec3<f32> {
+    return (vec3<f32>(c) + vec3<f32>(0.5)) * params.h;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    let x = cell_centre_of(cell_coord(c, params.n));
+    var id = 0u;
+    // A constant bound (empty slots have shape 0): the software adapter mishandles loops
+    // bounded by a uniform.
+    for (var i = 0u; i < MAX_BODIES; i++) {
+        let b = bodies[i];
+        if (id == 0u && b.centre.w != 0.0 && inside(b, x)) {
+            id = i + 1u;
+        }
+    }
+    body_id[c] = id;
+    if (id != 0u) {
+        solid[c] = 1u;
+        solid_vel[c] = vec4<f32>(body_velocity(bodies[id - 1u], x), 0.0);
+        if (bp.set_cell_type != 0u) {
+            if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }
+            cell_type[c] = SOLID;
+        }
+    } else if (bp.restore != 0u) {
+        solid[c] = base_solid[c];
+        solid_vel[c] = base_vel[c];
+    }
+}
+
+// Adds `v` (fixed-point units, |v| < 2^62) to the 64-bit sum at `slot`.
+fn add_fixed(slot: u32, v: f32) {
+    let m = abs(v);
+    let hi_f = floor(m / TWO_32);
+    var hi = u32(min(hi_f, 2147483647.0));
+    // Exact: m and hi_f * 2^32 lie on the same grid of f32 steps.
+    var lo = u32(min(m - hi_f * TWO_32, 4294967295.0));
+    if (v < 0.0) {
+        lo = ~lo + 1u;
+        hi = ~hi + select(0u, 1u, lo == 0u);
+    }
+    let old = atomicAdd(&sums[2u * slot], lo);
+    let carry = select(0u, 1u, old + lo < old);
+    atomicAdd(&sums[2u * slot + 1u], hi + carry);
+}
+
+fn is_solid_or_wall(c: vec3<i32>) -> bool {
+    return !in_grid(c, params.n) || cell_type[cell_index(c, params.n)] == SOLID;
+}
+
+fn is_fluid(c: vec3<i32>) -> bool {
+    return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    let id = body_id[c];
+    if (id == 0u) { return; }
+    let b = bodies[id - 1u];
+    let x = cell_coord(c, params.n);
+    var f = vec3<f32>(0.0);
+    var t = vec3<f32>(0.0);
+    for (var k = 0u; k < 6u; k++) {
+        let comp = k / 2u;
+        let s = select(-1, 1, (k & 1u) == 1u);
+        let e = unit(comp) * s;
+        let y = x + e;
+        if (!is_fluid(y)) { continue; }
+        // A FLUID cell pinched between the body and another solid (or a wall) along the
+        // face's normal is a gap of one cell: the squeeze-film pressure there grows without
+        // bound as the gap closes and would throw the explicitly coupled body back.
+        // Contacts resolve the approach instead.
+        if (is_solid_or_wall(y + e)) { continue; }
+        // The pressure at the face, extrapolated linearly from the two FLUID cells
+        // outside it (exact for a hydrostatic column), or the one cell's when the next is
+        // not FLUID.
+        var p = phi[cell_index(y, params.n)];
+        if (is_fluid(y + e)) {
+            p = 1.5 * p - 0.5 * phi[cell_index(y + e, params.n)];
+        }
+        p = p * bp.pressure_scale;
+        // The outward normal of the body's face is e; the fluid pushes along -e.
+        let n = vec3<f32>(e);
+        let df = -p * bp.face_area * n;
+        let xf = cell_centre_of(x) + 0.5 * params.h * n;
+        var r = xf - b.centre.xyz;
+        if (bp.slice != 0u) { r.z = 0.0; }
+        f += df;
+        t += cross(r, df);
+    }
+    let base = (id - 1u) * 6u;
+    for (var a = 0u; a < 3u; a++) {
+        add_fixed(base + a, f[a] * bp.force_unit);
+        add_fixed(base + 3u + a, t[a] * bp.torque_unit);
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    let i = linear_id(wg, nwg, li);
+    if (i >= params.num_particles) { return; }
+    var x = pos[i].xyz;
+    var v = vel[i].xyz;
+    for (var k = 0u; k < MAX_BODIES; k++) {
+        let b = bodies[k];
+        if (b.centre.w == 0.0 || !inside(b, x)) { continue; }
+        let l = to_local(b, x);
+        var n: vec3<f32>;
+        if (b.centre.w == BODY_SHAPE_SPHERE) {
+            let len = length(l);
+            var dir = vec3<f32>(0.0, 1.0, 0.0);
+            if (len > 1e-12) { dir = l / len; }
+            let out = dir * (b.half.x + bp.margin);
+            n = dir.x * b.axis_x.xyz + dir.y * b.axis_y.xyz + dir.z * b.axis_z.xyz;
+            let world = b.centre.xyz + out.x * b.axis_x.xyz + out.y * b.axis_y.xyz
+                + out.z * b.axis_z.xyz;
+            x = vec3<f32>(world.xy, select(world.z, x.z, bp.slice != 0u));
+        } else {
+            // Out through the nearest face.
+            var pen = b.half.xyz - abs(l);
+            if (bp.slice != 0u) { pen.z = 1e30; }
+            var a = 0u;
+            if (pen.y < pen[a]) { a = 1u; }
+            if (pen.z < pen[a]) { a = 2u; }
+            let s = select(-1.0, 1.0, l[a] >= 0.0);
+            var axis = b.axis_x.xyz;
+            if (a == 1u) { axis = b.axis_y.xyz; }
+            if (a == 2u) { axis = b.axis_z.xyz; }
+            n = s * axis;
+            x = x + n * (pen[a] + bp.margin);
+        }
+        let vb = body_velocity(b, x);
+        let vn = dot(v - vb, n);
+        if (vn < 0.0) { v = v - vn * n; }
+    }
+    pos[i] = vec4<f32>(x, pos[i].w);
+    vel[i] = vec4<f32>(v, vel[i].w);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn rhs_sum(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
+    add_fixed(RHS_SLOT, rhs[c] * bp.b_unit);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn rhs_compatible(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
+    let lo = atomicLoad(&sums[2u * RHS_SLOT]);
+    let hi = bitcast<i32>(atomicLoad(&sums[2u * RHS_SLOT + 1u]));
+    let total = (f32(hi) * TWO_32 + f32(lo)) / bp.b_unit;
+    let fluid = max(f32(atomicLoad(&counters[0])), 1.0);
+    rhs[c] = rhs[c] - total / fluid;
+}

@@ -1,0 +1,128 @@
+//! Reference of the bodies' coupling stage (shaders/bodies.wgsl) in f64: which cells a body
+//! covers, and the pressure force and torque on each body summed over its faces with FLUID
+//! cells.
+
+use super::{Grid, FLUID, SOLID};
+
+/// A body as the coupling sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RefBody {
+    pub centre: [f64; 3],
+    /// World directions of the body's x, y, z axes.
+    pub axes: [[f64; 3]; 3],
+    /// Box half extents, or the sphere's radius in [0].
+    pub half: [f64; 3],
+    pub sphere: bool,
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+impl RefBody {
+    /// Whether `x` lies inside (in a slice, `slice`, z is ignored).
+    pub fn contains(&self, x: [f64; 3], slice: bool) -> bool {
+        let mut d = [
+            x[0] - self.centre[0],
+            x[1] - self.centre[1],
+            x[2] - self.centre[2],
+        ];
+        if slice {
+            d[2] = 0.0;
+        }
+        let mut l = self.axes.map(|a| dot(d, a));
+        if slice {
+            l[2] = 0.0;
+        }
+        if self.sphere {
+            dot(l, l) <= self.half[0] * self.half[0]
+        } else {
+            (0..3).all(|a| l[a].abs() <= self.half[a])
+        }
+    }
+}
+
+/// Body index + 1 per cell whose centre lies inside a body (the first body wins), else 0.
+pub fn body_cells(g: Grid, bodies: &[RefBody], slice: bool) -> Vec<u32> {
+    (0..g.cells())
+        .map(|c| {
+            let [i, j, k] = g.coord(c);
+            let x = [
+                (i as f64 + 0.5) * g.h,
+                (j as f64 + 0.5) * g.h,
+                (k as f64 + 0.5) * g.h,
+            ];
+            bodies
+                .iter()
+                .position(|b| b.contains(x, slice))
+                .map_or(0, |b| b as u32 + 1)
+        })
+        .collect()
+}
+
+/// Force (N) and torque about the centre (N m) on each body: the sum of -p n dA over the
+/// faces between the body's cells and FLUID cells (except FLUID cells with a SOLID cell or
+/// the wall right behind them: one-cell gaps), with n the body's outward normal,
+/// p = pressure_scale phi extrapolated linearly to the face from the two FLUID cells
+/// outside it (one when the next is not FLUID), dA = face_area; `scale` is
+/// (pressure_scale, face_area).
+pub fn body_forces(
+    g: Grid,
+    bodies: &[RefBody],
+    body_id: &[u32],
+    cell_type: &[u8],
+    phi: &[f32],
+    scale: (f64, f64),
+    slice: bool,
+) -> Vec<[f64; 6]> {
+    let (pressure_scale, face_area) = scale;
+    let mut out = vec![[0.0; 6]; bodies.len()];
+    let fluid = |c: [i64; 3]| g.cell_at(c).filter(|&i| cell_type[i] == FLUID);
+    for (c, &id) in body_id.iter().enumerate().take(g.cells()) {
+        let id = id as usize;
+        if id == 0 {
+            continue;
+        }
+        let b = &bodies[id - 1];
+        let x = g.coord(c).map(|v| v as i64);
+        for axis in 0..3 {
+            for s in [-1i64, 1] {
+                let mut e = [0i64; 3];
+                e[axis] = s;
+                let y = [x[0] + e[0], x[1] + e[1], x[2] + e[2]];
+                let Some(cy) = fluid(y) else { continue };
+                // A one-cell gap between the body and another solid or a wall: no force.
+                let next = [y[0] + e[0], y[1] + e[1], y[2] + e[2]];
+                if g.cell_at(next).is_none_or(|c| cell_type[c] == SOLID) {
+                    continue;
+                }
+                let mut p = phi[cy] as f64;
+                if let Some(cz) = fluid([y[0] + e[0], y[1] + e[1], y[2] + e[2]]) {
+                    p = 1.5 * p - 0.5 * phi[cz] as f64;
+                }
+                p *= pressure_scale;
+                let n = e.map(|v| v as f64);
+                let df = n.map(|v| -p * face_area * v);
+                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * n[a]) * g.h);
+                let mut r: [f64; 3] = std::array::from_fn(|a| xf[a] - b.centre[a]);
+                if slice {
+                    r[2] = 0.0;
+                }
+                let t = cross(r, df);
+                for a in 0..3 {
+                    out[id - 1][a] += df[a];
+                    out[id - 1][3 + a] += t[a];
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,555 @@
+//! Contacts between bodies and with the domain walls: detection (boxes and spheres; in a
+//! slice rectangles and discs) and sequential impulses with restitution and Coulomb
+//! friction, then a position projection that removes the penetration without adding
+//! velocity (so a resting body stays at rest).
+//!
+//! Box-box contacts are vertex-face: each box's corners inside the other. That is every
+//! contact of two rectangles in a slice; in 3D it misses edge-edge crossings (two boxes
+//! meeting edge on edge without a corner inside either), which then resolve one substep
+//! later, once a corner has entered.
+
+use super::{BodySet, RigidBody, Solid};
+use glam::DVec3;
+
+/// One contact point. `normal` points from `b` (or the wall) into `a`: the direction an
+/// impulse on `a` pushes it out.
+#[derive(Clone, Copy, Debug)]
+pub struct Contact {
+    pub a: usize,
+    pub b: Option<usize>,
+    pub point: DVec3,
+    pub normal: DVec3,
+    /// Penetration depth, m (>= 0).
+    pub depth: f64,
+}
+
+/// Impulse iterations per substep: enough for a box resting on four corners to converge.
+const ITERATIONS: usize = 24;
+/// Penetration left in place (m, as a fraction of the smallest body), so resting contacts
+/// stay touching from substep to substep instead of separating and falling back.
+const SLOP_FRACTION: f64 = 0.01;
+/// Fraction of the remaining penetration removed per substep.
+const PROJECTION: f64 = 0.8;
+
+fn corners(b: &RigidBody, half: DVec3, slice: bool) -> Vec<DVec3> {
+    let r = b.rotation();
+    let zs: &[f64] = if slice { &[0.0] } else { &[-1.0, 1.0] };
+    let mut out = Vec::with_capacity(8);
+    for &sz in zs {
+        for sy in [-1.0, 1.0] {
+            for sx in [-1.0, 1.0] {
+                let l = DVec3::new(sx * half.x, sy * half.y, sz * half.z);
+                out.push(b.position + r * l);
+            }
+        }
+    }
+    out
+}
+
+/// Contacts of body `i` with the walls of the domain [0, domain].
+fn wall_contacts(set: &BodySet, i: usize, out: &mut Vec<Contact>) {
+    let b = &set.bodies[i];
+    let axes = if set.slice { 2 } else { 3 };
+    let points: Vec<(DVec3, f64)> = match b.solid {
+        Solid::Sphere { radius } => vec![(b.position, radius)],
+        Solid::Box { half } => corners(b, half, set.slice)
+            .into_iter()
+            .map(|p| (p, 0.0))
+            .collect(),
+    };
+    for (p, r) in points {
+        for a in 0..axes {
+            let mut e = DVec3::ZERO;
+            e[a] = 1.0;
+            let lo = r - p[a];
+            if lo > 0.0 {
+                out.push(Contact {
+                    a: i,
+                    b: None,
+                    point: p - e * r,
+                    normal: e,
+                    depth: lo,
+                });
+            }
+            let hi = p[a] + r - set.domain[a];
+            if hi > 0.0 {
+                out.push(Contact {
+                    a: i,
+                    b: None,
+                    point: p + e * r,
+                    normal: -e,
+                    depth: hi,
+                });
+            }
+        }
+    }
+}
+
+/// Point `p` against box body `b`: Some((normal out of the box, depth)) when inside.
+fn point_in_box(b: &RigidBody, half: DVec3, p: DVec3, slice: bool) -> Option<(DVec3, f64)> {
+    let r = b.rotation();
+    let l = r.transpose() * (p - b.position);
+    let axes = if slice { 2 } else { 3 };
+    let mut best: Option<(usize, f64)> = None;
+    for a in 0..axes {
+        let pen = half[a] - l[a].abs();
+        if pen < 0.0 {
+            return None;
+        }
+        if best.is_none_or(|(_, d)| pen < d) {
+            best = Some((a, pen));
+        }
+    }
+    let (a, depth) = best?;
+    let mut n = DVec3::ZERO;
+    n[a] = if l[a] >= 0.0 { 1.0 } else { -1.0 };
+    Some((r * n, depth))
+}
+
+/// Contacts between bodies `i` and `j` (neither both immovable).
+fn pair_contacts(set: &BodySet, i: usize, j: usize, out: &mut Vec<Contact>) {
+    let (bi, bj) = (&set.bodies[i], &set.bodies[j]);
+    let flat = |mut v: DVec3| {
+        if set.slice {
+            v.z = 0.0;
+        }
+        v
+    };
+    match (bi.solid, bj.solid) {
+        (Solid::Sphere { radius: ri }, Solid::Sphere { radius: rj }) => {
+            let d = flat(bi.position - bj.position);
+            let dist = d.length();
+            if dist < ri + rj && dist > 1e-12 {
+                let n = d / dist;
+                out.push(Contact {
+                    a: i,
+                    b: Some(j),
+                    point: bj.position + n * (rj - 0.5 * (ri + rj - dist)),
+                    normal: n,
+                    depth: ri + rj - dist,
+                });
+            }
+        }
+        (Solid::Box { half }, Solid::Sphere { radius }) => {
+            sphere_box(set, j, radius, i, half, out);
+        }
+        (Solid::Sphere { radius }, Solid::Box { half }) => {
+            sphere_box(set, i, radius, j, half, out);
+        }
+        (Solid::Box { half: hi }, Solid::Box { half: hj }) => {
+            for p in corners(bi, hi, set.slice) {
+                if let Some((n, depth)) = point_in_box(bj, hj, p, set.slice) {
+                    out.push(Contact {
+                        a: i,
+                        b: Some(j),
+                        point: p,
+                        normal: n,
+                        depth,
+                    });
+                }
+            }
+            for p in corners(bj, hj, set.slice) {
+                if let Some((n, depth)) = point_in_box(bi, hi, p, set.slice) {
+                    out.push(Contact {
+                        a: j,
+                        b: Some(i),
+                        point: p,
+                        normal: n,
+                        depth,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Sphere `s` (radius `r`) against box `k`: one contact pushing the sphere out.
+fn sphere_box(set: &BodySet, s: usize, r: f64, k: usize, half: DVec3, out: &mut Vec<Contact>) {
+    let (bs, bk) = (&set.bodies[s], &set.bodies[k]);
+    let rot = bk.rotation();
+    let mut l = rot.transpose() * (bs.position - bk.position);
+    if set.slice {
+        l.z = 0.0;
+    }
+    let closest = l.clamp(-half, half);
+    let d = l - closest;
+    let dist = d.length();
+    let (n_local, depth) = if dist > 1e-12 {
+        if dist >= r {
+            return;
+        }
+        (d / dist, r - dist)
+    } else {
+        // Centre inside the box: out through the nearest face.
+        let axes = if set.slice { 2 } else { 3 };
+        let mut best = (0, f64::INFINITY);
+        for a in 0..axes {
+            let pen = half[a] - l[a].abs();
+            if pen < best.1 {
+                best = (a, pen);
+            }
+        }
+        let mut n = DVec3::ZERO;
+        n[best.0] = if l[best.0] >= 0.0 { 1.0 } else { -1.0 };
+        (n, best.1 + r)
+    };
+    let n = rot * n_local;
+    out.push(Contact {
+        a: s,
+        b: Some(k),
+        point: bk.position + rot * closest,
+        normal: n,
+        depth,
+    });
+}
+
+/// Every contact of the set at the bodies' current positions.
+pub fn find_contacts(set: &BodySet) -> Vec<Contact> {
+    let mut out = Vec::new();
+    let n = set.bodies.len();
+    for i in 0..n {
+        if set.bodies[i].is_dynamic() {
+            wall_contacts(set, i, &mut out);
+        }
+        for j in i + 1..n {
+            if !set.bodies[i].is_dynamic() && !set.bodies[j].is_dynamic() {
+                continue;
+            }
+            // Bounding spheres first: most pairs are far apart.
+            let ri = set.bodies[i].aabb_half().length();
+            let rj = set.bodies[j].aabb_half().length();
+            if (set.bodies[i].position - set.bodies[j].position).length() > ri + rj {
+                continue;
+            }
+            pair_contacts(set, i, j, &mut out);
+        }
+    }
+    out
+}
+
+/// Relative velocity of `a` with respect to `b` at the contact point.
+fn relative_velocity(set: &BodySet, c: &Contact) -> DVec3 {
+    let va = set.bodies[c.a].point_velocity(c.point);
+    let vb =
+        c.b.map_or(DVec3::ZERO, |b| set.bodies[b].point_velocity(c.point));
+    va - vb
+}
+
+/// Applies impulse `j` to `a` at the contact point and -j to `b`.
+fn apply(set: &mut BodySet, c: &Contact, j: DVec3) {
+    let slice = set.slice;
+    let mut push = |i: usize, j: DVec3| {
+        let b = &mut set.bodies[i];
+        if !b.is_dynamic() {
+            return;
+        }
+        b.momentum += j;
+        b.angular_momentum += (c.point - b.position).cross(j);
+        if slice {
+            b.momentum.z = 0.0;
+            b.angular_momentum.x = 0.0;
+            b.angular_momentum.y = 0.0;
+        }
+    };
+    push(c.a, j);
+    if let Some(b) = c.b {
+        push(b, -j);
+    }
+}
+
+/// 1 / (effective mass) of the contact along unit direction `d`.
+fn inverse_effective_mass(set: &BodySet, c: &Contact, d: DVec3) -> f64 {
+    let term = |i: usize| {
+        let b = &set.bodies[i];
+        let r = c.point - b.position;
+        let rd = r.cross(d);
+        b.inverse_mass() + (b.inverse_inertia() * rd).cross(r).dot(d)
+    };
+    term(c.a) + c.b.map_or(0.0, term)
+}
+
+/// Resolves the contacts of one substep of `dt`: impulses on the velocities, then the
+/// position projection.
+pub fn solve(set: &mut BodySet, contacts: &[Contact], dt: f64) {
+    if contacts.is_empty() {
+        return;
+    }
+    // Approach speeds below what gravity adds in two substeps bounce with no restitution:
+    // a resting body's micro-collisions then end at rest instead of hopping.
+    let rest_speed = 2.0 * set.gravity.length() * dt + 1e-6;
+    let targets: Vec<(f64, f64)> = contacts
+        .iter()
+        .map(|c| {
+            let ba = &set.bodies[c.a];
+            let (e, mu) = match c.b {
+                None => (ba.restitution, ba.friction),
+                Some(b) => {
+                    let bb = &set.bodies[b];
+                    (
+                        0.5 * (ba.restitution + bb.restitution),
+                        (ba.friction * bb.friction).sqrt(),
+                    )
+                }
+            };
+            let vn = relative_velocity(set, c).dot(c.normal);
+            let target = if vn < -rest_speed { -e * vn } else { 0.0 };
+            (target, mu)
+        })
+        .collect();
+    let mut normal_acc = vec![0.0f64; contacts.len()];
+    let mut friction_acc = vec![DVec3::ZERO; contacts.len()];
+    for _ in 0..ITERATIONS {
+        for (k, c) in contacts.iter().enumerate() {
+            let k_n = inverse_effective_mass(set, c, c.normal);
+            if k_n <= 0.0 {
+                continue;
+            }
+            let vn = relative_velocity(set, c).dot(c.normal);
+            let dj = (targets[k].0 - vn) / k_n;
+            let new = (normal_acc[k] + dj).max(0.0);
+            let applied = new - normal_acc[k];
+            normal_acc[k] = new;
+            apply(set, c, c.normal * applied);
+            // Coulomb friction: the tangential impulse opposes sliding, bounded by mu times
+            // the normal impulse so far.
+            let v = relative_velocity(set, c);
+            let vt = v - c.normal * v.dot(c.normal);
+            let speed = vt.length();
+            if speed > 1e-12 {
+                let t = vt / speed;
+                let k_t = inverse_effective_mass(set, c, t);
+                let mut acc = friction_acc[k] - t * (speed / k_t);
+                let limit = targets[k].1 * normal_acc[k];
+                if acc.length() > limit {
+                    acc *= limit / acc.length();
+                }
+                let dj = acc - friction_acc[k];
+                friction_acc[k] = acc;
+                apply(set, c, dj);
+            }
+        }
+    }
+    project(set, contacts);
+}
+
+/// Moves the bodies apart along the contact normals, split by inverse mass, leaving a
+/// small slop. The velocities are untouched, so the projection adds no energy.
+fn project(set: &mut BodySet, contacts: &[Contact]) {
+    let mut moved = vec![DVec3::ZERO; set.bodies.len()];
+    for c in contacts {
+        let size = |b: &RigidBody| match b.solid {
+            Solid::Sphere { radius } => radius,
+            Solid::Box { half } => {
+                half.x
+                    .min(half.y)
+                    .min(if set.slice { f64::INFINITY } else { half.z })
+            }
+        };
+        let mut slop = size(&set.bodies[c.a]);
+        if let Some(b) = c.b {
+            slop = slop.min(size(&set.bodies[b]));
+        }
+        slop *= SLOP_FRACTION;
+        let already = moved[c.a] - c.b.map_or(DVec3::ZERO, |b| moved[b]);
+        let depth = c.depth - already.dot(c.normal);
+        if depth <= slop {
+            continue;
+        }
+        let ia = set.bodies[c.a].inverse_mass();
+        let ib = c.b.map_or(0.0, |b| set.bodies[b].inverse_mass());
+        if ia + ib <= 0.0 {
+            continue;
+        }
+        let corr = PROJECTION * (depth - slop) / (ia + ib);
+        moved[c.a] += c.normal * corr * ia;
+        if let Some(b) = c.b {
+            moved[b] -= c.normal * corr * ib;
+        }
+    }
+    for (b, d) in set.bodies.iter_mut().zip(moved) {
+        let mut d = d;
+        if set.slice {
+            d.z = 0.0;
+        }
+        b.position += d;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use super::find_contacts;
+    use crate::scene::{BodyMotion, BodyShape, BodySpec, Scene};
+
+    fn body(shape: BodyShape, center: (f64, f64, f64), e: f64) -> BodySpec {
+        BodySpec {
+            shape,
+            center,
+            density: 700.0,
+            velocity: (0.0, 0.0, 0.0),
+            angular_velocity: (0.0, 0.0, 0.0),
+            rotation_deg: (0.0, 0.0, 0.0),
+            restitution: e,
+            friction: 0.5,
+            motion: BodyMotion::Dynamic,
+        }
+    }
+
+    /// Bodies alone, with no fluid around them.
+    fn set(bodies: Vec<BodySpec>, gravity: f64) -> BodySet {
+        let mut s = BodySet::from_scene(&Scene {
+            gravity: (0.0, -gravity, 0.0),
+            bodies,
+            ..Default::default()
+        })
+        .unwrap();
+        s.added_mass = 0.0;
+        s
+    }
+
+    /// Drops a body on the floor; returns (impact speed, rebound speed).
+    fn bounce(shape: BodyShape, e: f64) -> (f64, f64) {
+        let mut s = set(vec![body(shape, (0.5, 0.6, 0.5), e)], 9.81);
+        let dt = 1e-3;
+        let mut impact = 0.0f64;
+        for _ in 0..2000 {
+            let before = s.bodies[0].velocity().y;
+            s.step(dt);
+            let after = s.bodies[0].velocity().y;
+            if before < 0.0 && after > 0.0 {
+                impact = -before;
+                // The rebound speed as it leaves: one substep of gravity after the impulse.
+                return (impact, after + 9.81 * dt);
+            }
+        }
+        (impact, 0.0)
+    }
+
+    #[test]
+    fn restitution_sets_the_rebound_speed() {
+        for e in [0.2, 0.5, 0.8] {
+            for shape in [
+                BodyShape::Sphere { radius: 0.1 },
+                BodyShape::Box {
+                    half_extents: (0.1, 0.05, 0.08),
+                },
+            ] {
+                let (vin, vout) = bounce(shape.clone(), e);
+                assert!(vin > 2.0, "{shape:?} never hit the floor");
+                let ratio = vout / vin;
+                assert!(
+                    (ratio / e - 1.0).abs() < 0.1,
+                    "{shape:?} e {e}: out {vout} / in {vin} = {ratio}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn colliding_bodies_conserve_momentum() {
+        for (sa, sb) in [
+            (
+                BodyShape::Sphere { radius: 0.08 },
+                BodyShape::Sphere { radius: 0.06 },
+            ),
+            (
+                BodyShape::Box {
+                    half_extents: (0.08, 0.05, 0.05),
+                },
+                BodyShape::Sphere { radius: 0.06 },
+            ),
+            (
+                BodyShape::Box {
+                    half_extents: (0.08, 0.05, 0.05),
+                },
+                BodyShape::Box {
+                    half_extents: (0.05, 0.07, 0.06),
+                },
+            ),
+        ] {
+            let mut a = body(sa.clone(), (0.3, 0.5, 0.5), 0.6);
+            a.velocity = (1.5, 0.1, 0.0);
+            let mut b = body(sb.clone(), (0.7, 0.52, 0.5), 0.6);
+            b.velocity = (-0.5, 0.0, 0.0);
+            b.density = 1500.0;
+            b.rotation_deg = (0.0, 0.0, 20.0);
+            let mut s = set(vec![a, b], 0.0);
+            let p0 = s.total_momentum();
+            let mut touched = false;
+            // Until the collision is over (before either body reaches a wall).
+            for _ in 0..400 {
+                let now = !find_contacts(&s).is_empty();
+                if touched && !now {
+                    break;
+                }
+                touched |= now;
+                s.step(1e-3);
+            }
+            assert!(touched, "{sa:?} and {sb:?} never met");
+            let p1 = s.total_momentum();
+            assert!(
+                (p1 - p0).length() <= 0.01 * p0.length(),
+                "{sa:?}/{sb:?}: {p0} -> {p1}"
+            );
+            // They did exchange momentum.
+            assert!(s.bodies[1].velocity().x > -0.4);
+        }
+    }
+
+    #[test]
+    fn resting_box_stays_at_rest() {
+        let b = body(
+            BodyShape::Box {
+                half_extents: (0.1, 0.05, 0.08),
+            },
+            (0.5, 0.05, 0.5),
+            0.5,
+        );
+        let mut s = set(vec![b], 9.81);
+        for _ in 0..2000 {
+            s.step(2e-3);
+        }
+        let b = &s.bodies[0];
+        assert!(b.velocity().length() < 1e-3, "v {}", b.velocity());
+        assert!(b.omega().length() < 1e-2, "w {}", b.omega());
+        assert!((b.position.y - 0.05).abs() < 2e-3, "y {}", b.position.y);
+        assert!((b.position.x - 0.5).abs() < 1e-6, "x {}", b.position.x);
+        // A tilted box dropped on its corner falls flat and then rests as well.
+        let mut tilted = body(
+            BodyShape::Box {
+                half_extents: (0.1, 0.05, 0.08),
+            },
+            (0.5, 0.3, 0.5),
+            0.3,
+        );
+        tilted.rotation_deg = (10.0, 0.0, 25.0);
+        let mut s = set(vec![tilted], 9.81);
+        for _ in 0..4000 {
+            s.step(2e-3);
+        }
+        let b = &s.bodies[0];
+        assert!(b.velocity().length() < 1e-2, "v {}", b.velocity());
+        assert!((b.position.y - 0.05).abs() < 5e-3, "y {}", b.position.y);
+    }
+
+    #[test]
+    fn friction_stops_a_sliding_box() {
+        let mut b = body(
+            BodyShape::Box {
+                half_extents: (0.05, 0.05, 0.05),
+            },
+            (0.3, 0.05, 0.5),
+            0.0,
+        );
+        b.velocity = (1.0, 0.0, 0.0);
+        b.friction = 0.5;
+        let mut s = set(vec![b], 9.81);
+        for _ in 0..1000 {
+            s.step(1e-3);
+        }
+        // Sliding distance v^2 / (2 mu g) = 0.102 m.
+        let x = s.bodies[0].position.x;
+        assert!((x - 0.3 - 0.102).abs() < 0.015, "x {x}");
+        assert!(s.bodies[0].velocity().length() < 1e-3);
+    }
+}

@@ -1,0 +1,399 @@
+//! The bodies' two-way coupling with the grid (shaders/bodies.wgsl): stamping bodies into
+//! the cells as moving solids, summing the fluid's pressure force and torque on each body,
+//! and pushing particles out of bodies. The liquid and the smoke run the same kernels; the
+//! [`CouplingMode`] says how each treats the cells around them.
+
+use super::{BodySet, Solid, MAX_BODIES};
+use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
+use crate::sim::fields::{GridFields, Particles};
+use crate::sim::SimError;
+use bytemuck::{Pod, Zeroable};
+
+crate::kernel_entries!(
+    /// The entry points of shaders/bodies.wgsl.
+    BodiesEntries { stamp, forces, push_out, rhs_sum, rhs_compatible }
+);
+
+/// One body as the kernels read it. Mirror of `Body` in shaders/bodies.wgsl (layout
+/// checked by tests/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBody {
+    /// xyz centre (m), w shape: 0 none, 1 box, 2 sphere.
+    pub centre: [f32; 4],
+    pub axis_x: [f32; 4],
+    pub axis_y: [f32; 4],
+    pub axis_z: [f32; 4],
+    /// Box half extents, or the sphere's radius in x (m).
+    pub half: [f32; 4],
+    pub vel: [f32; 4],
+    pub omega: [f32; 4],
+    pub _pad: [f32; 4],
+}
+const _: () = assert!(std::mem::size_of::<GpuBody>() == 128);
+crate::wgsl_mirror!(gpu_body_layout: GpuBody = "bodies.wgsl" Body {
+    centre: centre,
+    axis_x: axis_x,
+    axis_y: axis_y,
+    axis_z: axis_z,
+    half: half,
+    vel: vel,
+    omega: omega,
+    _pad: _pad,
+});
+
+/// Mirror of `BodyParams` in shaders/bodies.wgsl (layout checked by tests/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BodyParams {
+    pub restore: u32,
+    pub set_cell_type: u32,
+    pub slice: u32,
+    pub _pad0: u32,
+    /// rho / dt: the pressure (Pa) is this times phi.
+    pub pressure_scale: f32,
+    pub face_area: f32,
+    /// Fixed-point units per N and per N m of the force and torque sums.
+    pub force_unit: f32,
+    pub torque_unit: f32,
+    pub margin: f32,
+    /// Fixed-point units per unit of the pressure right-hand side (m^2/s).
+    pub b_unit: f32,
+    pub _pad: [f32; 2],
+}
+const _: () = assert!(std::mem::size_of::<BodyParams>() == 48);
+crate::wgsl_mirror!(body_params_layout: BodyParams = "bodies.wgsl" BodyParams {
+    restore: restore,
+    set_cell_type: set_cell_type,
+    slice: slice,
+    _pad0: _pad0,
+    pressure_scale: pressure_scale,
+    face_area: face_area,
+    force_unit: force_unit,
+    torque_unit: torque_unit,
+    margin: margin,
+    b_unit: b_unit,
+    _pad2: _pad[0],
+    _pad3: _pad[1],
+});
+
+pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
+
+/// Bytes of the sums: 6 i64 per body, then the right-hand side's sum.
+const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + 1) * 8) as u64;
+
+/// How a mode's cells take the bodies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CouplingMode {
+    /// The liquid: bodies are stamped before the cells are classified (mark_cells reads
+    /// `solid`); cells no body covers get the scene's static solids back.
+    Liquid,
+    /// The smoke: bodies are stamped after its mark stage, and their cells turn SOLID in
+    /// `cell_type` as well.
+    Smoke,
+}
+
+impl GpuBody {
+    pub fn from_set(set: &BodySet) -> Vec<GpuBody> {
+        let mut out = vec![GpuBody::default(); MAX_BODIES];
+        for (g, b) in out.iter_mut().zip(&set.bodies) {
+            let r = b.rotation();
+            let p = b.position;
+            let v = b.velocity();
+            let w = b.omega();
+            let (shape, half) = match b.solid {
+                Solid::Box { half } => (SHAPE_BOX, [half.x, half.y, half.z]),
+                Solid::Sphere { radius } => (SHAPE_SPHERE, [radius, radius, radius]),
+            };
+            let col = |c: glam::DVec3| [c.x as f32, c.y as f32, c.z as f32, 0.0];
+            *g = GpuBody {
+                centre: [p.x as f32, p.y as f32, p.z as f32, shape],
+                axis_x: col(r.x_axis),
+                axis_y: col(r.y_axis),
+                axis_z: col(r.z_axis),
+                half: [half[0] as f32, half[1] as f32, half[2] as f32, 0.0],
+                vel: col(v),
+                omega: col(w),
+                _pad: [0.0; 4],
+            };
+        }
+        out
+    }
+}
+
+/// Fixed-point units (per N, per N m) of the force sums for faces of `area` (m^2) in a
+/// domain of largest extent `length` (m) and a fluid of `density` under gravity `g`
+/// (m/s^2). A unit is 2^-32 of the hydrostatic force on one face at the domain's depth
+/// (plus a 1 Pa floor), a power of two so the f32 uniform holds it exactly; the i64 sums
+/// then hold 2^30 such face forces.
+pub fn force_units(area: f64, length: f64, density: f64, g: f64) -> (f64, f64) {
+    let face = (density * (g * length + 1.0)).max(1e-6) * area;
+    let pow2 = |x: f64| 2f64.powi(x.log2().round() as i32);
+    let force = pow2(2f64.powi(32) / face);
+    (force, pow2(force / length))
+}
+
+/// The coupling stage: its kernels, the bodies' buffers and the force readback.
+pub struct BodyCoupling {
+    kernel: Kernel,
+    mode: CouplingMode,
+    e: BodiesEntries,
+    group: wgpu::BindGroup,
+    /// The bodies as the GPU sees them (`MAX_BODIES` slots).
+    pub bodies: wgpu::Buffer,
+    pub params_buffer: wgpu::Buffer,
+    pub params: BodyParams,
+    /// Body index + 1 per cell, 0 where no body is.
+    pub body_id: wgpu::Buffer,
+    /// Fixed-point force and torque sums, 12 u32 per body.
+    pub sums: wgpu::Buffer,
+    /// The liquid's static solids (the smoke binds its own).
+    _base: Option<(wgpu::Buffer, wgpu::Buffer)>,
+    reader: BufferReader,
+    num_particles: u32,
+}
+
+/// What the coupling binds from its mode.
+pub struct CouplingInputs<'a> {
+    pub fields: &'a GridFields,
+    /// Pressure solution phi = p dt / rho.
+    pub phi: &'a wgpu::Buffer,
+    /// The pressure right-hand side.
+    pub rhs: &'a wgpu::Buffer,
+    pub particles: &'a Particles,
+    pub mode: CouplingMode,
+    /// The smoke's static solids and their velocities; None in the liquid, which passes
+    /// its scene solids in `static_cells` instead.
+    pub base: Option<(&'a wgpu::Buffer, &'a wgpu::Buffer)>,
+    pub static_cells: Option<(&'a [u32], &'a [[f32; 4]])>,
+    /// Area of a cell face, m^2 (h^2, or h times a slice's depth).
+    pub face_area: f64,
+    /// Fluid density (kg/m^3), largest domain extent (m), |gravity| (m/s^2).
+    pub density: f64,
+    pub length: f64,
+    pub gravity: f64,
+}
+
+impl BodyCoupling {
+    pub fn new(ctx: &GpuContext, inp: CouplingInputs<'_>) -> Result<Self, SimError> {
+        let device = &ctx.device;
+        let f = inp.fields;
+        let kernel = Kernel::new(device, "bodies.wgsl", "Bodies");
+        let bodies = storage_buffer(
+            device,
+            "Bodies::bodies",
+            (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64,
+        );
+        let h = f.params.h as f64;
+        let (force_unit, torque_unit) =
+            force_units(inp.face_area, inp.length, inp.density, inp.gravity);
+        let params = BodyParams {
+            restore: (inp.mode == CouplingMode::Liquid) as u32,
+            set_cell_type: (inp.mode == CouplingMode::Smoke) as u32,
+            slice: (f.params.n[2] == 1 && inp.mode == CouplingMode::Smoke) as u32,
+            face_area: inp.face_area as f32,
+            force_unit: force_unit as f32,
+            torque_unit: torque_unit as f32,
+            margin: (1e-3 * h) as f32,
+            // |rhs| <= h (cells crossed per second) stays below 2^27 h for any speed a scene
+            // allows, so 2^30 cells of it fit the i64 sum.
+            b_unit: 2f64.powi(32 - (h.log2().round() as i32)) as f32,
+            ..Default::default()
+        };
+        let params_buffer = uniform_buffer(device, "Bodies::params", bytemuck::bytes_of(&params));
+        let cells = f.num_cells() as u64;
+        let body_id = storage_buffer(device, "Bodies::body_id", cells * 4);
+        let sums = storage_buffer(device, "Bodies::sums", SUMS_BYTES);
+        let own = match (inp.base, inp.static_cells) {
+            (Some(_), _) => None,
+            (None, Some((solid, vel))) => {
+                let s = storage_buffer(device, "Bodies::base_solid", cells * 4);
+                let v = storage_buffer(device, "Bodies::base_vel", cells * 16);
+                ctx.queue.write_buffer(&s, 0, bytemuck::cast_slice(solid));
+                ctx.queue.write_buffer(&v, 0, bytemuck::cast_slice(vel));
+                Some((s, v))
+            }
+            (None, None) => {
+                return Err(SimError::Unsupported(
+                    "BodyCoupling::new: the liquid's static solids are missing".into(),
+                ))
+            }
+        };
+        let (base_solid, base_vel) = match (&inp.base, &own) {
+            (Some((s, v)), _) => (*s, *v),
+            (None, Some((s, v))) => (s, v),
+            (None, None) => unreachable!("checked above"),
+        };
+        let group = kernel.bind(
+            device,
+            &[
+                ("params", &f.params_buffer),
+                ("bp", &params_buffer),
+                ("bodies", &bodies),
+                ("base_solid", base_solid),
+                ("base_vel", base_vel),
+                ("solid", &f.solid),
+                ("solid_vel", &f.solid_vel),
+                ("cell_type", &f.cell_type),
+                ("body_id", &body_id),
+                ("counters", &f.counters),
+                ("phi", inp.phi),
+                ("sums", &sums),
+                ("pos", &inp.particles.pos),
+                ("vel", &inp.particles.vel),
+                ("rhs", inp.rhs),
+            ],
+        );
+        Ok(Self {
+            e: BodiesEntries::of(&kernel),
+            mode: inp.mode,
+            kernel,
+            group,
+            bodies,
+            params_buffer,
+            params,
+            body_id,
+            sums,
+            _base: own,
+            reader: BufferReader::new(device, (MAX_BODIES * 12 * 4) as u64, "Bodies::sums"),
+            num_particles: inp.particles.count,
+        })
+    }
+
+    /// Uploads the bodies' state and the pressure scale of a substep of `dt` in a fluid
+    /// of `density`.
+    /// The mode the coupling binds (the smoke's closed box needs its system kept solvable).
+    pub fn mode(&self) -> CouplingMode {
+        self.mode
+    }
+
+    pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet, dt: f64) {
+        self.params.pressure_scale = (set.fluid_density / dt.max(1e-12)) as f32;
+        ctx.queue
+            .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
+        ctx.queue.write_buffer(
+            &self.bodies,
+            0,
+            bytemuck::cast_slice(&GpuBody::from_set(set)),
+        );
+    }
+
+    /// Bodies into the cells (see [`CouplingMode`] for where each mode records it).
+    pub fn record_stamp(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.kernel
+            .dispatch(pass, self.e.stamp, &self.group, f.num_cells());
+    }
+
+    /// Clears the force sums; record before the pass that runs [`Self::record_forces`].
+    pub fn clear_forces(&self, enc: &mut wgpu::CommandEncoder) {
+        enc.clear_buffer(&self.sums, 0, None);
+    }
+
+    /// The pressure force and torque on each body, from the solved phi.
+    pub fn record_forces(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.kernel
+            .dispatch(pass, self.e.forces, &self.group, f.num_cells());
+    }
+
+    /// Removes the mean of the pressure right-hand side over the FLUID cells (the smoke's
+    /// closed box; see shaders/bodies.wgsl). Record after the divergence, in a pass after
+    /// [`Self::clear_forces`].
+    pub fn record_compatible(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.kernel
+            .dispatch(pass, self.e.rhs_sum, &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, self.e.rhs_compatible, &self.group, f.num_cells());
+    }
+
+    /// Copies the sums for [`Self::read_forces`].
+    pub fn copy_forces(&mut self, enc: &mut wgpu::CommandEncoder) {
+        self.reader.copy_from(enc, &self.sums);
+    }
+
+    /// Particles out of the bodies.
+    pub fn record_push(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.kernel
+            .dispatch(pass, self.e.push_out, &self.group, self.num_particles);
+    }
+
+    /// Force (N) and torque (N m) on each of the first `n` bodies, after the copy was
+    /// submitted.
+    pub fn read_forces(&self, ctx: &GpuContext, n: usize) -> Result<Vec<[f64; 6]>, SimError> {
+        let raw: Vec<u32> = self.reader.read(ctx)?;
+        Ok(decode_sums(&raw, n, &self.params))
+    }
+
+    /// Uploads the bodies and pushes particles out of them in a submission of its own.
+    pub fn push_now(&mut self, ctx: &GpuContext, set: &BodySet, dt: f64) {
+        self.upload(ctx, set, dt);
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("Bodies::push_out"),
+            });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("bodies_push"),
+                timestamp_writes: None,
+            });
+            self.record_push(&mut pass);
+        }
+        ctx.queue.submit([enc.finish()]);
+    }
+}
+
+/// The 64-bit fixed-point sums as f64 force and torque per body.
+pub fn decode_sums(raw: &[u32], n: usize, p: &BodyParams) -> Vec<[f64; 6]> {
+    (0..n)
+        .map(|b| {
+            let mut out = [0.0; 6];
+            for (k, o) in out.iter_mut().enumerate() {
+                let s = 2 * (b * 6 + k);
+                let v = ((raw[s + 1] as u64) << 32 | raw[s] as u64) as i64;
+                let unit = if k < 3 { p.force_unit } else { p.torque_unit };
+                *o = v as f64 / unit as f64;
+            }
+            out
+        })
+        .collect()
+}
+
+/// A scene's bodies with their coupling: what a simulation holds when its scene has bodies.
+pub struct Bodies {
+    pub set: BodySet,
+    pub coupling: BodyCoupling,
+}
+
+impl Bodies {
+    /// The bodies of `set`'s scene coupled through `inputs`; particles that start inside a
+    /// body are pushed out at once.
+    pub fn new(
+        ctx: &GpuContext,
+        set: BodySet,
+        inputs: CouplingInputs<'_>,
+    ) -> Result<Self, SimError> {
+        let mut coupling = BodyCoupling::new(ctx, inputs)?;
+        coupling.push_now(ctx, &set, 1.0);
+        Ok(Self { set, coupling })
+    }
+
+    /// Ends a full substep of `dt`: reads the fluid's force and torque (the copy was
+    /// submitted with the substep), moves the bodies, and pushes particles out of them at
+    /// their new places.
+    pub fn finish_substep(&mut self, ctx: &GpuContext, dt: f64) -> Result<(), SimError> {
+        let forces = self.coupling.read_forces(ctx, self.set.bodies.len())?;
+        self.set.set_fluid_forces(&forces);
+        self.set.step(dt);
+        for (i, b) in self.set.bodies.iter().enumerate() {
+            let p = b.position;
+            if !(p.is_finite() && b.momentum.is_finite() && b.angular_momentum.is_finite()) {
+                return Err(SimError::Unsupported(format!(
+                    "body {i} left the finite numbers (position {p}): the coupling blew up \
+                     (README, Rigid bodies: a denser body or a smaller cfl keeps it stable)"
+                )));
+            }
+        }
+        self.coupling.push_now(ctx, &self.set, dt);
+        Ok(())
+    }
+}
