@@ -51,6 +51,8 @@ fn every_shipped_scene_is_valid() {
         "smoke_plume.ron",
         "smoke_obstacles.ron",
         "smoke_empty.ron",
+        "floating_bodies.ron",
+        "smoke_rigid_bodies.ron",
     ] {
         assert!(
             names.iter().any(|n| n == required),

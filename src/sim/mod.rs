@@ -479,7 +479,7 @@ impl Simulation {
                     face_area: scene.h() * scene.h(),
                     density: DENSITY,
                     length: scene.domain.0.max(scene.domain.1).max(scene.domain.2),
-                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                    gravity: [scene.gravity.0, scene.gravity.1, scene.gravity.2],
                 },
             )?),
         };
@@ -594,7 +594,10 @@ impl Simulation {
         let h = self.scene.h();
         let g = self.scene.gravity;
         let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
-        self.scene.cfl * h / (self.max_speed as f64 + (h * gmag).sqrt()).max(1e-9)
+        // Bodies count too: a body may cross no more cells per substep than the fluid.
+        let speed =
+            (self.max_speed as f64).max(self.bodies.as_ref().map_or(0.0, |b| b.set.max_speed()));
+        self.scene.cfl * h / (speed + (h * gmag).sqrt()).max(1e-9)
     }
 
     /// Advances one frame (`frame_dt`) in CFL substeps.

@@ -576,7 +576,7 @@ impl SmokeSimulation {
                     face_area: scene.h() * scene.domain.2,
                     density: AIR_DENSITY,
                     length: scene.domain.0.max(scene.domain.1),
-                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                    gravity: [scene.gravity.0, scene.gravity.1, scene.gravity.2],
                 },
             )?),
         };
@@ -710,7 +710,10 @@ impl SmokeSimulation {
         let h = self.scene.h();
         let s = &self.scene.smoke;
         let accel = s.buoyancy.abs() + s.dye_weight.abs() + 1.0;
-        self.scene.cfl * h / (self.max_speed as f64 + (h * accel).sqrt()).max(1e-9)
+        // Bodies count too: a body may cross no more cells per substep than the fluid.
+        let speed =
+            (self.max_speed as f64).max(self.bodies.as_ref().map_or(0.0, |b| b.set.max_speed()));
+        self.scene.cfl * h / (speed + (h * accel).sqrt()).max(1e-9)
     }
 
     /// Advances one frame (`frame_dt`) in CFL substeps.
