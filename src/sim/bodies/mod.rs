@@ -567,4 +567,107 @@ mod tests {
         // tumbling box stay within a percent.
         assert!((e(b) / e0 - 1.0).abs() < 0.01, "energy {} vs {e0}", e(b));
     }
+
+    #[test]
+    fn a_grab_spring_pulls_the_point_to_the_mouse_and_turns_the_body() {
+        let scene = Scene {
+            gravity: (0.0, 0.0, 0.0),
+            bodies: vec![spec(
+                BodyShape::Box {
+                    half_extents: (0.15, 0.05, 0.05),
+                },
+                400.0,
+            )],
+            ..Default::default()
+        };
+        let mut set = BodySet::from_scene(&scene).unwrap();
+        set.added_mass = 0.0;
+        let local = DVec3::new(0.15, 0.0, 0.0);
+        let target = DVec3::new(0.6, 0.7, 0.5);
+        set.bodies[0].grab = Some(Grab {
+            local,
+            target,
+            stiffness: 400.0,
+        });
+        let mut turned = 0.0f64;
+        for _ in 0..3000 {
+            set.step(1e-3);
+            turned = turned.max(set.bodies[0].omega().z);
+        }
+        let b = &set.bodies[0];
+        let p = b.position + b.orientation * local;
+        assert!((p - target).length() < 0.01, "grabbed point at {p}");
+        // Pulled up at its +x end, it turned counter-clockwise about z.
+        assert!(turned > 0.5, "largest w_z {turned}");
+    }
+
+    #[test]
+    fn bad_bodies_are_refused_with_the_field_named() {
+        let base = spec(BodyShape::Sphere { radius: 0.1 }, 500.0);
+        let cases: Vec<(BodySpec, &str)> = vec![
+            (
+                BodySpec {
+                    density: 0.0,
+                    ..base.clone()
+                },
+                "density",
+            ),
+            (
+                BodySpec {
+                    shape: BodyShape::Box {
+                        half_extents: (0.1, -0.1, 0.1),
+                    },
+                    ..base.clone()
+                },
+                "half_extents",
+            ),
+            (
+                BodySpec {
+                    center: (1.5, 0.5, 0.5),
+                    ..base.clone()
+                },
+                "outside the domain",
+            ),
+            (
+                BodySpec {
+                    restitution: 1.5,
+                    ..base.clone()
+                },
+                "restitution",
+            ),
+            (
+                BodySpec {
+                    shape: BodyShape::Sphere { radius: 0.6 },
+                    ..base.clone()
+                },
+                "too large",
+            ),
+        ];
+        for (b, needle) in cases {
+            let scene = Scene {
+                fluid: vec![crate::scene::Shape::Box {
+                    min: (0.0, 0.0, 0.0),
+                    max: (1.0, 0.4, 1.0),
+                    velocity: (0.0, 0.0, 0.0),
+                }],
+                bodies: vec![base.clone(), b],
+                ..Default::default()
+            };
+            let err = scene.validate().unwrap_err();
+            assert!(
+                err.contains("bodies[1]") && err.contains(needle),
+                "{needle}: {err}"
+            );
+        }
+        let too_many = Scene {
+            fluid: vec![crate::scene::Shape::Box {
+                min: (0.0, 0.0, 0.0),
+                max: (1.0, 0.4, 1.0),
+                velocity: (0.0, 0.0, 0.0),
+            }],
+            bodies: vec![base; MAX_BODIES + 1],
+            ..Default::default()
+        };
+        assert!(too_many.validate().unwrap_err().contains("at most 64"));
+    }
 }
