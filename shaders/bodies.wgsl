@@ -5,6 +5,12 @@
 //   the body's index + 1 goes to `body_id`. In the liquid, cells no body covers get the
 //   scene's static solids back (`restore`); in the smoke, the mark stage has already
 //   written them and `stamp` also makes the body's cells SOLID in `cell_type`.
+// `pocket_mark`, `pocket_fill`: a fluid cell with solids or walls on all in-plane sides but
+//   one (a dead end between bodies, walls and static solids, or an enclosed pocket) becomes
+//   SOLID at rest. An enclosed pocket is a separate pure Neumann problem whose moving walls
+//   need not conserve its volume, so the solve has no solution there; dead ends are where
+//   a body's corner closes in. Two mark/fill rounds close pockets and crevices two cells
+//   deep. Marking first and filling after keeps the result independent of thread order.
 // `forces`: per body, the sum of -p n dA over the faces between its cells and FLUID cells,
 //   and of r x (-p n dA), in 64-bit fixed point (two u32 atomics with a carry), so the sum
 //   is the same whatever order the threads add in.
@@ -17,7 +23,7 @@
 // `push_out`: particles inside a body move to its surface along the nearest face's normal
 //   (boxes) or radially (spheres), and lose the velocity that points into it.
 
-// Keep in sync with `GpuBody` in src/sim/bodies/coupling.rs.
+// Mirrored by `GpuBody` in src/sim/bodies/coupling.rs (layout checked by tests/shaders.rs).
 struct Body {
     centre: vec4<f32>,  // xyz (m), w: shape (0 none, 1 box, 2 sphere)
     axis_x: vec4<f32>,  // world direction of the body's x axis
@@ -43,8 +49,11 @@ struct BodyParams {
     b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
     _pad2: f32,
     _pad3: f32,
+    rho_g: vec4<f32>,     // fluid density times gravity (N/m^3) in the liquid, 0 in the smoke
 };
 
+// `body_id` of a cell `pocket_mark` found nearly enclosed (see `pocket_fill`).
+const POCKET: u32 = 0xffffffffu;
 const TWO_32: f32 = 4294967296.0;
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -138,10 +147,6 @@ fn add_fixed(slot: u32, v: f32) {
     atomicAdd(&sums[2u * slot + 1u], hi + carry);
 }
 
-fn is_solid_or_wall(c: vec3<i32>) -> bool {
-    return !in_grid(c, params.n) || cell_type[cell_index(c, params.n)] == SOLID;
-}
-
 fn is_fluid(c: vec3<i32>) -> bool {
     return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
 }
@@ -152,7 +157,7 @@ fn forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
     let id = body_id[c];
-    if (id == 0u) { return; }
+    if (id == 0u || id > MAX_BODIES) { return; }
     let b = bodies[id - 1u];
     let x = cell_coord(c, params.n);
     var f = vec3<f32>(0.0);
@@ -163,21 +168,15 @@ fn forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
         let e = unit(comp) * s;
         let y = x + e;
         if (!is_fluid(y)) { continue; }
-        // A FLUID cell pinched between the body and another solid (or a wall) along the
-        // face's normal is a gap of one cell: the squeeze-film pressure there grows without
-        // bound as the gap closes and would throw the explicitly coupled body back.
-        // Contacts resolve the approach instead.
-        if (is_solid_or_wall(y + e)) { continue; }
-        // The pressure at the face, extrapolated linearly from the two FLUID cells
-        // outside it (exact for a hydrostatic column), or the one cell's when the next is
-        // not FLUID.
-        var p = phi[cell_index(y, params.n)];
-        if (is_fluid(y + e)) {
-            p = 1.5 * p - 0.5 * phi[cell_index(y + e, params.n)];
-        }
-        p = p * bp.pressure_scale;
-        // The outward normal of the body's face is e; the fluid pushes along -e.
+        // The pressure at the face: the FLUID cell's, carried the half cell back to the
+        // face along the hydrostatic gradient rho g (exact for still liquid; the liquid's
+        // pressure includes gravity, the smoke's does not and its `rho_g` is zero). The
+        // dynamic part is taken at the cell, as the projection applies it.
         let n = vec3<f32>(e);
+        let p = phi[cell_index(y, params.n)] * bp.pressure_scale
+            - dot(bp.rho_g.xyz, 0.5 * params.h * n);
+
+        // The outward normal of the body's face is e; the fluid pushes along -e.
         let df = -p * bp.face_area * n;
         let xf = cell_centre_of(x) + 0.5 * params.h * n;
         var r = xf - b.centre.xyz;
@@ -190,6 +189,18 @@ fn forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
         add_fixed(base + a, f[a] * bp.force_unit);
         add_fixed(base + 3u + a, t[a] * bp.torque_unit);
     }
+}
+
+fn in_domain(x: vec3<f32>) -> bool {
+    let hi = vec3<f32>(params.n) * params.h;
+    let inside = x > vec3<f32>(0.0) & x < hi;
+    return inside.x && inside.y && (bp.slice != 0u || inside.z);
+}
+
+fn clamp_domain(x: vec3<f32>) -> vec3<f32> {
+    let hi = vec3<f32>(params.n) * params.h;
+    let c = clamp(x, vec3<f32>(bp.margin), hi - vec3<f32>(bp.margin));
+    return select(c, vec3<f32>(c.xy, x.z), vec3<bool>(false, false, bp.slice != 0u));
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -213,19 +224,28 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
             let world = b.centre.xyz + out.x * b.axis_x.xyz + out.y * b.axis_y.xyz
                 + out.z * b.axis_z.xyz;
             x = vec3<f32>(world.xy, select(world.z, x.z, bp.slice != 0u));
+            x = clamp_domain(x);
         } else {
-            // Out through the nearest face.
-            var pen = b.half.xyz - abs(l);
-            if (bp.slice != 0u) { pen.z = 1e30; }
-            var a = 0u;
-            if (pen.y < pen[a]) { a = 1u; }
-            if (pen.z < pen[a]) { a = 2u; }
-            let s = select(-1.0, 1.0, l[a] >= 0.0);
-            var axis = b.axis_x.xyz;
-            if (a == 1u) { axis = b.axis_y.xyz; }
-            if (a == 2u) { axis = b.axis_z.xyz; }
-            n = s * axis;
-            x = x + n * (pen[a] + bp.margin);
+            // Out through the nearest face that leads back into the domain (a body resting
+            // on a wall must not push particles through it).
+            var best = 1e30;
+            var out = x;
+            for (var f = 0u; f < 6u; f++) {
+                let a = f / 2u;
+                if (a == 2u && bp.slice != 0u) { continue; }
+                let s = select(-1.0, 1.0, (f & 1u) == 1u);
+                let pen = b.half[a] - s * l[a];
+                var axis = b.axis_x.xyz;
+                if (a == 1u) { axis = b.axis_y.xyz; }
+                if (a == 2u) { axis = b.axis_z.xyz; }
+                let cand = x + s * axis * (pen + bp.margin);
+                if (pen < best && in_domain(cand)) {
+                    best = pen;
+                    out = cand;
+                    n = s * axis;
+                }
+            }
+            x = out;
         }
         let vb = body_velocity(b, x);
         let vn = dot(v - vb, n);
@@ -253,4 +273,38 @@ fn rhs_compatible(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     let total = (f32(hi) * TWO_32 + f32(lo)) / bp.b_unit;
     let fluid = max(f32(atomicLoad(&counters[0])), 1.0);
     rhs[c] = rhs[c] - total / fluid;
+}
+
+fn walled_or_solid(c: vec3<i32>) -> bool {
+    return !in_grid(c, params.n) || solid[cell_index(c, params.n)] != 0u;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn pocket_mark(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || solid[c] != 0u) { return; }
+    let x = cell_coord(c, params.n);
+    let axes = select(3u, 2u, bp.slice != 0u);
+    var closed = 0u;
+    for (var a = 0u; a < 3u; a++) {
+        if (a >= axes) { continue; }
+        let e = unit(a);
+        closed += select(0u, 1u, walled_or_solid(x - e)) + select(0u, 1u, walled_or_solid(x + e));
+    }
+    if (closed + 1u >= 2u * axes) { body_id[c] = POCKET; }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn pocket_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || body_id[c] != POCKET) { return; }
+    body_id[c] = 0u;
+    solid[c] = 1u;
+    solid_vel[c] = vec4<f32>(0.0);
+    if (bp.set_cell_type != 0u) {
+        if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }
+        cell_type[c] = SOLID;
+    }
 }

@@ -599,6 +599,30 @@ fn check(path: &Path) -> Result<ExitCode> {
             walls(&s.wall_dye)
         ));
     }
+    if let Some(set) = eddy::sim::bodies::BodySet::from_scene(&scene) {
+        line(format!("bodies      {}", set.bodies.len()));
+        for (i, b) in set.bodies.iter().enumerate() {
+            let shape = match b.solid {
+                eddy::sim::bodies::Solid::Box { half } => {
+                    format!(
+                        "box {:.3} x {:.3} x {:.3} m",
+                        2.0 * half.x,
+                        2.0 * half.y,
+                        2.0 * half.z
+                    )
+                }
+                eddy::sim::bodies::Solid::Sphere { radius } if set.slice => {
+                    format!("disc r {radius:.3} m")
+                }
+                eddy::sim::bodies::Solid::Sphere { radius } => format!("sphere r {radius:.3} m"),
+            };
+            let i3 = b.inertia;
+            line(format!(
+                "  [{i}]      {shape}, {:?}, density {} kg/m^3, mass {:.4e} kg, inertia ({:.4e}, {:.4e}, {:.4e}) kg m^2",
+                b.motion, b.density, b.mass, i3.x, i3.y, i3.z
+            ));
+        }
+    }
     let est = if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
         line(format!(
@@ -913,12 +937,28 @@ impl RunSim {
         }
     }
 
+    /// The rigid bodies, when the scene has any.
+    fn bodies(&self) -> Option<&eddy::sim::bodies::BodySet> {
+        match self {
+            RunSim::Liquid(s) => s.bodies.as_ref().map(|b| &b.set),
+            RunSim::Smoke(s) => s.bodies.as_ref().map(|b| &b.set),
+        }
+    }
+
     /// Particle (or tracer) positions, xyz.
     fn positions(&self) -> Result<Vec<[f32; 4]>, eddy::sim::SimError> {
         match self {
             RunSim::Liquid(s) => Ok(s.read_particles()?.0),
             RunSim::Smoke(s) => s.read_tracers(),
         }
+    }
+}
+
+/// Simulated time, s.
+fn sim_time(sim: &RunSim) -> f64 {
+    match sim {
+        RunSim::Liquid(s) => s.time,
+        RunSim::Smoke(s) => s.time,
     }
 }
 
@@ -1017,6 +1057,15 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     let header = FrameStats::csv_header(scene.kind);
     let mut csv = RowWriter::create(&stats_path, header)
         .with_context(|| format!("cannot create {}", stats_path.display()))?;
+    // One row per body per frame, beside stats.csv.
+    let bodies_path = opts.out.join("bodies.csv");
+    let mut bodies_csv = match sim.bodies() {
+        Some(_) => Some(
+            RowWriter::create(&bodies_path, eddy::sim::bodies::CSV_HEADER)
+                .with_context(|| format!("cannot create {}", bodies_path.display()))?,
+        ),
+        None => None,
+    };
     let expected_particles = sim.particles();
     if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
         dump_particles(s, &opts.out, 0, k)?;
@@ -1039,6 +1088,13 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             stage_ms.merge(sim.timing());
             csv.row(&st.csv_row())
                 .with_context(|| format!("cannot write {}", stats_path.display()))?;
+            if let (Some(w), Some(set)) = (bodies_csv.as_mut(), sim.bodies()) {
+                let time = sim_time(&sim);
+                for row in eddy::sim::bodies::csv_rows(set, st.frame, time) {
+                    w.row(&row)
+                        .with_context(|| format!("cannot write {}", bodies_path.display()))?;
+                }
+            }
             if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
                 dump_particles(s, &opts.out, st.frame, k)?;
             }

@@ -104,8 +104,8 @@ impl FolderContents {
     }
 }
 
-/// True for names eddy writes into an output folder: `stats.csv`, `particles_NNNNN.ply`,
-/// `mesh_NNNNN.ply`,
+/// True for names eddy writes into an output folder: `stats.csv`, `bodies.csv`,
+/// `particles_NNNNN.ply`, `mesh_NNNNN.ply`,
 /// the system export's files, and any of them with the temporary suffix.
 pub fn is_eddy_file(name: &str) -> bool {
     let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
@@ -114,7 +114,15 @@ pub fn is_eddy_file(name: &str) -> bool {
         .find_map(|p| name.strip_prefix(p))
         .and_then(|r| r.strip_suffix(".ply"))
         .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()));
-    dump || ["stats.csv", "A.mtx", "b.mtx", "p.mtx", "cells.csv"].contains(&name)
+    dump || [
+        "stats.csv",
+        "bodies.csv",
+        "A.mtx",
+        "b.mtx",
+        "p.mtx",
+        "cells.csv",
+    ]
+    .contains(&name)
 }
 
 /// Lists `dir` (sorted); `None` when it does not exist.

@@ -25,15 +25,17 @@ macro_rules! shipped {
 }
 
 /// Every file of `scenes/` (a test checks that none is missing).
-pub const SHIPPED: [ShippedScene; 8] = shipped![
+pub const SHIPPED: [ShippedScene; 10] = shipped![
     "dam_break",
     "double_dam_break",
     "drop_into_pool",
+    "floating_bodies",
     "obstacle",
     "smoke_convection",
     "smoke_empty",
     "smoke_obstacles",
     "smoke_plume",
+    "smoke_rigid_bodies",
 ];
 
 /// The shipped scene called `name` (`dam_break` or `dam_break.ron`).

@@ -117,7 +117,11 @@ fn gpu_force_and_torque_match_the_f64_reference() {
         &ids,
         &types,
         &phi,
-        (p.pressure_scale as f64, p.face_area as f64),
+        (
+            p.pressure_scale as f64,
+            p.face_area as f64,
+            [p.rho_g[0] as f64, p.rho_g[1] as f64, p.rho_g[2] as f64],
+        ),
         false,
     );
     for (k, (gf, rf)) in gpu_forces.iter().zip(&reference).enumerate() {

@@ -52,6 +52,8 @@ fn every_shipped_scene_is_valid() {
         "smoke_obstacles.ron",
         "smoke_empty.ron",
         "smoke_convection.ron",
+        "floating_bodies.ron",
+        "smoke_rigid_bodies.ron",
     ] {
         assert!(
             names.iter().any(|n| n == required),

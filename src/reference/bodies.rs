@@ -2,7 +2,7 @@
 //! covers, and the pressure force and torque on each body summed over its faces with FLUID
 //! cells.
 
-use super::{Grid, FLUID, SOLID};
+use super::{Grid, FLUID};
 
 /// A body as the coupling sees it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,21 +69,19 @@ pub fn body_cells(g: Grid, bodies: &[RefBody], slice: bool) -> Vec<u32> {
 }
 
 /// Force (N) and torque about the centre (N m) on each body: the sum of -p n dA over the
-/// faces between the body's cells and FLUID cells (except FLUID cells with a SOLID cell or
-/// the wall right behind them: one-cell gaps), with n the body's outward normal,
-/// p = pressure_scale phi extrapolated linearly to the face from the two FLUID cells
-/// outside it (one when the next is not FLUID), dA = face_area; `scale` is
-/// (pressure_scale, face_area).
+/// faces between the body's cells and FLUID cells, with n the body's outward normal,
+/// p = pressure_scale phi of the FLUID cell minus rho_g . (h/2) n (the hydrostatic change
+/// over the half cell from the cell's centre back to the face), dA = face_area; `scale` is (pressure_scale, face_area, rho_g).
 pub fn body_forces(
     g: Grid,
     bodies: &[RefBody],
     body_id: &[u32],
     cell_type: &[u8],
     phi: &[f32],
-    scale: (f64, f64),
+    scale: (f64, f64, [f64; 3]),
     slice: bool,
 ) -> Vec<[f64; 6]> {
-    let (pressure_scale, face_area) = scale;
+    let (pressure_scale, face_area, rho_g) = scale;
     let mut out = vec![[0.0; 6]; bodies.len()];
     let fluid = |c: [i64; 3]| g.cell_at(c).filter(|&i| cell_type[i] == FLUID);
     for (c, &id) in body_id.iter().enumerate().take(g.cells()) {
@@ -99,17 +97,9 @@ pub fn body_forces(
                 e[axis] = s;
                 let y = [x[0] + e[0], x[1] + e[1], x[2] + e[2]];
                 let Some(cy) = fluid(y) else { continue };
-                // A one-cell gap between the body and another solid or a wall: no force.
-                let next = [y[0] + e[0], y[1] + e[1], y[2] + e[2]];
-                if g.cell_at(next).is_none_or(|c| cell_type[c] == SOLID) {
-                    continue;
-                }
-                let mut p = phi[cy] as f64;
-                if let Some(cz) = fluid([y[0] + e[0], y[1] + e[1], y[2] + e[2]]) {
-                    p = 1.5 * p - 0.5 * phi[cz] as f64;
-                }
-                p *= pressure_scale;
                 let n = e.map(|v| v as f64);
+                let p = phi[cy] as f64 * pressure_scale
+                    - 0.5 * g.h * (rho_g[0] * n[0] + rho_g[1] * n[1] + rho_g[2] * n[2]);
                 let df = n.map(|v| -p * face_area * v);
                 let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * n[a]) * g.h);
                 let mut r: [f64; 3] = std::array::from_fn(|a| xf[a] - b.centre[a]);

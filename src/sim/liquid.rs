@@ -211,7 +211,7 @@ impl Runner<Liquid> {
                     face_area: scene.h() * scene.h(),
                     density: DENSITY,
                     length: scene.domain.0.max(scene.domain.1).max(scene.domain.2),
-                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                    gravity: [scene.gravity.0, scene.gravity.1, scene.gravity.2],
                 },
             )?;
             core.bodies = Some(b);
@@ -368,7 +368,7 @@ impl Mode for Liquid {
         let h = core.scene.h();
         let g = core.scene.gravity;
         let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
-        core.scene.cfl * h / (core.max_speed as f64 + (h * gmag).sqrt()).max(1e-9)
+        core.scene.cfl * h / (core.max_speed_with_bodies() + (h * gmag).sqrt()).max(1e-9)
     }
 
     fn particles(&self) -> u32 {

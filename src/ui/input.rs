@@ -161,6 +161,8 @@ impl Viewer {
                     if let Some(p) = p {
                         m.drag =
                             smoke::start_drag(&m.sim, &m.panel, button == MouseButton::Left, p);
+                        // A drag that starts on a rigid body holds it on a spring.
+                        smoke::grab_body(&mut m.sim, &m.drag, p);
                     }
                 } else {
                     smoke::end_drag(&mut m.sim, &mut m.drag);

@@ -186,7 +186,15 @@ pub enum Drag {
     Right {
         last: [f64; 2],
     },
+    /// Left button that started on rigid body `index`: a spring pulls the grabbed point
+    /// towards the mouse, so the body turns as well as moves.
+    Body {
+        index: usize,
+    },
 }
+
+/// Stiffness per kg of the mouse's spring on a grabbed body, 1/s^2 (a period of 0.2 s).
+const GRAB_STIFFNESS: f64 = 1000.0;
 
 /// Applies one mouse move of a drag at `p` (m) to the simulation. `frame_dt` turns the
 /// drag distance into a velocity. Returns true when the state changed.
@@ -213,6 +221,16 @@ pub fn apply_drag(
     };
     match drag {
         Drag::None => false,
+        Drag::Body { index } => {
+            let Some(b) = sim.bodies.as_mut() else {
+                return false;
+            };
+            let z = 0.5 * b.set.domain.z;
+            if let Some(g) = b.set.bodies.get_mut(*index).and_then(|b| b.grab.as_mut()) {
+                g.target = glam::DVec3::new(p[0], p[1], z);
+            }
+            true
+        }
         Drag::Obstacle { last } => {
             let v = velocity(*last);
             *last = p;
@@ -273,6 +291,13 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
         return Drag::Right { last: p };
     }
     if panel.tool == Tool::Splat {
+        if let Some(b) = &sim.bodies {
+            let z = 0.5 * b.set.domain.z;
+            let at = glam::DVec3::new(p[0], p[1], z);
+            if let Some(index) = b.set.body_at(at) {
+                return Drag::Body { index };
+            }
+        }
         if let Some(o) = &sim.mode.obstacle {
             let c = o.centre();
             let half = o.half();
@@ -284,9 +309,35 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
     Drag::Left { last: p }
 }
 
+/// Grabs the body a drag started on, at the point under the mouse (call after
+/// [`start_drag`]).
+pub fn grab_body(sim: &mut SmokeSimulation, drag: &Drag, p: [f64; 2]) {
+    if let (Drag::Body { index }, Some(b)) = (drag, sim.bodies.as_mut()) {
+        let z = 0.5 * b.set.domain.z;
+        if let Some(body) = b.set.bodies.get_mut(*index) {
+            let at = glam::DVec3::new(p[0], p[1], z);
+            body.grab = Some(grab_at(body, at));
+        }
+    }
+}
+
+/// A spring from the body point under `at` to `at`.
+fn grab_at(body: &crate::sim::bodies::RigidBody, at: glam::DVec3) -> crate::sim::bodies::Grab {
+    crate::sim::bodies::Grab {
+        local: body.orientation.inverse() * (at - body.position),
+        target: at,
+        stiffness: GRAB_STIFFNESS,
+    }
+}
+
 /// Ends a drag: a dragged obstacle goes back to moving on its own, with the scene's
-/// velocity.
+/// velocity; a grabbed body is let go.
 pub fn end_drag(sim: &mut SmokeSimulation, drag: &mut Drag) {
+    if let (Drag::Body { index }, Some(b)) = (*drag, sim.bodies.as_mut()) {
+        if let Some(body) = b.set.bodies.get_mut(index) {
+            body.grab = None;
+        }
+    }
     if let Drag::Obstacle { .. } = drag {
         let scene_velocity = sim
             .scene

@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 
 crate::kernel_entries!(
     /// The entry points of shaders/bodies.wgsl.
-    BodiesEntries { stamp, forces, push_out, rhs_sum, rhs_compatible }
+    BodiesEntries { stamp, forces, push_out, rhs_sum, rhs_compatible, pocket_mark, pocket_fill }
 );
 
 /// One body as the kernels read it. Mirror of `Body` in shaders/bodies.wgsl (layout
@@ -60,8 +60,11 @@ pub struct BodyParams {
     /// Fixed-point units per unit of the pressure right-hand side (m^2/s).
     pub b_unit: f32,
     pub _pad: [f32; 2],
+    /// Fluid density times gravity, N/m^3: the hydrostatic gradient of the liquid's
+    /// pressure, zero in the smoke (whose pressure leaves out the hydrostatic part).
+    pub rho_g: [f32; 4],
 }
-const _: () = assert!(std::mem::size_of::<BodyParams>() == 48);
+const _: () = assert!(std::mem::size_of::<BodyParams>() == 64);
 crate::wgsl_mirror!(body_params_layout: BodyParams = "bodies.wgsl" BodyParams {
     restore: restore,
     set_cell_type: set_cell_type,
@@ -75,12 +78,16 @@ crate::wgsl_mirror!(body_params_layout: BodyParams = "bodies.wgsl" BodyParams {
     b_unit: b_unit,
     _pad2: _pad[0],
     _pad3: _pad[1],
+    rho_g: rho_g,
 });
 
 pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
 
 /// Bytes of the sums: 6 i64 per body, then the right-hand side's sum.
 const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + 1) * 8) as u64;
+
+/// Rounds of closing fluid pockets and dead ends (shaders/bodies.wgsl, `pocket_mark`).
+const POCKET_ROUNDS: usize = 2;
 
 /// How a mode's cells take the bodies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,10 +175,10 @@ pub struct CouplingInputs<'a> {
     pub static_cells: Option<(&'a [u32], &'a [[f32; 4]])>,
     /// Area of a cell face, m^2 (h^2, or h times a slice's depth).
     pub face_area: f64,
-    /// Fluid density (kg/m^3), largest domain extent (m), |gravity| (m/s^2).
+    /// Fluid density (kg/m^3), largest domain extent (m), gravity (m/s^2).
     pub density: f64,
     pub length: f64,
-    pub gravity: f64,
+    pub gravity: [f64; 3],
 }
 
 impl BodyCoupling {
@@ -185,8 +192,15 @@ impl BodyCoupling {
             (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64,
         );
         let h = f.params.h as f64;
-        let (force_unit, torque_unit) =
-            force_units(inp.face_area, inp.length, inp.density, inp.gravity);
+        let g = inp.gravity;
+        let g_len = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+        let (force_unit, torque_unit) = force_units(inp.face_area, inp.length, inp.density, g_len);
+        let rho_g = if inp.mode == CouplingMode::Liquid {
+            let r = inp.density;
+            [(r * g[0]) as f32, (r * g[1]) as f32, (r * g[2]) as f32, 0.0]
+        } else {
+            [0.0; 4]
+        };
         let params = BodyParams {
             restore: (inp.mode == CouplingMode::Liquid) as u32,
             set_cell_type: (inp.mode == CouplingMode::Smoke) as u32,
@@ -195,6 +209,7 @@ impl BodyCoupling {
             force_unit: force_unit as f32,
             torque_unit: torque_unit as f32,
             margin: (1e-3 * h) as f32,
+            rho_g,
             // |rhs| <= h (cells crossed per second) stays below 2^27 h for any speed a scene
             // allows, so 2^30 cells of it fit the i64 sum.
             b_unit: 2f64.powi(32 - (h.log2().round() as i32)) as f32,
@@ -282,6 +297,12 @@ impl BodyCoupling {
     pub fn record_stamp(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
             .dispatch(pass, self.e.stamp, &self.group, f.num_cells());
+        for _ in 0..POCKET_ROUNDS {
+            self.kernel
+                .dispatch(pass, self.e.pocket_mark, &self.group, f.num_cells());
+            self.kernel
+                .dispatch(pass, self.e.pocket_fill, &self.group, f.num_cells());
+        }
     }
 
     /// Clears the force sums; record before the pass that runs [`Self::record_forces`].

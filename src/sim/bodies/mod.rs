@@ -213,6 +213,15 @@ impl RigidBody {
         self.velocity() + self.omega().cross(p - self.position)
     }
 
+    /// Longest over shortest extent (1 for a sphere; a slice's depth does not count).
+    pub fn aspect(&self, slice: bool) -> f64 {
+        match self.solid {
+            Solid::Sphere { .. } => 1.0,
+            Solid::Box { half } if slice => half.x.max(half.y) / half.x.min(half.y),
+            Solid::Box { half } => half.max_element() / half.min_element(),
+        }
+    }
+
     /// Half extents of the body's axis-aligned bounding box, m.
     pub fn aabb_half(&self) -> DVec3 {
         match self.solid {
@@ -337,10 +346,14 @@ impl BodySet {
             }
             let (f, t) = self.applied(i);
             let k = self.added_mass * self.fluid_density / self.bodies[i].density;
+            // A thin body turning sweeps fluid far from its axis: its added inertia over its
+            // own grows with its aspect ratio (a plate's as 0.3 rho_f/rho_b times it).
+            let k_turn = k * self.bodies[i].aspect(self.slice);
             let b = &mut self.bodies[i];
             let (v, w) = (b.velocity(), b.omega());
             let dv = (dt * f / b.mass + k * (v - b.seen_velocity)) / (1.0 + k);
-            let dw = (b.inverse_inertia() * (dt * t) + k * (w - b.seen_omega)) / (1.0 + k);
+            let dw =
+                (b.inverse_inertia() * (dt * t) + k_turn * (w - b.seen_omega)) / (1.0 + k_turn);
             b.seen_velocity = v;
             b.seen_omega = w;
             b.momentum += b.mass * dv;
@@ -352,7 +365,22 @@ impl BodySet {
             }
         }
         let contacts = contact::find_contacts(self);
+        let before: Vec<(DVec3, DVec3)> = self
+            .bodies
+            .iter()
+            .map(|b| (b.velocity(), b.omega()))
+            .collect();
         contact::solve(self, &contacts, dt);
+        // A contact's change of velocity counts as seen: the stabilisation above compensates
+        // only the fluid's own reaction. Next to a wall the fluid's added mass is cut short
+        // and does not answer a bounce in full; compensating the bounce anyway would add it
+        // again, amplified (1 + m_e / m) times over the following substeps.
+        for (b, (v, w)) in self.bodies.iter_mut().zip(before) {
+            if b.is_dynamic() {
+                b.seen_velocity += b.velocity() - v;
+                b.seen_omega += b.omega() - w;
+            }
+        }
         for b in &mut self.bodies {
             match b.motion {
                 BodyMotion::Fixed => continue,
@@ -391,6 +419,15 @@ impl BodySet {
             .sum()
     }
 
+    /// Fastest speed of any point of any body, m/s (the CFL substep counts it: a body may
+    /// not cross more cells per substep than the fluid).
+    pub fn max_speed(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| b.velocity().length() + b.omega().length() * b.aabb_half().length())
+            .fold(0.0, f64::max)
+    }
+
     /// The body under world point `p` (topmost = last in the scene), if any.
     pub fn body_at(&self, p: DVec3) -> Option<usize> {
         (0..self.bodies.len())
@@ -400,9 +437,10 @@ impl BodySet {
 }
 
 /// Default estimate of a body's added mass over its displaced fluid mass: a sphere's is
-/// 1/2, a cube's about 0.7 moving face on, a thin plate's more; 1 keeps every shape stable
-/// up to an added mass of 2 + rho_body / rho_fluid displaced masses.
-pub const ADDED_MASS: f64 = 1.0;
+/// 1/2, a cube's about 0.7 moving face on, a thin plate's more, and a body near a wall or
+/// in a closed box more again; 2 keeps a body stable up to an added mass of
+/// 4 + rho_body / rho_fluid displaced masses (the turning's is scaled by the aspect ratio).
+pub const ADDED_MASS: f64 = 2.0;
 
 /// A kinematic body moves on its prescribed velocity and reverses a component when its
 /// bounding box crosses the wall it moves towards, like the smoke's moving obstacle.
@@ -528,5 +566,108 @@ mod tests {
         // The explicit rotation update drifts the energy slowly; a thousand steps of a
         // tumbling box stay within a percent.
         assert!((e(b) / e0 - 1.0).abs() < 0.01, "energy {} vs {e0}", e(b));
+    }
+
+    #[test]
+    fn a_grab_spring_pulls_the_point_to_the_mouse_and_turns_the_body() {
+        let scene = Scene {
+            gravity: (0.0, 0.0, 0.0),
+            bodies: vec![spec(
+                BodyShape::Box {
+                    half_extents: (0.15, 0.05, 0.05),
+                },
+                400.0,
+            )],
+            ..Default::default()
+        };
+        let mut set = BodySet::from_scene(&scene).unwrap();
+        set.added_mass = 0.0;
+        let local = DVec3::new(0.15, 0.0, 0.0);
+        let target = DVec3::new(0.6, 0.7, 0.5);
+        set.bodies[0].grab = Some(Grab {
+            local,
+            target,
+            stiffness: 400.0,
+        });
+        let mut turned = 0.0f64;
+        for _ in 0..3000 {
+            set.step(1e-3);
+            turned = turned.max(set.bodies[0].omega().z);
+        }
+        let b = &set.bodies[0];
+        let p = b.position + b.orientation * local;
+        assert!((p - target).length() < 0.01, "grabbed point at {p}");
+        // Pulled up at its +x end, it turned counter-clockwise about z.
+        assert!(turned > 0.5, "largest w_z {turned}");
+    }
+
+    #[test]
+    fn bad_bodies_are_refused_with_the_field_named() {
+        let base = spec(BodyShape::Sphere { radius: 0.1 }, 500.0);
+        let cases: Vec<(BodySpec, &str)> = vec![
+            (
+                BodySpec {
+                    density: 0.0,
+                    ..base.clone()
+                },
+                "density",
+            ),
+            (
+                BodySpec {
+                    shape: BodyShape::Box {
+                        half_extents: (0.1, -0.1, 0.1),
+                    },
+                    ..base.clone()
+                },
+                "half_extents",
+            ),
+            (
+                BodySpec {
+                    center: (1.5, 0.5, 0.5),
+                    ..base.clone()
+                },
+                "outside the domain",
+            ),
+            (
+                BodySpec {
+                    restitution: 1.5,
+                    ..base.clone()
+                },
+                "restitution",
+            ),
+            (
+                BodySpec {
+                    shape: BodyShape::Sphere { radius: 0.6 },
+                    ..base.clone()
+                },
+                "too large",
+            ),
+        ];
+        for (b, needle) in cases {
+            let scene = Scene {
+                fluid: vec![crate::scene::Shape::Box {
+                    min: (0.0, 0.0, 0.0),
+                    max: (1.0, 0.4, 1.0),
+                    velocity: (0.0, 0.0, 0.0),
+                }],
+                bodies: vec![base.clone(), b],
+                ..Default::default()
+            };
+            let err = scene.validate().unwrap_err();
+            assert!(
+                err.contains("bodies[1]") && err.contains(needle),
+                "{needle}: {err}"
+            );
+        }
+        let too_many = Scene {
+            fluid: vec![crate::scene::Shape::Box {
+                min: (0.0, 0.0, 0.0),
+                max: (1.0, 0.4, 1.0),
+                velocity: (0.0, 0.0, 0.0),
+            }],
+            bodies: vec![base; MAX_BODIES + 1],
+            ..Default::default()
+        };
+        assert!(too_many.validate().unwrap_err().contains("at most 64"));
     }
 }

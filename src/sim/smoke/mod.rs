@@ -279,7 +279,7 @@ impl Runner<Smoke> {
                     face_area: scene.h() * scene.domain.2,
                     density: AIR_DENSITY,
                     length: scene.domain.0.max(scene.domain.1),
-                    gravity: params.gravity.iter().map(|g| g * g).sum::<f32>().sqrt() as f64,
+                    gravity: [scene.gravity.0, scene.gravity.1, scene.gravity.2],
                 },
             )?;
             core.bodies = Some(b);
@@ -407,7 +407,7 @@ impl Mode for Smoke {
         let h = core.scene.h();
         let s = &core.scene.smoke;
         let accel = s.buoyancy.abs() + s.dye_weight.abs() + 1.0;
-        core.scene.cfl * h / (core.max_speed as f64 + (h * accel).sqrt()).max(1e-9)
+        core.scene.cfl * h / (core.max_speed_with_bodies() + (h * accel).sqrt()).max(1e-9)
     }
 
     fn particles(&self) -> u32 {
