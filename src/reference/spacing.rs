@@ -5,6 +5,36 @@
 
 use super::{cell_of, Grid};
 
+/// The particles of each cell, in index order.
+fn bin(g: &Grid, pos: &[[f64; 3]]) -> Vec<Vec<usize>> {
+    let mut bins: Vec<Vec<usize>> = vec![Vec::new(); g.cells()];
+    for (p, x) in pos.iter().enumerate() {
+        bins[cell_of(g, *x)].push(p);
+    }
+    bins
+}
+
+/// The cells of the 3 x 3 x 3 block around the cell holding `x` that lie in the grid.
+fn neighbour_cells(g: &Grid, x: [f64; 3]) -> impl Iterator<Item = usize> + '_ {
+    let home = g.coord(cell_of(g, x));
+    let n = g.n().map(|v| v as i64);
+    (0..27i64).filter_map(move |k| {
+        let c = [
+            home[0] as i64 + k % 3 - 1,
+            home[1] as i64 + (k / 3) % 3 - 1,
+            home[2] as i64 + k / 9 - 1,
+        ];
+        (0..3)
+            .all(|a| c[a] >= 0 && c[a] < n[a])
+            .then(|| g.cell(c[0] as usize, c[1] as usize, c[2] as usize))
+    })
+}
+
+fn distance(a: [f64; 3], b: [f64; 3]) -> ([f64; 3], f64) {
+    let d = [0, 1, 2].map(|i| a[i] - b[i]);
+    (d, (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
+}
+
 pub fn push_apart(
     g: &Grid,
     solid: &[bool],
@@ -13,36 +43,19 @@ pub fn push_apart(
     strength: f64,
     slots: usize,
 ) -> Vec<[f64; 3]> {
-    let mut bins: Vec<Vec<usize>> = vec![Vec::new(); g.cells()];
-    for (p, x) in pos.iter().enumerate() {
-        bins[cell_of(g, *x)].push(p);
-    }
-    let n = g.n().map(|v| v as i64);
+    let bins = bin(g, pos);
+    let n = g.n();
     let m = 0.01 * g.h;
     pos.iter()
         .enumerate()
         .map(|(p, x0)| {
-            let home = g.coord(cell_of(g, *x0));
             let mut shift = [0.0f64; 3];
-            for k in 0..27i64 {
-                let c = [
-                    home[0] as i64 + k % 3 - 1,
-                    home[1] as i64 + (k / 3) % 3 - 1,
-                    home[2] as i64 + k / 9 - 1,
-                ];
-                if (0..3).any(|a| c[a] < 0 || c[a] >= n[a]) {
+            for c in neighbour_cells(g, *x0) {
+                if bins[c].len() > slots {
                     continue;
                 }
-                let bin = &bins[g.cell(c[0] as usize, c[1] as usize, c[2] as usize)];
-                if bin.len() > slots {
-                    continue;
-                }
-                for &q in bin {
-                    if q == p {
-                        continue;
-                    }
-                    let d = [0, 1, 2].map(|a| x0[a] - pos[q][a]);
-                    let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+                for &q in bins[c].iter().filter(|&&q| q != p) {
+                    let (d, dist) = distance(*x0, pos[q]);
                     if dist >= radius || dist < 1e-6 * g.h {
                         continue;
                     }
@@ -64,30 +77,13 @@ pub fn push_apart(
 /// The smallest distance between any two particles closer than `within` (brute force over
 /// pairs in neighbouring cells), and how many pairs are closer than `within`.
 pub fn close_pairs(g: &Grid, pos: &[[f64; 3]], within: f64) -> (f64, usize) {
-    let mut bins: Vec<Vec<usize>> = vec![Vec::new(); g.cells()];
-    for (p, x) in pos.iter().enumerate() {
-        bins[cell_of(g, *x)].push(p);
-    }
-    let n = g.n().map(|v| v as i64);
+    let bins = bin(g, pos);
     let mut closest = f64::INFINITY;
     let mut count = 0;
     for (p, x0) in pos.iter().enumerate() {
-        let home = g.coord(cell_of(g, *x0));
-        for k in 0..27i64 {
-            let c = [
-                home[0] as i64 + k % 3 - 1,
-                home[1] as i64 + (k / 3) % 3 - 1,
-                home[2] as i64 + k / 9 - 1,
-            ];
-            if (0..3).any(|a| c[a] < 0 || c[a] >= n[a]) {
-                continue;
-            }
-            for &q in &bins[g.cell(c[0] as usize, c[1] as usize, c[2] as usize)] {
-                if q <= p {
-                    continue;
-                }
-                let d = [0, 1, 2].map(|a| x0[a] - pos[q][a]);
-                let dist = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        for c in neighbour_cells(g, *x0) {
+            for &q in bins[c].iter().filter(|&&q| q > p) {
+                let dist = distance(*x0, pos[q]).1;
                 if dist < within {
                     count += 1;
                     closest = closest.min(dist);
