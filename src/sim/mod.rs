@@ -595,8 +595,10 @@ impl Simulation {
         let g = self.scene.gravity;
         let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
         // Bodies count too: a body may cross no more cells per substep than the fluid.
-        let speed =
-            (self.max_speed as f64).max(self.bodies.as_ref().map_or(0.0, |b| b.set.max_speed()));
+        let speed = match &self.bodies {
+            Some(b) => (self.max_speed as f64).max(b.set.max_speed()),
+            None => self.max_speed as f64,
+        };
         self.scene.cfl * h / (speed + (h * gmag).sqrt()).max(1e-9)
     }
 

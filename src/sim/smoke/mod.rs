@@ -711,8 +711,10 @@ impl SmokeSimulation {
         let s = &self.scene.smoke;
         let accel = s.buoyancy.abs() + s.dye_weight.abs() + 1.0;
         // Bodies count too: a body may cross no more cells per substep than the fluid.
-        let speed =
-            (self.max_speed as f64).max(self.bodies.as_ref().map_or(0.0, |b| b.set.max_speed()));
+        let speed = match &self.bodies {
+            Some(b) => (self.max_speed as f64).max(b.set.max_speed()),
+            None => self.max_speed as f64,
+        };
         self.scene.cfl * h / (speed + (h * accel).sqrt()).max(1e-9)
     }
 
