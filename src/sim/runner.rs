@@ -118,7 +118,11 @@ impl Core {
     /// The largest speed the CFL step must respect, m/s: the fluid's, or a rigid body's
     /// when one is faster (a body may cross no more cells per substep than the fluid).
     pub fn max_speed_with_bodies(&self) -> f64 {
-        (self.max_speed as f64).max(self.bodies.as_ref().map_or(0.0, |b| b.set.max_speed()))
+        let fluid = self.max_speed as f64;
+        match &self.bodies {
+            Some(b) => fluid.max(b.set.max_speed()),
+            None => fluid,
+        }
     }
 
     /// Writes the scene's pressure settings to the solver's config.
