@@ -99,12 +99,17 @@ fn seg(out: &mut Vec<LineVertex>, a: Vec3, b: Vec3, color: [f32; 3]) {
 
 /// The 12 edges of an axis-aligned box.
 pub fn box_edges(out: &mut Vec<LineVertex>, lo: Vec3, hi: Vec3, color: [f32; 3]) {
+    oriented_box_edges(out, |c| lo + (hi - lo) * c, color);
+}
+
+/// The 12 edges of the box whose corner `c` (each coordinate 0 or 1) is at `corner(c)`.
+fn oriented_box_edges(out: &mut Vec<LineVertex>, corner: impl Fn(Vec3) -> Vec3, color: [f32; 3]) {
     let p = |i: u32| {
-        Vec3::new(
-            if i & 1 == 0 { lo.x } else { hi.x },
-            if i & 2 == 0 { lo.y } else { hi.y },
-            if i & 4 == 0 { lo.z } else { hi.z },
-        )
+        corner(Vec3::new(
+            (i & 1) as f32,
+            ((i >> 1) & 1) as f32,
+            ((i >> 2) & 1) as f32,
+        ))
     };
     for i in 0..8u32 {
         for bit in [1, 2, 4] {
@@ -113,6 +118,50 @@ pub fn box_edges(out: &mut Vec<LineVertex>, lo: Vec3, hi: Vec3, color: [f32; 3])
             }
         }
     }
+}
+
+/// Three great circles of a sphere of radius `r` at `c`, along the axes `axes`.
+fn sphere_circles(out: &mut Vec<LineVertex>, c: Vec3, r: f32, axes: [Vec3; 3], color: [f32; 3]) {
+    let [x, y, z] = axes;
+    for (a, b) in [(x, y), (y, z), (z, x)] {
+        let n = 48;
+        for i in 0..n {
+            let t0 = i as f32 / n as f32 * std::f32::consts::TAU;
+            let t1 = (i + 1) as f32 / n as f32 * std::f32::consts::TAU;
+            seg(
+                out,
+                c + r * (a * t0.cos() + b * t0.sin()),
+                c + r * (a * t1.cos() + b * t1.sin()),
+                color,
+            );
+        }
+    }
+}
+
+/// The rigid bodies where they are now: boxes as their 12 edges, spheres as three great
+/// circles turning with them (a slice's bodies are prisms and cylinders across its depth).
+pub fn body_lines(set: &crate::sim::bodies::BodySet) -> Vec<LineVertex> {
+    use crate::sim::bodies::Solid;
+    let mut out = Vec::new();
+    let color = [0.3, 0.85, 0.95];
+    for b in &set.bodies {
+        let c = b.position.as_vec3();
+        let q = b.orientation.as_quat();
+        let axes = [q * Vec3::X, q * Vec3::Y, q * Vec3::Z];
+        match b.solid {
+            Solid::Box { half } => {
+                let mut half = half.as_vec3();
+                if set.slice {
+                    half.z = 0.5 * set.domain.z as f32;
+                }
+                oriented_box_edges(&mut out, |k| c + q * ((2.0 * k - Vec3::ONE) * half), color);
+            }
+            Solid::Sphere { radius } => {
+                sphere_circles(&mut out, c, radius as f32, axes, color);
+            }
+        }
+    }
+    out
 }
 
 /// Domain box and solids (boxes as edges, spheres as three great circles).
@@ -136,20 +185,13 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
             ),
             Shape::Sphere { center, radius, .. } => {
                 let c = Vec3::new(center.0 as f32, center.1 as f32, center.2 as f32);
-                let r = *radius as f32;
-                for (a, b) in [(Vec3::X, Vec3::Y), (Vec3::Y, Vec3::Z), (Vec3::Z, Vec3::X)] {
-                    let n = 48;
-                    for i in 0..n {
-                        let t0 = i as f32 / n as f32 * std::f32::consts::TAU;
-                        let t1 = (i + 1) as f32 / n as f32 * std::f32::consts::TAU;
-                        seg(
-                            &mut out,
-                            c + r * (a * t0.cos() + b * t0.sin()),
-                            c + r * (a * t1.cos() + b * t1.sin()),
-                            solid,
-                        );
-                    }
-                }
+                sphere_circles(
+                    &mut out,
+                    c,
+                    *radius as f32,
+                    [Vec3::X, Vec3::Y, Vec3::Z],
+                    solid,
+                );
             }
         }
     }

@@ -135,7 +135,28 @@ impl SmokeViewKey {
     }
 }
 
+/// The lines drawn over every view: the domain, the scene's solids and the rigid bodies
+/// where they are now.
+fn overlay_lines(
+    scene: &Scene,
+    bodies: Option<&crate::sim::bodies::coupling::Bodies>,
+) -> Vec<crate::render::lines::LineVertex> {
+    let mut lines = scene_lines(scene);
+    if let Some(b) = bodies {
+        lines.extend(crate::render::lines::body_lines(&b.set));
+    }
+    lines
+}
+
 impl Sim {
+    /// The rigid bodies, when the scene has any.
+    fn bodies(&self) -> Option<&crate::sim::bodies::coupling::Bodies> {
+        match self {
+            Sim::Liquid(s) => s.bodies.as_ref(),
+            Sim::Smoke(m) => m.sim.bodies.as_ref(),
+        }
+    }
+
     fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Sim, SimError> {
         Ok(match scene.kind {
             SceneKind::Liquid => Sim::Liquid(Simulation::new(ctx, scene)?),
@@ -184,6 +205,7 @@ struct Viewer {
     params: ParametersPanel,
     view: ViewPanel,
     stats: StatsPanel,
+    bodies: panels::BodiesPanel,
     /// The slice currently drawn and the cell types it was read with (for hover text).
     slice: Option<(SliceImage, FieldData)>,
     slice_key: Option<(SliceSpec, u64, bool)>,
@@ -244,8 +266,10 @@ impl Viewer {
             }
         }
         self.slice = None;
-        self.renderer
-            .set_lines(&self.ctx.device, &scene_lines(&self.scene));
+        self.renderer.set_lines(
+            &self.ctx.device,
+            &overlay_lines(&self.scene, self.sim.bodies()),
+        );
         self.slice_key = None;
         let r = self.scene.resolution;
         self.view.max_index = [r.0, r.1, r.2];
@@ -333,6 +357,11 @@ impl Viewer {
         };
         if !full {
             self.controls.playing = false;
+        }
+        // Bodies move: their outlines follow (a shown slice rebuilds its lines too).
+        if let Some(b) = self.sim.bodies() {
+            let lines = overlay_lines(&self.scene, Some(b));
+            self.renderer.set_lines(&self.ctx.device, &lines);
         }
         self.revision += 1;
         self.frames_done += 1;

@@ -550,3 +550,71 @@ fn smoke_settings(ui: &mut egui::Ui, s: &mut SmokeSettings) -> bool {
     }
     changed
 }
+
+/// One rigid body as the bodies panel shows it.
+#[derive(Clone, Debug, Default)]
+pub struct BodyRow {
+    pub shape: String,
+    pub mass: f64,
+    pub velocity: [f64; 3],
+    pub omega: [f64; 3],
+    pub force: [f64; 3],
+    pub torque: [f64; 3],
+}
+
+/// The scene's rigid bodies: mass, velocity and angular velocity, and the force and
+/// torque the fluid's pressure put on each in the last substep.
+#[derive(Default)]
+pub struct BodiesPanel {
+    pub rows: Vec<BodyRow>,
+}
+
+impl BodiesPanel {
+    /// Reads the bodies' current state.
+    pub fn update(&mut self, set: &crate::sim::bodies::BodySet) {
+        use crate::sim::bodies::Solid;
+        let v3 = |v: glam::DVec3| [v.x, v.y, v.z];
+        self.rows = set
+            .bodies
+            .iter()
+            .map(|b| BodyRow {
+                shape: match b.solid {
+                    Solid::Box { .. } => format!("box, {:?}", b.motion).to_lowercase(),
+                    Solid::Sphere { .. } if set.slice => {
+                        format!("disc, {:?}", b.motion).to_lowercase()
+                    }
+                    Solid::Sphere { .. } => format!("sphere, {:?}", b.motion).to_lowercase(),
+                },
+                mass: b.mass,
+                velocity: v3(b.velocity()),
+                omega: v3(b.omega()),
+                force: v3(b.fluid_force),
+                torque: v3(b.fluid_torque),
+            })
+            .collect();
+    }
+
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let v = |a: [f64; 3]| format!("({:+.3}, {:+.3}, {:+.3})", a[0], a[1], a[2]);
+        for (i, r) in self.rows.iter().enumerate() {
+            ui.label(egui::RichText::new(format!("body {i}: {}", r.shape)).strong());
+            egui::Grid::new(("body", i)).num_columns(2).show(ui, |ui| {
+                ui.label("mass");
+                ui.label(format!("{:.4} kg", r.mass));
+                ui.end_row();
+                ui.label("velocity");
+                ui.label(format!("{} m/s", v(r.velocity)));
+                ui.end_row();
+                ui.label("angular velocity");
+                ui.label(format!("{} rad/s", v(r.omega)));
+                ui.end_row();
+                ui.label("fluid force");
+                ui.label(format!("{} N", v(r.force)));
+                ui.end_row();
+                ui.label("fluid torque");
+                ui.label(format!("{} N m", v(r.torque)));
+                ui.end_row();
+            });
+        }
+    }
+}

@@ -2,8 +2,9 @@
 //! the simulation or the choice changed), velocity arrows, the smoke image and trails, and
 //! the flat layout that frames a slice as a 2D image.
 
+use super::overlay_lines;
 use super::{frame_camera, smoke, Sim, SmokeViewKey, Viewer, ViewerError};
-use crate::render::lines::{scene_lines, velocity_arrows};
+use crate::render::lines::velocity_arrows;
 use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::smoke as render_smoke;
 use crate::sim::views::Field;
@@ -50,7 +51,7 @@ impl Viewer {
                 let p = &m.panel;
                 self.renderer
                     .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
-                let mut lines = scene_lines(&self.scene);
+                let mut lines = overlay_lines(&self.scene, m.sim.bodies.as_ref());
                 if p.trails {
                     lines.extend(render_smoke::trail_lines(&m.sim)?);
                 }
@@ -67,8 +68,10 @@ impl Viewer {
             if self.slice.take().is_some() {
                 self.renderer
                     .set_slice(&self.ctx.device, &self.ctx.queue, None);
-                self.renderer
-                    .set_lines(&self.ctx.device, &scene_lines(&self.scene));
+                self.renderer.set_lines(
+                    &self.ctx.device,
+                    &overlay_lines(&self.scene, sim.bodies.as_ref()),
+                );
             }
             self.view.legend = None;
             self.slice_key = None;
@@ -99,7 +102,7 @@ impl Viewer {
         let img = SliceImage::build(&data, self.scene.h() as f32, spec);
         self.renderer
             .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
-        let mut lines = scene_lines(&self.scene);
+        let mut lines = overlay_lines(&self.scene, sim.bodies.as_ref());
         if self.view.arrows {
             let (u, v, w) = (
                 sim.read_field(Field::U)?,

@@ -208,6 +208,7 @@ impl Viewer {
                 hover: None,
                 legend: None,
             },
+            bodies: Default::default(),
             stats: StatsPanel {
                 adapter: ctx.describe(),
                 timestamps: ctx.timestamps,
@@ -329,7 +330,16 @@ impl Viewer {
                 });
             egui::Panel::right("stats")
                 .default_size(280.0)
-                .show(ui, |ui| self.stats.ui(ui));
+                .show(ui, |ui| {
+                    self.stats.ui(ui);
+                    if let Some(b) = self.sim.bodies() {
+                        self.bodies.update(&b.set);
+                        ui.separator();
+                        egui::CollapsingHeader::new("Bodies")
+                            .default_open(true)
+                            .show(ui, |ui| self.bodies.ui(ui));
+                    }
+                });
             let r = ui.available_rect_before_wrap();
             let ppp = ui.ctx().pixels_per_point();
             self.central = [r.min.x * ppp, r.min.y * ppp, r.max.x * ppp, r.max.y * ppp];
