@@ -506,6 +506,23 @@ pub fn table(r: &TransferBenchReport) -> String {
     s
 }
 
+/// The transfer bench prints its tables once both cases have run (each row needs the whole
+/// run of its variant).
+impl crate::bench::StreamedTable for TransferBenchReport {
+    fn head(&self) -> String {
+        String::new()
+    }
+    fn row_count(&self) -> usize {
+        0
+    }
+    fn row(&self, _i: usize) -> String {
+        String::new()
+    }
+    fn tail(&self) -> String {
+        table(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,22 +570,5 @@ mod tests {
         let t = slosh_theory_period(9.81, 1.0, 100.0);
         let k = std::f64::consts::PI;
         assert!((t - 2.0 * std::f64::consts::PI / (9.81 * k).sqrt()).abs() < 1e-9);
-    }
-}
-
-/// The transfer bench prints its tables once both cases have run (each row needs the whole
-/// run of its variant).
-impl crate::bench::StreamedTable for TransferBenchReport {
-    fn head(&self) -> String {
-        String::new()
-    }
-    fn row_count(&self) -> usize {
-        0
-    }
-    fn row(&self, _i: usize) -> String {
-        String::new()
-    }
-    fn tail(&self) -> String {
-        table(self)
     }
 }

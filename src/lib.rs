@@ -3,6 +3,10 @@
 //! Layers, top to bottom: `ui` -> `render` -> `sim` -> `gpu`, `scene`. `reference` is a CPU
 //! (f64) implementation of every stage that the tests compare the GPU against.
 
+// The numerical code indexes several arrays (and vector components) by one index, the way
+// the formulas and the GPU kernels it mirrors are written; iterator chains would hide that.
+#![allow(clippy::needless_range_loop)]
+
 pub mod bench;
 pub mod bench_smoke;
 pub mod bench_transfer;

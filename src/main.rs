@@ -910,8 +910,8 @@ fn prepare_out(out: &Path, overwrite: bool) -> Result<()> {
 
 /// A liquid or smoke simulation behind the one frame loop of `eddy run`.
 enum RunSim {
-    Liquid(Simulation),
-    Smoke(SmokeSimulation),
+    Liquid(Box<Simulation>),
+    Smoke(Box<SmokeSimulation>),
 }
 
 impl RunSim {
@@ -1044,9 +1044,13 @@ fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     note!("adapter: {}", ctx.describe());
     let at = || opts.scene_path.display().to_string();
     let mut sim = if smoke {
-        RunSim::Smoke(SmokeSimulation::new(ctx.clone(), scene).with_context(at)?)
+        RunSim::Smoke(Box::new(
+            SmokeSimulation::new(ctx.clone(), scene).with_context(at)?,
+        ))
     } else {
-        RunSim::Liquid(Simulation::new(ctx.clone(), scene).with_context(at)?)
+        RunSim::Liquid(Box::new(
+            Simulation::new(ctx.clone(), scene).with_context(at)?,
+        ))
     };
     for w in seeding_warnings(scene) {
         note!("warning: {}: {w}", opts.scene_path.display());
@@ -1260,7 +1264,7 @@ fn run_bench<R: serde::Serialize + eddy::bench::StreamedTable>(
 }
 
 fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Result<()> {
-    if frame % every != 0 {
+    if !frame.is_multiple_of(every) {
         return Ok(());
     }
     let (pos, vel) = sim.read_particles()?;
@@ -1289,7 +1293,7 @@ impl MeshLog {
         (every, resolution): (u64, u32),
         bar: Option<&ProgressBar>,
     ) -> Result<()> {
-        if frame % every != 0 {
+        if !frame.is_multiple_of(every) {
             return Ok(());
         }
         let (pos, _) = sim.read_particles()?;

@@ -105,7 +105,7 @@ impl Case {
 
 fn check_transfers(nz: u32) {
     let mut c = case(nz);
-    let g = c.grid.clone();
+    let g = c.grid;
     let (pos, vel, affine) = (v3(&c.pos), v3(&c.vel), matrices(&c.affine));
 
     // P2G. Fixed point quantises each contribution's momentum to 2^-15 m/s, as for FLIP

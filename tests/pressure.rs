@@ -118,9 +118,11 @@ fn warm_start_needs_fewer_iterations_on_a_repeated_system() {
 
 #[test]
 fn bad_settings_are_rejected() {
-    let mut s = Scene::default();
-    s.fluid = StandardProblem::DamBreak.scene(8).fluid;
-    s.resolution = (8, 8, 8);
+    let s = Scene {
+        fluid: StandardProblem::DamBreak.scene(8).fluid,
+        resolution: (8, 8, 8),
+        ..Scene::default()
+    };
     for (edit, needle) in [
         (
             &(|s: &mut Scene| s.pressure.tolerance = 0.0) as &dyn Fn(&mut Scene),

@@ -94,10 +94,10 @@ fn parse(shader: &str) -> naga::Module {
 
 /// naga's layout of struct `name` in `module`: (member, offset, size) in order, the
 /// struct's size and its alignment.
-fn wgsl_layout(
-    module: &naga::Module,
-    name: &str,
-) -> Option<(Vec<(String, usize, usize)>, usize, u32)> {
+/// (member, offset, size) in order, the struct's size and its alignment.
+type WgslLayout = (Vec<(String, usize, usize)>, usize, u32);
+
+fn wgsl_layout(module: &naga::Module, name: &str) -> Option<WgslLayout> {
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).expect("layout");
     let (handle, ty) = module
@@ -150,7 +150,7 @@ fn mismatch(m: &MirrorLayout, module: &naga::Module) -> Option<String> {
     }
     // An array of these (emitters) has the WGSL stride only if the size is a multiple of
     // the WGSL alignment.
-    if m.size % align as usize != 0 {
+    if !m.size.is_multiple_of(align as usize) {
         return Some(format!(
             "Rust size {} is not a multiple of the WGSL alignment {align}",
             m.size

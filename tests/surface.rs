@@ -420,7 +420,7 @@ fn smoke_dye_is_bilinear_or_cell_by_cell() {
             let got = &blocky[((y * w + x) * 4) as usize..][..3];
             if inner {
                 assert_eq!(got, want, "cell ({i}, {j}) at pixel ({x}, {y})");
-            } else if fx < 0.02 || fx > 0.98 {
+            } else if !(0.02..=0.98).contains(&fx) {
                 lines += (got.iter().zip(want).all(|(g, c)| *g <= *c)
                     && got.iter().zip(want).any(|(g, c)| *g + 10 < *c))
                     as u32;

@@ -133,6 +133,9 @@ pub(crate) fn checked_cfl_dt(
     Ok(dt)
 }
 
+/// Particle positions and velocities as read back (vec4 each, w unused).
+pub type ParticleState = (Vec<[f32; 4]>, Vec<[f32; 4]>);
+
 /// Bytes of GPU memory a scene needs, and its largest single buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct MemoryEstimate {
@@ -269,7 +272,7 @@ pub fn check_limits(
 
 impl Simulation {
     /// Particle positions and velocities (vec4, w unused).
-    pub fn read_particles(&self) -> Result<(Vec<[f32; 4]>, Vec<[f32; 4]>), SimError> {
+    pub fn read_particles(&self) -> Result<ParticleState, SimError> {
         if self.mode.particles.count == 0 {
             return Ok((vec![], vec![]));
         }

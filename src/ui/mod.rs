@@ -98,7 +98,7 @@ impl Default for ViewerOptions {
 
 /// The simulation the viewer drives: a liquid, or a smoke slice with its panel and drag.
 enum Sim {
-    Liquid(Simulation),
+    Liquid(Box<Simulation>),
     Smoke(Box<SmokeMode>),
 }
 
@@ -159,7 +159,7 @@ impl Sim {
 
     fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Sim, SimError> {
         Ok(match scene.kind {
-            SceneKind::Liquid => Sim::Liquid(Simulation::new(ctx, scene)?),
+            SceneKind::Liquid => Sim::Liquid(Box::new(Simulation::new(ctx, scene)?)),
             SceneKind::Smoke => Sim::Smoke(Box::new(SmokeMode {
                 sim: SmokeSimulation::new(ctx, scene)?,
                 panel: SmokePanel::default(),
