@@ -422,3 +422,48 @@ fn a_moving_body_gives_the_air_the_momentum_it_loses() {
         "air gained {reaction:e} N s (less the walls), the plate felt {impulse:e} N s"
     );
 }
+
+/// The solid-velocity views show a spinning body's v + w x r in its cells (and nothing
+/// where no solid is), as the boundary stage will put it on the faces.
+#[test]
+fn solid_velocity_views_show_a_spinning_body() {
+    use eddy::sim::views::Field;
+    let mut spinning = body(flat_box(), (0.5, 0.75, 0.5), 500.0);
+    spinning.velocity = (0.3, 0.0, 0.0);
+    spinning.angular_velocity = (0.0, 0.0, 2.0);
+    spinning.motion = BodyMotion::Kinematic;
+    let scene = pool(vec![spinning]);
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    sim.substep(1e-4, Stage::MarkCells).unwrap();
+    let types = sim.read_field(Field::CellType).unwrap();
+    let u = sim.read_field(Field::SolidVelX).unwrap();
+    let v = sim.read_field(Field::SolidVelY).unwrap();
+    let b = &sim.bodies.as_ref().unwrap().set.bodies[0];
+    let (c, vel, w) = (b.position, b.velocity(), b.omega());
+    let h = scene.h();
+    let mut checked = 0;
+    for k in 0..16u32 {
+        for j in 0..16u32 {
+            for i in 0..16u32 {
+                let x = glam::DVec3::new(i as f64 + 0.5, j as f64 + 0.5, k as f64 + 0.5) * h;
+                let inside = b.contains(x, false);
+                let (gu, gv) = (u.get(i, j, k) as f64, v.get(i, j, k) as f64);
+                if inside {
+                    assert_eq!(types.get(i, j, k), eddy::scene::SOLID as f32);
+                    let expect = vel + w.cross(x - c);
+                    assert!(
+                        (gu - expect.x).abs() < 1e-3 && (gv - expect.y).abs() < 1e-3,
+                        "cell ({i}, {j}, {k}): ({gu}, {gv}) vs {expect}"
+                    );
+                    checked += 1;
+                } else if types.get(i, j, k) != eddy::scene::SOLID as f32 {
+                    assert!(
+                        gu == 0.0 && gv == 0.0,
+                        "cell ({i}, {j}, {k}) outside: ({gu}, {gv})"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} body cells");
+}

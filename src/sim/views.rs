@@ -36,6 +36,11 @@ pub enum Field {
     FlipDeltaV,
     FlipDeltaW,
     CellType,
+    /// Velocity of the solid in each SOLID cell (scene solids; rigid bodies' v + w x r),
+    /// per component, m/s: what the boundary stage puts on the solid's faces.
+    SolidVelX,
+    SolidVelY,
+    SolidVelZ,
     ParticleCount,
     /// Relative particle density rho / rho0 (1 = rest).
     Density,
@@ -62,7 +67,7 @@ pub enum Field {
 
 impl Field {
     /// The fields of the simulation grid (the multigrid levels come from [`MgField::list`]).
-    pub const ALL: [Field; 29] = [
+    pub const ALL: [Field; 32] = [
         Field::U,
         Field::V,
         Field::W,
@@ -76,6 +81,9 @@ impl Field {
         Field::FlipDeltaV,
         Field::FlipDeltaW,
         Field::CellType,
+        Field::SolidVelX,
+        Field::SolidVelY,
+        Field::SolidVelZ,
         Field::ParticleCount,
         Field::Density,
         Field::LevelSet,
@@ -106,6 +114,9 @@ impl Field {
             Field::WeightU => "P2G weight u",
             Field::WeightV => "P2G weight v",
             Field::WeightW => "P2G weight w",
+            Field::SolidVelX => "solid velocity x",
+            Field::SolidVelY => "solid velocity y",
+            Field::SolidVelZ => "solid velocity z",
             Field::FlipDeltaU => "FLIP delta u",
             Field::FlipDeltaV => "FLIP delta v",
             Field::FlipDeltaW => "FLIP delta w",
@@ -146,6 +157,15 @@ impl Field {
             Field::FlipDeltaV => "FLIP change of v, new minus after P2G (m/s)",
             Field::FlipDeltaW => "FLIP change of w, new minus after P2G (m/s)",
             Field::CellType => "AIR, FLUID or SOLID per cell",
+            Field::SolidVelX => {
+                "x velocity of the solid in each SOLID cell (bodies: v + w x r; m/s)"
+            }
+            Field::SolidVelY => {
+                "y velocity of the solid in each SOLID cell (bodies: v + w x r; m/s)"
+            }
+            Field::SolidVelZ => {
+                "z velocity of the solid in each SOLID cell (bodies: v + w x r; m/s)"
+            }
             Field::ParticleCount => "particles in each cell",
             Field::Density => {
                 "particle density over the rest density (1 = rest; mean of the face weights)"
@@ -186,6 +206,9 @@ impl Field {
             Field::FlipDeltaV => "flip_delta_v",
             Field::FlipDeltaW => "flip_delta_w",
             Field::CellType => "cell_type",
+            Field::SolidVelX => "solid_u",
+            Field::SolidVelY => "solid_v",
+            Field::SolidVelZ => "solid_w",
             Field::ParticleCount => "particle_count",
             Field::Density => "density",
             Field::LevelSet => "level_set",
@@ -340,6 +363,17 @@ impl Simulation {
                 let v = &self.pcg;
                 let values = match field {
                     Field::CellType => u32s(&self.fields.cell_type)?,
+                    Field::SolidVelX | Field::SolidVelY | Field::SolidVelZ => {
+                        let k = match field {
+                            Field::SolidVelX => 0,
+                            Field::SolidVelY => 1,
+                            _ => 2,
+                        };
+                        crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.fields.solid_vel)?
+                            .into_iter()
+                            .map(|v| v[k])
+                            .collect()
+                    }
                     Field::ParticleCount => u32s(&self.fields.count)?,
                     Field::Density => read_f32(&self.fields.density)?,
                     Field::LevelSet => read_f32(&self.fields.surface)?
