@@ -467,3 +467,43 @@ fn solid_velocity_views_show_a_spinning_body() {
     }
     assert!(checked >= 20, "only {checked} body cells");
 }
+
+/// The smoke's solid-velocity view shows a spinning plate's v + w x r in its cells and
+/// nothing in the air.
+#[test]
+fn smoke_solid_velocity_view_shows_a_spinning_plate() {
+    use eddy::sim::smoke::views::SmokeField;
+    let mut plate = rect((0.5, 0.75), (0.2, 0.06), 50.0);
+    plate.velocity = (0.2, -0.1, 0.0);
+    plate.angular_velocity = (0.0, 0.0, 1.5);
+    plate.motion = BodyMotion::Kinematic;
+    let scene = air(vec![plate], 0.0);
+    let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+    sim.substep(1e-4, SmokeStage::Mark).unwrap();
+    let view = sim.read_view(SmokeField::SolidVelocity).unwrap();
+    let u = view.velocity.as_ref().unwrap();
+    let b = smoke_state(&sim, 0);
+    let (c, vel, w) = (b.position, b.velocity(), b.omega());
+    let h = scene.h();
+    let mut checked = 0;
+    for j in 0..48usize {
+        for i in 0..32usize {
+            let k = i + 32 * j;
+            let x = glam::DVec3::new((i as f64 + 0.5) * h, (j as f64 + 0.5) * h, c.z);
+            if b.contains(x, true) {
+                let expect = vel + w.cross(x - c);
+                assert!(
+                    (u[k][0] as f64 - expect.x).abs() < 1e-3
+                        && (u[k][1] as f64 - expect.y).abs() < 1e-3,
+                    "cell ({i}, {j}): {:?} vs {expect}",
+                    u[k]
+                );
+                assert!((view.values[k] as f64 - expect.truncate().length()).abs() < 1e-3);
+                checked += 1;
+            } else if view.cell_type[k] != eddy::scene::SOLID {
+                assert_eq!(u[k], [0.0, 0.0], "air cell ({i}, {j})");
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} plate cells");
+}

@@ -44,6 +44,21 @@ pub fn build_image(
                 .collect();
             (rgba, Scale::Sequential { lo: 0.0, hi: max })
         }
+        (SmokeField::SolidVelocity, _, Some(u)) => {
+            // The solids are the subject here: coloured by their velocity, the flow dark.
+            let max = values.iter().copied().fold(1e-6f32, f32::max);
+            let rgba = (0..values.len())
+                .flat_map(|c| {
+                    to_rgba8(if types[c] == crate::scene::SOLID {
+                        let hue = u[c][1].atan2(u[c][0]) / std::f32::consts::TAU + 0.5;
+                        hsv(hue, 0.85, 0.25 + 0.75 * (values[c] / max).sqrt())
+                    } else {
+                        [0.08, 0.08, 0.1]
+                    })
+                })
+                .collect();
+            (rgba, Scale::Sequential { lo: 0.0, hi: max })
+        }
         (f, _, _) if f.is_cell_types() => (
             types.iter().flat_map(|t| to_rgba8(cell_type(*t))).collect(),
             Scale::CellTypes,

@@ -596,6 +596,8 @@ impl BodiesPanel {
 
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let v = |a: [f64; 3]| format!("({:+.3}, {:+.3}, {:+.3})", a[0], a[1], a[2]);
+        // Forces on light smoke bodies are micronewtons: keep their digits.
+        let e = |a: [f64; 3]| format!("({:+.2e}, {:+.2e}, {:+.2e})", a[0], a[1], a[2]);
         for (i, r) in self.rows.iter().enumerate() {
             ui.label(egui::RichText::new(format!("body {i}: {}", r.shape)).strong());
             egui::Grid::new(("body", i)).num_columns(2).show(ui, |ui| {
@@ -609,10 +611,10 @@ impl BodiesPanel {
                 ui.label(format!("{} rad/s", v(r.omega)));
                 ui.end_row();
                 ui.label("fluid force");
-                ui.label(format!("{} N", v(r.force)));
+                ui.label(format!("{} N", e(r.force)));
                 ui.end_row();
                 ui.label("fluid torque");
-                ui.label(format!("{} N m", v(r.torque)));
+                ui.label(format!("{} N m", e(r.torque)));
                 ui.end_row();
             });
         }

@@ -26,6 +26,9 @@ pub enum SmokeField {
     Temperature,
     /// Cell types: SOLID obstacles (static, painted, moving) and FLUID.
     Obstacles,
+    /// Velocity of the solid in each SOLID cell (the moving obstacle's, a rigid body's
+    /// v + w x r): hue from the direction, brightness from the speed; the flow is left out.
+    SolidVelocity,
     /// A vector of one level of the `mg` preconditioner (the levels of the grid:
     /// [`MgField::list`]).
     Mg(MgField),
@@ -33,7 +36,7 @@ pub enum SmokeField {
 
 impl SmokeField {
     /// The views of the simulation grid (the multigrid levels come from [`MgField::list`]).
-    pub const ALL: [SmokeField; 9] = [
+    pub const ALL: [SmokeField; 10] = [
         SmokeField::Dye,
         SmokeField::Speed,
         SmokeField::Direction,
@@ -43,6 +46,7 @@ impl SmokeField {
         SmokeField::Vorticity,
         SmokeField::Temperature,
         SmokeField::Obstacles,
+        SmokeField::SolidVelocity,
     ];
 
     pub fn label(self) -> Cow<'static, str> {
@@ -57,6 +61,7 @@ impl SmokeField {
             SmokeField::Vorticity => "vorticity ω_z (1/s)",
             SmokeField::Temperature => "temperature",
             SmokeField::Obstacles => "obstacles (cell type)",
+            SmokeField::SolidVelocity => "solid velocity (obstacles and bodies, m/s)",
         })
     }
 
@@ -73,6 +78,7 @@ impl SmokeField {
             SmokeField::Vorticity => "vorticity",
             SmokeField::Temperature => "temperature",
             SmokeField::Obstacles => "obstacles",
+            SmokeField::SolidVelocity => "solid_velocity",
         })
     }
 
@@ -221,6 +227,26 @@ impl SmokeSimulation {
                     .collect()
             }
             SmokeField::Temperature => self.read_dye()?.iter().map(|d| d[3]).collect(),
+            SmokeField::SolidVelocity => {
+                let v: Vec<[f32; 2]> =
+                    crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.fields.solid_vel)?
+                        .iter()
+                        .zip(&cell_type)
+                        .map(|(v, t)| {
+                            if *t == crate::scene::SOLID {
+                                [v[0], v[1]]
+                            } else {
+                                [0.0; 2]
+                            }
+                        })
+                        .collect();
+                let speed = v
+                    .iter()
+                    .map(|u| (u[0] * u[0] + u[1] * u[1]).sqrt())
+                    .collect();
+                velocity = Some(v);
+                speed
+            }
             SmokeField::Obstacles
             | SmokeField::Mg(MgField {
                 vector: MgVector::CellType,
@@ -228,7 +254,7 @@ impl SmokeSimulation {
             }) => cell_type.iter().map(|t| *t as f32).collect(),
             SmokeField::Mg(m) => self.read_mg(m)?.values,
         };
-        if !field.is_cell_types() {
+        if !field.is_cell_types() && field != SmokeField::SolidVelocity {
             for (v, t) in values.iter_mut().zip(&cell_type) {
                 if *t == crate::scene::SOLID {
                     *v = 0.0;
