@@ -203,7 +203,8 @@ fn sphere_box(set: &BodySet, s: usize, r: f64, k: usize, half: DVec3, out: &mut 
     });
 }
 
-/// Every contact of the set at the bodies' current positions.
+/// Every contact of the set at the bodies' current positions: with the walls, with each
+/// other, and with the scene's static solids (as walls: immovable and at rest).
 pub fn find_contacts(set: &BodySet) -> Vec<Contact> {
     let mut out = Vec::new();
     let n = set.bodies.len();
@@ -215,16 +216,50 @@ pub fn find_contacts(set: &BodySet) -> Vec<Contact> {
             if !set.bodies[i].is_dynamic() && !set.bodies[j].is_dynamic() {
                 continue;
             }
-            // Bounding spheres first: most pairs are far apart.
-            let ri = set.bodies[i].aabb_half().length();
-            let rj = set.bodies[j].aabb_half().length();
-            if (set.bodies[i].position - set.bodies[j].position).length() > ri + rj {
-                continue;
+            if near(&set.bodies[i], &set.bodies[j]) {
+                pair_contacts(set, i, j, &mut out);
             }
-            pair_contacts(set, i, j, &mut out);
         }
     }
+    if !set.obstacles.is_empty() {
+        obstacle_contacts(set, &mut out);
+    }
     out
+}
+
+/// Whether the bounding spheres of two bodies overlap (most pairs are far apart).
+fn near(a: &RigidBody, b: &RigidBody) -> bool {
+    (a.position - b.position).length() <= a.aabb_half().length() + b.aabb_half().length()
+}
+
+/// Contacts of the dynamic bodies with the static solids: each pair is found as a pair of
+/// bodies (the solid appended as a fixed one) and kept as a wall contact of the body.
+fn obstacle_contacts(set: &BodySet, out: &mut Vec<Contact>) {
+    let n = set.bodies.len();
+    let mut with = set.clone();
+    with.bodies.extend(set.obstacles.iter().cloned());
+    for i in (0..n).filter(|&i| set.bodies[i].is_dynamic()) {
+        for k in n..with.bodies.len() {
+            if !near(&with.bodies[i], &with.bodies[k]) {
+                continue;
+            }
+            let mut found = Vec::new();
+            pair_contacts(&with, i, k, &mut found);
+            out.extend(found.into_iter().map(|c| {
+                if c.a == i {
+                    Contact { b: None, ..c }
+                } else {
+                    // A corner of the solid inside the body: push the body the other way.
+                    Contact {
+                        a: i,
+                        b: None,
+                        normal: -c.normal,
+                        ..c
+                    }
+                }
+            }));
+        }
+    }
 }
 
 /// Relative velocity of `a` with respect to `b` at the contact point.
@@ -551,5 +586,45 @@ mod tests {
         let x = s.bodies[0].position.x;
         assert!((x - 0.3 - 0.102).abs() < 0.015, "x {x}");
         assert!(s.bodies[0].velocity().length() < 1e-3);
+    }
+
+    /// A box and a sphere dropped on a static box solid of the scene come to rest on top
+    /// of it, not inside it.
+    #[test]
+    fn bodies_land_on_the_scenes_static_solids() {
+        for shape in [
+            BodyShape::Box {
+                half_extents: (0.05, 0.05, 0.05),
+            },
+            BodyShape::Sphere { radius: 0.05 },
+        ] {
+            let mut s = BodySet::from_scene(&Scene {
+                gravity: (0.0, -9.81, 0.0),
+                bodies: vec![body(shape.clone(), (0.5, 0.8, 0.5), 0.2)],
+                solids: vec![crate::scene::Shape::Box {
+                    min: (0.3, 0.0, 0.3),
+                    max: (0.7, 0.4, 0.7),
+                    velocity: (0.0, 0.0, 0.0),
+                }],
+                ..Default::default()
+            })
+            .unwrap();
+            s.added_mass = 0.0;
+            for _ in 0..3000 {
+                s.step(1e-3);
+            }
+            let b = &s.bodies[0];
+            // Resting on the solid's top at y = 0.4: the centre half a size above it.
+            assert!(
+                (b.position.y - 0.45).abs() < 0.01,
+                "{shape:?} at y = {}",
+                b.position.y
+            );
+            assert!(
+                b.velocity().length() < 0.02,
+                "{shape:?} moving at {}",
+                b.velocity()
+            );
+        }
     }
 }

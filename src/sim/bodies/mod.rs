@@ -269,6 +269,9 @@ pub struct BodySet {
     /// Estimated added mass of a body, as a multiple of the fluid mass it displaces (see
     /// [`BodySet::step`]); 0 for bodies that feel no fluid.
     pub added_mass: f64,
+    /// The scene's static solids as fixed bodies the bodies collide with (they are the
+    /// grid's static SOLID cells already; they are not stamped, listed or written out).
+    pub obstacles: Vec<RigidBody>,
 }
 
 impl BodySet {
@@ -289,7 +292,49 @@ impl BodySet {
                 b.position.z = 0.5 * scene.domain.2;
             }
         }
+        let obstacles = scene
+            .solids
+            .iter()
+            .map(|s| {
+                let (shape, center) = match s {
+                    crate::scene::Shape::Box { min, max, .. } => (
+                        crate::scene::BodyShape::Box {
+                            half_extents: (
+                                0.5 * (max.0 - min.0),
+                                0.5 * (max.1 - min.1),
+                                0.5 * (max.2 - min.2),
+                            ),
+                        },
+                        (
+                            0.5 * (min.0 + max.0),
+                            0.5 * (min.1 + max.1),
+                            0.5 * (min.2 + max.2),
+                        ),
+                    ),
+                    crate::scene::Shape::Sphere { center, radius, .. } => {
+                        (crate::scene::BodyShape::Sphere { radius: *radius }, *center)
+                    }
+                };
+                let spec = crate::scene::BodySpec {
+                    shape,
+                    center,
+                    density: 1.0,
+                    velocity: (0.0, 0.0, 0.0),
+                    angular_velocity: (0.0, 0.0, 0.0),
+                    rotation_deg: (0.0, 0.0, 0.0),
+                    restitution: 0.0,
+                    friction: 0.0,
+                    motion: BodyMotion::Fixed,
+                };
+                let mut o = RigidBody::new(&spec, depth);
+                if slice {
+                    o.position.z = 0.5 * scene.domain.2;
+                }
+                o
+            })
+            .collect();
         Some(BodySet {
+            obstacles,
             bodies,
             domain: DVec3::new(scene.domain.0, scene.domain.1, scene.domain.2),
             gravity: DVec3::new(scene.gravity.0, scene.gravity.1, scene.gravity.2),
