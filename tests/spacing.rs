@@ -133,9 +133,18 @@ fn spacing_is_deterministic() {
         let pos = clustered(&scene, n, 5);
         sim.upload_particles(&pos, &vec![[0.0f32; 4]; n]).unwrap();
         sim.substep(1e-4, Stage::Spacing).unwrap();
-        sim.read_particles().unwrap().0
+        (pos, sim.read_particles().unwrap().0)
     };
-    let (a, b) = (run(), run());
+    let ((input, a), (_, b)) = (run(), run());
+    // The stage moved particles (identical runs of a stage that does nothing prove
+    // nothing) ...
+    let moved = input.iter().zip(&a).filter(|(x, y)| x != y).count();
+    assert!(
+        moved > a.len() / 4,
+        "only {moved} of {} particles moved",
+        a.len()
+    );
+    // ... and moved them the same way both times.
     assert!(a
         .iter()
         .zip(&b)

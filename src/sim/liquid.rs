@@ -15,6 +15,7 @@ use super::{
     advect, bodies, check_scene_limits, diffusion, extrapolate, forces, g2p, mark_cells, p2g,
     spacing, stats, transfer, volume_correction, SimError, DENSITY,
 };
+use crate::gpu::GpuContext;
 use crate::scene::{Scene, SceneKind};
 use std::sync::Arc;
 
@@ -246,8 +247,6 @@ impl Runner<Liquid> {
         Ok(())
     }
 }
-
-use crate::gpu::GpuContext;
 
 impl Runner<Liquid> {
     /// The viscosity solve alone on the current face velocities and cell types (a substep

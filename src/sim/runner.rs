@@ -11,7 +11,7 @@
 //! mode's [`Mode::record`], and give it a Rust file and a WGSL file of its own (see
 //! docs/ARCHITECTURE.md).
 
-use super::bodies::coupling::{Bodies, CouplingMode};
+use super::bodies::coupling::Bodies;
 use super::fields::{GridFields, COUNTERS};
 use super::params::SimParams;
 use super::pressure::{self, PcgVectors, PressureSolver, SolveReport};
@@ -463,12 +463,8 @@ impl<M: Mode> Runner<M> {
                         let ready = rec.matrix_ready;
                         let mut pass = rec.pass(stage);
                         self.core.divergence.record(&mut pass, f);
-                        // Bodies against the walls of a closed box (the smoke) would leave
-                        // its pure-Neumann system without a solution: keep it compatible.
                         if let Some(b) = &self.core.bodies {
-                            if b.coupling.mode() == CouplingMode::Smoke {
-                                b.coupling.record_compatible(&mut pass, f);
-                            }
+                            b.coupling.record_compatible(&mut pass, f);
                         }
                         if ready {
                             self.core.pressure.record_start(&mut pass, f, kind);

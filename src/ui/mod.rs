@@ -358,8 +358,10 @@ impl Viewer {
         if !full {
             self.controls.playing = false;
         }
-        // Bodies move: their outlines follow (a shown slice rebuilds its lines too).
-        if let Some(b) = self.sim.bodies() {
+        // Bodies move: their outlines follow. A shown slice (and every smoke view) rebuilds
+        // its lines with the bodies for the new revision; only the bare 3D view needs it here.
+        let bare = matches!(self.sim, Sim::Liquid(_)) && self.view.field.is_none();
+        if let (true, Some(b)) = (bare, self.sim.bodies()) {
             let lines = overlay_lines(&self.scene, Some(b));
             self.renderer.set_lines(&self.ctx.device, &lines);
         }

@@ -106,11 +106,19 @@ fn point_in_box(b: &RigidBody, half: DVec3, p: DVec3, slice: bool) -> Option<(DV
     Some((r * n, depth))
 }
 
-/// Contacts between bodies `i` and `j` (neither both immovable).
-fn pair_contacts(set: &BodySet, i: usize, j: usize, out: &mut Vec<Contact>) {
-    let (bi, bj) = (&set.bodies[i], &set.bodies[j]);
+/// A contact of a pair of bodies: `on_first` when it pushes the first body out of the
+/// second (`normal` points into the first), else the second out of the first.
+struct PairContact {
+    on_first: bool,
+    point: DVec3,
+    normal: DVec3,
+    depth: f64,
+}
+
+/// The contacts of two bodies, whichever of them can move.
+fn pair_geometry(bi: &RigidBody, bj: &RigidBody, slice: bool, out: &mut Vec<PairContact>) {
     let flat = |mut v: DVec3| {
-        if set.slice {
+        if slice {
             v.z = 0.0;
         }
         v
@@ -121,9 +129,8 @@ fn pair_contacts(set: &BodySet, i: usize, j: usize, out: &mut Vec<Contact>) {
             let dist = d.length();
             if dist < ri + rj && dist > 1e-12 {
                 let n = d / dist;
-                out.push(Contact {
-                    a: i,
-                    b: Some(j),
+                out.push(PairContact {
+                    on_first: true,
                     point: bj.position + n * (rj - 0.5 * (ri + rj - dist)),
                     normal: n,
                     depth: ri + rj - dist,
@@ -131,44 +138,59 @@ fn pair_contacts(set: &BodySet, i: usize, j: usize, out: &mut Vec<Contact>) {
             }
         }
         (Solid::Box { half }, Solid::Sphere { radius }) => {
-            sphere_box(set, j, radius, i, half, out);
+            out.extend(sphere_box(bj, radius, bi, half, slice, false));
         }
         (Solid::Sphere { radius }, Solid::Box { half }) => {
-            sphere_box(set, i, radius, j, half, out);
+            out.extend(sphere_box(bi, radius, bj, half, slice, true));
         }
         (Solid::Box { half: hi }, Solid::Box { half: hj }) => {
-            for p in corners(bi, hi, set.slice) {
-                if let Some((n, depth)) = point_in_box(bj, hj, p, set.slice) {
-                    out.push(Contact {
-                        a: i,
-                        b: Some(j),
-                        point: p,
-                        normal: n,
-                        depth,
-                    });
-                }
-            }
-            for p in corners(bj, hj, set.slice) {
-                if let Some((n, depth)) = point_in_box(bi, hi, p, set.slice) {
-                    out.push(Contact {
-                        a: j,
-                        b: Some(i),
-                        point: p,
-                        normal: n,
-                        depth,
-                    });
+            for (first, (inner, hin), (outer, hout)) in
+                [(true, (bi, hi), (bj, hj)), (false, (bj, hj), (bi, hi))]
+            {
+                for p in corners(inner, hin, slice) {
+                    if let Some((normal, depth)) = point_in_box(outer, hout, p, slice) {
+                        out.push(PairContact {
+                            on_first: first,
+                            point: p,
+                            normal,
+                            depth,
+                        });
+                    }
                 }
             }
         }
     }
 }
 
-/// Sphere `s` (radius `r`) against box `k`: one contact pushing the sphere out.
-fn sphere_box(set: &BodySet, s: usize, r: f64, k: usize, half: DVec3, out: &mut Vec<Contact>) {
-    let (bs, bk) = (&set.bodies[s], &set.bodies[k]);
+/// Contacts between bodies `i` and `j` (neither both immovable).
+fn pair_contacts(set: &BodySet, i: usize, j: usize, out: &mut Vec<Contact>) {
+    let mut found = Vec::new();
+    pair_geometry(&set.bodies[i], &set.bodies[j], set.slice, &mut found);
+    out.extend(found.into_iter().map(|c| {
+        let (a, b) = if c.on_first { (i, j) } else { (j, i) };
+        Contact {
+            a,
+            b: Some(b),
+            point: c.point,
+            normal: c.normal,
+            depth: c.depth,
+        }
+    }));
+}
+
+/// Sphere `bs` (radius `r`) against box `bk`: one contact pushing the sphere out
+/// (`on_first` says whether the sphere is the first body of the pair).
+fn sphere_box(
+    bs: &RigidBody,
+    r: f64,
+    bk: &RigidBody,
+    half: DVec3,
+    slice: bool,
+    on_first: bool,
+) -> Option<PairContact> {
     let rot = bk.rotation();
     let mut l = rot.transpose() * (bs.position - bk.position);
-    if set.slice {
+    if slice {
         l.z = 0.0;
     }
     let closest = l.clamp(-half, half);
@@ -176,12 +198,12 @@ fn sphere_box(set: &BodySet, s: usize, r: f64, k: usize, half: DVec3, out: &mut 
     let dist = d.length();
     let (n_local, depth) = if dist > 1e-12 {
         if dist >= r {
-            return;
+            return None;
         }
         (d / dist, r - dist)
     } else {
         // Centre inside the box: out through the nearest face.
-        let axes = if set.slice { 2 } else { 3 };
+        let axes = if slice { 2 } else { 3 };
         let mut best = (0, f64::INFINITY);
         for a in 0..axes {
             let pen = half[a] - l[a].abs();
@@ -193,14 +215,12 @@ fn sphere_box(set: &BodySet, s: usize, r: f64, k: usize, half: DVec3, out: &mut 
         n[best.0] = if l[best.0] >= 0.0 { 1.0 } else { -1.0 };
         (n, best.1 + r)
     };
-    let n = rot * n_local;
-    out.push(Contact {
-        a: s,
-        b: Some(k),
+    Some(PairContact {
+        on_first,
         point: bk.position + rot * closest,
-        normal: n,
+        normal: rot * n_local,
         depth,
-    });
+    })
 }
 
 /// Every contact of the set at the bodies' current positions: with the walls, with each
@@ -232,31 +252,26 @@ fn near(a: &RigidBody, b: &RigidBody) -> bool {
     (a.position - b.position).length() <= a.aabb_half().length() + b.aabb_half().length()
 }
 
-/// Contacts of the dynamic bodies with the static solids: each pair is found as a pair of
-/// bodies (the solid appended as a fixed one) and kept as a wall contact of the body.
+/// Contacts of the dynamic bodies with the static solids, kept as wall contacts of the
+/// body (the solid is immovable and at rest).
 fn obstacle_contacts(set: &BodySet, out: &mut Vec<Contact>) {
-    let n = set.bodies.len();
-    let mut with = set.clone();
-    with.bodies.extend(set.obstacles.iter().cloned());
-    for i in (0..n).filter(|&i| set.bodies[i].is_dynamic()) {
-        for k in n..with.bodies.len() {
-            if !near(&with.bodies[i], &with.bodies[k]) {
-                continue;
-            }
-            let mut found = Vec::new();
-            pair_contacts(&with, i, k, &mut found);
-            out.extend(found.into_iter().map(|c| {
-                if c.a == i {
-                    Contact { b: None, ..c }
-                } else {
-                    // A corner of the solid inside the body: push the body the other way.
-                    Contact {
-                        a: i,
-                        b: None,
-                        normal: -c.normal,
-                        ..c
-                    }
-                }
+    let mut found = Vec::new();
+    for (i, b) in set
+        .bodies
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.is_dynamic())
+    {
+        for o in set.obstacles.iter().filter(|o| near(b, o)) {
+            found.clear();
+            pair_geometry(b, o, set.slice, &mut found);
+            out.extend(found.iter().map(|c| Contact {
+                a: i,
+                b: None,
+                point: c.point,
+                // A corner of the solid inside the body pushes the body the other way.
+                normal: if c.on_first { c.normal } else { -c.normal },
+                depth: c.depth,
             }));
         }
     }

@@ -277,11 +277,6 @@ impl BodyCoupling {
 
     /// Uploads the bodies' state and the pressure scale of a substep of `dt` in a fluid
     /// of `density`.
-    /// The mode the coupling binds (the smoke's closed box needs its system kept solvable).
-    pub fn mode(&self) -> CouplingMode {
-        self.mode
-    }
-
     pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet, dt: f64) {
         self.params.pressure_scale = (set.fluid_density / dt.max(1e-12)) as f32;
         ctx.queue
@@ -316,10 +311,14 @@ impl BodyCoupling {
             .dispatch(pass, self.e.forces, &self.group, f.num_cells());
     }
 
-    /// Removes the mean of the pressure right-hand side over the FLUID cells (the smoke's
-    /// closed box; see shaders/bodies.wgsl). Record after the divergence, in a pass after
-    /// [`Self::clear_forces`].
+    /// In the smoke, removes the mean of the pressure right-hand side over the FLUID cells:
+    /// bodies against the walls of its closed box would otherwise leave the pure-Neumann
+    /// system without a solution (see shaders/bodies.wgsl). The liquid has AIR cells and
+    /// needs nothing. Record after the divergence, in a pass after [`Self::clear_forces`].
     pub fn record_compatible(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        if self.mode != CouplingMode::Smoke {
+            return;
+        }
         self.kernel
             .dispatch(pass, self.e.rhs_sum, &self.group, f.num_cells());
         self.kernel
