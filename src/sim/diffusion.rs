@@ -222,6 +222,28 @@ fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
     }
 }
 
+/// Records one compute pass with `record` and submits it; with `timing`, the pass opens
+/// (`begin`) or closes the stage's timer slot.
+fn submit_pass(
+    ctx: &GpuContext,
+    label: &'static str,
+    timing: Option<Timing<'_>>,
+    begin: bool,
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) {
+    let mut enc = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+    {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes: timing.and_then(|t| t.timer.writes(t.stage, begin, !begin)),
+        });
+        record(&mut pass);
+    }
+    ctx.queue.submit([enc.finish()]);
+}
+
 /// The diffusion stage. Owns the kernels and, once used, the two systems.
 pub struct Diffusion {
     kernel: Kernel,
@@ -336,24 +358,18 @@ impl Diffusion {
         ctx.queue
             .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
         sys.solver.write_config(ctx, &sys.vectors, &pcg);
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("Diffusion::setup"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("diffusion::setup"),
-                timestamp_writes: timing
-                    .filter(|t| t.begin)
-                    .and_then(|t| t.timer.writes(t.stage, true, false)),
-            });
-            self.kernel
-                .dispatch(&mut pass, entries[0], &sys.group, sys.params.sys_cells);
-            sys.solver.precond.record_setup(&mut pass, kind);
-            sys.solver.record_start(&mut pass, &sys.grid, kind);
-        }
-        ctx.queue.submit([enc.finish()]);
+        submit_pass(
+            ctx,
+            "diffusion::setup",
+            timing.filter(|t| t.begin),
+            true,
+            |pass| {
+                self.kernel
+                    .dispatch(pass, entries[0], &sys.group, sys.params.sys_cells);
+                sys.solver.precond.record_setup(pass, kind);
+                sys.solver.record_start(pass, &sys.grid, kind);
+            },
+        );
         let report = sys
             .solver
             .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None)?;
@@ -367,22 +383,16 @@ impl Diffusion {
                 report.status
             );
         }
-        let mut enc = ctx
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("Diffusion::store"),
-            });
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("diffusion::store"),
-                timestamp_writes: timing
-                    .filter(|t| t.end)
-                    .and_then(|t| t.timer.writes(t.stage, false, true)),
-            });
-            self.kernel
-                .dispatch(&mut pass, entries[1], &sys.group, store_threads);
-        }
-        ctx.queue.submit([enc.finish()]);
+        submit_pass(
+            ctx,
+            "diffusion::store",
+            timing.filter(|t| t.end),
+            false,
+            |pass| {
+                self.kernel
+                    .dispatch(pass, entries[1], &sys.group, store_threads)
+            },
+        );
         Ok(report)
     }
 
