@@ -592,12 +592,6 @@ pub enum ModeColumns {
     Smoke(SmokeColumns),
 }
 
-impl Default for ModeColumns {
-    fn default() -> Self {
-        ModeColumns::Liquid(LiquidColumns::default())
-    }
-}
-
 /// The liquid's own stats.csv columns.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct LiquidColumns {
@@ -628,7 +622,7 @@ pub struct SmokeColumns {
 }
 
 /// One row of stats.csv, for either mode: the shared columns, then the mode's own.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct FrameStats {
     pub frame: u64,
     pub time_s: f64,
