@@ -385,6 +385,9 @@ impl BodySet {
     /// inertia), over the whole body (a body half out of the liquid converges a little
     /// slower, at the same steady state).
     pub fn step(&mut self, dt: f64) {
+        // Speed each body gains from its forces in this substep (its point speed at the
+        // bounding radius for the turning part).
+        let mut gained = vec![0.0f64; self.bodies.len()];
         for i in 0..self.bodies.len() {
             if !self.bodies[i].is_dynamic() {
                 continue;
@@ -401,6 +404,7 @@ impl BodySet {
                 (b.inverse_inertia() * (dt * t) + k_turn * (w - b.seen_omega)) / (1.0 + k_turn);
             b.seen_velocity = v;
             b.seen_omega = w;
+            gained[i] = dv.length() + dw.length() * b.aabb_half().length();
             b.momentum += b.mass * dv;
             b.angular_momentum += b.world_inertia() * dw;
             if self.slice {
@@ -409,13 +413,21 @@ impl BodySet {
                 b.angular_momentum.y = 0.0;
             }
         }
-        let contacts = contact::find_contacts(self);
+        let g = self.gravity.length();
+        let rest: Vec<f64> = gained
+            .iter()
+            .map(|&v| contact::rest_speed(g, v, dt))
+            .collect();
+        // A body within what it closes at its resting speed in one substep of something is
+        // in (speculative) contact with it.
+        let margins: Vec<f64> = rest.iter().map(|r| r * dt).collect();
+        let contacts = contact::find_contacts_within(self, &margins);
         let before: Vec<(DVec3, DVec3)> = self
             .bodies
             .iter()
             .map(|b| (b.velocity(), b.omega()))
             .collect();
-        contact::solve(self, &contacts, dt);
+        contact::solve(self, &contacts, dt, &rest);
         // A contact's change of velocity counts as seen: the stabilisation above compensates
         // only the fluid's own reaction. Next to a wall the fluid's added mass is cut short
         // and does not answer a bounce in full; compensating the bounce anyway would add it
