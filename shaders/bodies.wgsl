@@ -19,7 +19,10 @@
 //   and a body pressed against a wall or another solid loses the faces it shares with it,
 //   so the fluxes through its remaining faces no longer cancel; the mean of rhs over FLUID
 //   cells is removed (the least-squares solve), which is exact whenever the fluxes were
-//   compatible.
+//   compatible. Bodies can also wall off pockets: every separate region is its own pure
+//   Neumann problem, so the mean is removed per region (`regions`, labelled on the host by
+//   src/sim/bodies/regions.rs); `region_freeze` makes the regions beyond MAX_REGIONS solid
+//   at rest.
 // `push_out`: particles inside a body move to its surface along the nearest face's normal
 //   (boxes) or radially (spheres), and lose the velocity that points into it.
 
@@ -73,8 +76,10 @@ const TWO_32: f32 = 4294967296.0;
 @group(0) @binding(13) var<storage, read_write> vel: array<vec4<f32>>;
 // The pressure right-hand side b = -h^2 div u.
 @group(0) @binding(14) var<storage, read_write> rhs: array<f32>;
+// Per cell its region (NO_REGION: solid, or frozen), then MAX_REGIONS cell counts.
+@group(0) @binding(15) var<storage, read> regions: array<u32>;
 
-// The slot after the bodies' force sums: the sum of rhs over FLUID cells.
+// The slots after the bodies' force sums: the sum of rhs over each region's FLUID cells.
 const RHS_SLOT: u32 = MAX_BODIES * 6u;
 
 // `x` in body `b`'s frame (z dropped in a slice).
@@ -256,23 +261,35 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
 }
 
 @compute @workgroup_size(WORKGROUP)
+fn region_freeze(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || solid[c] != 0u || regions[c] != NO_REGION) { return; }
+    solid[c] = 1u;
+    solid_vel[c] = vec4<f32>(0.0);
+    if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }
+    cell_type[c] = SOLID;
+}
+
+@compute @workgroup_size(WORKGROUP)
 fn rhs_sum(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
-    add_fixed(RHS_SLOT, rhs[c] * bp.b_unit);
+    if (c >= params.num_cells || cell_type[c] != FLUID || regions[c] == NO_REGION) { return; }
+    add_fixed(RHS_SLOT + regions[c], rhs[c] * bp.b_unit);
 }
 
 @compute @workgroup_size(WORKGROUP)
 fn rhs_compatible(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
-    let lo = atomicLoad(&sums[2u * RHS_SLOT]);
-    let hi = bitcast<i32>(atomicLoad(&sums[2u * RHS_SLOT + 1u]));
+    if (c >= params.num_cells || cell_type[c] != FLUID || regions[c] == NO_REGION) { return; }
+    let slot = RHS_SLOT + regions[c];
+    let lo = atomicLoad(&sums[2u * slot]);
+    let hi = bitcast<i32>(atomicLoad(&sums[2u * slot + 1u]));
     let total = (f32(hi) * TWO_32 + f32(lo)) / bp.b_unit;
-    let fluid = max(f32(atomicLoad(&counters[0])), 1.0);
-    rhs[c] = rhs[c] - total / fluid;
+    let cells = max(f32(regions[params.num_cells + regions[c]]), 1.0);
+    rhs[c] = rhs[c] - total / cells;
 }
 
 fn walled_or_solid(c: vec3<i32>) -> bool {

@@ -182,6 +182,11 @@ shared_constants! {
     BODY_SHAPE_BOX: f32 = 1.0;
     /// `Body::centre.w`: the body is a sphere.
     BODY_SHAPE_SPHERE: f32 = 2.0;
+    /// Separate regions of a closed smoke box whose pressure right-hand sides are made
+    /// compatible one by one; smaller regions beyond these become solid at rest.
+    MAX_REGIONS: usize = 64;
+    /// `region` of a cell that is solid, or of a region that becomes solid at rest.
+    NO_REGION: u32 = 4294967295;
 
     // --- smoke (shaders/smoke_common.wgsl) ---
     /// Dye density (mean of r, g, b) below which a cell does not count as the smoke's front.

@@ -457,6 +457,7 @@ impl<M: Mode> Runner<M> {
                 }
                 Some(SharedStage::Pressure) => {
                     if let Some(b) = &self.core.bodies {
+                        b.coupling.separate_regions(&self.core.ctx, &mut rec, f)?;
                         b.coupling.clear_forces(rec.encoder());
                     }
                     {

@@ -3,15 +3,18 @@
 //! and pushing particles out of bodies. The liquid and the smoke run the same kernels; the
 //! [`CouplingMode`] says how each treats the cells around them.
 
+use super::regions::Regions;
 use super::{BodySet, Solid, MAX_BODIES};
+use crate::gpu::constants::MAX_REGIONS;
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
 use crate::sim::fields::{GridFields, Particles};
+use crate::sim::runner::Recorder;
 use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
 
 crate::kernel_entries!(
     /// The entry points of shaders/bodies.wgsl.
-    BodiesEntries { stamp, forces, push_out, rhs_sum, rhs_compatible, pocket_mark, pocket_fill }
+    BodiesEntries { stamp, forces, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill }
 );
 
 /// One body as the kernels read it. Mirror of `Body` in shaders/bodies.wgsl (layout
@@ -84,7 +87,7 @@ crate::wgsl_mirror!(body_params_layout: BodyParams = "bodies.wgsl" BodyParams {
 pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
 
 /// Bytes of the sums: 6 i64 per body, then the right-hand side's sum.
-const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + 1) * 8) as u64;
+const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + MAX_REGIONS) * 8) as u64;
 
 /// Rounds of closing fluid pockets and dead ends (shaders/bodies.wgsl, `pocket_mark`).
 const POCKET_ROUNDS: usize = 2;
@@ -152,8 +155,11 @@ pub struct BodyCoupling {
     pub params: BodyParams,
     /// Body index + 1 per cell, 0 where no body is.
     pub body_id: wgpu::Buffer,
-    /// Fixed-point force and torque sums, 12 u32 per body.
+    /// Fixed-point force and torque sums, 12 u32 per body, then the right-hand side's
+    /// sum per region.
     pub sums: wgpu::Buffer,
+    /// The smoke's regions (see [`Regions::gpu_words`]).
+    pub regions: wgpu::Buffer,
     /// The liquid's static solids (the smoke binds its own).
     _base: Option<(wgpu::Buffer, wgpu::Buffer)>,
     reader: BufferReader,
@@ -219,6 +225,7 @@ impl BodyCoupling {
         let cells = f.num_cells() as u64;
         let body_id = storage_buffer(device, "Bodies::body_id", cells * 4);
         let sums = storage_buffer(device, "Bodies::sums", SUMS_BYTES);
+        let regions = storage_buffer(device, "Bodies::regions", (cells + MAX_REGIONS as u64) * 4);
         let own = match (inp.base, inp.static_cells) {
             (Some(_), _) => None,
             (None, Some((solid, vel))) => {
@@ -257,6 +264,7 @@ impl BodyCoupling {
                 ("pos", &inp.particles.pos),
                 ("vel", &inp.particles.vel),
                 ("rhs", inp.rhs),
+                ("regions", &regions),
             ],
         );
         Ok(Self {
@@ -269,6 +277,7 @@ impl BodyCoupling {
             params,
             body_id,
             sums,
+            regions,
             _base: own,
             reader: BufferReader::new(device, (MAX_BODIES * 12 * 4) as u64, "Bodies::sums"),
             num_particles: inp.particles.count,
@@ -311,14 +320,39 @@ impl BodyCoupling {
             .dispatch(pass, self.e.forces, &self.group, f.num_cells());
     }
 
-    /// In the smoke, removes the mean of the pressure right-hand side over the FLUID cells:
-    /// bodies against the walls of its closed box would otherwise leave the pure-Neumann
-    /// system without a solution (see shaders/bodies.wgsl). The liquid has AIR cells and
-    /// needs nothing. Record after the divergence, in a pass after [`Self::clear_forces`].
+    /// In the smoke, finds the separate regions of the closed box once the bodies are
+    /// stamped (submits what `rec` holds and reads the SOLID flags back) and uploads them
+    /// for [`Self::record_compatible`]. Returns them (None in the liquid, which has AIR
+    /// cells and needs nothing).
+    pub fn separate_regions(
+        &self,
+        ctx: &GpuContext,
+        rec: &mut Recorder<'_>,
+        f: &GridFields,
+    ) -> Result<Option<Regions>, SimError> {
+        if self.mode != CouplingMode::Smoke {
+            return Ok(None);
+        }
+        rec.submit("Bodies::regions");
+        let solid: Vec<u32> = crate::gpu::read_buffer(ctx, &f.solid)?;
+        let regions = Regions::find(&solid, f.params.n);
+        ctx.queue
+            .write_buffer(&self.regions, 0, bytemuck::cast_slice(&regions.gpu_words()));
+        Ok(Some(regions))
+    }
+
+    /// In the smoke, removes the mean of the pressure right-hand side over each region's
+    /// FLUID cells: bodies against the walls of its closed box, or walling off a pocket,
+    /// would otherwise leave a pure-Neumann system without a solution (see
+    /// shaders/bodies.wgsl); regions past the kept ones become solid at rest. The liquid
+    /// has AIR cells and needs nothing. Record after the divergence, in a pass after
+    /// [`Self::clear_forces`] and [`Self::separate_regions`].
     pub fn record_compatible(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         if self.mode != CouplingMode::Smoke {
             return;
         }
+        self.kernel
+            .dispatch(pass, self.e.region_freeze, &self.group, f.num_cells());
         self.kernel
             .dispatch(pass, self.e.rhs_sum, &self.group, f.num_cells());
         self.kernel

@@ -22,6 +22,7 @@
 
 pub mod contact;
 pub mod coupling;
+pub mod regions;
 
 use crate::scene::{BodyMotion, BodyShape, BodySpec, Scene, SceneKind};
 use glam::{DMat3, DQuat, DVec3};

@@ -1,0 +1,194 @@
+//! The separate regions of the smoke's closed box. Bodies pressed against each other, the
+//! walls or the static solids can wall off a pocket of air; each region is its own pure
+//! Neumann problem, solvable only when its own right-hand side sums to zero, and a pocket
+//! whose moving walls squeeze it does not conserve its volume. One mean removed over the
+//! whole box leaves such a pocket's excess in place and the solve fails (pressures of
+//! kilopascals that throw light bodies about). The regions are found here on the host,
+//! from the SOLID flags the stamp wrote; the GPU then removes each region's own mean
+//! (shaders/bodies.wgsl, `rhs_sum`, `rhs_compatible`).
+
+use crate::gpu::constants::{MAX_REGIONS, NO_REGION};
+
+/// The regions of the non-solid cells of an `n` grid, connected through faces (in-plane
+/// only on a one-slice grid, `n[2] == 1`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Regions {
+    /// Per cell, its region (0..MAX_REGIONS), or [`NO_REGION`] for solid cells and for
+    /// regions beyond the [`MAX_REGIONS`] largest, which become solid at rest.
+    pub label: Vec<u32>,
+    /// Cells of each kept region.
+    pub cells: Vec<u32>,
+    /// Cells of the regions beyond the kept ones.
+    pub frozen: usize,
+}
+
+impl Regions {
+    /// Labels the regions of `solid` (non-zero: solid). Regions are numbered by size,
+    /// largest first (ties by their lowest cell index), so the labels do not depend on
+    /// anything but the flags.
+    pub fn find(solid: &[u32], n: [u32; 3]) -> Self {
+        let [nx, ny, nz] = n.map(|v| v as usize);
+        assert_eq!(solid.len(), nx * ny * nz, "one flag per cell");
+        let mut raw = vec![NO_REGION; solid.len()];
+        let mut sizes: Vec<u32> = Vec::new();
+        let mut stack = Vec::new();
+        for start in 0..solid.len() {
+            if solid[start] != 0 || raw[start] != NO_REGION {
+                continue;
+            }
+            let id = sizes.len() as u32;
+            let mut count = 0u32;
+            raw[start] = id;
+            stack.push(start);
+            while let Some(c) = stack.pop() {
+                count += 1;
+                let (i, j, k) = (c % nx, (c / nx) % ny, c / (nx * ny));
+                let mut visit = |d: usize| {
+                    if solid[d] == 0 && raw[d] == NO_REGION {
+                        raw[d] = id;
+                        stack.push(d);
+                    }
+                };
+                if i > 0 {
+                    visit(c - 1);
+                }
+                if i + 1 < nx {
+                    visit(c + 1);
+                }
+                if j > 0 {
+                    visit(c - nx);
+                }
+                if j + 1 < ny {
+                    visit(c + nx);
+                }
+                if k > 0 {
+                    visit(c - nx * ny);
+                }
+                if k + 1 < nz {
+                    visit(c + nx * ny);
+                }
+            }
+            sizes.push(count);
+        }
+        // Largest first; a stable sort keeps the order of discovery among equals.
+        let mut order: Vec<usize> = (0..sizes.len()).collect();
+        order.sort_by_key(|&r| std::cmp::Reverse(sizes[r]));
+        let mut rank = vec![NO_REGION; sizes.len()];
+        let mut cells = Vec::new();
+        let mut frozen = 0usize;
+        for (place, &r) in order.iter().enumerate() {
+            if place < MAX_REGIONS {
+                rank[r] = place as u32;
+                cells.push(sizes[r]);
+            } else {
+                frozen += sizes[r] as usize;
+            }
+        }
+        let label = raw
+            .iter()
+            .map(|&r| if r == NO_REGION { r } else { rank[r as usize] })
+            .collect();
+        Regions {
+            label,
+            cells,
+            frozen,
+        }
+    }
+
+    /// The labels followed by [`MAX_REGIONS`] cell counts: the GPU's `regions` buffer.
+    pub fn gpu_words(&self) -> Vec<u32> {
+        let mut w = self.label.clone();
+        w.extend((0..MAX_REGIONS).map(|r| self.cells.get(r).copied().unwrap_or(0)));
+        w
+    }
+}
+
+/// `rhs` with each region's mean removed over its cells (f64 reference of the GPU's
+/// `rhs_sum` and `rhs_compatible`); cells without a region keep their value.
+pub fn compatible_rhs(rhs: &[f64], regions: &Regions) -> Vec<f64> {
+    let mut sum = vec![0.0f64; regions.cells.len()];
+    for (c, &r) in regions.label.iter().enumerate() {
+        if r != NO_REGION {
+            sum[r as usize] += rhs[c];
+        }
+    }
+    rhs.iter()
+        .zip(&regions.label)
+        .map(|(&b, &r)| {
+            if r == NO_REGION {
+                b
+            } else {
+                b - sum[r as usize] / regions.cells[r as usize] as f64
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 7 x 5 slice: a wall across x = 2 splits it, and a ring of solids encloses one
+    /// cell on the right.
+    #[test]
+    fn regions_are_split_by_walls_and_numbered_by_size() {
+        let (nx, ny) = (7usize, 5usize);
+        let mut solid = vec![0u32; nx * ny];
+        for j in 0..ny {
+            solid[2 + nx * j] = 1;
+        }
+        // A pocket at (5, 2): solids at (4,2), (6,2), (5,1), (5,3).
+        for (i, j) in [(4, 2), (6, 2), (5, 1), (5, 3)] {
+            solid[i + nx * j] = 1;
+        }
+        let r = Regions::find(&solid, [nx as u32, ny as u32, 1]);
+        // Left: 2 x 5 = 10 cells; right: 4 x 5 - 4 solids - 1 pocket = 15; pocket: 1.
+        assert_eq!(r.cells, vec![15, 10, 1]);
+        assert_eq!(r.frozen, 0);
+        assert_eq!(r.label[0], 1);
+        assert_eq!(r.label[3], 0, "the largest region is numbered first");
+        assert_eq!(r.label[5 + nx * 2], 2, "the pocket");
+        assert_eq!(r.label[2], NO_REGION, "solid");
+        // Each region's right-hand side sums to zero after the correction.
+        let rhs: Vec<f64> = (0..nx * ny).map(|c| (c as f64 * 0.37).sin()).collect();
+        let b = compatible_rhs(&rhs, &r);
+        for region in 0..3u32 {
+            let s: f64 = (0..nx * ny)
+                .filter(|&c| r.label[c] == region)
+                .map(|c| b[c])
+                .sum();
+            assert!(s.abs() < 1e-12, "region {region} sums to {s}");
+        }
+        assert_eq!(b[2], rhs[2], "solid cells keep their value");
+    }
+
+    /// A 3D grid connects through z as well; past MAX_REGIONS the smallest regions are
+    /// frozen.
+    #[test]
+    fn regions_connect_in_3d_and_the_smallest_beyond_the_limit_freeze() {
+        // Two cells stacked in z, solids around: one region of 2.
+        let n = [1u32, 1, 2];
+        let r = Regions::find(&[0, 0], n);
+        assert_eq!(r.cells, vec![2]);
+        // A row of alternating fluid and solid cells: MAX_REGIONS + 3 one-cell regions,
+        // and one of two cells at the end.
+        let singles = MAX_REGIONS + 3;
+        let mut solid = Vec::new();
+        for _ in 0..singles {
+            solid.extend([0u32, 1]);
+        }
+        solid.extend([0, 0]);
+        let r = Regions::find(&solid, [solid.len() as u32, 1, 1]);
+        assert_eq!(r.cells.len(), MAX_REGIONS);
+        assert_eq!(r.cells[0], 2, "the largest region comes first");
+        assert_eq!(r.frozen, 4, "the last four single cells are frozen");
+        assert_eq!(r.label[solid.len() - 1], 0);
+        assert_eq!(r.label[0], 1, "the first single cell is kept");
+        assert_eq!(
+            r.label[2 * (singles - 1)],
+            NO_REGION,
+            "the last single is frozen"
+        );
+        assert_eq!(r.gpu_words().len(), solid.len() + MAX_REGIONS);
+    }
+}
