@@ -315,6 +315,21 @@ fn bodies_render_as_shaded_solids_in_their_colours() {
     }
     let spread = seen.iter().max().unwrap() - seen.iter().min().unwrap();
     assert!(spread > 30, "face brightnesses {seen:?}");
+    // The viewer's pick: the camera's ray through the pixel of a face centre hits that box
+    // near that point (within a pixel's width at the box's distance).
+    let pixel_m = 2.0 * v.camera.distance as f64 * (v.camera.fov_y as f64 * 0.5).tan() / w as f64;
+    for (centre, _) in &faces {
+        let (x, y) = v.project(*centre);
+        let s = w as f32;
+        let (o, d) = v.camera.ray(x as f32 + 0.5, y as f32 + 0.5, s, s);
+        let (i, t) = v.set().ray_hit(o.as_dvec3(), d.as_dvec3()).expect("a hit");
+        let hit = o.as_dvec3() + d.as_dvec3() * t;
+        assert_eq!(i, 1, "picked body {i} at {hit}");
+        assert!(
+            (hit - *centre).length() < 2.0 * pixel_m,
+            "picked {hit}, face centre {centre}"
+        );
+    }
     // The ball: at its projected centre the surface faces the eye.
     let ball = &v.set().bodies[2];
     let (x, y) = v.project(ball.position);

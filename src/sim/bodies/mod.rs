@@ -881,6 +881,40 @@ mod tests {
     }
 
     #[test]
+    fn in_a_slice_a_ray_hits_the_prism_and_the_cylinder_across_its_depth() {
+        let mut disc = spec(BodyShape::Sphere { radius: 0.1 }, 500.0);
+        disc.center = (0.3, 0.5, 0.0);
+        let mut plate = spec(
+            BodyShape::Box {
+                half_extents: (0.1, 0.05, 0.0),
+            },
+            500.0,
+        );
+        plate.center = (0.7, 0.5, 0.0);
+        let scene = Scene {
+            kind: SceneKind::Smoke,
+            domain: (1.0, 1.0, 0.04),
+            bodies: vec![disc, plate],
+            ..Default::default()
+        };
+        let set = BodySet::from_scene(&scene).unwrap();
+        let dir = DVec3::new(0.0, 0.0, -1.0);
+        // Looking along -z from z = 1: both enter through the slice's front, z = 0.04, even
+        // off the disc's centre by more than a sphere's cap would allow at that depth.
+        let (i, t) = set.ray_hit(DVec3::new(0.38, 0.5, 1.0), dir).unwrap();
+        assert_eq!(i, 0);
+        assert!((t - 0.96).abs() < 1e-12, "t {t}");
+        let (i, t) = set.ray_hit(DVec3::new(0.79, 0.54, 1.0), dir).unwrap();
+        assert_eq!(i, 1);
+        assert!((t - 0.96).abs() < 1e-12, "t {t}");
+        assert!(set.ray_hit(DVec3::new(0.5, 0.5, 1.0), dir).is_none());
+        // Along the slice, the disc is a circle in x-y.
+        let (i, t) = set.ray_hit(DVec3::new(0.0, 0.5, 0.02), DVec3::X).unwrap();
+        assert_eq!(i, 0);
+        assert!((t - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
     fn fixed_bodies_cannot_be_grabbed_and_kinematic_ones_follow_the_mouse() {
         let mut fixed = spec(BodyShape::Sphere { radius: 0.1 }, 500.0);
         fixed.motion = BodyMotion::Fixed;
