@@ -78,6 +78,7 @@ fn mirrors() -> Vec<MirrorLayout> {
         sim::bodies::coupling::gpu_body_layout(),
         sim::bodies::coupling::body_params_layout(),
         render::particles::particle_uniform_layout(),
+        render::bodies::body_view_layout(),
         render::slice::slice_uniform_layout(),
         render::lines_view_layout(),
         render::slice_view_layout(),

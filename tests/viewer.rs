@@ -323,3 +323,70 @@ fn the_surface_mode_screenshot_differs_from_the_particles() {
         let _ = std::fs::remove_file(tmp(&format!("{mode}.png")));
     }
 }
+
+/// Share of the screenshot's pixels in a shade of the body colour `color` (sRGB): the
+/// colour's linear value times a lighting factor, as the body shader writes it.
+fn body_shaded_share(path: &Path, color: [f32; 3]) -> f64 {
+    let img = image::open(path).unwrap().to_rgba8();
+    let lin = color.map(|c| c.powf(2.2));
+    let srgb = |l: f32| {
+        let l = l.clamp(0.0, 1.0);
+        255.0
+            * if l <= 0.0031308 {
+                12.92 * l
+            } else {
+                1.055 * l.powf(1.0 / 2.4) - 0.055
+            }
+    };
+    let shades: Vec<[f32; 3]> = (35..=100)
+        .map(|k| lin.map(|c| srgb(c * k as f32 / 100.0)))
+        .collect();
+    let n = img
+        .pixels()
+        .filter(|p| {
+            shades
+                .iter()
+                .any(|s| (0..3).all(|k| (p.0[k] as f32 - s[k]).abs() <= 4.0))
+        })
+        .count();
+    n as f64 / (img.width() * img.height()) as f64
+}
+
+#[test]
+fn bodies_show_as_shaded_solids_in_the_3d_view() {
+    use eddy::render::bodies::{DYNAMIC_COLOR, FIXED_COLOR};
+    let scene = tmp("bodies.ron");
+    std::fs::write(
+        &scene,
+        "(domain: (1.0, 1.0, 0.5), resolution: (16, 16, 8), \
+         fluid: [Box(min: (0.0, 0.0, 0.0), max: (1.0, 0.3, 0.5))], \
+         bodies: [(shape: Box(half_extents: (0.12, 0.08, 0.1)), center: (0.35, 0.6, 0.25), \
+                   density: 500.0, rotation_deg: (10.0, 30.0, 0.0)), \
+                  (shape: Sphere(radius: 0.1), center: (0.75, 0.6, 0.25), density: 500.0, \
+                   motion: fixed)])",
+    )
+    .unwrap();
+    let shot = tmp("bodies.png");
+    let out = view(&[
+        scene.to_str().unwrap(),
+        "--frames",
+        "2",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Each body covers a visible patch of the window in its own tint (outlines alone
+    // would cover a few hundred pixels in another colour).
+    let dynamic = body_shaded_share(&shot, DYNAMIC_COLOR);
+    let fixed = body_shaded_share(&shot, FIXED_COLOR);
+    assert!(
+        dynamic > 0.003,
+        "dynamic box covers {:.3}%",
+        100.0 * dynamic
+    );
+    assert!(fixed > 0.003, "fixed ball covers {:.3}%", 100.0 * fixed);
+    for f in [&scene, &shot] {
+        let _ = std::fs::remove_file(f);
+    }
+}

@@ -105,6 +105,10 @@ pub const SHADER_SOURCES: &[(&str, &str)] = &[
         include_str!("../../shaders/render_lines.wgsl"),
     ),
     (
+        "render_bodies.wgsl",
+        include_str!("../../shaders/render_bodies.wgsl"),
+    ),
+    (
         "render_slice.wgsl",
         include_str!("../../shaders/render_slice.wgsl"),
     ),

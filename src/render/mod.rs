@@ -3,10 +3,11 @@
 //! into any colour + depth target, so the viewer's window and offscreen tests share one
 //! code path.
 //!
-//! One file per pipeline (`particles`, `lines`, `slice`, `surface`, each with its
+//! One file per pipeline (`particles`, `bodies`, `lines`, `slice`, `surface`, each with its
 //! `shaders/render_*.wgsl`); this file holds the `SceneRenderer` that draws them together
 //! and the helpers they share.
 
+pub mod bodies;
 pub mod camera;
 pub mod colormap;
 pub mod lines;
@@ -25,6 +26,7 @@ pub use target::{
 
 use crate::gpu::shader_module;
 use crate::sim::Simulation;
+use bodies::BodyPipeline;
 use bytemuck::{Pod, Zeroable};
 use camera::OrbitCamera;
 use glam::Mat4;
@@ -49,6 +51,8 @@ crate::wgsl_mirror!(slice_view_layout: ViewProj = "render_slice.wgsl" View {
 
 pub struct SceneRenderer {
     particles: ParticlePipeline,
+    /// The rigid bodies as shaded solids (3D views only).
+    bodies: BodyPipeline,
     /// The camera's `ViewProj`, shared by the line and slice pipelines.
     view_uniform: wgpu::Buffer,
     lines: LinePipeline,
@@ -139,6 +143,7 @@ impl SceneRenderer {
         });
         Self {
             particles: ParticlePipeline::new(device, format),
+            bodies: BodyPipeline::new(device, format),
             lines: LinePipeline::new(device, format, &view_uniform),
             slice: SlicePipeline::new(device, format),
             view_uniform,
@@ -162,6 +167,18 @@ impl SceneRenderer {
             h * h * h / sim.scene.particles_per_cell.max(1) as f32,
         );
         self.particles.bind(device, sim);
+    }
+
+    /// Uploads where the rigid bodies are (none with `None`), body `grabbed` highlighted.
+    /// They are drawn as shaded solids in 3D views (not in the flat layout, and a smoke
+    /// slice's bodies not at all: outlines show those).
+    pub fn set_bodies(
+        &mut self,
+        device: &wgpu::Device,
+        set: Option<&crate::sim::bodies::BodySet>,
+        grabbed: Option<usize>,
+    ) {
+        self.bodies.set(device, set, grabbed);
     }
 
     pub fn set_lines(&mut self, device: &wgpu::Device, lines: &[LineVertex]) {
@@ -217,9 +234,17 @@ impl SceneRenderer {
         );
         self.particles
             .write(queue, view, proj, style, plane, cut_mode);
+        use crate::gpu::constants::{SLICE_CUT_DRAW, SLICE_CUT_FADE, SLICE_CUT_HIDE};
+        let body_cut = match cut_mode {
+            SliceOcclusion::Show => SLICE_CUT_DRAW,
+            SliceOcclusion::Fade => SLICE_CUT_FADE,
+            SliceOcclusion::Hide => SLICE_CUT_HIDE,
+        };
+        self.bodies.write(queue, vp, plane, body_cut);
+        let solids = camera.flat.is_none();
         let liquid = style.visible && camera.flat.is_none() && self.particles.bound();
         if !liquid || style.mode == RenderMode::Particles {
-            self.draw_scene(encoder, target.color, target.depth, liquid);
+            self.draw_scene(encoder, target.color, target.depth, liquid, solids);
             return;
         }
         self.surface.prepare(
@@ -235,20 +260,24 @@ impl SceneRenderer {
             },
         );
         // The scene behind the liquid goes to the surface's own texture (the shade pass
-        // refracts it), with its depth in the target's depth buffer.
+        // refracts it), with its depth in the target's depth buffer: the bodies' too, so
+        // the shaded liquid is depth-tested against them (liquid behind a body is hidden,
+        // liquid in front of it covers it).
         let scene = self.surface.scene_view().expect("prepared above");
-        self.draw_scene(encoder, scene, target.depth, style.mode == RenderMode::Both);
+        let both = style.mode == RenderMode::Both;
+        self.draw_scene(encoder, scene, target.depth, both, solids);
         self.surface.record(encoder, target);
     }
 
-    /// The lines, the slice and (when `particles`) the particle impostors, into `color`
-    /// and `depth`, both cleared first.
+    /// The lines, the slice, (when `solids`) the bodies and (when `particles`) the particle
+    /// impostors, into `color` and `depth`, both cleared first.
     fn draw_scene(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         color: &wgpu::TextureView,
         depth: &wgpu::TextureView,
         particles: bool,
+        solids: bool,
     ) {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("Render::scene"),
@@ -280,6 +309,9 @@ impl SceneRenderer {
         });
         self.lines.draw(&mut pass);
         self.slice.draw(&mut pass);
+        if solids {
+            self.bodies.draw(&mut pass);
+        }
         if particles {
             self.particles.draw(&mut pass);
         }

@@ -1,10 +1,11 @@
 //! The viewer's input: window events to camera moves, panel shortcuts, pushes of the
-//! liquid, the smoke mode's mouse tools, and the hover text of the cell under the cursor.
+//! liquid, dragging a rigid body in 3D, the smoke mode's mouse tools, and the hover text of
+//! the cell under the cursor.
 
 use super::panels::Action;
-use super::{smoke, Sim, Viewer, ViewerError};
+use super::{smoke, BodyGrab, Sim, Viewer, ViewerError};
 use crate::render::create_depth;
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
 use winit::event_loop::ActiveEventLoop;
 use winit::keyboard::{Key, NamedKey};
@@ -88,7 +89,14 @@ impl Viewer {
             WindowEvent::MouseInput { state, button, .. } => {
                 let down = state == ElementState::Pressed && !egui_wants;
                 match button {
-                    MouseButton::Left => self.mouse.left = down,
+                    MouseButton::Left => {
+                        self.mouse.left = down;
+                        if down && !self.mouse.shift {
+                            self.grab_body();
+                        } else if !down {
+                            self.release_body();
+                        }
+                    }
                     MouseButton::Right | MouseButton::Middle => self.mouse.right = down,
                     _ => {}
                 }
@@ -97,7 +105,9 @@ impl Viewer {
                 let (x, y) = (position.x as f32, position.y as f32);
                 let (dx, dy) = (x - self.mouse.pos.0, y - self.mouse.pos.1);
                 self.mouse.pos = (x, y);
-                if self.mouse.left && self.mouse.shift {
+                if self.grab.is_some() {
+                    self.drag_body();
+                } else if self.mouse.left && self.mouse.shift {
                     self.push(dx, dy);
                 } else if self.mouse.left && self.camera.flat.is_some() {
                     self.camera.pan(dx, dy, self.config.height as f32);
@@ -136,6 +146,64 @@ impl Viewer {
             self.pusher
                 .push(sim, o, d, radius, dv.clamp_length_max(10.0));
         }
+    }
+
+    /// The world ray under the cursor, f64.
+    fn cursor_ray(&self) -> (DVec3, DVec3) {
+        let (w, h) = (self.config.width as f32, self.config.height as f32);
+        let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
+        (o.as_dvec3(), d.as_dvec3())
+    }
+
+    /// Left press in the 3D view: a press on a dynamic or kinematic body grabs it at the
+    /// point under the cursor (the smoke's spring); anywhere else (a fixed body included)
+    /// the drag orbits as before.
+    fn grab_body(&mut self) {
+        if self.camera.flat.is_some() {
+            return;
+        }
+        let (o, d) = self.cursor_ray();
+        let Some(b) = self.sim.liquid_bodies_mut() else {
+            return;
+        };
+        let Some((index, t)) = b.set.ray_hit(o, d) else {
+            return;
+        };
+        let point = o + d * t;
+        if b.set.grab(index, point) {
+            self.grab = Some(BodyGrab { index, point });
+            self.update_solids();
+        }
+    }
+
+    /// Cursor move while a body is held: the spring's end goes to where the cursor's ray
+    /// meets the plane through the grab point facing the camera.
+    fn drag_body(&mut self) {
+        let Some(g) = &self.grab else { return };
+        let (o, d) = self.cursor_ray();
+        let Some(target) = grab_target(
+            o,
+            d,
+            g.point,
+            (self.camera.target - self.camera.eye()).as_dvec3(),
+        ) else {
+            return;
+        };
+        let index = g.index;
+        if let Some(b) = self.sim.liquid_bodies_mut() {
+            b.set.move_grab(index, target);
+        }
+        // A kinematic body moved at once (even while paused).
+        self.bodies_moved();
+    }
+
+    /// Left release: lets go of a held body.
+    fn release_body(&mut self) {
+        let Some(g) = self.grab.take() else { return };
+        if let Some(b) = self.sim.liquid_bodies_mut() {
+            b.set.release(g.index);
+        }
+        self.update_solids();
     }
 
     fn is_smoke(&self) -> bool {
@@ -180,5 +248,42 @@ impl Viewer {
             // Painted solids show at once, even when paused.
             m.image_key = None;
         }
+    }
+}
+
+/// Where the ray `o + t d` meets the plane through `point` whose normal is the camera's
+/// viewing direction `forward`; None when the ray runs along the plane or the plane lies
+/// behind the camera.
+fn grab_target(o: DVec3, d: DVec3, point: DVec3, forward: DVec3) -> Option<DVec3> {
+    let n = forward.normalize_or_zero();
+    let denom = n.dot(d);
+    if denom.abs() < 1e-9 {
+        return None;
+    }
+    let t = n.dot(point - o) / denom;
+    (t > 0.0).then(|| o + d * t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grab_target_stays_at_the_grab_points_depth() {
+        let eye = DVec3::new(0.5, 0.5, 3.0);
+        let forward = DVec3::new(0.0, 0.0, -1.0);
+        let point = DVec3::new(0.4, 0.6, 0.3);
+        // The ray through the grab point finds the grab point.
+        let d = (point - eye).normalize();
+        let p = grab_target(eye, d, point, forward).unwrap();
+        assert!((p - point).length() < 1e-12);
+        // Another ray: a point in the plane z = 0.3, on that ray.
+        let d = DVec3::new(0.1, -0.2, -1.0);
+        let p = grab_target(eye, d, point, forward).unwrap();
+        assert!((p.z - 0.3).abs() < 1e-12);
+        assert!(((p - eye).normalize() - d.normalize()).length() < 1e-12);
+        // Along the plane, or away from it: none.
+        assert!(grab_target(eye, DVec3::X, point, forward).is_none());
+        assert!(grab_target(eye, -d, point, forward).is_none());
     }
 }

@@ -1,12 +1,18 @@
-//! The View panel's liquid section: how the liquid is drawn (particles, surface or both)
-//! and the surface's live parameters.
+//! The View panel's liquid section: the mouse's controls, how the liquid is drawn
+//! (particles, surface or both) and the surface's live parameters.
 
 use crate::render::surface::RenderMode;
 use crate::render::ParticleStyle;
 
+/// What the mouse does in the 3D liquid view.
+pub const MOUSE_HELP: &str = "left-drag: orbit; on a body: drag it (a spring at the grabbed \
+point; kinematic bodies follow the cursor, fixed ones stay)\nshift + left-drag: push the \
+liquid; right-drag: pan; wheel: zoom";
+
 /// Render mode selector and, when a surface is drawn, its parameters. They apply on the
 /// next redraw.
 pub fn liquid_ui(ui: &mut egui::Ui, style: &mut ParticleStyle) {
+    ui.label(MOUSE_HELP);
     ui.horizontal(|ui| {
         ui.label("draw");
         for m in RenderMode::ALL {

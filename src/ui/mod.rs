@@ -3,7 +3,7 @@
 //!
 //! This file holds the viewer's state and how it changes (scenes, panel actions, steps);
 //! `window` opens the window and draws each frame, `input` turns window events into
-//! camera moves, pushes and smoke tools, and `slice_view` keeps the shown field slice
+//! camera moves, pushes, body drags and smoke tools, and `slice_view` keeps the shown field slice
 //! and the flat layout up to date.
 
 mod input;
@@ -148,7 +148,23 @@ fn overlay_lines(
     lines
 }
 
+/// A body the mouse holds in the 3D view.
+struct BodyGrab {
+    index: usize,
+    /// Where it was grabbed (world, m): the cursor moves the spring's end in the plane
+    /// through this point facing the camera, so the body keeps its depth.
+    point: glam::DVec3,
+}
+
 impl Sim {
+    /// The rigid bodies of a liquid scene, which the 3D view can grab.
+    fn liquid_bodies_mut(&mut self) -> Option<&mut crate::sim::bodies::coupling::Bodies> {
+        match self {
+            Sim::Liquid(s) => s.bodies.as_mut(),
+            Sim::Smoke(_) => None,
+        }
+    }
+
     /// The rigid bodies, when the scene has any.
     fn bodies(&self) -> Option<&crate::sim::bodies::coupling::Bodies> {
         match self {
@@ -206,6 +222,8 @@ struct Viewer {
     view: ViewPanel,
     stats: StatsPanel,
     bodies: panels::BodiesPanel,
+    /// The body the mouse holds in the 3D view, if any.
+    grab: Option<BodyGrab>,
     /// The slice currently drawn and the cell types it was read with (for hover text).
     slice: Option<(SliceImage, FieldData)>,
     slice_key: Option<(SliceSpec, u64, bool)>,
@@ -266,10 +284,12 @@ impl Viewer {
             }
         }
         self.slice = None;
+        self.grab = None;
         self.renderer.set_lines(
             &self.ctx.device,
             &overlay_lines(&self.scene, self.sim.bodies()),
         );
+        self.update_solids();
         self.slice_key = None;
         let r = self.scene.resolution;
         self.view.max_index = [r.0, r.1, r.2];
@@ -358,16 +378,37 @@ impl Viewer {
         if !full {
             self.controls.playing = false;
         }
-        // Bodies move: their outlines follow. A shown slice (and every smoke view) rebuilds
-        // its lines with the bodies for the new revision; only the bare 3D view needs it here.
+        // A held kinematic body moved on its own velocity: back under the cursor.
+        if let Some(b) = self.sim.liquid_bodies_mut() {
+            b.set.follow_grabs();
+        }
+        self.bodies_moved();
+        self.revision += 1;
+        self.frames_done += 1;
+        Ok(())
+    }
+
+    /// Bodies moved: their solids and outlines follow. A shown slice (and every smoke
+    /// view) rebuilds its lines with the bodies for the next revision; only the bare 3D
+    /// view needs it here.
+    fn bodies_moved(&mut self) {
         let bare = matches!(self.sim, Sim::Liquid(_)) && self.view.field.is_none();
         if let (true, Some(b)) = (bare, self.sim.bodies()) {
             let lines = overlay_lines(&self.scene, Some(b));
             self.renderer.set_lines(&self.ctx.device, &lines);
         }
-        self.revision += 1;
-        self.frames_done += 1;
-        Ok(())
+        self.update_solids();
+    }
+
+    /// Uploads the liquid's bodies as shaded solids, the held one highlighted (a smoke
+    /// slice's bodies show as outlines only).
+    fn update_solids(&mut self) {
+        let set = match &self.sim {
+            Sim::Liquid(s) => s.bodies.as_ref().map(|b| &b.set),
+            Sim::Smoke(_) => None,
+        };
+        let grabbed = self.grab.as_ref().map(|g| g.index);
+        self.renderer.set_bodies(&self.ctx.device, set, grabbed);
     }
 }
 

@@ -193,9 +193,6 @@ pub enum Drag {
     },
 }
 
-/// Stiffness per kg of the mouse's spring on a grabbed body, 1/s^2 (a period of 0.2 s).
-const GRAB_STIFFNESS: f64 = 1000.0;
-
 /// Applies one mouse move of a drag at `p` (m) to the simulation. `frame_dt` turns the
 /// drag distance into a velocity. Returns true when the state changed.
 pub fn apply_drag(
@@ -226,9 +223,7 @@ pub fn apply_drag(
                 return false;
             };
             let z = 0.5 * b.set.domain.z;
-            if let Some(g) = b.set.bodies.get_mut(*index).and_then(|b| b.grab.as_mut()) {
-                g.target = glam::DVec3::new(p[0], p[1], z);
-            }
+            b.set.move_grab(*index, glam::DVec3::new(p[0], p[1], z));
             true
         }
         Drag::Obstacle { last } => {
@@ -294,7 +289,7 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
         if let Some(b) = &sim.bodies {
             let z = 0.5 * b.set.domain.z;
             let at = glam::DVec3::new(p[0], p[1], z);
-            if let Some(index) = b.set.body_at(at) {
+            if let Some(index) = b.set.body_at(at).filter(|&i| b.set.grabbable(i)) {
                 return Drag::Body { index };
             }
         }
@@ -314,19 +309,7 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
 pub fn grab_body(sim: &mut SmokeSimulation, drag: &Drag, p: [f64; 2]) {
     if let (Drag::Body { index }, Some(b)) = (drag, sim.bodies.as_mut()) {
         let z = 0.5 * b.set.domain.z;
-        if let Some(body) = b.set.bodies.get_mut(*index) {
-            let at = glam::DVec3::new(p[0], p[1], z);
-            body.grab = Some(grab_at(body, at));
-        }
-    }
-}
-
-/// A spring from the body point under `at` to `at`.
-fn grab_at(body: &crate::sim::bodies::RigidBody, at: glam::DVec3) -> crate::sim::bodies::Grab {
-    crate::sim::bodies::Grab {
-        local: body.orientation.inverse() * (at - body.position),
-        target: at,
-        stiffness: GRAB_STIFFNESS,
+        b.set.grab(*index, glam::DVec3::new(p[0], p[1], z));
     }
 }
 
@@ -334,9 +317,7 @@ fn grab_at(body: &crate::sim::bodies::RigidBody, at: glam::DVec3) -> crate::sim:
 /// velocity; a grabbed body is let go.
 pub fn end_drag(sim: &mut SmokeSimulation, drag: &mut Drag) {
     if let (Drag::Body { index }, Some(b)) = (*drag, sim.bodies.as_mut()) {
-        if let Some(body) = b.set.bodies.get_mut(index) {
-            body.grab = None;
-        }
+        b.set.release(index);
     }
     if let Drag::Obstacle { .. } = drag {
         let scene_velocity = sim

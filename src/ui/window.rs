@@ -209,6 +209,7 @@ impl Viewer {
                 legend: None,
             },
             bodies: Default::default(),
+            grab: None,
             stats: StatsPanel {
                 adapter: ctx.describe(),
                 timestamps: ctx.timestamps,
