@@ -1,11 +1,12 @@
 //! The viewer's smoke mode: views of the slice (dye, velocity, pressure, divergence,
 //! vorticity, temperature, obstacles), the mouse tools (force and dye splats, painting and
-//! erasing obstacles, dragging the moving obstacle) and the hover text. The images
+//! erasing obstacles, dragging rigid bodies) and the hover text. The images
 //! themselves are built in `render::smoke`.
 
 use crate::render::colormap::Scale;
 use crate::render::slice::{Range, SliceImage};
 pub use crate::sim::smoke::views::SmokeField;
+use crate::scene::BodyMotion;
 use crate::sim::smoke::{Emitter, SmokeSimulation, SmokeStage};
 use crate::sim::views::MgField;
 use glam::Vec3;
@@ -13,8 +14,8 @@ use glam::Vec3;
 /// What the left mouse button does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tool {
-    /// Left-drag pushes the air along the drag (and drags the moving obstacle when the
-    /// drag starts on it); right-drag adds dye.
+    /// Left-drag pushes the air along the drag (and drags a rigid body when the drag starts
+    /// on it); right-drag adds dye.
     Splat,
     /// Left-drag paints SOLID cells.
     Draw,
@@ -120,7 +121,7 @@ impl SmokePanel {
         });
         ui.label(match self.tool {
             Tool::Splat => {
-                "left-drag: push the air (on the moving obstacle: drag it)\nright-drag: add dye"
+                "left-drag: push the air (on a body: drag it)\nright-drag: add dye"
             }
             Tool::Draw => "left-drag: paint obstacle cells; right-drag: add dye",
             Tool::Erase => "left-drag: erase obstacle cells; right-drag: add dye",
@@ -178,16 +179,13 @@ pub enum Drag {
     Left {
         last: [f64; 2],
     },
-    /// Left button that started on the moving obstacle.
-    Obstacle {
-        last: [f64; 2],
-    },
     /// Right button: dye.
     Right {
         last: [f64; 2],
     },
-    /// Left button that started on rigid body `index`: a spring pulls the grabbed point
-    /// towards the mouse, so the body turns as well as moves.
+    /// Left button that started on rigid body `index`: a spring pulls a dynamic body's
+    /// grabbed point towards the mouse, so the body turns as well as moves; a kinematic body
+    /// follows the mouse directly, its faces moving with the mouse's velocity.
     Body {
         index: usize,
     },
@@ -226,18 +224,19 @@ pub fn apply_drag(
                 return false;
             };
             let z = 0.5 * b.set.domain.z;
-            if let Some(g) = b.set.bodies.get_mut(*index).and_then(|b| b.grab.as_mut()) {
-                g.target = glam::DVec3::new(p[0], p[1], z);
-            }
-            true
-        }
-        Drag::Obstacle { last } => {
-            let v = velocity(*last);
-            *last = p;
-            if let Some(o) = sim.mode.obstacle.as_mut() {
-                o.held = true;
-                o.velocity = v;
-                o.set_centre(p, domain);
+            let target = glam::DVec3::new(p[0], p[1], z);
+            let Some(last) = b.set.bodies.get(*index).and_then(|b| b.grab).map(|g| g.target)
+            else {
+                return true;
+            };
+            // The last target is where the mouse was: a kinematic body takes the mouse's
+            // velocity, so its faces push the smoke.
+            let v = velocity([last.x, last.y]);
+            let v = glam::DVec3::new(v[0], v[1], 0.0);
+            if !b.set.move_held_kinematic(*index, target, v) {
+                if let Some(g) = b.set.bodies.get_mut(*index).and_then(|b| b.grab.as_mut()) {
+                    g.target = target;
+                }
             }
             true
         }
@@ -298,13 +297,6 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
                 return Drag::Body { index };
             }
         }
-        if let Some(o) = &sim.mode.obstacle {
-            let c = o.centre();
-            let half = o.half();
-            if (p[0] - c[0]).abs() <= half[0] && (p[1] - c[1]).abs() <= half[1] {
-                return Drag::Obstacle { last: p };
-            }
-        }
     }
     Drag::Left { last: p }
 }
@@ -330,25 +322,21 @@ fn grab_at(body: &crate::sim::bodies::RigidBody, at: glam::DVec3) -> crate::sim:
     }
 }
 
-/// Ends a drag: a dragged obstacle goes back to moving on its own, with the scene's
-/// velocity; a grabbed body is let go.
+/// Ends a drag: a grabbed body is let go; a kinematic one goes back to moving on its own,
+/// with the scene's velocity and angular velocity, from where it was dropped.
 pub fn end_drag(sim: &mut SmokeSimulation, drag: &mut Drag) {
-    if let (Drag::Body { index }, Some(b)) = (*drag, sim.bodies.as_mut()) {
-        if let Some(body) = b.set.bodies.get_mut(index) {
+    if let Drag::Body { index } = *drag {
+        let spec = sim.scene.bodies.get(index).cloned();
+        if let Some(body) = sim
+            .bodies
+            .as_mut()
+            .and_then(|b| b.set.bodies.get_mut(index))
+        {
             body.grab = None;
-        }
-    }
-    if let Drag::Obstacle { .. } = drag {
-        let scene_velocity = sim
-            .scene
-            .smoke
-            .obstacle
-            .as_ref()
-            .map(|s| s.velocity())
-            .unwrap_or([0.0; 3]);
-        if let Some(o) = sim.mode.obstacle.as_mut() {
-            o.held = false;
-            o.velocity = [scene_velocity[0], scene_velocity[1]];
+            if let (BodyMotion::Kinematic, Some(s)) = (body.motion, spec) {
+                body.prescribed_velocity = glam::DVec3::from(s.velocity);
+                body.prescribed_omega = glam::DVec3::from(s.angular_velocity);
+            }
         }
     }
     *drag = Drag::None;

@@ -429,6 +429,9 @@ impl BodySet {
         for b in &mut self.bodies {
             match b.motion {
                 BodyMotion::Fixed => continue,
+                // Held by the user: it stays where the mouse put it
+                // ([`BodySet::move_held_kinematic`]).
+                BodyMotion::Kinematic if b.grab.is_some() => continue,
                 BodyMotion::Kinematic => bounce_kinematic(b, self.domain, self.slice, dt),
                 BodyMotion::Dynamic => {}
             }
@@ -488,7 +491,7 @@ impl BodySet {
 pub const ADDED_MASS: f64 = 2.0;
 
 /// A kinematic body moves on its prescribed velocity and reverses a component when its
-/// bounding box crosses the wall it moves towards, like the smoke's moving obstacle.
+/// bounding box crosses the wall it moves towards.
 fn bounce_kinematic(b: &mut RigidBody, domain: DVec3, slice: bool, dt: f64) {
     let half = b.aabb_half();
     let axes = if slice { 2 } else { 3 };
@@ -498,6 +501,44 @@ fn bounce_kinematic(b: &mut RigidBody, domain: DVec3, slice: bool, dt: f64) {
         if (next - half[a] < 0.0 && v < 0.0) || (next + half[a] > domain[a] && v > 0.0) {
             b.prescribed_velocity[a] = -v;
         }
+    }
+}
+
+impl BodySet {
+    /// Moves kinematic body `i`, held by the user (its `grab` set), so that its grabbed
+    /// point lies at `target` (its bounding box kept in the domain), with `velocity` (the
+    /// mouse's) as the velocity its faces give the fluid and no spin. It stays there until
+    /// the next move ([`BodySet::step`] leaves a held kinematic body alone). Returns false,
+    /// changing nothing, when body `i` is not a held kinematic body.
+    pub fn move_held_kinematic(&mut self, i: usize, target: DVec3, velocity: DVec3) -> bool {
+        let (domain, slice) = (self.domain, self.slice);
+        let Some(b) = self.bodies.get_mut(i) else {
+            return false;
+        };
+        let Some(local) = b.grab.map(|g| g.local) else {
+            return false;
+        };
+        if b.motion != BodyMotion::Kinematic {
+            return false;
+        }
+        let half = b.aabb_half();
+        let mut p = target - b.orientation * local;
+        let axes = if slice { 2 } else { 3 };
+        for a in 0..axes {
+            p[a] = p[a].clamp(half[a], (domain[a] - half[a]).max(half[a]));
+        }
+        let mut v = velocity;
+        if slice {
+            p.z = b.position.z;
+            v.z = 0.0;
+        }
+        b.position = p;
+        b.prescribed_velocity = v;
+        b.prescribed_omega = DVec3::ZERO;
+        if let Some(g) = b.grab.as_mut() {
+            g.target = target;
+        }
+        true
     }
 }
 
