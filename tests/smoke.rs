@@ -10,8 +10,8 @@ use common::{mac_diff, mac_max, max_abs, to_f64};
 use eddy::gpu::read_buffer;
 use eddy::reference::{self as cpu, smoke as cs};
 use eddy::scene::{
-    AdvectionScheme, BodyMotion, BodyShape, BodySpec, PreconditionerKind, Scene, SceneKind,
-    Shape, SmokeSource, SplitMix64,
+    AdvectionScheme, BodyMotion, BodyShape, BodySpec, PreconditionerKind, Scene, SceneKind, Shape,
+    SmokeSource, SplitMix64,
 };
 use eddy::sim::smoke::{Emitter, SmokeSimulation, SmokeStage};
 
@@ -779,7 +779,13 @@ fn dye_drift_over_200_steps_per_scheme() {
 
 #[test]
 fn kinematic_body_pushes_the_smoke_and_dye_stays_out() {
-    let mut s = smoke_scene("kinematic box", 32, 16, 1.0 / 32.0, PreconditionerKind::Mic0);
+    let mut s = smoke_scene(
+        "kinematic box",
+        32,
+        16,
+        1.0 / 32.0,
+        PreconditionerKind::Mic0,
+    );
     s.gravity = (0.0, 0.0, 0.0);
     s.smoke.vorticity = 0.0;
     s.smoke.tracers = 500;
@@ -906,14 +912,24 @@ fn a_scene_obstacle_runs_bitwise_as_the_kinematic_body_it_becomes() {
             rows.push(format!("{f:?}"));
         }
         let b = &sim.bodies.as_ref().unwrap().set.bodies[0];
-        (rows, b.position, sim.read_dye().unwrap(), sim.read_tracers().unwrap())
+        (
+            rows,
+            b.position,
+            sim.read_dye().unwrap(),
+            sim.read_tracers().unwrap(),
+        )
     };
     let (a, b, c) = (run(&old), run(&new), run(&in_code));
     assert_eq!(a.0, b.0, "frame stats");
     assert_eq!(a.0, c.0, "frame stats of the scene built in code");
     assert_eq!(a.1, b.1);
     assert_eq!(a.1, c.1);
-    let bits = |v: &[[f32; 4]]| v.iter().flatten().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let bits = |v: &[[f32; 4]]| {
+        v.iter()
+            .flatten()
+            .map(|x| x.to_bits())
+            .collect::<Vec<u32>>()
+    };
     assert_eq!(bits(&a.2), bits(&b.2), "dye");
     assert_eq!(bits(&a.3), bits(&b.3), "tracers");
     // The box moved up and pushed the smoke.

@@ -12,8 +12,7 @@ mod seed;
 mod validate;
 
 pub use bodies::{
-    obstacle_body, BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY,
-    MIN_BODY_DENSITY,
+    obstacle_body, BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY, MIN_BODY_DENSITY,
 };
 pub use diffusion::{DiffusionSettings, Wall, WallSpot, WallValues, MAX_DIFFUSION, MAX_WALL_SPOTS};
 pub use problems::StandardProblem;
@@ -780,9 +779,7 @@ mod tests {
     #[test]
     fn a_smoke_obstacle_loads_as_a_kinematic_body_and_counts_towards_the_limit() {
         let smoke = |extra: &str| {
-            format!(
-                "(kind: smoke, domain: (2.0, 1.0, 0.02), resolution: (32, 16, 1), {extra})"
-            )
+            format!("(kind: smoke, domain: (2.0, 1.0, 0.02), resolution: (32, 16, 1), {extra})")
         };
         let disc = "smoke: (obstacle: Some(Sphere(center: (1.2, 0.4, 0.0), radius: 0.1, \
                     velocity: (0.3, -0.2, 0.5))))";
@@ -797,7 +794,10 @@ mod tests {
         assert_eq!(b.velocity, (0.3, -0.2, 0.0));
         // Written back out, the scene says `bodies` and no longer `obstacle`.
         let text = s.to_ron();
-        assert!(!text.contains("obstacle") && text.contains("kinematic"), "{text}");
+        assert!(
+            !text.contains("obstacle") && text.contains("kinematic"),
+            "{text}"
+        );
         assert_eq!(parse(&text).unwrap().bodies, s.bodies);
         // After the scene's own bodies, as the last one.
         let both = format!(

@@ -5,8 +5,8 @@
 
 use crate::render::colormap::Scale;
 use crate::render::slice::{Range, SliceImage};
-pub use crate::sim::smoke::views::SmokeField;
 use crate::scene::BodyMotion;
+pub use crate::sim::smoke::views::SmokeField;
 use crate::sim::smoke::{Emitter, SmokeSimulation, SmokeStage};
 use crate::sim::views::MgField;
 use glam::Vec3;
@@ -120,9 +120,7 @@ impl SmokePanel {
             ui.radio_value(&mut self.tool, Tool::Erase, "erase solid");
         });
         ui.label(match self.tool {
-            Tool::Splat => {
-                "left-drag: push the air (on a body: drag it)\nright-drag: add dye"
-            }
+            Tool::Splat => "left-drag: push the air (on a body: drag it)\nright-drag: add dye",
             Tool::Draw => "left-drag: paint obstacle cells; right-drag: add dye",
             Tool::Erase => "left-drag: erase obstacle cells; right-drag: add dye",
         });
@@ -225,7 +223,12 @@ pub fn apply_drag(
             };
             let z = 0.5 * b.set.domain.z;
             let target = glam::DVec3::new(p[0], p[1], z);
-            let Some(last) = b.set.bodies.get(*index).and_then(|b| b.grab).map(|g| g.target)
+            let Some(last) = b
+                .set
+                .bodies
+                .get(*index)
+                .and_then(|b| b.grab)
+                .map(|g| g.target)
             else {
                 return true;
             };
