@@ -1,11 +1,8 @@
 // Shared definitions of the smoke stages (include after prelude.wgsl). The smoke mode runs
 // on an nx x ny x 1 grid through the 3D kernels; nothing here assumes nz = 1.
 
-// Mirrored by `SmokeParams` in src/sim/smoke/mod.rs (tests/shaders.rs checks the layout).
+// Mirrored by `SmokeParams` in src/sim/smoke/params.rs (tests/shaders.rs checks the layout).
 struct SmokeParams {
-    obstacle_lo: vec4<f32>,   // box min, or disc centre (m)
-    obstacle_hi: vec4<f32>,   // box max (m); w: disc radius (m)
-    obstacle_vel: vec4<f32>,  // obstacle velocity (m/s)
     up: vec4<f32>,            // unit vector opposite to gravity
     decay: vec4<f32>,         // per-substep factors exp(-rate dt): dye r, g, b, temperature
     buoyancy: f32,            // m/s^2 per unit temperature
@@ -18,11 +15,11 @@ struct SmokeParams {
     trail_slot: u32,          // ring-buffer slot the tracers' positions go to this substep
     num_tracers: u32,
     trail_len: u32,
-    obstacle_kind: u32,       // OBSTACLE_NONE, OBSTACLE_BOX or OBSTACLE_DISC
-    _pad: u32,
+    _pad0: u32,
+    _pad1: u32,
 };
 
-// Mirrored by `Emitter` in src/sim/smoke/mod.rs (tests/shaders.rs checks the layout).
+// Mirrored by `Emitter` in src/sim/smoke/params.rs (tests/shaders.rs checks the layout).
 // kind: EMIT_BOX [lo, hi], EMIT_DISC (centre lo.xyz, radius lo.w): dye and temperature are
 // raised to at least `dye`, velocity set when set_velocity != 0 (scene sources);
 // EMIT_SPLAT (centre lo.xyz, radius lo.w): dye and velocity added with weight
@@ -46,17 +43,4 @@ fn face_position(comp: u32, f: vec3<i32>) -> vec3<f32> {
     var x = (vec3<f32>(f) + vec3<f32>(0.5)) * params.h;
     x[comp] = f32(f[comp]) * params.h;
     return x;
-}
-
-fn in_obstacle(x: vec3<f32>) -> bool {
-    let kind = smoke.obstacle_kind;
-    if (kind == OBSTACLE_BOX) {
-        // The slice is one cell thick: only x and y decide.
-        return all(x.xy >= smoke.obstacle_lo.xy) && all(x.xy <= smoke.obstacle_hi.xy);
-    }
-    if (kind == OBSTACLE_DISC) {
-        let d = x.xy - smoke.obstacle_lo.xy;
-        return dot(d, d) <= smoke.obstacle_hi.w * smoke.obstacle_hi.w;
-    }
-    return false;
 }

@@ -626,17 +626,12 @@ fn check(path: &Path) -> Result<ExitCode> {
     let est = if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
         line(format!(
-            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, sources: {}{}",
+            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, sources: {}",
             s.advection.name(),
             s.vorticity,
             s.buoyancy,
             s.dye_weight,
             s.sources.len(),
-            if s.obstacle.is_some() {
-                ", moving obstacle"
-            } else {
-                ""
-            }
         ));
         line(format!("tracers     {}", s.tracers));
         if solid == scene.cell_count() {

@@ -10,7 +10,8 @@ use common::{mac_diff, mac_max, max_abs, to_f64};
 use eddy::gpu::read_buffer;
 use eddy::reference::{self as cpu, smoke as cs};
 use eddy::scene::{
-    AdvectionScheme, PreconditionerKind, Scene, SceneKind, Shape, SmokeSource, SplitMix64,
+    AdvectionScheme, BodyMotion, BodyShape, BodySpec, PreconditionerKind, Scene, SceneKind, Shape,
+    SmokeSource, SplitMix64,
 };
 use eddy::sim::smoke::{Emitter, SmokeSimulation, SmokeStage};
 
@@ -20,8 +21,6 @@ const SOURCE_BOX: Shape = Shape::Box {
     velocity: (0.0, 0.0, 0.0),
 };
 
-/// A 20 x 16 x 1 box (h = 5 cm) with a moving static sphere, a held moving obstacle, a box
-/// jet, a disc source, dissipation, buoyancy, dye weight and confinement all on.
 /// A smoke slice of `nx x ny` cells of `h` metres (depth h), solved with `pre` to 1e-5.
 fn smoke_scene(name: &str, nx: u32, ny: u32, h: f64, pre: PreconditionerKind) -> Scene {
     let mut s = Scene {
@@ -36,6 +35,26 @@ fn smoke_scene(name: &str, nx: u32, ny: u32, h: f64, pre: PreconditionerKind) ->
     s
 }
 
+/// A kinematic box body in a slice of depth `depth`: centre `c`, half extents `half`, moving
+/// at `v`.
+fn kinematic_box(c: (f64, f64), half: (f64, f64), v: (f64, f64), depth: f64) -> BodySpec {
+    BodySpec {
+        shape: BodyShape::Box {
+            half_extents: (half.0, half.1, 0.5 * depth),
+        },
+        center: (c.0, c.1, 0.5 * depth),
+        density: 500.0,
+        velocity: (v.0, v.1, 0.0),
+        angular_velocity: (0.0, 0.0, 0.0),
+        rotation_deg: (0.0, 0.0, 0.0),
+        restitution: 0.3,
+        friction: 0.4,
+        motion: BodyMotion::Kinematic,
+    }
+}
+
+/// A 20 x 16 x 1 box (h = 5 cm) with a moving static sphere, a kinematic box body, a box
+/// jet, a disc source, dissipation, buoyancy, dye weight and confinement all on.
 fn stage_scene(scheme: AdvectionScheme) -> Scene {
     let mut s = smoke_scene("smoke stages", 20, 16, 0.05, PreconditionerKind::Ip);
     s.solids = vec![Shape::Sphere {
@@ -72,11 +91,8 @@ fn stage_scene(scheme: AdvectionScheme) -> Scene {
             velocity: (0.0, 0.0, 0.0),
         },
     ];
-    sm.obstacle = Some(Shape::Box {
-        min: (0.62, 0.21, 0.0),
-        max: (0.78, 0.33, 0.05),
-        velocity: (0.3, 0.4, 0.0),
-    });
+    // Partial substeps leave it in place, so every stage sees it in one place.
+    s.bodies = vec![kinematic_box((0.7, 0.27), (0.08, 0.06), (0.3, 0.4), 0.05)];
     s.validate().unwrap();
     s
 }
@@ -95,9 +111,7 @@ struct Case {
 
 impl Case {
     fn new(scene: &Scene, seed: u64) -> Self {
-        let mut sim = SmokeSimulation::new(common::gpu(), scene).unwrap();
-        // The obstacle keeps its velocity but stays put, so every run sees it in one place.
-        sim.mode.obstacle.as_mut().unwrap().held = true;
+        let sim = SmokeSimulation::new(common::gpu(), scene).unwrap();
         let [nx, ny, nz] = scene.dims();
         let grid = cpu::Grid {
             nx: nx as usize,
@@ -198,7 +212,7 @@ fn ref_region(s: &Shape) -> cs::Region {
 }
 
 /// The reference's settings for a substep of `dt`, built from the scene (not from the
-/// GPU's packed uniforms, so the packing is checked too) and the obstacle's state.
+/// GPU's packed uniforms, so the packing is checked too).
 fn ref_params(sim: &SmokeSimulation, dt: f64) -> cs::Params {
     let s = &sim.scene.smoke;
     let g = sim.scene.gravity;
@@ -209,23 +223,7 @@ fn ref_params(sim: &SmokeSimulation, dt: f64) -> cs::Params {
         [0.0, 1.0, 0.0]
     };
     let decay = |rate: f64| (-rate * dt).exp();
-    let (obstacle, obstacle_velocity) = match &sim.mode.obstacle {
-        Some(o) => (
-            Some(if o.radius > 0.0 {
-                cs::Region::Disc {
-                    centre: o.lo,
-                    radius: o.radius,
-                }
-            } else {
-                cs::Region::Box { lo: o.lo, hi: o.hi }
-            }),
-            [o.velocity[0], o.velocity[1], 0.0],
-        ),
-        None => (None, [0.0; 3]),
-    };
     cs::Params {
-        obstacle,
-        obstacle_velocity,
         up,
         dye_decay: [
             decay(s.dye_dissipation),
@@ -240,6 +238,34 @@ fn ref_params(sim: &SmokeSimulation, dt: f64) -> cs::Params {
         vorticity: s.vorticity,
         maccormack: s.advection == AdvectionScheme::MacCormack,
     }
+}
+
+/// The bodies as the reference's marking takes them, from their f64 state on the host.
+fn ref_bodies(sim: &SmokeSimulation) -> Vec<cs::MovingSolid> {
+    let Some(b) = &sim.bodies else {
+        return vec![];
+    };
+    b.set
+        .bodies
+        .iter()
+        .map(|b| {
+            let r = b.rotation();
+            let (half, sphere) = match b.solid {
+                eddy::sim::bodies::Solid::Box { half } => (half.to_array(), false),
+                eddy::sim::bodies::Solid::Sphere { radius } => ([radius; 3], true),
+            };
+            cs::MovingSolid {
+                body: cpu::bodies::RefBody {
+                    centre: b.position.to_array(),
+                    axes: [r.x_axis, r.y_axis, r.z_axis].map(|a| a.to_array()),
+                    half,
+                    sphere,
+                },
+                velocity: b.velocity().to_array(),
+                omega: b.omega().to_array(),
+            }
+        })
+        .collect()
 }
 
 fn mac(g: &cpu::Grid, v: &[f32]) -> cpu::MacField {
@@ -274,12 +300,23 @@ fn check_stages(scheme: AdvectionScheme) {
     let dye0: cs::Dye = c.dye0.iter().map(|d| d.map(|x| x as f64)).collect();
     let vel0 = mac(g, &c.vel0);
 
-    // Marking: static solids (one moving) and the obstacle; dye cleared inside them.
+    // Marking: static solids (one moving) and the kinematic body; dye cleared inside them.
     c.run_to(SmokeStage::Mark);
     let p = ref_params(&c.sim, c.dt);
     let mut expect_dye = dye0.clone();
-    let (types, solid_vel) = cs::mark(g, &p, &static_solid, &static_vel, &mut expect_dye);
+    let bodies = ref_bodies(&c.sim);
+    assert_eq!(bodies.len(), 1);
+    let (types, solid_vel) = cs::mark(g, &static_solid, &static_vel, &bodies, &mut expect_dye);
     assert_eq!(c.types(), types, "cell types");
+    let gpu_solid_vel: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.fields.solid_vel).unwrap();
+    let e = gpu_solid_vel
+        .iter()
+        .zip(&solid_vel)
+        .flat_map(|(a, b)| (0..3).map(move |k| (a[k] as f64 - b[k]).abs()))
+        .fold(0.0, f64::max);
+    assert!(e < 1e-6, "solid velocities differ by {e}");
+    let moving = solid_vel.iter().filter(|v| **v == [0.3, 0.4, 0.0]).count();
+    assert!(moving >= 6, "{moving} cells carry the body's velocity");
     let solids = types.iter().filter(|t| **t == cpu::SOLID).count();
     assert!(
         solids > 20 && solids < g.cells() / 2,
@@ -741,23 +778,32 @@ fn dye_drift_over_200_steps_per_scheme() {
 }
 
 #[test]
-fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
-    let mut s = smoke_scene("obstacle", 32, 16, 1.0 / 32.0, PreconditionerKind::Mic0);
+fn kinematic_body_pushes_the_smoke_and_dye_stays_out() {
+    let mut s = smoke_scene(
+        "kinematic box",
+        32,
+        16,
+        1.0 / 32.0,
+        PreconditionerKind::Mic0,
+    );
     s.gravity = (0.0, 0.0, 0.0);
     s.smoke.vorticity = 0.0;
     s.smoke.tracers = 500;
-    s.smoke.obstacle = Some(Shape::Box {
-        min: (0.1, 0.15, 0.0),
-        max: (0.25, 0.35, 0.03125),
-        velocity: (0.6, 0.0, 0.0),
-    });
+    // A 0.15 x 0.2 m box from (0.1, 0.15) moving right at 0.6 m/s.
+    s.bodies = vec![kinematic_box(
+        (0.175, 0.25),
+        (0.075, 0.1),
+        (0.6, 0.0),
+        s.domain.2,
+    )];
     s.validate().unwrap();
     let mut sim = SmokeSimulation::new(common::gpu(), &s).unwrap();
     let cells = 32 * 16;
     let faces = 33 * 16 + 32 * 17 + 2 * cells;
     sim.upload_state(&vec![[1.0, 1.0, 1.0, 0.0]; cells], &vec![0.0; faces])
         .unwrap();
-    let start = sim.mode.obstacle.unwrap().centre();
+    let body = |sim: &SmokeSimulation| sim.bodies.as_ref().unwrap().set.bodies[0].clone();
+    let start = body(&sim).position;
     for step in 1..=40 {
         let rep = sim.substep(0.01, SmokeStage::Tracers).unwrap();
         assert!(
@@ -766,14 +812,17 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
             rep.max_divergence
         );
     }
-    let o = sim.mode.obstacle.unwrap();
+    // It moved on its own velocity (the substep stamps it where it is, then moves it).
+    let b = body(&sim);
     assert!(
-        (o.centre()[0] - start[0] - 0.24).abs() < 1e-6,
-        "obstacle at {:?}",
-        o.centre()
+        (b.position.x - start.x - 0.24).abs() < 1e-9 && (b.position.y - start.y).abs() < 1e-12,
+        "body at {}",
+        b.position
     );
+    // One more substep up to the projection, stamped where the body is now.
+    sim.substep(0.01, SmokeStage::Project).unwrap();
     assert_eq!(dye_in_solids(&sim), 0.0);
-    // The solid's faces move with it: u = 0.6 m/s on the x faces of obstacle cells.
+    // The solid's faces move with it: u = 0.6 m/s on the x faces of its cells.
     let t: Vec<u32> = read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
     let vel = sim.read_velocity().unwrap();
     let mut checked = 0;
@@ -787,11 +836,14 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
         }
     }
     assert!(checked >= 10);
-    // The flow around it: air streams back past the obstacle.
+    // The flow around it: air streams back past the body.
     assert!(sim.max_speed > 0.6, "max speed {}", sim.max_speed);
     assert!(vel[..33 * 16].iter().any(|u| *u < -0.1));
-    // Tracers stay in the domain and out of the obstacle that sweeps through them.
-    let (lo, hi) = (o.lo, o.hi);
+    // Tracers stay in the domain and out of the body that sweeps through them.
+    let (lo, hi) = (
+        [b.position.x - 0.075, b.position.y - 0.1],
+        [b.position.x + 0.075, b.position.y + 0.1],
+    );
     for p in sim.read_tracers().unwrap() {
         assert!(
             p[0] >= 0.0 && p[0] <= 1.0 && p[1] >= 0.0 && p[1] <= 0.5,
@@ -799,43 +851,153 @@ fn moving_obstacle_pushes_the_smoke_and_dye_stays_out() {
         );
         let (x, y) = (p[0] as f64, p[1] as f64);
         let inside = x > lo[0] + 1e-5 && x < hi[0] - 1e-5 && y > lo[1] + 1e-5 && y < hi[1] - 1e-5;
-        assert!(!inside, "tracer {p:?} inside the obstacle {lo:?}..{hi:?}");
+        assert!(!inside, "tracer {p:?} inside the body {lo:?}..{hi:?}");
     }
+}
+
+/// A smoke scene with a moving box (`box_text`: a `smoke.obstacle` or a `bodies` entry).
+fn moving_box_scene(obstacle: &str, bodies: &str) -> Scene {
+    let text = format!(
+        "(
+            name: \"moving box\",
+            kind: smoke,
+            domain: (2.0, 1.0, 0.03125),
+            resolution: (64, 32, 1),
+            gravity: (0.0, -9.81, 0.0),
+            solids: [Sphere(center: (0.5, 0.5, 0.0), radius: 0.12)],
+            smoke: (
+                sources: [(
+                    shape: Box(min: (0.0, 0.375, 0.0), max: (0.125, 0.625, 0.03125)),
+                    dye: (0.2, 0.6, 1.0),
+                    temperature: 0.5,
+                    velocity: (1.0, 0.0, 0.0),
+                )],
+                tracers: 256,
+                {obstacle}
+            ),
+            {bodies}
+        )"
+    );
+    Scene::parse(&text, std::path::Path::new("moving_box.ron")).unwrap()
+}
+
+#[test]
+fn a_scene_obstacle_runs_bitwise_as_the_kinematic_body_it_becomes() {
+    let old = moving_box_scene(
+        "obstacle: Some(Box(min: (1.25, 0.25, 0.0), max: (1.5, 0.5, 0.03125), \
+         velocity: (0.0, 0.75, 0.0))),",
+        "",
+    );
+    let new = moving_box_scene(
+        "",
+        "bodies: [(shape: Box(half_extents: (0.125, 0.125, 0.015625)), \
+         center: (1.375, 0.375, 0.015625), velocity: (0.0, 0.75, 0.0), motion: kinematic)],",
+    );
+    // Loading turned the obstacle into the same body.
+    assert!(old.smoke.obstacle.is_none());
+    assert_eq!(old.bodies, new.bodies);
+    // A scene built in code with `smoke.obstacle` runs the same body too.
+    let mut in_code = new.clone();
+    in_code.bodies.clear();
+    in_code.smoke.obstacle = Some(Shape::Box {
+        min: (1.25, 0.25, 0.0),
+        max: (1.5, 0.5, 0.03125),
+        velocity: (0.0, 0.75, 0.0),
+    });
+    let run = |scene: &Scene| {
+        let mut sim = SmokeSimulation::new(common::gpu(), scene).unwrap();
+        let mut rows = Vec::new();
+        for _ in 0..3 {
+            let f = sim.step_frame().unwrap();
+            rows.push(format!("{f:?}"));
+        }
+        let b = &sim.bodies.as_ref().unwrap().set.bodies[0];
+        (
+            rows,
+            b.position,
+            sim.read_dye().unwrap(),
+            sim.read_tracers().unwrap(),
+        )
+    };
+    let (a, b, c) = (run(&old), run(&new), run(&in_code));
+    assert_eq!(a.0, b.0, "frame stats");
+    assert_eq!(a.0, c.0, "frame stats of the scene built in code");
+    assert_eq!(a.1, b.1);
+    assert_eq!(a.1, c.1);
+    let bits = |v: &[[f32; 4]]| {
+        v.iter()
+            .flatten()
+            .map(|x| x.to_bits())
+            .collect::<Vec<u32>>()
+    };
+    assert_eq!(bits(&a.2), bits(&b.2), "dye");
+    assert_eq!(bits(&a.3), bits(&b.3), "tracers");
+    // The box moved up and pushed the smoke.
+    assert!(a.1.y > 0.375 + 0.5 * 0.75 * 3.0 / 60.0, "box at {}", a.1);
 }
 
 #[test]
 fn viewer_mouse_tools_act_on_the_simulation() {
-    use eddy::ui::smoke::{apply_drag, end_drag, start_drag, Drag, SmokePanel, Tool};
+    use eddy::ui::smoke::{apply_drag, end_drag, grab_body, start_drag, Drag, SmokePanel, Tool};
     let scene = stage_scene(AdvectionScheme::MacCormack);
     let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
     let mut panel = SmokePanel::default();
     let dt = scene.frame_dt;
-    // A left drag that starts on the moving obstacle drags it, with the drag's velocity.
-    let c = sim.mode.obstacle.unwrap().centre();
-    let mut drag = start_drag(&sim, &panel, true, c);
-    assert!(matches!(drag, Drag::Obstacle { .. }));
+    // A left drag that starts on the kinematic body holds it under the mouse, moving with
+    // the drag's velocity.
+    let body = |sim: &SmokeSimulation| sim.bodies.as_ref().unwrap().set.bodies[0].clone();
+    let c = body(&sim).position;
+    let mut drag = start_drag(&sim, &panel, true, [c.x, c.y]);
+    assert!(matches!(drag, Drag::Body { index: 0 }));
+    grab_body(&mut sim, &drag, [c.x, c.y]);
     assert!(apply_drag(
         &mut sim,
         &panel,
         &mut drag,
-        [c[0] - 0.1, c[1] + 0.05],
+        [c.x - 0.1, c.y + 0.05],
         dt
     ));
-    let o = sim.mode.obstacle.unwrap();
-    assert!(o.held);
+    let b = body(&sim);
+    assert!(b.grab.is_some());
     assert!(
-        (o.centre()[0] - (c[0] - 0.1)).abs() < 1e-9 && (o.centre()[1] - (c[1] + 0.05)).abs() < 1e-9
+        (b.position.x - (c.x - 0.1)).abs() < 1e-9 && (b.position.y - (c.y + 0.05)).abs() < 1e-9,
+        "{}",
+        b.position
     );
-    assert!((o.velocity[0] + 0.1 / dt).abs() < 1e-9, "{:?}", o.velocity);
+    assert!(
+        (b.velocity().x + 0.1 / dt).abs() < 1e-9 && (b.velocity().y - 0.05 / dt).abs() < 1e-9,
+        "{}",
+        b.velocity()
+    );
+    // Its faces push the smoke with the mouse's velocity.
+    sim.substep(0.01, SmokeStage::Boundary).unwrap();
+    let sv: Vec<[f32; 4]> = read_buffer(&sim.ctx, &sim.fields.solid_vel).unwrap();
+    let h = scene.h();
+    let at = (b.position.x / h) as usize + 20 * (b.position.y / h) as usize;
+    assert!(
+        (sv[at][0] as f64 + 0.1 / dt).abs() < 1e-4,
+        "solid velocity under the mouse {:?}",
+        sv[at]
+    );
     sim.substep(0.01, SmokeStage::Tracers).unwrap();
     assert_eq!(
-        sim.mode.obstacle.unwrap().centre(),
-        o.centre(),
-        "a held obstacle stays under the mouse"
+        body(&sim).position,
+        b.position,
+        "a held body stays under the mouse"
     );
     end_drag(&mut sim, &mut drag);
-    let o = sim.mode.obstacle.unwrap();
-    assert!(!o.held && o.velocity == [0.3, 0.4], "{o:?}");
+    let b = body(&sim);
+    assert!(
+        b.grab.is_none() && b.velocity().x == 0.3 && b.velocity().y == 0.4,
+        "{:?}",
+        b.velocity()
+    );
+    sim.substep(0.01, SmokeStage::Tracers).unwrap();
+    let moved = body(&sim).position - b.position;
+    assert!(
+        (moved.x - 0.003).abs() < 1e-12 && (moved.y - 0.004).abs() < 1e-12,
+        "released, the body moves on its own again: {moved}"
+    );
     // Drawing paints SOLID cells, erasing removes them (scene solids too).
     panel.tool = Tool::Draw;
     let p = [0.5, 0.65];
@@ -844,7 +1006,6 @@ fn viewer_mouse_tools_act_on_the_simulation() {
     let painted = sim.static_solid().iter().filter(|s| **s != 0).count();
     sim.substep(0.01, SmokeStage::Mark).unwrap();
     let types: Vec<u32> = read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
-    let h = scene.h();
     let cell = |x: [f64; 2]| (x[0] / h) as usize + 20 * (x[1] / h) as usize;
     assert_eq!(types[cell(p)], 2, "painted cell is SOLID");
     panel.tool = Tool::Erase;

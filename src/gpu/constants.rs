@@ -201,12 +201,6 @@ shared_constants! {
     EMIT_DISC: u32 = 1;
     /// `Emitter::kind`: gaussian splat (centre lo.xyz, radius lo.w), dye and velocity added.
     EMIT_SPLAT: u32 = 2;
-    /// `SmokeParams::obstacle_kind`: no moving obstacle.
-    OBSTACLE_NONE: u32 = 0;
-    /// `SmokeParams::obstacle_kind`: box [obstacle_lo, obstacle_hi] (x and y).
-    OBSTACLE_BOX: u32 = 1;
-    /// `SmokeParams::obstacle_kind`: disc, centre obstacle_lo.xy, radius obstacle_hi.w.
-    OBSTACLE_DISC: u32 = 2;
 
     // --- rendering ---
     /// `View::mode` of render_particles.wgsl: colour by speed.

@@ -1,9 +1,10 @@
-//! The smoke stages in f64 (shaders/smoke_*.wgsl): marking with static solids and the
-//! moving obstacle, sources and splats, semi-Lagrangian / MacCormack advection,
+//! The smoke stages in f64 (shaders/smoke_*.wgsl): marking with static solids and rigid
+//! bodies (moving ones included), sources and splats, semi-Lagrangian / MacCormack advection,
 //! vorticity confinement and buoyancy, and the per-step statistics. The boundary
 //! conditions, divergence, pressure solve and projection are the liquid's (grid.rs,
 //! pressure.rs): the smoke mode is the same grid with nz = 1.
 
+use super::bodies::{body_cells, RefBody};
 use super::{face_cells, face_index, for_each_face, interpolate, stencil_nodes, Grid, MacField};
 use super::{FLUID, SOLID};
 
@@ -61,9 +62,6 @@ pub struct Source {
 /// The settings of one smoke substep.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
-    /// The moving obstacle (a box or disc) and its velocity.
-    pub obstacle: Option<Region>,
-    pub obstacle_velocity: [f64; 3],
     /// Unit vector against gravity.
     pub up: [f64; 3],
     /// Per-substep factors of dye r, g, b and temperature, and of the velocity.
@@ -89,29 +87,85 @@ pub fn face_position(g: &Grid, comp: usize, f: [usize; 3]) -> [f64; 3] {
     x
 }
 
-/// Whether `x` lies in the moving obstacle.
-pub fn in_obstacle(p: &Params, x: [f64; 3]) -> bool {
-    p.obstacle.is_some_and(|r| r.weight(x) > 0.0)
+/// A rigid body in the slice as the marking stage stamps it: its shape and its velocity
+/// and angular velocity (the point velocity v + w x r goes to its cells).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MovingSolid {
+    pub body: RefBody,
+    pub velocity: [f64; 3],
+    pub omega: [f64; 3],
 }
 
-/// Cell types and solid velocities of a smoke step; dye inside solids is cleared.
+/// Rounds of closing pockets after the bodies are stamped (shaders/bodies.wgsl).
+const POCKET_ROUNDS: usize = 2;
+
+/// Cell types and solid velocities of a smoke step: the static solids, then the bodies over
+/// them (a cell whose centre lies in a body takes the first such body's v + w x r), then,
+/// when there are bodies, two rounds that close pockets (a non-solid cell with solids or
+/// walls on three of its four in-plane sides becomes SOLID at rest; each round decides
+/// every cell before filling any). Dye inside every SOLID cell is cleared.
 pub fn mark(
     g: &Grid,
-    p: &Params,
     static_solid: &[u32],
     static_vel: &[[f64; 3]],
+    bodies: &[MovingSolid],
     dye: &mut Dye,
 ) -> (Vec<u8>, Vec<[f64; 3]>) {
     let mut types = vec![FLUID; g.cells()];
     let mut solid_vel = vec![[0.0; 3]; g.cells()];
     for c in 0..g.cells() {
-        if in_obstacle(p, cell_centre(g, c)) {
-            types[c] = SOLID;
-            solid_vel[c] = p.obstacle_velocity;
-            dye[c] = [0.0; 4];
-        } else if static_solid[c] != 0 {
+        if static_solid[c] != 0 {
             types[c] = SOLID;
             solid_vel[c] = static_vel[c];
+        }
+    }
+    let shapes: Vec<RefBody> = bodies.iter().map(|b| b.body).collect();
+    for (c, id) in body_cells(*g, &shapes, g.nz == 1).into_iter().enumerate() {
+        if id == 0 {
+            continue;
+        }
+        let b = &bodies[id as usize - 1];
+        let x = cell_centre(g, c);
+        let r = [0, 1, 2].map(|a| x[a] - b.body.centre[a]);
+        let w = b.omega;
+        let wr = [
+            w[1] * r[2] - w[2] * r[1],
+            w[2] * r[0] - w[0] * r[2],
+            w[0] * r[1] - w[1] * r[0],
+        ];
+        types[c] = SOLID;
+        solid_vel[c] = [0, 1, 2].map(|a| b.velocity[a] + wr[a]);
+    }
+    if !bodies.is_empty() {
+        let axes = if g.nz == 1 { 2 } else { 3 };
+        for _ in 0..POCKET_ROUNDS {
+            let closed = |c: usize| {
+                let x = g.coord(c);
+                let mut n = 0;
+                for a in 0..axes {
+                    for s in [-1i64, 1] {
+                        let mut y = x.map(|v| v as i64);
+                        y[a] += s;
+                        let outside = y[a] < 0 || y[a] >= g.n()[a] as i64;
+                        let [i, j, k] = y.map(|v| v as usize);
+                        if outside || types[g.cell(i, j, k)] == SOLID {
+                            n += 1;
+                        }
+                    }
+                }
+                n + 1 >= 2 * axes
+            };
+            let pockets: Vec<usize> = (0..g.cells())
+                .filter(|&c| types[c] != SOLID && closed(c))
+                .collect();
+            for c in pockets {
+                types[c] = SOLID;
+                solid_vel[c] = [0.0; 3];
+            }
+        }
+    }
+    for c in 0..g.cells() {
+        if types[c] == SOLID {
             dye[c] = [0.0; 4];
         }
     }

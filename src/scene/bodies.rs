@@ -160,3 +160,33 @@ impl BodySpec {
         Ok(())
     }
 }
+
+/// The kinematic body a smoke scene's `smoke.obstacle` stands for: a box keeps its x-y
+/// extents across the slice's `depth`, a sphere is the disc of its radius, both centred
+/// in the slice and moving on the shape's x-y velocity (a slice body does not move in z).
+pub fn obstacle_body(shape: &Shape, depth: f64) -> BodySpec {
+    let v = shape.velocity();
+    let (shape, center) = match shape {
+        Shape::Box { min, max, .. } => (
+            BodyShape::Box {
+                half_extents: (0.5 * (max.0 - min.0), 0.5 * (max.1 - min.1), 0.5 * depth),
+            },
+            (0.5 * (min.0 + max.0), 0.5 * (min.1 + max.1), 0.5 * depth),
+        ),
+        Shape::Sphere { center, radius, .. } => (
+            BodyShape::Sphere { radius: *radius },
+            (center.0, center.1, 0.5 * depth),
+        ),
+    };
+    BodySpec {
+        shape,
+        center,
+        density: default_body_density(),
+        velocity: (v[0], v[1], 0.0),
+        angular_velocity: (0.0, 0.0, 0.0),
+        rotation_deg: (0.0, 0.0, 0.0),
+        restitution: default_restitution(),
+        friction: default_friction(),
+        motion: BodyMotion::Kinematic,
+    }
+}

@@ -11,7 +11,9 @@ mod problems;
 mod seed;
 mod validate;
 
-pub use bodies::{BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY, MIN_BODY_DENSITY};
+pub use bodies::{
+    obstacle_body, BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY, MIN_BODY_DENSITY,
+};
 pub use diffusion::{DiffusionSettings, Wall, WallSpot, WallValues, MAX_DIFFUSION, MAX_WALL_SPOTS};
 pub use problems::StandardProblem;
 pub use seed::{InitialState, SplitMix64};
@@ -431,7 +433,22 @@ impl Scene {
             path: path.to_path_buf(),
             message,
         })?;
+        let mut scene = scene;
+        scene.obstacle_to_body();
         Ok(scene)
+    }
+
+    /// Turns a smoke scene's `smoke.obstacle` into the kinematic body it stands for, the
+    /// last of `bodies` (see [`obstacle_body`]): moving solids have one code path. Loading
+    /// does this after validation, so errors still name `smoke.obstacle`; the smoke
+    /// simulation does it for scenes built in code.
+    pub fn obstacle_to_body(&mut self) {
+        if self.kind != SceneKind::Smoke {
+            return;
+        }
+        if let Some(o) = self.smoke.obstacle.take() {
+            self.bodies.push(obstacle_body(&o, self.domain.2));
+        }
     }
 
     pub fn to_ron(&self) -> String {
@@ -553,8 +570,10 @@ pub struct SmokeSettings {
     pub dye_dissipation: f64,
     pub temperature_dissipation: f64,
     pub sources: Vec<SmokeSource>,
-    /// A solid that moves with its `velocity` and bounces off the domain walls; the viewer
-    /// lets the user drag it. Its faces push the smoke (u.n = u_solid.n).
+    /// The older way to write a moving solid, still read: a box or a sphere moving with its
+    /// `velocity`. Loading turns it into a kinematic body ([`Scene::obstacle_to_body`]),
+    /// appended to `bodies`; new scenes write `bodies: [(..., motion: kinematic)]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub obstacle: Option<Shape>,
     /// Tracer particles advected by the flow (drawn with trails in the viewer).
     pub tracers: u32,
@@ -754,6 +773,56 @@ mod tests {
         assert_eq!(
             s.solid_cell_count(),
             solid.iter().filter(|c| **c != 0).count() as u64
+        );
+    }
+
+    #[test]
+    fn a_smoke_obstacle_loads_as_a_kinematic_body_and_counts_towards_the_limit() {
+        let smoke = |extra: &str| {
+            format!("(kind: smoke, domain: (2.0, 1.0, 0.02), resolution: (32, 16, 1), {extra})")
+        };
+        let disc = "smoke: (obstacle: Some(Sphere(center: (1.2, 0.4, 0.0), radius: 0.1, \
+                    velocity: (0.3, -0.2, 0.5))))";
+        let s = parse(&smoke(disc)).unwrap();
+        assert!(s.smoke.obstacle.is_none());
+        assert_eq!(s.bodies.len(), 1);
+        let b = &s.bodies[0];
+        assert_eq!(b.motion, BodyMotion::Kinematic);
+        assert_eq!(b.shape, BodyShape::Sphere { radius: 0.1 });
+        assert_eq!(b.center, (1.2, 0.4, 0.01));
+        // A slice body moves in x-y only.
+        assert_eq!(b.velocity, (0.3, -0.2, 0.0));
+        // Written back out, the scene says `bodies` and no longer `obstacle`.
+        let text = s.to_ron();
+        assert!(
+            !text.contains("obstacle") && text.contains("kinematic"),
+            "{text}"
+        );
+        assert_eq!(parse(&text).unwrap().bodies, s.bodies);
+        // After the scene's own bodies, as the last one.
+        let both = format!(
+            "{disc}, bodies: [(shape: Box(half_extents: (0.1, 0.1, 0.0)), center: (0.4, 0.5, 0.0))]"
+        );
+        let s = parse(&smoke(&both)).unwrap();
+        assert_eq!(s.bodies.len(), 2);
+        assert_eq!(s.bodies[0].motion, BodyMotion::Dynamic);
+        assert_eq!(s.bodies[1].motion, BodyMotion::Kinematic);
+        // The converted obstacle counts towards MAX_BODIES.
+        let one = "(shape: Sphere(radius: 0.01), center: (0.5, 0.5, 0.0))";
+        let full = format!("{disc}, bodies: [{}]", vec![one; MAX_BODIES].join(", "));
+        let err = parse(&smoke(&full)).unwrap_err().to_string();
+        assert!(
+            err.contains("65 bodies") && err.contains("smoke.obstacle"),
+            "{err}"
+        );
+        let fits = format!("bodies: [{}]", vec![one; MAX_BODIES].join(", "));
+        assert_eq!(parse(&smoke(&fits)).unwrap().bodies.len(), MAX_BODIES);
+        // The body it becomes is validated too, under the obstacle's name.
+        let wide = "smoke: (obstacle: Some(Box(min: (0.1, 0.05, 0.0), max: (1.9, 0.95, 0.02))))";
+        let err = parse(&smoke(wide)).unwrap_err().to_string();
+        assert!(
+            err.contains("smoke.obstacle") && err.contains("too large"),
+            "{err}"
         );
     }
 

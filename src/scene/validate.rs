@@ -187,10 +187,17 @@ impl Scene {
         if self.kind == SceneKind::Smoke {
             self.smoke.validate(d)?;
         }
-        if self.bodies.len() > MAX_BODIES {
+        // A smoke scene's `smoke.obstacle` becomes one more body.
+        let obstacle = (self.kind == SceneKind::Smoke && self.smoke.obstacle.is_some()) as usize;
+        if self.bodies.len() + obstacle > MAX_BODIES {
             return Err(format!(
-                "bodies: {} bodies, eddy supports at most {MAX_BODIES}",
-                self.bodies.len()
+                "bodies: {} bodies{}, eddy supports at most {MAX_BODIES}",
+                self.bodies.len() + obstacle,
+                if obstacle > 0 {
+                    " (counting smoke.obstacle, a kinematic body)"
+                } else {
+                    ""
+                }
             ));
         }
         for (i, b) in self.bodies.iter().enumerate() {
@@ -327,6 +334,10 @@ impl SmokeSettings {
                     "smoke.obstacle must lie inside the domain in x and y: bounds {lo:?} .. {hi:?}"
                 ));
             }
+            // What the simulation runs is the kinematic body it becomes.
+            super::obstacle_body(o, domain[2])
+                .validate(domain, true)
+                .map_err(|m| format!("smoke.obstacle (a kinematic body): {m}"))?;
         }
         Ok(())
     }

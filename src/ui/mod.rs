@@ -378,10 +378,6 @@ impl Viewer {
         if !full {
             self.controls.playing = false;
         }
-        // A held kinematic body moved on its own velocity: back under the cursor.
-        if let Some(b) = self.sim.liquid_bodies_mut() {
-            b.set.follow_grabs();
-        }
         self.bodies_moved();
         self.revision += 1;
         self.frames_done += 1;

@@ -1,6 +1,6 @@
 //! The viewer's smoke mode: views of the slice (dye, velocity, pressure, divergence,
 //! vorticity, temperature, obstacles), the mouse tools (force and dye splats, painting and
-//! erasing obstacles, dragging the moving obstacle) and the hover text. The images
+//! erasing obstacles, dragging rigid bodies) and the hover text. The images
 //! themselves are built in `render::smoke`.
 
 use crate::render::colormap::Scale;
@@ -13,8 +13,8 @@ use glam::Vec3;
 /// What the left mouse button does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tool {
-    /// Left-drag pushes the air along the drag (and drags the moving obstacle when the
-    /// drag starts on it); right-drag adds dye.
+    /// Left-drag pushes the air along the drag (and drags a rigid body when the drag starts
+    /// on it); right-drag adds dye.
     Splat,
     /// Left-drag paints SOLID cells.
     Draw,
@@ -119,9 +119,7 @@ impl SmokePanel {
             ui.radio_value(&mut self.tool, Tool::Erase, "erase solid");
         });
         ui.label(match self.tool {
-            Tool::Splat => {
-                "left-drag: push the air (on the moving obstacle: drag it)\nright-drag: add dye"
-            }
+            Tool::Splat => "left-drag: push the air (on a body: drag it)\nright-drag: add dye",
             Tool::Draw => "left-drag: paint obstacle cells; right-drag: add dye",
             Tool::Erase => "left-drag: erase obstacle cells; right-drag: add dye",
         });
@@ -178,16 +176,13 @@ pub enum Drag {
     Left {
         last: [f64; 2],
     },
-    /// Left button that started on the moving obstacle.
-    Obstacle {
-        last: [f64; 2],
-    },
     /// Right button: dye.
     Right {
         last: [f64; 2],
     },
-    /// Left button that started on rigid body `index`: a spring pulls the grabbed point
-    /// towards the mouse, so the body turns as well as moves.
+    /// Left button that started on rigid body `index`: a spring pulls a dynamic body's
+    /// grabbed point towards the mouse, so the body turns as well as moves; a kinematic body
+    /// follows the mouse directly, its faces moving with the mouse's velocity.
     Body {
         index: usize,
     },
@@ -223,17 +218,21 @@ pub fn apply_drag(
                 return false;
             };
             let z = 0.5 * b.set.domain.z;
-            b.set.move_grab(*index, glam::DVec3::new(p[0], p[1], z));
-            true
-        }
-        Drag::Obstacle { last } => {
-            let v = velocity(*last);
-            *last = p;
-            if let Some(o) = sim.mode.obstacle.as_mut() {
-                o.held = true;
-                o.velocity = v;
-                o.set_centre(p, domain);
-            }
+            let target = glam::DVec3::new(p[0], p[1], z);
+            let Some(last) = b
+                .set
+                .bodies
+                .get(*index)
+                .and_then(|b| b.grab)
+                .map(|g| g.target)
+            else {
+                return true;
+            };
+            // The last target is where the mouse was: a kinematic body takes the mouse's
+            // velocity, so its faces push the smoke.
+            let v = velocity([last.x, last.y]);
+            b.set
+                .move_grab(*index, target, glam::DVec3::new(v[0], v[1], 0.0));
             true
         }
         Drag::Left { last } => {
@@ -293,13 +292,6 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
                 return Drag::Body { index };
             }
         }
-        if let Some(o) = &sim.mode.obstacle {
-            let c = o.centre();
-            let half = o.half();
-            if (p[0] - c[0]).abs() <= half[0] && (p[1] - c[1]).abs() <= half[1] {
-                return Drag::Obstacle { last: p };
-            }
-        }
     }
     Drag::Left { last: p }
 }
@@ -313,24 +305,11 @@ pub fn grab_body(sim: &mut SmokeSimulation, drag: &Drag, p: [f64; 2]) {
     }
 }
 
-/// Ends a drag: a dragged obstacle goes back to moving on its own, with the scene's
-/// velocity; a grabbed body is let go.
+/// Ends a drag: a grabbed body is let go; a kinematic one goes back to moving on its own,
+/// with the scene's velocity and angular velocity, from where it was dropped.
 pub fn end_drag(sim: &mut SmokeSimulation, drag: &mut Drag) {
-    if let (Drag::Body { index }, Some(b)) = (*drag, sim.bodies.as_mut()) {
-        b.set.release(index);
-    }
-    if let Drag::Obstacle { .. } = drag {
-        let scene_velocity = sim
-            .scene
-            .smoke
-            .obstacle
-            .as_ref()
-            .map(|s| s.velocity())
-            .unwrap_or([0.0; 3]);
-        if let Some(o) = sim.mode.obstacle.as_mut() {
-            o.held = false;
-            o.velocity = [scene_velocity[0], scene_velocity[1]];
-        }
+    if let (Drag::Body { index }, Some(b)) = (*drag, sim.core.bodies.as_mut()) {
+        b.set.release(index, &sim.core.scene);
     }
     *drag = Drag::None;
 }

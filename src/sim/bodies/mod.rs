@@ -458,6 +458,9 @@ impl BodySet {
         for b in &mut self.bodies {
             match b.motion {
                 BodyMotion::Fixed => continue,
+                // Held by the user: it stays where the mouse put it
+                // ([`BodySet::move_held_kinematic`]).
+                BodyMotion::Kinematic if b.grab.is_some() => continue,
                 BodyMotion::Kinematic => bounce_kinematic(b, self.domain, self.slice, dt),
                 BodyMotion::Dynamic => {}
             }
@@ -521,38 +524,34 @@ impl BodySet {
         true
     }
 
-    /// Moves the mouse's end of body `i`'s grab to `target`. The spring in [`Self::step`]
-    /// pulls a dynamic body there; a kinematic body, which no force moves, is placed at
-    /// once with its grabbed point on the target (see [`Self::follow_grabs`]).
-    pub fn move_grab(&mut self, i: usize, target: DVec3) {
+    /// Moves the mouse's end of body `i`'s grab to `target`, the mouse moving at
+    /// `velocity`. The spring in [`Self::step`] pulls a dynamic body there; a kinematic
+    /// body, which no force moves, is placed at once with its grabbed point on the target
+    /// and the mouse's velocity on its faces ([`Self::move_held_kinematic`]).
+    pub fn move_grab(&mut self, i: usize, target: DVec3, velocity: DVec3) {
+        if self.move_held_kinematic(i, target, velocity) {
+            return;
+        }
+        if let Some(g) = self.bodies.get_mut(i).and_then(|b| b.grab.as_mut()) {
+            g.target = target;
+        }
+    }
+
+    /// Lets go of body `i`; a kinematic one goes back to moving on its own, with the
+    /// velocity and angular velocity `scene` gives it, from where it was dropped.
+    pub fn release(&mut self, i: usize, scene: &crate::scene::Scene) {
         let Some(b) = self.bodies.get_mut(i) else {
             return;
         };
-        let Some(g) = b.grab.as_mut() else { return };
-        g.target = target;
-        if b.motion == BodyMotion::Kinematic {
-            let mut p = target - b.orientation * g.local;
+        b.grab = None;
+        if let (BodyMotion::Kinematic, Some(s)) = (b.motion, scene.bodies.get(i)) {
+            b.prescribed_velocity = DVec3::from(s.velocity);
+            b.prescribed_omega = DVec3::from(s.angular_velocity);
             if self.slice {
-                p.z = b.position.z;
+                b.prescribed_velocity.z = 0.0;
+                b.prescribed_omega.x = 0.0;
+                b.prescribed_omega.y = 0.0;
             }
-            b.position = p;
-        }
-    }
-
-    /// Puts every grabbed kinematic body back with its grabbed point on the mouse, after a
-    /// step moved it on its prescribed velocity: held, it follows the cursor only.
-    pub fn follow_grabs(&mut self) {
-        for i in 0..self.bodies.len() {
-            if let Some(g) = self.bodies[i].grab {
-                self.move_grab(i, g.target);
-            }
-        }
-    }
-
-    /// Lets go of body `i`.
-    pub fn release(&mut self, i: usize) {
-        if let Some(b) = self.bodies.get_mut(i) {
-            b.grab = None;
         }
     }
 
@@ -648,7 +647,7 @@ fn clip_slab(span: &mut (f64, f64), p: f64, v: f64, half: f64) -> bool {
 pub const ADDED_MASS: f64 = 2.0;
 
 /// A kinematic body moves on its prescribed velocity and reverses a component when its
-/// bounding box crosses the wall it moves towards, like the smoke's moving obstacle.
+/// bounding box crosses the wall it moves towards.
 fn bounce_kinematic(b: &mut RigidBody, domain: DVec3, slice: bool, dt: f64) {
     let half = b.aabb_half();
     let axes = if slice { 2 } else { 3 };
@@ -658,6 +657,44 @@ fn bounce_kinematic(b: &mut RigidBody, domain: DVec3, slice: bool, dt: f64) {
         if (next - half[a] < 0.0 && v < 0.0) || (next + half[a] > domain[a] && v > 0.0) {
             b.prescribed_velocity[a] = -v;
         }
+    }
+}
+
+impl BodySet {
+    /// Moves kinematic body `i`, held by the user (its `grab` set), so that its grabbed
+    /// point lies at `target` (its bounding box kept in the domain), with `velocity` (the
+    /// mouse's) as the velocity its faces give the fluid and no spin. It stays there until
+    /// the next move ([`BodySet::step`] leaves a held kinematic body alone). Returns false,
+    /// changing nothing, when body `i` is not a held kinematic body.
+    pub fn move_held_kinematic(&mut self, i: usize, target: DVec3, velocity: DVec3) -> bool {
+        let (domain, slice) = (self.domain, self.slice);
+        let Some(b) = self.bodies.get_mut(i) else {
+            return false;
+        };
+        let Some(local) = b.grab.map(|g| g.local) else {
+            return false;
+        };
+        if b.motion != BodyMotion::Kinematic {
+            return false;
+        }
+        let half = b.aabb_half();
+        let mut p = target - b.orientation * local;
+        let axes = if slice { 2 } else { 3 };
+        for a in 0..axes {
+            p[a] = p[a].clamp(half[a], (domain[a] - half[a]).max(half[a]));
+        }
+        let mut v = velocity;
+        if slice {
+            p.z = b.position.z;
+            v.z = 0.0;
+        }
+        b.position = p;
+        b.prescribed_velocity = v;
+        b.prescribed_omega = DVec3::ZERO;
+        if let Some(g) = b.grab.as_mut() {
+            g.target = target;
+        }
+        true
     }
 }
 
@@ -937,7 +974,11 @@ mod tests {
         kin.velocity = (0.3, 0.0, 0.0);
         let mut dynamic = spec(BodyShape::Sphere { radius: 0.1 }, 500.0);
         dynamic.center = (0.5, 0.2, 0.8);
-        let mut set = set_of(vec![fixed, kin, dynamic]);
+        let scene = Scene {
+            bodies: vec![fixed, kin, dynamic],
+            ..Default::default()
+        };
+        let mut set = BodySet::from_scene(&scene).unwrap();
         assert!(!set.grab(0, DVec3::splat(0.2)));
         assert!(set.bodies[0].grab.is_none());
         assert!(set.grab(1, DVec3::new(0.55, 0.5, 0.5)));
@@ -946,17 +987,20 @@ mod tests {
         assert_eq!(g.stiffness, GRAB_STIFFNESS);
         assert!((g.local - DVec3::new(0.05, 0.0, 0.0)).length() < 1e-12);
         let target = DVec3::new(0.7, 0.6, 0.4);
-        set.move_grab(1, target);
-        set.move_grab(2, target);
-        // The kinematic body is there at once; the dynamic one only feels the spring.
+        let mouse = DVec3::new(0.0, 1.0, 0.0);
+        set.move_grab(1, target, mouse);
+        set.move_grab(2, target, mouse);
+        // The kinematic body is there at once, moving with the mouse; the dynamic one only
+        // feels the spring.
         assert!((set.bodies[1].position - DVec3::new(0.65, 0.6, 0.4)).length() < 1e-12);
+        assert_eq!(set.bodies[1].velocity(), mouse);
         assert!((set.bodies[2].position - DVec3::new(0.5, 0.2, 0.8)).length() < 1e-12);
-        // A step moves the kinematic body on its own velocity; held, it comes back.
+        // Held, the kinematic body stays under the mouse through a step.
         set.step(0.01);
-        assert!(set.bodies[1].position.x > 0.65);
-        set.follow_grabs();
         assert!((set.bodies[1].position - DVec3::new(0.65, 0.6, 0.4)).length() < 1e-12);
-        set.release(1);
+        // Let go, it moves on with the scene's velocity again.
+        set.release(1, &scene);
+        assert_eq!(set.bodies[1].velocity(), DVec3::new(0.3, 0.0, 0.0));
         assert!(set.bodies[1].grab.is_none());
     }
 

@@ -1,4 +1,6 @@
-//! Smoke cell types from the static solids and the moving obstacle (shaders/smoke_mark.wgsl).
+//! Smoke cell types from the static solids (shaders/smoke_mark.wgsl); rigid bodies, moving
+//! ones included, are stamped over them by the bodies' coupling, and `record_clear` then
+//! empties every SOLID cell of dye.
 
 use super::SmokeFields;
 use crate::gpu::Kernel;
@@ -6,7 +8,7 @@ use crate::sim::fields::GridFields;
 
 crate::kernel_entries!(
     /// The entry points of shaders/smoke_mark.wgsl.
-    SmokeMarkEntries { main }
+    SmokeMarkEntries { main, clear }
 );
 
 pub struct SmokeMark {
@@ -22,7 +24,6 @@ impl SmokeMark {
             device,
             &[
                 ("params", &f.params_buffer),
-                ("smoke", &s.params_buffer),
                 ("static_solid", &s.static_solid),
                 ("static_vel", &s.static_vel),
                 ("cell_type", &f.cell_type),
@@ -39,8 +40,15 @@ impl SmokeMark {
         }
     }
 
+    /// Cell types and solid velocities of the static solids.
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
             .dispatch(pass, self.e.main, &self.group, f.num_cells());
+    }
+
+    /// Dye and temperature of every SOLID cell to zero (after the bodies are stamped).
+    pub fn record_clear(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.kernel
+            .dispatch(pass, self.e.clear, &self.group, f.num_cells());
     }
 }

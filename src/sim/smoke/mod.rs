@@ -2,9 +2,11 @@
 //! boundary conditions, divergence, PCG and projection as the liquid (those stages are the
 //! liquid's own objects, given `nz = 1`). What only smoke needs lives here: sources and
 //! splats, semi-Lagrangian / MacCormack advection of velocity and dye, buoyancy and
-//! vorticity confinement, painted and moving obstacles, and tracer particles.
+//! vorticity confinement, painted obstacles, and tracer particles. Moving solids are rigid
+//! bodies (`sim::bodies`; a kinematic one follows its prescribed velocity), stamped into
+//! the cells by the mark stage.
 //!
-//! One substep, in order: mark cells (static solids + obstacle) -> emit (sources, splats)
+//! One substep, in order: mark cells (static solids + bodies) -> emit (sources, splats)
 //! -> advect velocity and dye (with dissipation) -> forces (confinement, buoyancy) ->
 //! solid boundary conditions -> pressure (divergence, PCG) -> project -> tracers -> stats.
 
@@ -13,17 +15,15 @@ pub mod emit;
 pub mod fields;
 pub mod forces;
 pub mod mark;
-pub mod obstacle;
 pub mod params;
 pub mod stats;
 pub mod tracers;
 pub mod views;
 
 pub use fields::SmokeFields;
-pub use obstacle::Obstacle;
 pub use params::{
-    smoke_params, Emitter, SmokeParams, EMIT_BOX, EMIT_DISC, EMIT_SPLAT, OBSTACLE_BOX,
-    OBSTACLE_DISC, OBSTACLE_NONE, SCHEME_MACCORMACK, SCHEME_SL,
+    smoke_params, Emitter, SmokeParams, EMIT_BOX, EMIT_DISC, EMIT_SPLAT, SCHEME_MACCORMACK,
+    SCHEME_SL,
 };
 
 use super::fields::{GridFields, Particles};
@@ -174,7 +174,7 @@ pub struct SmokeSubstep {
     pub diffusion: diffusion::DiffusionReport,
 }
 
-/// The smoke's buffers, tracers, obstacles and the stages only the smoke has.
+/// The smoke's buffers, tracers, static solids and the stages only the smoke has.
 pub struct Smoke {
     pub smoke: SmokeFields,
     pub tracers: Particles,
@@ -195,7 +195,6 @@ pub struct Smoke {
     static_solid: Vec<u32>,
     static_vel: Vec<[f32; 4]>,
     static_dirty: bool,
-    pub obstacle: Option<Obstacle>,
     splats: Vec<Emitter>,
     trail_slot: u32,
 }
@@ -212,6 +211,17 @@ impl Runner<Smoke> {
             )));
         }
         scene.validate().map_err(SimError::Unsupported)?;
+        // A scene built in code may still carry `smoke.obstacle`: it runs as the kinematic
+        // body it stands for, as a loaded scene does.
+        let converted;
+        let scene = if scene.smoke.obstacle.is_some() {
+            let mut s = scene.clone();
+            s.obstacle_to_body();
+            converted = s;
+            &converted
+        } else {
+            scene
+        };
         super::check_estimate(&ctx, memory_estimate(scene))?;
         let (static_solid, static_vel) = scene.solid_cells();
         let tracer_pos = seed_tracers(scene, &static_solid);
@@ -253,7 +263,6 @@ impl Runner<Smoke> {
                 smoke.partials.size(),
                 "SmokeSimulation::partials",
             ),
-            obstacle: scene.smoke.obstacle.as_ref().map(Obstacle::from_shape),
             static_solid,
             static_vel,
             static_dirty: true,
@@ -371,9 +380,6 @@ impl Smoke {
         p.num_emitters = emitters.len() as u32;
         p.trail_slot = self.trail_slot;
         p.num_tracers = self.tracers.count;
-        if let Some(o) = &self.obstacle {
-            o.write(&mut p);
-        }
         self.params = p;
         q.write_buffer(&self.smoke.params_buffer, 0, bytemuck::bytes_of(&p));
         if !emitters.is_empty() {
@@ -417,12 +423,6 @@ impl Mode for Smoke {
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {
         self.dt = dt;
         self.diffused = diffusion::DiffusionReport::default();
-        let domain = [core.scene.domain.0, core.scene.domain.1];
-        if let Some(o) = self.obstacle.as_mut() {
-            if !o.held {
-                o.advance(dt, domain);
-            }
-        }
         self.upload(core, dt);
     }
 
@@ -437,10 +437,11 @@ impl Mode for Smoke {
             SmokeStage::Mark => {
                 let mut pass = rec.pass(stage);
                 self.mark.record(&mut pass, f);
-                // Bodies become moving solids over the static ones.
+                // Bodies (moving or not) become solids over the static ones.
                 if let Some(b) = &core.bodies {
                     b.coupling.record_stamp(&mut pass, f);
                 }
+                self.mark.record_clear(&mut pass, f);
             }
             SmokeStage::Emit => {
                 let mut pass = rec.pass(stage);
@@ -619,13 +620,9 @@ impl SmokeSimulation {
             return Err("this change needs a reset".into());
         }
         self.core.apply_live_settings(scene);
-        let obstacle_changed = scene.smoke.obstacle != self.core.scene.smoke.obstacle;
         self.core.scene.smoke = scene.smoke.clone();
         self.core.scene.viscosity = scene.viscosity;
         self.core.scene.diffusion = scene.diffusion.clone();
-        if obstacle_changed {
-            self.mode.obstacle = scene.smoke.obstacle.as_ref().map(Obstacle::from_shape);
-        }
         Ok(())
     }
 

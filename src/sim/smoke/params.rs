@@ -8,11 +8,6 @@ use bytemuck::{Pod, Zeroable};
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SmokeParams {
-    /// Box min, or disc centre (m); w unused.
-    pub obstacle_lo: [f32; 4],
-    /// Box max (m); w: disc radius (m).
-    pub obstacle_hi: [f32; 4],
-    pub obstacle_vel: [f32; 4],
     pub up: [f32; 4],
     pub decay: [f32; 4],
     pub buoyancy: f32,
@@ -26,15 +21,10 @@ pub struct SmokeParams {
     pub trail_slot: u32,
     pub num_tracers: u32,
     pub trail_len: u32,
-    /// [`OBSTACLE_NONE`], [`OBSTACLE_BOX`] or [`OBSTACLE_DISC`].
-    pub obstacle_kind: u32,
-    pub _pad: u32,
+    pub _pad: [u32; 2],
 }
-const _: () = assert!(std::mem::size_of::<SmokeParams>() == 128);
+const _: () = assert!(std::mem::size_of::<SmokeParams>() == 80);
 crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "smoke_common.wgsl" SmokeParams {
-    obstacle_lo: obstacle_lo,
-    obstacle_hi: obstacle_hi,
-    obstacle_vel: obstacle_vel,
     up: up,
     decay: decay,
     buoyancy: buoyancy,
@@ -47,8 +37,8 @@ crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "smoke_common.wgsl" Smoke
     trail_slot: trail_slot,
     num_tracers: num_tracers,
     trail_len: trail_len,
-    obstacle_kind: obstacle_kind,
-    _pad: _pad,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
 });
 
 /// Mirror of `Emitter` in shaders/smoke_common.wgsl (layout checked by tests/shaders.rs).
@@ -77,10 +67,7 @@ crate::wgsl_mirror!(emitter_layout: Emitter = "smoke_common.wgsl" Emitter {
     _pad1: _pad[1],
 });
 
-pub use crate::gpu::constants::{
-    EMIT_BOX, EMIT_DISC, EMIT_SPLAT, OBSTACLE_BOX, OBSTACLE_DISC, OBSTACLE_NONE, SCHEME_MACCORMACK,
-    SCHEME_SL,
-};
+pub use crate::gpu::constants::{EMIT_BOX, EMIT_DISC, EMIT_SPLAT, SCHEME_MACCORMACK, SCHEME_SL};
 
 impl Emitter {
     /// A scene source: dye and temperature raised to its values inside the shape.

@@ -1,7 +1,7 @@
 //! Tracer particles: moved by the liquid's particle advection (RK2 through the grid, kept
-//! in the domain and out of solids), pushed out of the moving obstacle when it ran over
-//! them, then recorded into trail ring buffers
-//! (shaders/smoke_tracers.wgsl).
+//! in the domain and out of SOLID cells, moving bodies' included), then recorded into trail
+//! ring buffers (shaders/smoke_tracers.wgsl). The bodies' coupling pushes tracers out of a
+//! body that moved over them.
 
 use super::SmokeFields;
 use crate::gpu::Kernel;

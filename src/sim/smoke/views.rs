@@ -24,9 +24,9 @@ pub enum SmokeField {
     /// omega_z (1/s).
     Vorticity,
     Temperature,
-    /// Cell types: SOLID obstacles (static, painted, moving) and FLUID.
+    /// Cell types: SOLID obstacles (static, painted, rigid bodies) and FLUID.
     Obstacles,
-    /// Velocity of the solid in each SOLID cell (the moving obstacle's, a rigid body's
+    /// Velocity of the solid in each SOLID cell (a static solid's, a rigid body's
     /// v + w x r): hue from the direction, brightness from the speed; the flow is left out.
     SolidVelocity,
     /// A vector of one level of the `mg` preconditioner (the levels of the grid:
