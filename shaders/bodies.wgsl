@@ -114,12 +114,14 @@ fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (c >= params.num_cells) { return; }
     let x = cell_centre_of(cell_coord(c, params.n));
     var id = 0u;
-    // A constant bound (empty slots have shape 0): the software adapter mishandles loops
-    // bounded by a uniform.
+    // A constant bound, left at the first empty slot (shape 0; `GpuBody::from_set` packs
+    // the bodies first): the software adapter mishandles loops bounded by a uniform.
     for (var i = 0u; i < MAX_BODIES; i++) {
         let b = bodies[i];
-        if (id == 0u && b.centre.w != 0.0 && inside(b, x)) {
+        if (b.centre.w == 0.0) { break; }
+        if (inside(b, x)) {
             id = i + 1u;
+            break;
         }
     }
     body_id[c] = id;
@@ -217,7 +219,8 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
     var v = vel[i].xyz;
     for (var k = 0u; k < MAX_BODIES; k++) {
         let b = bodies[k];
-        if (b.centre.w == 0.0 || !inside(b, x)) { continue; }
+        if (b.centre.w == 0.0) { break; }
+        if (!inside(b, x)) { continue; }
         let l = to_local(b, x);
         var n: vec3<f32>;
         if (b.centre.w == BODY_SHAPE_SPHERE) {
