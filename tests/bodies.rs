@@ -571,3 +571,28 @@ fn a_sealed_pocket_is_made_solvable_on_its_own() {
         );
     }
 }
+
+/// The memory check counts what the bodies' coupling allocates: the per-cell body index,
+/// and the liquid's copy of its static solids or the smoke's regions and their readback.
+#[test]
+fn memory_estimates_count_the_bodies_buffers() {
+    let with = pool(vec![body(flat_box(), (0.5, 0.5, 0.5), 500.0)]);
+    let without = pool(vec![]);
+    let cells = 16u64 * 16 * 16;
+    let grown = eddy::sim::memory_estimate(&with, 1000).total
+        - eddy::sim::memory_estimate(&without, 1000).total;
+    assert_eq!(grown, eddy::sim::bodies::coupling::memory(&with));
+    assert!(
+        grown >= cells * 24,
+        "liquid: {grown} bytes for {cells} cells"
+    );
+    let smoke = air(vec![rect((0.5, 0.5), (0.1, 0.1), 10.0)], 9.81);
+    let cells = 32u64 * 48;
+    let grown = eddy::sim::smoke::memory_estimate(&smoke).total
+        - eddy::sim::smoke::memory_estimate(&air(vec![], 9.81)).total;
+    assert!(
+        grown >= cells * 12,
+        "smoke: {grown} bytes for {cells} cells"
+    );
+    assert_eq!(eddy::sim::bodies::coupling::memory(&without), 0);
+}

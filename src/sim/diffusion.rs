@@ -190,6 +190,13 @@ struct System {
     group: wgpu::BindGroup,
 }
 
+/// Whether `slot` has no system yet, or one whose residual history is too short for
+/// `settings.max_iterations`.
+fn needs_system(slot: &Option<System>, settings: &DiffusionSettings) -> bool {
+    slot.as_ref()
+        .is_none_or(|s| s.vectors.history_len < settings.max_iterations + 1)
+}
+
 /// The PCG reads only `params`, `params_buffer` and (binding the unused multigrid)
 /// `cell_type` of its grid; the other fields of a system's grid are placeholders.
 fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
@@ -410,11 +417,7 @@ impl Diffusion {
         settings: &DiffusionSettings,
         timing: Option<Timing<'_>>,
     ) -> Result<SolveReport, SimError> {
-        let needs = |s: &Option<System>| {
-            s.as_ref()
-                .is_none_or(|s| s.vectors.history_len < settings.max_iterations + 1)
-        };
-        if needs(&self.velocity) {
+        if needs_system(&self.velocity, settings) {
             let dims = Self::velocity_dims(f.params.n);
             let dye = dye.unwrap_or(&self.no_dye);
             self.velocity = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
@@ -450,11 +453,7 @@ impl Diffusion {
         settings: &DiffusionSettings,
         timing: Option<Timing<'_>>,
     ) -> Result<SolveReport, SimError> {
-        let needs = |s: &Option<System>| {
-            s.as_ref()
-                .is_none_or(|s| s.vectors.history_len < settings.max_iterations + 1)
-        };
-        if needs(&self.scalars) {
+        if needs_system(&self.scalars, settings) {
             let dims = Self::scalar_dims(f.params.n);
             self.scalars = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
         }

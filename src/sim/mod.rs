@@ -173,7 +173,8 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         } else {
             0
         }
-        + diffusion::memory(scene).0;
+        + diffusion::memory(scene).0
+        + bodies::coupling::memory(scene);
     let candidates = [
         diffusion::memory_candidate(scene),
         (

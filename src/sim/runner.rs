@@ -456,7 +456,7 @@ impl<M: Mode> Runner<M> {
                     self.core.boundary.record(&mut pass, f);
                 }
                 Some(SharedStage::Pressure) => {
-                    if let Some(b) = &self.core.bodies {
+                    if let Some(b) = self.core.bodies.as_mut() {
                         b.coupling.separate_regions(&self.core.ctx, &mut rec, f)?;
                         b.coupling.clear_forces(rec.encoder());
                     }

@@ -7,6 +7,7 @@ use super::regions::Regions;
 use super::{BodySet, Solid, MAX_BODIES};
 use crate::gpu::constants::MAX_REGIONS;
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
+use crate::scene::{Scene, SceneKind};
 use crate::sim::fields::{GridFields, Particles};
 use crate::sim::runner::Recorder;
 use crate::sim::SimError;
@@ -86,7 +87,7 @@ crate::wgsl_mirror!(body_params_layout: BodyParams = "bodies.wgsl" BodyParams {
 
 pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
 
-/// Bytes of the sums: 6 i64 per body, then the right-hand side's sum.
+/// Bytes of the sums: 6 i64 per body, then the right-hand side's sum per region.
 const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + MAX_REGIONS) * 8) as u64;
 
 /// Rounds of closing fluid pockets and dead ends (shaders/bodies.wgsl, `pocket_mark`).
@@ -101,6 +102,27 @@ pub enum CouplingMode {
     /// The smoke: bodies are stamped after its mark stage, and their cells turn SOLID in
     /// `cell_type` as well.
     Smoke,
+}
+
+/// GPU bytes the coupling of `scene`'s bodies takes (0 without bodies): the body slots, the
+/// per-cell body index, the force sums and their staging copy, and the liquid's own copy of
+/// its static solids or the smoke's regions and the staging copy of its SOLID flags.
+pub fn memory(scene: &Scene) -> u64 {
+    if scene.bodies.is_empty()
+        && !(scene.kind == SceneKind::Smoke && scene.smoke.obstacle.is_some())
+    {
+        return 0;
+    }
+    let cells = scene.dims().iter().map(|&v| v as u64).product::<u64>();
+    let common = (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64
+        + cells * 4
+        + SUMS_BYTES
+        + (MAX_BODIES * 12 * 4) as u64;
+    common
+        + match scene.kind {
+            SceneKind::Smoke => (cells + MAX_REGIONS as u64) * 4 + cells * 4,
+            SceneKind::Liquid => cells * (4 + 16) + MAX_REGIONS as u64 * 4,
+        }
 }
 
 impl GpuBody {
@@ -163,6 +185,8 @@ pub struct BodyCoupling {
     /// The liquid's static solids (the smoke binds its own).
     _base: Option<(wgpu::Buffer, wgpu::Buffer)>,
     reader: BufferReader,
+    /// The smoke's SOLID flags, read back for its regions.
+    solid_reader: Option<BufferReader>,
     num_particles: u32,
 }
 
@@ -225,7 +249,12 @@ impl BodyCoupling {
         let cells = f.num_cells() as u64;
         let body_id = storage_buffer(device, "Bodies::body_id", cells * 4);
         let sums = storage_buffer(device, "Bodies::sums", SUMS_BYTES);
-        let regions = storage_buffer(device, "Bodies::regions", (cells + MAX_REGIONS as u64) * 4);
+        // Only the smoke labels its regions.
+        let region_words = match inp.mode {
+            CouplingMode::Smoke => cells + MAX_REGIONS as u64,
+            CouplingMode::Liquid => MAX_REGIONS as u64,
+        };
+        let regions = storage_buffer(device, "Bodies::regions", region_words * 4);
         let own = match (inp.base, inp.static_cells) {
             (Some(_), _) => None,
             (None, Some((solid, vel))) => {
@@ -280,6 +309,8 @@ impl BodyCoupling {
             regions,
             _base: own,
             reader: BufferReader::new(device, (MAX_BODIES * 12 * 4) as u64, "Bodies::sums"),
+            solid_reader: (inp.mode == CouplingMode::Smoke)
+                .then(|| BufferReader::new(device, cells * 4, "Bodies::solid")),
             num_particles: inp.particles.count,
         })
     }
@@ -321,24 +352,25 @@ impl BodyCoupling {
     }
 
     /// In the smoke, finds the separate regions of the closed box once the bodies are
-    /// stamped (submits what `rec` holds and reads the SOLID flags back) and uploads them
-    /// for [`Self::record_compatible`]. Returns them (None in the liquid, which has AIR
-    /// cells and needs nothing).
+    /// stamped (copies the SOLID flags out with what `rec` holds, submits, reads them back)
+    /// and uploads them for [`Self::record_compatible`]. The liquid has AIR cells and needs
+    /// nothing.
     pub fn separate_regions(
-        &self,
+        &mut self,
         ctx: &GpuContext,
         rec: &mut Recorder<'_>,
         f: &GridFields,
-    ) -> Result<Option<Regions>, SimError> {
-        if self.mode != CouplingMode::Smoke {
-            return Ok(None);
-        }
+    ) -> Result<(), SimError> {
+        let Some(reader) = self.solid_reader.as_mut() else {
+            return Ok(());
+        };
+        reader.copy_from(rec.encoder(), &f.solid);
         rec.submit("Bodies::regions");
-        let solid: Vec<u32> = crate::gpu::read_buffer(ctx, &f.solid)?;
+        let solid: Vec<u32> = reader.read(ctx)?;
         let regions = Regions::find(&solid, f.params.n);
         ctx.queue
             .write_buffer(&self.regions, 0, bytemuck::cast_slice(&regions.gpu_words()));
-        Ok(Some(regions))
+        Ok(())
     }
 
     /// In the smoke, removes the mean of the pressure right-hand side over each region's

@@ -18,8 +18,6 @@ pub struct Regions {
     pub label: Vec<u32>,
     /// Cells of each kept region.
     pub cells: Vec<u32>,
-    /// Cells of the regions beyond the kept ones.
-    pub frozen: usize,
 }
 
 impl Regions {
@@ -75,24 +73,15 @@ impl Regions {
         order.sort_by_key(|&r| std::cmp::Reverse(sizes[r]));
         let mut rank = vec![NO_REGION; sizes.len()];
         let mut cells = Vec::new();
-        let mut frozen = 0usize;
-        for (place, &r) in order.iter().enumerate() {
-            if place < MAX_REGIONS {
-                rank[r] = place as u32;
-                cells.push(sizes[r]);
-            } else {
-                frozen += sizes[r] as usize;
-            }
+        for (place, &r) in order.iter().take(MAX_REGIONS).enumerate() {
+            rank[r] = place as u32;
+            cells.push(sizes[r]);
         }
         let label = raw
             .iter()
             .map(|&r| if r == NO_REGION { r } else { rank[r as usize] })
             .collect();
-        Regions {
-            label,
-            cells,
-            frozen,
-        }
+        Regions { label, cells }
     }
 
     /// The labels followed by [`MAX_REGIONS`] cell counts: the GPU's `regions` buffer.
@@ -144,7 +133,12 @@ mod tests {
         let r = Regions::find(&solid, [nx as u32, ny as u32, 1]);
         // Left: 2 x 5 = 10 cells; right: 4 x 5 - 4 solids - 1 pocket = 15; pocket: 1.
         assert_eq!(r.cells, vec![15, 10, 1]);
-        assert_eq!(r.frozen, 0);
+        let frozen = |r: &Regions, solid: &[u32]| {
+            (r.label.iter().zip(solid))
+                .filter(|(&l, &s)| s == 0 && l == NO_REGION)
+                .count()
+        };
+        assert_eq!(frozen(&r, &solid), 0);
         assert_eq!(r.label[0], 1);
         assert_eq!(r.label[3], 0, "the largest region is numbered first");
         assert_eq!(r.label[5 + nx * 2], 2, "the pocket");
@@ -181,7 +175,10 @@ mod tests {
         let r = Regions::find(&solid, [solid.len() as u32, 1, 1]);
         assert_eq!(r.cells.len(), MAX_REGIONS);
         assert_eq!(r.cells[0], 2, "the largest region comes first");
-        assert_eq!(r.frozen, 4, "the last four single cells are frozen");
+        let frozen = (r.label.iter().zip(&solid))
+            .filter(|(&l, &s)| s == 0 && l == NO_REGION)
+            .count();
+        assert_eq!(frozen, 4, "the last four single cells are frozen");
         assert_eq!(r.label[solid.len() - 1], 0);
         assert_eq!(r.label[0], 1, "the first single cell is kept");
         assert_eq!(

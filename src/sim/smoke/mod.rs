@@ -117,7 +117,8 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(tracers)
         + SmokeFields::bytes(cells, faces, tracers)
-        + diffusion::memory(scene).0;
+        + diffusion::memory(scene).0
+        + super::bodies::coupling::memory(scene);
     let grid = "reduce the resolution";
     let candidates = [
         diffusion::memory_candidate(scene),
