@@ -338,9 +338,10 @@ impl Liquid {
             let mut pass = rec.pass(Stage::VolumeCorrection);
             self.volume.record_rhs(&mut pass, f);
             core.pressure.record_setup(&mut pass, f, kind);
-            for _ in 0..settings.max_iterations {
+            for _ in 1..settings.max_iterations {
                 core.pressure.record_iteration(&mut pass, f, kind);
             }
+            core.pressure.record_last_iteration(&mut pass, f);
             self.volume.record_displace(&mut pass, &self.particles);
         }
         // bb, rr and iterations of the solve's state header go to the counters.

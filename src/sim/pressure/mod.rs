@@ -172,6 +172,17 @@ impl PressureSolver {
         self.pcg.record_direction(pass);
     }
 
+    /// Records the last iteration of a solve cut off at a fixed count (the volume
+    /// correction's): the step that updates the solution, then the convergence test with
+    /// z = r. The preconditioner's z would only serve a next direction that is never used,
+    /// so the identity stands in for it (with `mg`, one V-cycle saved); the solution, its
+    /// residual and the iteration count are those of [`Self::record_iteration`].
+    pub fn record_last_iteration(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.pcg.record_step(pass, f);
+        self.precond.record_apply(pass, f, PreconditionerKind::None);
+        self.pcg.record_direction(pass);
+    }
+
     /// Applies the preconditioner once, z = M^-1 r, for a given r (tests and debugging).
     /// Uses the matrix currently in `v.a`; the MIC(0) factorisation is recomputed.
     pub fn apply_preconditioner(
