@@ -8,6 +8,11 @@
 // bins were filled in; a cell that holds more than SPACING_BIN_SLOTS particles is skipped
 // as a neighbour (which of them got a slot would depend on that order), which keeps the
 // stage deterministic. Velocities are not touched.
+// Only particles inside the liquid move: in a FLUID cell whose six neighbours are not AIR.
+// Next to the surface a push sends the outer particle of a pair out across the level set's
+// half-density line, which swells the liquid and roughens the surface (the first sloshing
+// mode then loses more of its amplitude per period); bunching there is the volume
+// correction's excess density. Particles near the surface still push interior ones.
 
 struct SpacingParams {
     // Minimum distance between particle centres (m).
@@ -26,6 +31,19 @@ struct SpacingParams {
 @group(0) @binding(4) var<storage, read_write> bin_count: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> bins: array<u32>;
 @group(0) @binding(6) var<storage, read_write> shifted: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> cell_type: array<u32>;
+//!include cells.wgsl
+
+// Whether a particle at x is inside the liquid: its cell FLUID and none of the six around
+// it AIR (walls and solids count as liquid's neighbours).
+fn interior(x: vec3<f32>) -> bool {
+    let c = cell_containing(x, params);
+    if (type_at(c) != FLUID) { return false; }
+    for (var a = 0u; a < 3u; a++) {
+        if (type_at(c - unit(a)) == AIR || type_at(c + unit(a)) == AIR) { return false; }
+    }
+    return true;
+}
 
 @compute @workgroup_size(WORKGROUP)
 fn clear(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -53,6 +71,10 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
     let x0 = pos[id].xyz;
+    if (!interior(x0)) {
+        shifted[id] = pos[id];
+        return;
+    }
     let r = spacing.radius;
     // Particles within r (at most half a cell) lie in the cells the box x0 +- r touches: at
     // most two per axis.

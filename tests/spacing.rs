@@ -5,6 +5,7 @@ mod common;
 
 use eddy::reference as cpu;
 use eddy::scene::{Scene, Shape, SplitMix64};
+use eddy::sim::views::Field;
 use eddy::sim::{Simulation, Stage};
 
 /// A 12 x 10 x 8 tank with a solid block, liquid in its lower half.
@@ -32,29 +33,47 @@ fn tank(spacing: f64) -> Scene {
     s
 }
 
-/// Particles in random clusters outside the solid: most cells hold a handful, some more
-/// than a bin holds.
-fn clustered(scene: &Scene, n: usize, seed: u64) -> Vec<[f32; 4]> {
+/// The seeded pool's particles bunched: in each cell they are drawn to within a third of a
+/// cell of a random point, and in the second layer every fourth cell takes three particles
+/// from each of three neighbours, more than a bin holds (17 > 16). Every particle stays in
+/// its cell's liquid, so most cells stay FLUID and inside the liquid, where particles move.
+fn clustered(scene: &Scene, seed: u64) -> Vec<[f32; 4]> {
     let init = scene.initial_state();
-    let [nx, ny, nz] = scene.dims();
+    let n = scene.dims().map(|v| v as usize);
     let h = scene.h();
-    let mut rng = SplitMix64(seed);
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let c = [nx, ny, nz].map(|d| (rng.next_u64() % d as u64) as f64);
-        let idx = c[0] as usize + nx as usize * (c[1] as usize + ny as usize * c[2] as usize);
-        if init.solid[idx] != 0 {
-            continue;
-        }
-        // A cluster of up to 24 particles within a third of a cell.
-        let centre = c.map(|v| (v + 0.2 + 0.6 * rng.next_f64()) * h);
-        let size = 1 + rng.next_u64() % 24;
-        for _ in 0..size {
-            if out.len() == n {
-                break;
+    let cell_of = |p: &[f32; 4]| [0, 1, 2].map(|a| ((p[a] as f64 / h) as usize).min(n[a] - 1));
+    let idx = |c: [usize; 3]| c[0] + n[0] * (c[1] + n[1] * c[2]);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); n[0] * n[1] * n[2]];
+    for (p, x) in init.positions.iter().enumerate() {
+        members[idx(cell_of(x))].push(p);
+    }
+    for k in 1..n[2] - 1 {
+        for i in 1..n[0] - 1 {
+            let target = idx([i, 1, k]);
+            if (i + k) % 4 != 0 || members[target].len() != 8 {
+                continue;
             }
-            let p = centre.map(|v| v + (rng.next_f64() - 0.5) * h / 3.0);
-            out.push([p[0] as f32, p[1] as f32, p[2] as f32, 0.0]);
+            for from in [idx([i - 1, 1, k]), idx([i + 1, 1, k]), idx([i, 1, k + 1])] {
+                for _ in 0..3 {
+                    if let Some(p) = members[from].pop() {
+                        members[target].push(p);
+                    }
+                }
+            }
+        }
+    }
+    let mut rng = SplitMix64(seed);
+    let mut out = init.positions.clone();
+    for (c, ps) in members.iter().enumerate() {
+        let home = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+        let centre = home.map(|v| (v as f64 + 0.3 + 0.4 * rng.next_f64()) * h);
+        for &p in ps {
+            // The particle's offset from its seeded cell's centre, shrunk to a third.
+            let x = &init.positions[p];
+            for a in 0..3 {
+                let offset = ((x[a] as f64 / h).fract() - 0.5) * h;
+                out[p][a] = (centre[a] + offset / 3.0) as f32;
+            }
         }
     }
     out
@@ -77,11 +96,19 @@ fn gpu_spacing_matches_the_reference() {
     let scene = tank(0.9);
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     let n = sim.mode.particles.count as usize;
-    let pos = clustered(&scene, n, 11);
+    let pos = clustered(&scene, 11);
+    assert_eq!(pos.len(), n);
     let vel = vec![[0.0f32; 4]; n];
     sim.upload_particles(&pos, &vel).unwrap();
     sim.substep(1e-4, Stage::Spacing).unwrap();
     let (gpu, _) = sim.read_particles().unwrap();
+    let types: Vec<u8> = sim
+        .read_field(Field::CellType)
+        .unwrap()
+        .values
+        .iter()
+        .map(|&t| t as u8)
+        .collect();
     let g = grid(&scene);
     let solid: Vec<bool> = scene
         .initial_state()
@@ -94,6 +121,7 @@ fn gpu_spacing_matches_the_reference() {
     let cpu = cpu::push_apart(
         &g,
         &solid,
+        &types,
         &p64,
         radius,
         eddy::sim::spacing::STRENGTH as f64,
@@ -115,6 +143,29 @@ fn gpu_spacing_matches_the_reference() {
         worst < 1e-4 * g.h,
         "GPU and reference differ by {worst:e} m"
     );
+    // Some bins overflowed (those cells are skipped as neighbours) ...
+    let mut count = vec![0usize; g.cells()];
+    for x in &p64 {
+        count[cpu::cell_of(&g, *x)] += 1;
+    }
+    assert!(
+        count
+            .iter()
+            .any(|&c| c > eddy::sim::spacing::BIN_SLOTS as usize),
+        "no bin overflowed"
+    );
+    // ... and the pool's top layer, next to the surface, is as bunched but did not move.
+    let top: Vec<[f64; 3]> = p64
+        .iter()
+        .filter(|x| g.coord(cpu::cell_of(&g, **x))[1] == 4)
+        .copied()
+        .collect();
+    assert!(cpu::close_pairs(&g, &top, radius).1 > 0);
+    for (a, x) in gpu.iter().zip(&pos) {
+        if g.coord(cpu::cell_of(&g, [0, 1, 2].map(|k| x[k] as f64)))[1] == 4 {
+            assert_eq!(a, x, "a particle next to the surface moved");
+        }
+    }
     // Every particle stays in the domain and out of the solid.
     for p in &gpu {
         let c = cpu::cell_of(&g, [0, 1, 2].map(|a| p[a] as f64));
@@ -130,7 +181,8 @@ fn spacing_is_deterministic() {
     let run = || {
         let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
         let n = sim.mode.particles.count as usize;
-        let pos = clustered(&scene, n, 5);
+        let pos = clustered(&scene, 5);
+        assert_eq!(pos.len(), n);
         sim.upload_particles(&pos, &vec![[0.0f32; 4]; n]).unwrap();
         sim.substep(1e-4, Stage::Spacing).unwrap();
         (pos, sim.read_particles().unwrap().0)

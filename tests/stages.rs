@@ -188,6 +188,8 @@ struct Outputs {
     /// G2P: the particle velocities and the grid velocities it took the FLIP change from.
     g2p_vel: Vec<[f32; 4]>,
     before_forces: cpu::MacField,
+    /// Spacing: the positions after the push-apart.
+    spaced_pos: Vec<[f32; 4]>,
     /// Advection, and the particle statistics recorded after it: the substep's max speed
     /// and front, and the kinetic-energy partial sums per 64-particle workgroup.
     advect_report: SubstepReport,
@@ -241,6 +243,9 @@ impl Outputs {
         let (_, g2p_vel) = c.sim.read_particles().unwrap();
         let before_forces = c.faces([Field::UOld, Field::VOld, Field::WOld]);
 
+        c.run_to(Stage::Spacing);
+        let (spaced_pos, _) = c.sim.read_particles().unwrap();
+
         let advect_report = c.run_to(Stage::Advect);
         let (advected_pos, advected_vel) = c.sim.read_particles().unwrap();
         let energy = eddy::gpu::read_buffer(&c.sim.ctx, &c.sim.mode.particles.energy).unwrap();
@@ -275,11 +280,29 @@ impl Outputs {
             after_extrapolate,
             g2p_vel,
             before_forces,
+            spaced_pos,
             advect_report,
             advected_pos,
             advected_vel,
             energy,
         }
+    }
+
+    /// The reference's spacing of the uploaded particles with the GPU's cell types.
+    fn spacing_reference(&self) -> Vec<[f64; 3]> {
+        cpu::push_apart(
+            &self.grid,
+            &self.solid,
+            &self.types,
+            &pos64(&self.pos),
+            eddy::sim::spacing::min_distance(
+                self.grid.h,
+                self.scene.particles_per_cell,
+                self.scene.particle_spacing,
+            ),
+            eddy::sim::spacing::STRENGTH as f64,
+            eddy::sim::spacing::BIN_SLOTS as usize,
+        )
     }
 
     /// The filtered density at the free surface (from the GPU's level set).
@@ -553,9 +576,19 @@ fn check_g2p(o: &Outputs) {
     assert!(e < 1e-4, "G2P differs by {e}");
 }
 
-/// Advection of the particles through the extrapolated grid.
+/// Spacing (on by default): particles inside the liquid pushed apart, positions only.
+fn check_spacing(o: &Outputs) {
+    assert!(o.scene.particle_spacing > 0.0);
+    let expect = o.spacing_reference();
+    let e = max_abs_diff(&pos64(&o.spaced_pos).concat(), &expect.concat());
+    assert!(e < 1e-6, "spacing differs by {e}");
+    let moved = max_abs_diff(&pos64(&o.spaced_pos).concat(), &pos64(&o.pos).concat());
+    assert!(moved > 1e-4 * o.grid.h, "spacing moved nothing");
+}
+
+/// Advection of the spaced particles through the extrapolated grid.
 fn check_advect(o: &Outputs) {
-    let mut epos = pos64(&o.pos);
+    let mut epos = o.spacing_reference();
     let mut evel = o.g2p_reference();
     cpu::advect(
         &o.grid,
@@ -645,6 +678,7 @@ stage_tests! {
         extrapolation_matches_the_reference_3d,
         extrapolation_matches_the_reference_on_one_slice;
     check_g2p => g2p_matches_the_reference_3d, g2p_matches_the_reference_on_one_slice;
+    check_spacing => spacing_matches_the_reference_3d, spacing_matches_the_reference_on_one_slice;
     check_advect => advection_matches_the_reference_3d, advection_matches_the_reference_on_one_slice;
     check_particle_stats =>
         particle_stats_match_the_reference_3d, particle_stats_match_the_reference_on_one_slice;

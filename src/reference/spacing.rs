@@ -1,9 +1,11 @@
 //! Particle spacing (the GPU's shaders/spacing.wgsl): particles closer than `radius` push
 //! each other apart by `strength` times the overlap, summed over the particles of the 27
 //! cells around each particle's own; a cell holding more than `slots` particles is skipped
-//! as a neighbour. The move is clamped to the domain and undone if it ends in a SOLID cell.
+//! as a neighbour. Only particles inside the liquid move (a FLUID cell with no AIR
+//! neighbour; outside the grid counts as wall). The move is clamped to the domain and
+//! undone if it ends in a SOLID cell.
 
-use super::{cell_of, Grid};
+use super::{cell_of, Grid, AIR, FLUID};
 
 /// The particles of each cell, in index order.
 fn bin(g: &Grid, pos: &[[f64; 3]]) -> Vec<Vec<usize>> {
@@ -35,9 +37,28 @@ fn distance(a: [f64; 3], b: [f64; 3]) -> ([f64; 3], f64) {
     (d, (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt())
 }
 
+/// Whether a particle in cell `c` moves: `c` FLUID and none of its six neighbours AIR.
+fn interior(g: &Grid, types: &[u8], c: usize) -> bool {
+    if types[c] != FLUID {
+        return false;
+    }
+    let x = g.coord(c);
+    let n = g.n();
+    (0..3).all(|a| {
+        [-1i64, 1].iter().all(|&s| {
+            let mut y = x.map(|v| v as i64);
+            y[a] += s;
+            let outside = y[a] < 0 || y[a] >= n[a] as i64;
+            outside || types[g.cell(y[0] as usize, y[1] as usize, y[2] as usize)] != AIR
+        })
+    })
+}
+
+/// `types`: the cells' SOLID / FLUID / AIR marking of the substep.
 pub fn push_apart(
     g: &Grid,
     solid: &[bool],
+    types: &[u8],
     pos: &[[f64; 3]],
     radius: f64,
     strength: f64,
@@ -49,6 +70,9 @@ pub fn push_apart(
     pos.iter()
         .enumerate()
         .map(|(p, x0)| {
+            if !interior(g, types, cell_of(g, *x0)) {
+                return *x0;
+            }
             let mut shift = [0.0f64; 3];
             for c in neighbour_cells(g, *x0) {
                 if bins[c].len() > slots {

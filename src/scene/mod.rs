@@ -287,8 +287,8 @@ pub struct Scene {
     /// keeps its volume.
     pub volume_correction: bool,
     /// Liquid scenes: the minimum distance between particle centres, as a fraction of the
-    /// rest spacing h / particles_per_cell^(1/3); closer particles push each other apart
-    /// each substep (src/sim/spacing.rs). 0 turns it off.
+    /// rest spacing h / particles_per_cell^(1/3); closer particles inside the liquid push
+    /// each other apart each substep (src/sim/spacing.rs). Default 0.5; 0 turns it off.
     pub particle_spacing: f64,
     /// Kinematic viscosity, m^2/s, of the liquid or the smoke, solved implicitly before
     /// the forces (src/sim/diffusion.rs). 0 (inviscid) skips the stage.
@@ -322,7 +322,7 @@ impl Default for Scene {
             max_substeps: 32,
             extrapolation_layers: 3,
             volume_correction: true,
-            particle_spacing: 0.0,
+            particle_spacing: 0.5,
             viscosity: 0.0,
             diffusion: DiffusionSettings::default(),
             bodies: Vec::new(),

@@ -1,6 +1,7 @@
-//! Particle spacing (shaders/spacing.wgsl): particles closer than a minimum distance push
-//! each other apart, position only, with a fixed-point sum so the result does not depend on
-//! the order of the GPU's atomics.
+//! Particle spacing (shaders/spacing.wgsl): particles inside the liquid closer than a
+//! minimum distance push each other apart, position only, with a fixed-point sum so the
+//! result does not depend on the order of the GPU's atomics. Particles in cells next to AIR
+//! do not move (the shader says why).
 
 use super::fields::{GridFields, Particles};
 use crate::gpu::{storage_buffer, uniform_buffer, Kernel};
@@ -75,6 +76,7 @@ impl Spacing {
                 ("bin_count", &bin_count),
                 ("bins", &bins),
                 ("shifted", &shifted),
+                ("cell_type", &f.cell_type),
             ],
         );
         Self {
