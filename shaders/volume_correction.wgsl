@@ -7,8 +7,10 @@
 // density counts (e >= 0); inside the liquid both signs count, otherwise noise would only
 // ever be corrected upward and the liquid would swell. Particles move; their velocities do
 // not change.
-// `rhs` writes b; the pressure solver solves for psi (in the `phi` buffer); `displace`
-// moves the particles by the interpolated face gradient.
+// `rhs` writes b; the pressure solver solves for psi (in the `phi` buffer); `gradient`
+// writes psi's gradient across every face once, and `displace` moves the particles by its
+// trilinear interpolation (each particle reads 24 faces; computing the ghost-fluid
+// gradient there instead cost 24 of them per particle).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
@@ -18,6 +20,7 @@
 @group(0) @binding(5) var<storage, read> solid: array<u32>;
 @group(0) @binding(6) var<storage, read_write> pos: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> surface: array<f32>;
+@group(0) @binding(8) var<storage, read_write> grad: array<f32>;   // faces, u v w back to back
 //!include free_surface.wgsl
 //!include ghost_gradient.wgsl
 
@@ -53,6 +56,15 @@ fn solid_at(x: vec3<f32>) -> bool {
 }
 
 @compute @workgroup_size(WORKGROUP)
+fn gradient(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    grad[g] = face_gradient(face.comp, face.f).y;
+}
+
+@compute @workgroup_size(WORKGROUP)
 fn displace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
@@ -61,8 +73,10 @@ fn displace(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
     var shift = vec3<f32>(0.0);
     for (var comp = 0u; comp < 3u; comp++) {
         let s = stencil(comp, x0, params);
+        let d = face_dims(comp, params.n);
+        let off = face_offset(comp, params);
         for (var c = 0u; c < 8u; c++) {
-            shift[comp] += stencil_weight(s, c) * face_gradient(comp, stencil_node(s, c)).y;
+            shift[comp] += stencil_weight(s, c) * grad[off + face_index(stencil_node(s, c), d)];
         }
     }
     let lim = MAX_SHIFT * params.h;

@@ -342,7 +342,7 @@ impl Liquid {
                 core.pressure.record_iteration(&mut pass, f, kind);
             }
             core.pressure.record_last_iteration(&mut pass, f);
-            self.volume.record_displace(&mut pass, &self.particles);
+            self.volume.record_displace(&mut pass, f, &self.particles);
         }
         // bb, rr and iterations of the solve's state header go to the counters.
         rec.encoder().copy_buffer_to_buffer(

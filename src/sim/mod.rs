@@ -173,6 +173,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         } else {
             0
         }
+        + volume_correction::bytes(faces)
         + diffusion::memory(scene).0
         + bodies::coupling::memory(scene);
     let candidates = [

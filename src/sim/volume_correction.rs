@@ -22,18 +22,29 @@ pub const CORRECTION_ITERATIONS: u32 = 1;
 
 crate::kernel_entries!(
     /// The entry points of shaders/volume_correction.wgsl.
-    VolumeCorrectionEntries { rhs, displace }
+    VolumeCorrectionEntries { rhs, gradient, displace }
 );
+
+/// Bytes the stage allocates of its own: the potential's gradient per face.
+pub fn bytes(faces: u64) -> u64 {
+    faces * 4
+}
 
 pub struct VolumeCorrection {
     kernel: Kernel,
     e: VolumeCorrectionEntries,
     group: wgpu::BindGroup,
+    _grad: wgpu::Buffer,
 }
 
 impl VolumeCorrection {
     pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors, p: &Particles) -> Self {
         let kernel = Kernel::new(device, "volume_correction.wgsl", "VolumeCorrection");
+        let grad = crate::gpu::storage_buffer(
+            device,
+            "VolumeCorrection::grad",
+            bytes(f.num_faces() as u64),
+        );
         let group = kernel.bind(
             device,
             &[
@@ -45,12 +56,14 @@ impl VolumeCorrection {
                 ("solid", &f.solid),
                 ("pos", &p.pos),
                 ("surface", &f.surface),
+                ("grad", &grad),
             ],
         );
         Self {
             e: VolumeCorrectionEntries::of(&kernel),
             kernel,
             group,
+            _grad: grad,
         }
     }
 
@@ -60,8 +73,11 @@ impl VolumeCorrection {
             .dispatch(pass, self.e.rhs, &self.group, f.num_cells());
     }
 
-    /// Moves every particle by grad(psi), psi being the solution in `PcgVectors::p`.
-    pub fn record_displace(&self, pass: &mut wgpu::ComputePass<'_>, p: &Particles) {
+    /// Moves every particle by grad(psi), psi being the solution in `PcgVectors::p`: the
+    /// gradient across every face, then its interpolation at each particle.
+    pub fn record_displace(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, p: &Particles) {
+        self.kernel
+            .dispatch(pass, self.e.gradient, &self.group, f.num_faces());
         self.kernel
             .dispatch(pass, self.e.displace, &self.group, p.count);
     }
