@@ -347,6 +347,10 @@ impl<M: Mode> Runner<M> {
         let mut last = SubstepReport::default();
         let mut all = Vec::new();
         self.core.last_timing = StageTiming::default();
+        // A body held by the user moves with the mouse's displacement since the last frame.
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.set.begin_frame(frame_dt);
+        }
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
         while remaining > frame_dt * 1e-9 {
             let cfl = checked_cfl_dt(

@@ -190,19 +190,8 @@ impl Viewer {
             return;
         };
         let index = g.index;
-        // The mouse's velocity, from the spring's last end (capped like the smoke's drag).
-        let frame_dt = self.scene.frame_dt;
         if let Some(b) = self.sim.liquid_bodies_mut() {
-            let last = b
-                .set
-                .bodies
-                .get(index)
-                .and_then(|b| b.grab)
-                .map(|g| g.target);
-            let v = last.map_or(glam::DVec3::ZERO, |l| {
-                ((target - l) / frame_dt).clamp_length_max(20.0)
-            });
-            b.set.move_grab(index, target, v);
+            b.set.move_grab(index, target);
         }
         // A kinematic body moved at once (even while paused).
         self.bodies_moved();

@@ -165,6 +165,14 @@ impl Sim {
         }
     }
 
+    /// The rigid bodies of either mode, when the scene has any.
+    fn bodies_mut(&mut self) -> Option<&mut crate::sim::bodies::coupling::Bodies> {
+        match self {
+            Sim::Liquid(s) => s.bodies.as_mut(),
+            Sim::Smoke(m) => m.sim.bodies.as_mut(),
+        }
+    }
+
     /// The rigid bodies, when the scene has any.
     fn bodies(&self) -> Option<&crate::sim::bodies::coupling::Bodies> {
         match self {
@@ -424,6 +432,10 @@ fn advance<M: Mode>(
         stats.residual = st.pcg_residual;
     } else {
         let dt = sim.cfl_dt().min(sim.scene.frame_dt);
+        // Stepping stage by stage, each substep is the frame a held body moves over.
+        if let Some(b) = sim.bodies.as_mut() {
+            b.set.begin_frame(dt);
+        }
         let r = sim.substep(dt, stop_after)?;
         // A partial substep is not timed: show no stale frame timings beside its fields.
         sim.last_timing = sim.last_substep_timing.clone();

@@ -218,21 +218,7 @@ pub fn apply_drag(
                 return false;
             };
             let z = 0.5 * b.set.domain.z;
-            let target = glam::DVec3::new(p[0], p[1], z);
-            let Some(last) = b
-                .set
-                .bodies
-                .get(*index)
-                .and_then(|b| b.grab)
-                .map(|g| g.target)
-            else {
-                return true;
-            };
-            // The last target is where the mouse was: a kinematic body takes the mouse's
-            // velocity, so its faces push the smoke.
-            let v = velocity([last.x, last.y]);
-            b.set
-                .move_grab(*index, target, glam::DVec3::new(v[0], v[1], 0.0));
+            b.set.move_grab(*index, glam::DVec3::new(p[0], p[1], z));
             true
         }
         Drag::Left { last } => {

@@ -261,6 +261,9 @@ impl Viewer {
         let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
         if self.controls.playing && !limit_reached {
             self.step()?;
+        } else if let Some(b) = self.sim.bodies_mut() {
+            // A body dragged while paused is placed, not swept through the fluid.
+            b.set.restart_grab_motion();
         }
         let record = self
             .opts

@@ -44,11 +44,18 @@ pub struct Grab {
     pub local: DVec3,
     pub target: DVec3,
     pub stiffness: f64,
+    /// Where `target` was when the current frame began: a held kinematic body's velocity
+    /// is the mouse's displacement over the frame ([`BodySet::begin_frame`]).
+    pub frame_start: DVec3,
 }
 
 /// Stiffness per kg of the viewer's mouse spring on a grabbed body, 1/s^2 (a period of
 /// 0.2 s). The smoke slice and the 3D liquid view grab with the same spring.
 pub const GRAB_STIFFNESS: f64 = 1000.0;
+
+/// The fastest a held kinematic body moves with the mouse, m/s: a flick across the window
+/// in one frame would otherwise give its faces hundreds of m/s.
+pub const MAX_MOUSE_SPEED: f64 = 20.0;
 
 impl Grab {
     /// The mouse's spring from the point of `body` at world point `at` to `at` itself
@@ -58,6 +65,7 @@ impl Grab {
             local: body.orientation.inverse() * (at - body.position),
             target: at,
             stiffness: GRAB_STIFFNESS,
+            frame_start: at,
         }
     }
 }
@@ -514,26 +522,61 @@ impl BodySet {
     }
 
     /// Grabs body `i` at world point `at` with the mouse's spring. Returns false (and
-    /// grabs nothing) for a fixed body.
+    /// grabs nothing) for a fixed body. A kinematic body stops where it is: held, it moves
+    /// only with the mouse.
     pub fn grab(&mut self, i: usize, at: DVec3) -> bool {
         if !self.grabbable(i) {
             return false;
         }
         let b = &mut self.bodies[i];
         b.grab = Some(Grab::at(b, at));
+        if b.motion == BodyMotion::Kinematic {
+            b.prescribed_velocity = DVec3::ZERO;
+            b.prescribed_omega = DVec3::ZERO;
+        }
         true
     }
 
-    /// Moves the mouse's end of body `i`'s grab to `target`, the mouse moving at
-    /// `velocity`. The spring in [`Self::step`] pulls a dynamic body there; a kinematic
-    /// body, which no force moves, is placed at once with its grabbed point on the target
-    /// and the mouse's velocity on its faces ([`Self::move_held_kinematic`]).
-    pub fn move_grab(&mut self, i: usize, target: DVec3, velocity: DVec3) {
-        if self.move_held_kinematic(i, target, velocity) {
+    /// Moves the mouse's end of body `i`'s grab to `target`. The spring in [`Self::step`]
+    /// pulls a dynamic body there; a kinematic body, which no force moves, is placed at once
+    /// with its grabbed point on the target ([`Self::move_held_kinematic`]), and its faces
+    /// move with the mouse's velocity over the frame ([`Self::begin_frame`]).
+    pub fn move_grab(&mut self, i: usize, target: DVec3) {
+        if self.move_held_kinematic(i, target) {
             return;
         }
         if let Some(g) = self.bodies.get_mut(i).and_then(|b| b.grab.as_mut()) {
             g.target = target;
+        }
+    }
+
+    /// While the simulation is paused: the mouse's moves so far are not motion the fluid
+    /// should see when it resumes (the body was placed, not swept through the fluid).
+    pub fn restart_grab_motion(&mut self) {
+        for g in self.bodies.iter_mut().filter_map(|b| b.grab.as_mut()) {
+            g.frame_start = g.target;
+        }
+    }
+
+    /// At the start of each simulated frame: a held kinematic body's velocity becomes the
+    /// mouse's displacement since the last frame began over `frame_dt` (at most
+    /// [`MAX_MOUSE_SPEED`]), so the fluid sees it move as far as it moved, however many
+    /// cursor events came in between, and sees it at rest once the mouse stops.
+    pub fn begin_frame(&mut self, frame_dt: f64) {
+        let slice = self.slice;
+        for b in &mut self.bodies {
+            let Some(g) = b.grab.as_mut() else { continue };
+            let moved = g.target - g.frame_start;
+            g.frame_start = g.target;
+            if b.motion != BodyMotion::Kinematic || frame_dt <= 0.0 {
+                continue;
+            }
+            let mut v = (moved / frame_dt).clamp_length_max(MAX_MOUSE_SPEED);
+            if slice {
+                v.z = 0.0;
+            }
+            b.prescribed_velocity = v;
+            b.prescribed_omega = DVec3::ZERO;
         }
     }
 
@@ -662,11 +705,11 @@ fn bounce_kinematic(b: &mut RigidBody, domain: DVec3, slice: bool, dt: f64) {
 
 impl BodySet {
     /// Moves kinematic body `i`, held by the user (its `grab` set), so that its grabbed
-    /// point lies at `target` (its bounding box kept in the domain), with `velocity` (the
-    /// mouse's) as the velocity its faces give the fluid and no spin. It stays there until
-    /// the next move ([`BodySet::step`] leaves a held kinematic body alone). Returns false,
-    /// changing nothing, when body `i` is not a held kinematic body.
-    pub fn move_held_kinematic(&mut self, i: usize, target: DVec3, velocity: DVec3) -> bool {
+    /// point lies at `target` (its bounding box kept in the domain). It stays there until
+    /// the next move ([`BodySet::step`] leaves a held kinematic body alone); the velocity
+    /// its faces give the fluid is set once per frame ([`BodySet::begin_frame`]). Returns
+    /// false, changing nothing, when body `i` is not a held kinematic body.
+    pub fn move_held_kinematic(&mut self, i: usize, target: DVec3) -> bool {
         let (domain, slice) = (self.domain, self.slice);
         let Some(b) = self.bodies.get_mut(i) else {
             return false;
@@ -683,14 +726,10 @@ impl BodySet {
         for a in 0..axes {
             p[a] = p[a].clamp(half[a], (domain[a] - half[a]).max(half[a]));
         }
-        let mut v = velocity;
         if slice {
             p.z = b.position.z;
-            v.z = 0.0;
         }
         b.position = p;
-        b.prescribed_velocity = v;
-        b.prescribed_omega = DVec3::ZERO;
         if let Some(g) = b.grab.as_mut() {
             g.target = target;
         }
@@ -830,6 +869,7 @@ mod tests {
             local,
             target,
             stiffness: 400.0,
+            frame_start: target,
         });
         let mut turned = 0.0f64;
         for _ in 0..3000 {
@@ -986,18 +1026,36 @@ mod tests {
         let g = set.bodies[2].grab.unwrap();
         assert_eq!(g.stiffness, GRAB_STIFFNESS);
         assert!((g.local - DVec3::new(0.05, 0.0, 0.0)).length() < 1e-12);
+        // Grabbed, the kinematic body stops.
+        assert_eq!(set.bodies[1].velocity(), DVec3::ZERO);
+        // The mouse moves in two events within a frame of 0.1 s.
+        set.move_grab(1, DVec3::new(0.6, 0.55, 0.5));
         let target = DVec3::new(0.7, 0.6, 0.4);
-        let mouse = DVec3::new(0.0, 1.0, 0.0);
-        set.move_grab(1, target, mouse);
-        set.move_grab(2, target, mouse);
-        // The kinematic body is there at once, moving with the mouse; the dynamic one only
-        // feels the spring.
+        set.move_grab(1, target);
+        set.move_grab(2, target);
+        // The kinematic body is there at once; the dynamic one only feels the spring.
         assert!((set.bodies[1].position - DVec3::new(0.65, 0.6, 0.4)).length() < 1e-12);
-        assert_eq!(set.bodies[1].velocity(), mouse);
         assert!((set.bodies[2].position - DVec3::new(0.5, 0.2, 0.8)).length() < 1e-12);
-        // Held, the kinematic body stays under the mouse through a step.
+        // Its faces move with the mouse's displacement over the frame ...
+        set.begin_frame(0.1);
+        let v = (target - DVec3::new(0.55, 0.5, 0.5)) / 0.1;
+        assert!((set.bodies[1].velocity() - v).length() < 1e-12);
+        // ... the kinematic body stays under the mouse through a step ...
         set.step(0.01);
         assert!((set.bodies[1].position - DVec3::new(0.65, 0.6, 0.4)).length() < 1e-12);
+        // ... and once the mouse stops, the body is at rest for the fluid.
+        set.begin_frame(0.1);
+        assert_eq!(set.bodies[1].velocity(), DVec3::ZERO);
+        // Moves made while paused do not count as motion when the run resumes.
+        set.move_grab(1, target + DVec3::new(0.0, 0.1, 0.0));
+        set.restart_grab_motion();
+        set.begin_frame(0.1);
+        assert_eq!(set.bodies[1].velocity(), DVec3::ZERO);
+        set.move_grab(1, target);
+        // A flick is capped.
+        set.move_grab(1, target + DVec3::new(-0.5, 0.0, 0.0));
+        set.begin_frame(1e-3);
+        assert!((set.bodies[1].velocity().length() - MAX_MOUSE_SPEED).abs() < 1e-9);
         // Let go, it moves on with the scene's velocity again.
         set.release(1, &scene);
         assert_eq!(set.bodies[1].velocity(), DVec3::new(0.3, 0.0, 0.0));
