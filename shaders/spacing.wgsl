@@ -1,13 +1,13 @@
 //!include prelude.wgsl
 // Particle spacing: particles closer than a minimum distance push each other apart, so the
 // liquid neither bunches nor leaves holes below the grid's scale (the volume correction
-// handles the cell scale). Particles are binned by cell (at most SPACING_BIN_SLOTS per
-// cell); each particle sums, over the particles of the cells within the minimum distance
-// (at most half a cell, so at most 2 x 2 x 2 cells), half of the overlap along the line
-// between them. The sums are fixed point, so the result does not depend on the order the
-// bins were filled in; a cell that holds more than SPACING_BIN_SLOTS particles is skipped
-// as a neighbour (which of them got a slot would depend on that order), which keeps the
-// stage deterministic. Velocities are not touched.
+// handles the cell scale). Each cell keeps a linked list of its particles (a head per cell,
+// a next per particle, built with one atomic exchange per particle: 4 bytes per cell and per
+// particle, and no cap on a cell's count); each particle sums, over the particles of the
+// cells within the minimum distance (at most half a cell, so at most 2 x 2 x 2 cells), half
+// of the overlap along the line between them. The lists' order depends on the GPU's
+// atomics, the sums do not: they are fixed point, so the stage is deterministic.
+// Velocities are not touched.
 // Only particles inside the liquid move: in a FLUID cell whose six neighbours are not AIR.
 // Next to the surface a push sends the outer particle of a pair out across the level set's
 // half-density line, which swells the liquid and roughens the surface (the first sloshing
@@ -28,8 +28,8 @@ struct SpacingParams {
 @group(0) @binding(1) var<uniform> spacing: SpacingParams;
 @group(0) @binding(2) var<storage, read> solid: array<u32>;
 @group(0) @binding(3) var<storage, read_write> pos: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> bin_count: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> bins: array<u32>;
+@group(0) @binding(4) var<storage, read_write> head: array<atomic<u32>>;   // cells
+@group(0) @binding(5) var<storage, read_write> next: array<u32>;           // particles
 @group(0) @binding(6) var<storage, read_write> shifted: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> cell_type: array<u32>;
 //!include cells.wgsl
@@ -50,7 +50,7 @@ fn clear(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
          @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_cells) { return; }
-    atomicStore(&bin_count[id], 0u);
+    atomicStore(&head[id], SPACING_LIST_END);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -59,10 +59,7 @@ fn bin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
     let c = cell_index(cell_containing(pos[id].xyz, params), params.n);
-    let slot = atomicAdd(&bin_count[c], 1u);
-    if (slot < SPACING_BIN_SLOTS) {
-        bins[c * SPACING_BIN_SLOTS + slot] = id;
-    }
+    next[id] = atomicExchange(&head[c], id);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -84,12 +81,8 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     for (var k = 0u; k < 8u; k++) {
         let c = lo + vec3<i32>(i32(k & 1u), i32((k >> 1u) & 1u), i32(k >> 2u));
         if (any(c > hi)) { continue; }
-        let ci = cell_index(c, params.n);
-        let n = atomicLoad(&bin_count[ci]);
-        if (n > SPACING_BIN_SLOTS) { continue; }
-        for (var s = 0u; s < SPACING_BIN_SLOTS; s++) {
-            if (s >= n) { break; }
-            let j = bins[ci * SPACING_BIN_SLOTS + s];
+        var j = atomicLoad(&head[cell_index(c, params.n)]);
+        for (; j != SPACING_LIST_END; j = next[j]) {
             if (j == id) { continue; }
             let d = x0 - pos[j].xyz;
             let dist = length(d);

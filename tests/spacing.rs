@@ -1,5 +1,6 @@
 //! Particle spacing: the GPU's push-apart against the f64 reference on clustered particles
-//! (bins that overflow included), determinism, and what it does to a pool's particles.
+//! (cells far over the rest count included), determinism, and what it does to a pool's
+//! particles.
 
 mod common;
 
@@ -35,7 +36,7 @@ fn tank(spacing: f64) -> Scene {
 
 /// The seeded pool's particles bunched: in each cell they are drawn to within a third of a
 /// cell of a random point, and in the second layer every fourth cell takes three particles
-/// from each of three neighbours, more than a bin holds (17 > 16). Every particle stays in
+/// from each of three neighbours (17, over twice the rest count). Every particle stays in
 /// its cell's liquid, so most cells stay FLUID and inside the liquid, where particles move.
 fn clustered(scene: &Scene, seed: u64) -> Vec<[f32; 4]> {
     let init = scene.initial_state();
@@ -125,7 +126,6 @@ fn gpu_spacing_matches_the_reference() {
         &p64,
         radius,
         eddy::sim::spacing::STRENGTH as f64,
-        eddy::sim::spacing::BIN_SLOTS as usize,
     );
     let mut worst = 0.0f64;
     let mut moved = 0;
@@ -143,16 +143,14 @@ fn gpu_spacing_matches_the_reference() {
         worst < 1e-4 * g.h,
         "GPU and reference differ by {worst:e} m"
     );
-    // Some bins overflowed (those cells are skipped as neighbours) ...
+    // Some cells hold over twice the rest count (a list is as long as need be) ...
     let mut count = vec![0usize; g.cells()];
     for x in &p64 {
         count[cpu::cell_of(&g, *x)] += 1;
     }
     assert!(
-        count
-            .iter()
-            .any(|&c| c > eddy::sim::spacing::BIN_SLOTS as usize),
-        "no bin overflowed"
+        count.iter().any(|&c| c > 16),
+        "no cell over twice the rest count"
     );
     // ... and the pool's top layer, next to the surface, is as bunched but did not move.
     let top: Vec<[f64; 3]> = p64
@@ -173,8 +171,8 @@ fn gpu_spacing_matches_the_reference() {
     }
 }
 
-/// Same input, same adapter: the same positions, bit for bit (the bins fill in a different
-/// order each run; the fixed-point sums and the skipped overfull cells make that harmless).
+/// Same input, same adapter: the same positions, bit for bit (the cells' lists come out in
+/// a different order each run; the fixed-point sums make that harmless).
 #[test]
 fn spacing_is_deterministic() {
     let scene = tank(0.9);

@@ -301,7 +301,6 @@ impl Outputs {
                 self.scene.particle_spacing,
             ),
             eddy::sim::spacing::STRENGTH as f64,
-            eddy::sim::spacing::BIN_SLOTS as usize,
         )
     }
 

@@ -169,9 +169,8 @@ shared_constants! {
     MAX_SHIFT: f64 = 0.5;
 
     // --- particle spacing (shaders/spacing.wgsl) ---
-    /// Particles a cell's bin holds; a fuller cell is skipped as a neighbour (which of its
-    /// particles got a slot would depend on the order of the atomics).
-    SPACING_BIN_SLOTS: u32 = 16;
+    /// The end of a cell's list of particles.
+    SPACING_LIST_END: u32 = 4294967295;
     /// Fixed point of the summed push: 2^20 units per cell size.
     SPACING_SHIFT_SCALE: f32 = 1048576.0;
 

@@ -1,7 +1,6 @@
 //! Particle spacing (the GPU's shaders/spacing.wgsl): particles closer than `radius` push
 //! each other apart by `strength` times the overlap, summed over the particles of the 27
-//! cells around each particle's own; a cell holding more than `slots` particles is skipped
-//! as a neighbour. Only particles inside the liquid move (a FLUID cell with no AIR
+//! cells around each particle's own. Only particles inside the liquid move (a FLUID cell with no AIR
 //! neighbour; outside the grid counts as wall). The move is clamped to the domain and
 //! undone if it ends in a SOLID cell.
 
@@ -62,7 +61,6 @@ pub fn push_apart(
     pos: &[[f64; 3]],
     radius: f64,
     strength: f64,
-    slots: usize,
 ) -> Vec<[f64; 3]> {
     let bins = bin(g, pos);
     let n = g.n();
@@ -75,9 +73,6 @@ pub fn push_apart(
             }
             let mut shift = [0.0f64; 3];
             for c in neighbour_cells(g, *x0) {
-                if bins[c].len() > slots {
-                    continue;
-                }
                 for &q in bins[c].iter().filter(|&&q| q != p) {
                     let (d, dist) = distance(*x0, pos[q]);
                     if dist >= radius || dist < 1e-6 * g.h {

@@ -159,11 +159,6 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         0
     };
     let spaced = scene.particle_spacing > 0.0;
-    let spacing_bins = if spaced {
-        cells * 4 * spacing::BIN_SLOTS
-    } else {
-        0
-    };
     let total = GridFields::bytes(cells, faces)
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(particles)
@@ -178,11 +173,6 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         + bodies::coupling::memory(scene);
     let candidates = [
         diffusion::memory_candidate(scene),
-        (
-            spacing_bins,
-            "particle spacing bins (64 bytes per cell)",
-            "reduce the resolution, or set particle_spacing: 0",
-        ),
         (
             affine,
             "APIC affine buffer (48 bytes per particle)",

@@ -7,9 +7,6 @@ use super::fields::{GridFields, Particles};
 use crate::gpu::{storage_buffer, uniform_buffer, Kernel};
 use bytemuck::{Pod, Zeroable};
 
-/// Particles a cell's bin holds (twice the rest count at 8 particles per cell); a cell with
-/// more is skipped as a neighbour.
-pub const BIN_SLOTS: u64 = crate::gpu::constants::SPACING_BIN_SLOTS as u64;
 /// Each particle of a pair closer than the minimum distance moves this fraction of the
 /// overlap away from the other (together they close it).
 pub const STRENGTH: f32 = 0.5;
@@ -36,9 +33,10 @@ pub fn min_distance(h: f64, particles_per_cell: u32, fraction: f64) -> f64 {
     fraction * h / (particles_per_cell as f64).cbrt()
 }
 
-/// Bytes the stage allocates for `cells` cells and `particles` particles.
+/// Bytes the stage allocates for `cells` cells and `particles` particles: a list head per
+/// cell, a next link and a shifted position per particle, the parameters.
 pub fn bytes(cells: u64, particles: u64) -> u64 {
-    cells * 4 * (1 + BIN_SLOTS) + particles * 16 + 16
+    cells * 4 + particles * (4 + 16) + 16
 }
 
 crate::kernel_entries!(
@@ -51,7 +49,7 @@ pub struct Spacing {
     e: SpacingEntries,
     group: wgpu::BindGroup,
     params: wgpu::Buffer,
-    _bins: [wgpu::Buffer; 3],
+    _lists: [wgpu::Buffer; 3],
 }
 
 impl Spacing {
@@ -63,9 +61,10 @@ impl Spacing {
             "Spacing::params",
             bytemuck::bytes_of(&SpacingParams::default()),
         );
-        let bin_count = storage_buffer(device, "Spacing::bin_count", cells * 4);
-        let bins = storage_buffer(device, "Spacing::bins", cells * 4 * BIN_SLOTS);
-        let shifted = storage_buffer(device, "Spacing::shifted", (p.count.max(1) as u64) * 16);
+        let particles = p.count.max(1) as u64;
+        let head = storage_buffer(device, "Spacing::head", cells * 4);
+        let next = storage_buffer(device, "Spacing::next", particles * 4);
+        let shifted = storage_buffer(device, "Spacing::shifted", particles * 16);
         let group = kernel.bind(
             device,
             &[
@@ -73,8 +72,8 @@ impl Spacing {
                 ("spacing", &params),
                 ("solid", &f.solid),
                 ("pos", &p.pos),
-                ("bin_count", &bin_count),
-                ("bins", &bins),
+                ("head", &head),
+                ("next", &next),
                 ("shifted", &shifted),
                 ("cell_type", &f.cell_type),
             ],
@@ -84,7 +83,7 @@ impl Spacing {
             kernel,
             group,
             params,
-            _bins: [bin_count, bins, shifted],
+            _lists: [head, next, shifted],
         }
     }
 
