@@ -48,12 +48,25 @@ fn vs(
     return o;
 }
 
+// Whether the shown slice's cut removes this fragment.
+fn cut_away(i: VOut) -> bool {
+    if (u.cut != SLICE_CUT_DRAW && dot(u.cut_plane.xyz, i.world) > u.cut_plane.w) {
+        if (u.cut == SLICE_CUT_HIDE) { return true; }
+        if ((u32(i.clip.x) & 1u) != 0u || (u32(i.clip.y) & 1u) != 0u) { return true; }
+    }
+    return false;
+}
+
+// Depth only: the liquid's passes test their particles against the bodies
+// (src/render/surface.rs), so liquid behind a body adds nothing to what is seen through it.
+@fragment
+fn fs_depth(i: VOut) {
+    if (cut_away(i)) { discard; }
+}
+
 @fragment
 fn fs(i: VOut) -> @location(0) vec4<f32> {
-    if (u.cut != SLICE_CUT_DRAW && dot(u.cut_plane.xyz, i.world) > u.cut_plane.w) {
-        if (u.cut == SLICE_CUT_HIDE) { discard; }
-        if ((u32(i.clip.x) & 1u) != 0u || (u32(i.clip.y) & 1u) != 0u) { discard; }
-    }
+    if (cut_away(i)) { discard; }
     let n = normalize(i.normal);
     let light = normalize(vec3<f32>(0.4, 0.8, 0.6));
     let base = pow(i.color, vec3<f32>(2.2));

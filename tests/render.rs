@@ -406,3 +406,48 @@ fn a_half_submerged_body_shows_half_under_the_liquid_surface() {
     let got = pixel(&px, w, x, y);
     assert!(distance(got, want) <= 3.0, "dry {got:?} vs {want:?}");
 }
+
+/// Liquid behind a body adds nothing to the liquid seen in front of it: through a
+/// submerged box's front face the thickness image holds only the liquid between the camera
+/// and the face (the bodies' depth is drawn into the liquid's depth buffer first).
+#[test]
+fn liquid_behind_a_body_does_not_thicken_the_liquid_in_front_of_it() {
+    use eddy::render::surface::RenderMode;
+    let v = BodyView::new();
+    let mut set = v.set().clone();
+    // The stone box, unrotated, under the water line (y = 0.45).
+    let b = &mut set.bodies[1];
+    b.orientation = glam::DQuat::IDENTITY;
+    b.position.y = 0.3;
+    let face = b.position + glam::DVec3::new(0.0, 0.0, 0.07);
+    // A point as deep beside the box: the ray there runs through the pool to its floor.
+    let beside = face - glam::DVec3::new(0.4, 0.0, 0.0);
+    let style = ParticleStyle {
+        mode: RenderMode::Surface,
+        surface: eddy::render::surface::SurfaceStyle::for_spacing(1.0 / 32.0),
+        ..ParticleStyle::default()
+    };
+    let ctx = &v.ctx;
+    let mut r = SceneRenderer::new(&ctx.device, OFFSCREEN_FORMAT);
+    r.bind_particles(&ctx.device, &v.sim);
+    r.set_bodies(&ctx.device, Some(&set), None);
+    let off = Offscreen::new(&ctx.device, v.size, v.size);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    r.render(&ctx.queue, &mut enc, &off.target(), &v.camera, &style);
+    ctx.queue.submit([enc.finish()]);
+    let (thick, [lw, lh]) = r.read_thickness(ctx).unwrap();
+    let at = |p: glam::DVec3| {
+        let (x, y) = v.project(p);
+        let (x, y) = (x * lw / v.size, y * lh / v.size);
+        thick[(x + lw * y) as usize]
+    };
+    let (front, open) = (at(face), at(beside));
+    // Along the ray to the face about 0.3 m of liquid, beside it about 0.95 m: the ratio
+    // is about a third; counting the liquid behind the box it was about two thirds.
+    println!("thickness through the box's face {front:.3} m, beside it {open:.3} m");
+    assert!(open > 0.5, "beside the box {open} m of liquid");
+    assert!(
+        front > 0.1 * open && front < 0.5 * open,
+        "through the box's face {front} m against {open} m beside it"
+    );
+}

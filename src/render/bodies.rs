@@ -261,6 +261,8 @@ impl GpuMesh {
 /// The body pipeline, its two meshes and their instances.
 pub(super) struct BodyPipeline {
     pipeline: wgpu::RenderPipeline,
+    /// The same meshes into a depth buffer only (the liquid's depth and thickness passes).
+    depth_pipeline: wgpu::RenderPipeline,
     group: wgpu::BindGroup,
     uniform: wgpu::Buffer,
     boxes: GpuMesh,
@@ -278,27 +280,58 @@ impl BodyPipeline {
         let instance_attrs = wgpu::vertex_attr_array![
             2 => Float32x4, 3 => Float32x4, 4 => Float32x4, 5 => Float32x4, 6 => Float32x4
         ];
+        let buffers = [
+            Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<MeshVertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &vertex_attrs,
+            }),
+            Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<BodyInstance>() as u64,
+                step_mode: wgpu::VertexStepMode::Instance,
+                attributes: &instance_attrs,
+            }),
+        ];
         let pipeline = scene_pipeline(
             device,
             format,
             "Render::bodies",
             "render_bodies.wgsl",
             &layout,
-            &[
-                Some(wgpu::VertexBufferLayout {
-                    array_stride: std::mem::size_of::<MeshVertex>() as u64,
-                    step_mode: wgpu::VertexStepMode::Vertex,
-                    attributes: &vertex_attrs,
-                }),
-                Some(wgpu::VertexBufferLayout {
-                    array_stride: std::mem::size_of::<BodyInstance>() as u64,
-                    step_mode: wgpu::VertexStepMode::Instance,
-                    attributes: &instance_attrs,
-                }),
-            ],
+            &buffers,
             wgpu::PrimitiveTopology::TriangleList,
             true,
         );
+        let module = crate::gpu::shader_module(device, "render_bodies.wgsl");
+        let depth_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("Render::bodies_depth"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let depth_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("Render::bodies_depth"),
+            layout: Some(&depth_layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs"),
+                compilation_options: Default::default(),
+                buffers: &buffers,
+            },
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleList,
+                ..Default::default()
+            },
+            depth_stencil: Some(super::depth_state(true)),
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_depth"),
+                compilation_options: Default::default(),
+                targets: &[],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
         let uniform = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("Render::body_view"),
             size: std::mem::size_of::<BodyView>() as u64,
@@ -315,6 +348,7 @@ impl BodyPipeline {
         });
         Self {
             pipeline,
+            depth_pipeline,
             group,
             uniform,
             boxes: GpuMesh::new(device, "box", &box_mesh()),
@@ -349,10 +383,22 @@ impl BodyPipeline {
     }
 
     pub(super) fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        self.draw_with(pass, &self.pipeline);
+    }
+
+    /// The bodies' depth only, into a pass whose depth attachment is a [`DEPTH_FORMAT`]
+    /// buffer and which has no colour attachment.
+    ///
+    /// [`DEPTH_FORMAT`]: super::DEPTH_FORMAT
+    pub(super) fn draw_depth(&self, pass: &mut wgpu::RenderPass<'_>) {
+        self.draw_with(pass, &self.depth_pipeline);
+    }
+
+    fn draw_with(&self, pass: &mut wgpu::RenderPass<'_>, pipeline: &wgpu::RenderPipeline) {
         if self.boxes.instances.is_none() && self.spheres.instances.is_none() {
             return;
         }
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.group, &[]);
         self.boxes.draw(pass);
         self.spheres.draw(pass);

@@ -266,7 +266,17 @@ impl SceneRenderer {
         let scene = self.surface.scene_view().expect("prepared above");
         let both = style.mode == RenderMode::Both;
         self.draw_scene(encoder, scene, target.depth, both, solids);
-        self.surface.record(encoder, target);
+        let bodies = &self.bodies;
+        self.surface
+            .record(encoder, target, |pass| bodies.draw_depth(pass));
+    }
+
+    /// The liquid surface's thickness image of the last render and its size (tests).
+    pub fn read_thickness(
+        &self,
+        ctx: &crate::gpu::GpuContext,
+    ) -> Result<(Vec<f32>, [u32; 2]), crate::gpu::GpuError> {
+        self.surface.read_thickness(ctx)
     }
 
     /// The lines, the slice, (when `solids`) the bodies and (when `particles`) the particle

@@ -163,6 +163,7 @@ struct Targets {
     tmp: wgpu::TextureView,
     smooth: wgpu::Texture,
     smooth_view: wgpu::TextureView,
+    thickness_texture: wgpu::Texture,
     thickness: wgpu::TextureView,
     /// Hardware depth of the depth pass (nearest sphere wins).
     zbuffer: wgpu::TextureView,
@@ -345,7 +346,9 @@ impl SurfaceRenderer {
                     color: additive,
                     alpha: additive,
                 }),
-                depth: None,
+                // Tested against the bodies' depth only (not written): a particle behind a
+                // body adds nothing to the liquid seen in front of it.
+                depth: Some(depth_state(wgpu::CompareFunction::LessEqual, false)),
             },
         );
         let smooth = |label, fs_entry| {
@@ -499,8 +502,14 @@ impl SurfaceRenderer {
             DEPTH_FORMAT,
             wgpu::TextureUsages::COPY_SRC,
         );
-        let thickness =
-            view(&self.texture("Surface::thickness", width, height, THICKNESS_FORMAT, none));
+        let thickness_texture = self.texture(
+            "Surface::thickness",
+            width,
+            height,
+            THICKNESS_FORMAT,
+            wgpu::TextureUsages::COPY_SRC,
+        );
+        let thickness = view(&thickness_texture);
         let zbuffer = super::create_depth(&self.device, width, height);
         let (raw_view, smooth_view) = (view(&raw), view(&smooth));
         // Every layout but blit's starts with the uniform.
@@ -549,6 +558,7 @@ impl SurfaceRenderer {
             tmp,
             smooth,
             smooth_view,
+            thickness_texture,
             thickness,
             zbuffer,
             smooth_h,
@@ -625,9 +635,47 @@ impl SurfaceRenderer {
 
     /// Records the liquid passes and composites the scene (drawn into [`Self::prepare`]'s
     /// view) with the shaded liquid into `target`, whose depth holds the scene's depth.
-    pub fn record(&self, encoder: &mut wgpu::CommandEncoder, target: &super::RenderTarget<'_>) {
+    /// `solids` draws the solid bodies' depth (a pass with only a depth attachment): the
+    /// liquid's passes start from it, so liquid behind a body neither thickens nor shapes
+    /// the liquid seen in front of it.
+    pub fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        target: &super::RenderTarget<'_>,
+        solids: impl FnOnce(&mut wgpu::RenderPass<'_>),
+    ) {
         let Some(t) = &self.targets else { return };
         if let Some((group, count)) = &self.particles {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("Surface::solids"),
+                color_attachments: &[],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: &t.zbuffer,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Store,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            solids(&mut pass);
+            drop(pass);
+            // Thickness first, against the bodies alone; the depth pass then adds the
+            // nearest particle to the same buffer.
+            let mut pass = color_pass(
+                encoder,
+                "Surface::thickness",
+                &t.thickness,
+                true,
+                Some(&t.zbuffer),
+            );
+            pass.set_pipeline(&self.thickness_pipeline);
+            pass.set_bind_group(0, group, &[]);
+            pass.draw(0..4, 0..*count);
+            drop(pass);
             let mut pass = color_pass(
                 encoder,
                 "Surface::depth",
@@ -636,11 +684,6 @@ impl SurfaceRenderer {
                 Some(&t.zbuffer),
             );
             pass.set_pipeline(&self.depth_pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.draw(0..4, 0..*count);
-            drop(pass);
-            let mut pass = color_pass(encoder, "Surface::thickness", &t.thickness, true, None);
-            pass.set_pipeline(&self.thickness_pipeline);
             pass.set_bind_group(0, group, &[]);
             pass.draw(0..4, 0..*count);
         } else {
@@ -701,6 +744,18 @@ impl SurfaceRenderer {
         }
     }
 
+    /// The thickness image of the last [`Self::record`] (metres of liquid along each view
+    /// ray, row 0 at the top) and its size: what the tests check.
+    pub fn read_thickness(&self, ctx: &GpuContext) -> Result<(Vec<f32>, [u32; 2]), GpuError> {
+        let t = self.targets.as_ref().expect("prepared");
+        let bytes = super::read_texture(ctx, &t.thickness_texture)?;
+        let values = bytes
+            .chunks_exact(2)
+            .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+            .collect();
+        Ok((values, t.liquid))
+    }
+
     /// Runs only the smoothing filter on a given eye-depth image (`width` x `height`, row 0
     /// at the top, 0 = no liquid) as seen through `proj`, and reads the result back: what
     /// the tests compare with the CPU reference.
@@ -743,7 +798,8 @@ impl SurfaceRenderer {
     }
 }
 
-/// A render pass into one colour view, cleared to 0 (`clear`) or fully overwritten.
+/// A render pass into one colour view, cleared to 0 (`clear`) or fully overwritten, with
+/// `depth` (the solids' depth, then the particles') loaded and kept.
 fn color_pass<'e>(
     encoder: &'e mut wgpu::CommandEncoder,
     label: &str,
@@ -769,8 +825,8 @@ fn color_pass<'e>(
         depth_stencil_attachment: depth.map(|d| wgpu::RenderPassDepthStencilAttachment {
             view: d,
             depth_ops: Some(wgpu::Operations {
-                load: wgpu::LoadOp::Clear(1.0),
-                store: wgpu::StoreOp::Discard,
+                load: wgpu::LoadOp::Load,
+                store: wgpu::StoreOp::Store,
             }),
             stencil_ops: None,
         }),
@@ -778,4 +834,35 @@ fn color_pass<'e>(
         occlusion_query_set: None,
         multiview_mask: None,
     })
+}
+
+/// An IEEE half-precision value (the thickness texture's texels) as f32.
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f32;
+    sign * match exp {
+        0 => frac * 2f32.powi(-24),
+        31 if frac == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        e => (1.0 + frac / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+#[cfg(test)]
+mod half_tests {
+    #[test]
+    fn half_floats_decode() {
+        for (bits, want) in [
+            (0x3c00u16, 1.0f32),
+            (0xc000, -2.0),
+            (0x3555, 0.333_251_95),
+            (0x0001, 5.960_464_5e-8),
+            (0x7bff, 65504.0),
+            (0x0000, 0.0),
+        ] {
+            assert_eq!(super::f16_to_f32(bits), want, "{bits:#06x}");
+        }
+        assert!(super::f16_to_f32(0x7c00).is_infinite());
+    }
 }

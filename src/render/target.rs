@@ -76,14 +76,15 @@ impl Offscreen {
     }
 }
 
-/// Reads a texture (4 bytes per texel) back as tightly packed rows.
+/// Reads a texture back as tightly packed rows (RGBA8 for colour targets).
 pub fn read_texture(
     ctx: &crate::gpu::GpuContext,
     texture: &wgpu::Texture,
 ) -> Result<Vec<u8>, crate::gpu::GpuError> {
     let (w, h) = (texture.width(), texture.height());
-    let padded =
-        (4 * w).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let texel = texture.format().block_copy_size(None).unwrap_or(4);
+    let padded = (texel * w).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
+        * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
     let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("Render::readback"),
         size: (padded * h) as u64,
@@ -109,10 +110,10 @@ pub fn read_texture(
     );
     ctx.queue.submit([enc.finish()]);
     let raw: Vec<u8> = crate::gpu::read_buffer(ctx, &buf)?;
-    let mut out = Vec::with_capacity((4 * w * h) as usize);
+    let mut out = Vec::with_capacity((texel * w * h) as usize);
     for row in 0..h {
         let start = (row * padded) as usize;
-        out.extend_from_slice(&raw[start..start + (4 * w) as usize]);
+        out.extend_from_slice(&raw[start..start + (texel * w) as usize]);
     }
     // BGRA surfaces: swap to RGBA so PNGs come out right.
     if matches!(
