@@ -217,14 +217,14 @@ impl BodyView {
         &self.sim.bodies.as_ref().expect("the scene has bodies").set
     }
 
-    /// Renders `set` (no lines, no slice) with `style` and returns the pixels.
-    fn render(
+    /// Renders `set` (no lines, no slice) with `style` into an offscreen target; returns
+    /// the renderer (its liquid images stay readable) and the target.
+    fn render_to(
         &self,
         set: &eddy::sim::bodies::BodySet,
         grabbed: Option<usize>,
         style: &ParticleStyle,
-        name: &str,
-    ) -> Vec<u8> {
+    ) -> (SceneRenderer, Offscreen) {
         let ctx = &self.ctx;
         let mut r = SceneRenderer::new(&ctx.device, OFFSCREEN_FORMAT);
         r.bind_particles(&ctx.device, &self.sim);
@@ -233,7 +233,19 @@ impl BodyView {
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         r.render(&ctx.queue, &mut enc, &off.target(), &self.camera, style);
         ctx.queue.submit([enc.finish()]);
-        let px = read_texture(ctx, &off.texture).unwrap();
+        (r, off)
+    }
+
+    /// Renders `set` (no lines, no slice) with `style` and returns the pixels.
+    fn render(
+        &self,
+        set: &eddy::sim::bodies::BodySet,
+        grabbed: Option<usize>,
+        style: &ParticleStyle,
+        name: &str,
+    ) -> Vec<u8> {
+        let (_, off) = self.render_to(set, grabbed, style);
+        let px = read_texture(&self.ctx, &off.texture).unwrap();
         if let Ok(dir) = std::env::var("EDDY_TEST_IMAGES") {
             let (w, h) = (self.size, self.size);
             image::save_buffer(
@@ -427,15 +439,8 @@ fn liquid_behind_a_body_does_not_thicken_the_liquid_in_front_of_it() {
         surface: eddy::render::surface::SurfaceStyle::for_spacing(1.0 / 32.0),
         ..ParticleStyle::default()
     };
-    let ctx = &v.ctx;
-    let mut r = SceneRenderer::new(&ctx.device, OFFSCREEN_FORMAT);
-    r.bind_particles(&ctx.device, &v.sim);
-    r.set_bodies(&ctx.device, Some(&set), None);
-    let off = Offscreen::new(&ctx.device, v.size, v.size);
-    let mut enc = ctx.device.create_command_encoder(&Default::default());
-    r.render(&ctx.queue, &mut enc, &off.target(), &v.camera, &style);
-    ctx.queue.submit([enc.finish()]);
-    let (thick, [lw, lh]) = r.read_thickness(ctx).unwrap();
+    let (r, _) = v.render_to(&set, None, &style);
+    let (thick, [lw, lh]) = r.read_thickness(&v.ctx).unwrap();
     let at = |p: glam::DVec3| {
         let (x, y) = v.project(p);
         let (x, y) = (x * lw / v.size, y * lh / v.size);

@@ -21,7 +21,8 @@ pub mod target;
 pub use lines::LineVertex;
 pub use particles::{ParticleColor, ParticleStyle, SliceOcclusion};
 pub use target::{
-    create_depth, read_texture, Offscreen, RenderTarget, DEPTH_FORMAT, OFFSCREEN_FORMAT,
+    cleared_depth, create_depth, read_texture, Offscreen, RenderTarget, DEPTH_FORMAT,
+    OFFSCREEN_FORMAT,
 };
 
 use crate::gpu::shader_module;
@@ -305,14 +306,7 @@ impl SceneRenderer {
                     store: wgpu::StoreOp::Store,
                 },
             })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Store,
-                }),
-                stencil_ops: None,
-            }),
+            depth_stencil_attachment: Some(cleared_depth(depth)),
             timestamp_writes: None,
             occlusion_query_set: None,
             multiview_mask: None,
