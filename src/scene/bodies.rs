@@ -161,32 +161,50 @@ impl BodySpec {
     }
 }
 
-/// The kinematic body a smoke scene's `smoke.obstacle` stands for: a box keeps its x-y
-/// extents across the slice's `depth`, a sphere is the disc of its radius, both centred
-/// in the slice and moving on the shape's x-y velocity (a slice body does not move in z).
-pub fn obstacle_body(shape: &Shape, depth: f64) -> BodySpec {
-    let v = shape.velocity();
+/// A body with `shape`'s own extent (a box between its corners, a sphere of its radius),
+/// at rest, with the default density and material: what a scene's shapes become when they
+/// take part as bodies.
+pub fn shape_body(shape: &Shape, motion: BodyMotion) -> BodySpec {
     let (shape, center) = match shape {
         Shape::Box { min, max, .. } => (
             BodyShape::Box {
-                half_extents: (0.5 * (max.0 - min.0), 0.5 * (max.1 - min.1), 0.5 * depth),
+                half_extents: (
+                    0.5 * (max.0 - min.0),
+                    0.5 * (max.1 - min.1),
+                    0.5 * (max.2 - min.2),
+                ),
             },
-            (0.5 * (min.0 + max.0), 0.5 * (min.1 + max.1), 0.5 * depth),
+            (
+                0.5 * (min.0 + max.0),
+                0.5 * (min.1 + max.1),
+                0.5 * (min.2 + max.2),
+            ),
         ),
-        Shape::Sphere { center, radius, .. } => (
-            BodyShape::Sphere { radius: *radius },
-            (center.0, center.1, 0.5 * depth),
-        ),
+        Shape::Sphere { center, radius, .. } => (BodyShape::Sphere { radius: *radius }, *center),
     };
     BodySpec {
         shape,
         center,
         density: default_body_density(),
-        velocity: (v[0], v[1], 0.0),
+        velocity: (0.0, 0.0, 0.0),
         angular_velocity: (0.0, 0.0, 0.0),
         rotation_deg: (0.0, 0.0, 0.0),
         restitution: default_restitution(),
         friction: default_friction(),
-        motion: BodyMotion::Kinematic,
+        motion,
     }
+}
+
+/// The kinematic body a smoke scene's `smoke.obstacle` stands for: a box keeps its x-y
+/// extents across the slice's `depth`, a sphere is the disc of its radius, both centred
+/// in the slice and moving on the shape's x-y velocity (a slice body does not move in z).
+pub fn obstacle_body(shape: &Shape, depth: f64) -> BodySpec {
+    let v = shape.velocity();
+    let mut body = shape_body(shape, BodyMotion::Kinematic);
+    if let BodyShape::Box { half_extents } = &mut body.shape {
+        half_extents.2 = 0.5 * depth;
+    }
+    body.center.2 = 0.5 * depth;
+    body.velocity = (v[0], v[1], 0.0);
+    body
 }

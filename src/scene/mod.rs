@@ -12,7 +12,8 @@ mod seed;
 mod validate;
 
 pub use bodies::{
-    obstacle_body, BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY, MIN_BODY_DENSITY,
+    obstacle_body, shape_body, BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY,
+    MIN_BODY_DENSITY,
 };
 pub use diffusion::{DiffusionSettings, Wall, WallSpot, WallValues, MAX_DIFFUSION, MAX_WALL_SPOTS};
 pub use problems::StandardProblem;

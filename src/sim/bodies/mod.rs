@@ -321,35 +321,12 @@ impl BodySet {
             .solids
             .iter()
             .map(|s| {
-                let (shape, center) = match s {
-                    crate::scene::Shape::Box { min, max, .. } => (
-                        crate::scene::BodyShape::Box {
-                            half_extents: (
-                                0.5 * (max.0 - min.0),
-                                0.5 * (max.1 - min.1),
-                                0.5 * (max.2 - min.2),
-                            ),
-                        },
-                        (
-                            0.5 * (min.0 + max.0),
-                            0.5 * (min.1 + max.1),
-                            0.5 * (min.2 + max.2),
-                        ),
-                    ),
-                    crate::scene::Shape::Sphere { center, radius, .. } => {
-                        (crate::scene::BodyShape::Sphere { radius: *radius }, *center)
-                    }
-                };
+                // An immovable obstacle for the contacts; its material is the body's.
                 let spec = crate::scene::BodySpec {
-                    shape,
-                    center,
                     density: 1.0,
-                    velocity: (0.0, 0.0, 0.0),
-                    angular_velocity: (0.0, 0.0, 0.0),
-                    rotation_deg: (0.0, 0.0, 0.0),
                     restitution: 0.0,
                     friction: 0.0,
-                    motion: BodyMotion::Fixed,
+                    ..crate::scene::shape_body(s, BodyMotion::Fixed)
                 };
                 let mut o = RigidBody::new(&spec, depth);
                 if slice {
