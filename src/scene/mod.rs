@@ -452,6 +452,19 @@ impl Scene {
         }
     }
 
+    /// The scene as the simulation runs it: a scene built in code may still carry
+    /// `smoke.obstacle`, which becomes its kinematic body ([`Self::obstacle_to_body`]).
+    /// Borrowed when there is nothing to convert.
+    pub fn as_run(&self) -> std::borrow::Cow<'_, Scene> {
+        if self.kind == SceneKind::Smoke && self.smoke.obstacle.is_some() {
+            let mut s = self.clone();
+            s.obstacle_to_body();
+            std::borrow::Cow::Owned(s)
+        } else {
+            std::borrow::Cow::Borrowed(self)
+        }
+    }
+
     pub fn to_ron(&self) -> String {
         ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default())
             .unwrap_or_else(|e| format!("// cannot serialise scene: {e}"))

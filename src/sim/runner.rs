@@ -135,6 +135,8 @@ impl Core {
     /// residual history than was allocated).
     pub(crate) fn check_live_settings(&self, scene: &Scene) -> Result<(), String> {
         scene.validate()?;
+        // Compared as it runs: the simulation holds a `smoke.obstacle` as its body.
+        let scene = &*scene.as_run();
         if scene.resolution != self.scene.resolution
             || scene.domain != self.scene.domain
             || scene.pressure.max_iterations + 1 > self.pcg.history_len

@@ -321,13 +321,8 @@ impl BodySet {
             .solids
             .iter()
             .map(|s| {
-                // An immovable obstacle for the contacts; its material is the body's.
-                let spec = crate::scene::BodySpec {
-                    density: 1.0,
-                    restitution: 0.0,
-                    friction: 0.0,
-                    ..crate::scene::shape_body(s, BodyMotion::Fixed)
-                };
+                // An immovable obstacle for the contacts (they take the body's material).
+                let spec = crate::scene::shape_body(s, BodyMotion::Fixed);
                 let mut o = RigidBody::new(&spec, depth);
                 if slice {
                     o.position.z = 0.5 * scene.domain.2;

@@ -212,17 +212,7 @@ impl Runner<Smoke> {
             )));
         }
         scene.validate().map_err(SimError::Unsupported)?;
-        // A scene built in code may still carry `smoke.obstacle`: it runs as the kinematic
-        // body it stands for, as a loaded scene does.
-        let converted;
-        let scene = if scene.smoke.obstacle.is_some() {
-            let mut s = scene.clone();
-            s.obstacle_to_body();
-            converted = s;
-            &converted
-        } else {
-            scene
-        };
+        let scene = &*scene.as_run();
         super::check_estimate(&ctx, memory_estimate(scene))?;
         let (static_solid, static_vel) = scene.solid_cells();
         let tracer_pos = seed_tracers(scene, &static_solid);
