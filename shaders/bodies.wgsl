@@ -7,9 +7,10 @@
 //   written them and `stamp` also makes the body's cells SOLID in `cell_type`.
 // `pocket_mark`, `pocket_fill`: a fluid cell with solids or walls on all in-plane sides but
 //   one (a dead end between bodies, walls and static solids, or an enclosed pocket) becomes
-//   SOLID at rest. An enclosed pocket is a separate pure Neumann problem whose moving walls
-//   need not conserve its volume, so the solve has no solution there; dead ends are where
-//   a body's corner closes in. Two mark/fill rounds close pockets and crevices two cells
+//   SOLID at rest. A small enclosed pocket is a separate region whose moving walls need not
+//   conserve its volume (the smoke makes each region's right-hand side compatible, see
+//   `rhs_compatible`, but a one- or two-cell pocket squeezed by a body is better taken out
+//   than solved); dead ends are where a body's corner closes in. Two mark/fill rounds close pockets and crevices two cells
 //   deep. Marking first and filling after keeps the result independent of thread order.
 // `forces`: per body, the sum of -p n dA over the faces between its cells and FLUID cells,
 //   and of r x (-p n dA), in 64-bit fixed point (two u32 atomics with a carry), so the sum

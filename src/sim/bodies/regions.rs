@@ -93,8 +93,10 @@ impl Regions {
 }
 
 /// `rhs` with each region's mean removed over its cells (f64 reference of the GPU's
-/// `rhs_sum` and `rhs_compatible`); cells without a region keep their value.
-pub fn compatible_rhs(rhs: &[f64], regions: &Regions) -> Vec<f64> {
+/// `rhs_sum` and `rhs_compatible`, for this module's tests); cells without a region keep
+/// their value.
+#[cfg(test)]
+fn compatible_rhs(rhs: &[f64], regions: &Regions) -> Vec<f64> {
     let mut sum = vec![0.0f64; regions.cells.len()];
     for (c, &r) in regions.label.iter().enumerate() {
         if r != NO_REGION {
