@@ -1,6 +1,6 @@
 // Rigid bodies as shaded solids: a unit mesh (box or sphere) drawn once per body, placed by
 // the instance's model matrix (rotation, half extents or radius, centre) and tinted by its
-// colour. Lit like the particles: ambient plus diffuse from one light, in linear space.
+// colour. Ambient plus diffuse from one light fixed in the world, in linear space.
 // `body_shade` in src/render/bodies.rs is the same lighting on the host (the tests' reference).
 //!include constants.wgsl
 

@@ -129,7 +129,8 @@ pub fn body_color(motion: BodyMotion, grabbed: bool) -> [f32; 3] {
     }
 }
 
-/// Direction towards the light (world), the particles' and the surface's too.
+/// Direction towards the bodies' light (world space; the particles light their view-space
+/// normals with the same vector, so their light turns with the camera).
 pub fn light_dir() -> Vec3 {
     Vec3::new(0.4, 0.8, 0.6).normalize()
 }

@@ -235,13 +235,7 @@ impl SceneRenderer {
         );
         self.particles
             .write(queue, view, proj, style, plane, cut_mode);
-        use crate::gpu::constants::{SLICE_CUT_DRAW, SLICE_CUT_FADE, SLICE_CUT_HIDE};
-        let body_cut = match cut_mode {
-            SliceOcclusion::Show => SLICE_CUT_DRAW,
-            SliceOcclusion::Fade => SLICE_CUT_FADE,
-            SliceOcclusion::Hide => SLICE_CUT_HIDE,
-        };
-        self.bodies.write(queue, vp, plane, body_cut);
+        self.bodies.write(queue, vp, plane, cut_mode.code());
         let solids = camera.flat.is_none();
         let liquid = style.visible && camera.flat.is_none() && self.particles.bound();
         if !liquid || style.mode == RenderMode::Particles {

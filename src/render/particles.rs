@@ -31,7 +31,7 @@ pub enum SliceOcclusion {
 }
 
 impl SliceOcclusion {
-    fn code(self) -> u32 {
+    pub(super) fn code(self) -> u32 {
         match self {
             SliceOcclusion::Show => SLICE_CUT_DRAW,
             SliceOcclusion::Fade => SLICE_CUT_FADE,

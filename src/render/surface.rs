@@ -163,7 +163,6 @@ struct Targets {
     tmp: wgpu::TextureView,
     smooth: wgpu::Texture,
     smooth_view: wgpu::TextureView,
-    thickness_texture: wgpu::Texture,
     thickness: wgpu::TextureView,
     /// Hardware depth of the depth pass (nearest sphere wins).
     zbuffer: wgpu::TextureView,
@@ -502,14 +501,13 @@ impl SurfaceRenderer {
             DEPTH_FORMAT,
             wgpu::TextureUsages::COPY_SRC,
         );
-        let thickness_texture = self.texture(
+        let thickness = view(&self.texture(
             "Surface::thickness",
             width,
             height,
             THICKNESS_FORMAT,
             wgpu::TextureUsages::COPY_SRC,
-        );
-        let thickness = view(&thickness_texture);
+        ));
         let zbuffer = super::create_depth(&self.device, width, height);
         let (raw_view, smooth_view) = (view(&raw), view(&smooth));
         // Every layout but blit's starts with the uniform.
@@ -558,7 +556,6 @@ impl SurfaceRenderer {
             tmp,
             smooth,
             smooth_view,
-            thickness_texture,
             thickness,
             zbuffer,
             smooth_h,
@@ -741,10 +738,10 @@ impl SurfaceRenderer {
     /// ray, row 0 at the top) and its size: what the tests check.
     pub fn read_thickness(&self, ctx: &GpuContext) -> Result<(Vec<f32>, [u32; 2]), GpuError> {
         let t = self.targets.as_ref().expect("prepared");
-        let bytes = super::read_texture(ctx, &t.thickness_texture)?;
+        let bytes = super::read_texture(ctx, t.thickness.texture())?;
         let values = bytes
             .chunks_exact(2)
-            .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
             .collect();
         Ok((values, t.liquid))
     }
@@ -827,35 +824,4 @@ fn color_pass<'e>(
         occlusion_query_set: None,
         multiview_mask: None,
     })
-}
-
-/// An IEEE half-precision value (the thickness texture's texels) as f32.
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let frac = (h & 0x3ff) as f32;
-    sign * match exp {
-        0 => frac * 2f32.powi(-24),
-        31 if frac == 0.0 => f32::INFINITY,
-        31 => f32::NAN,
-        e => (1.0 + frac / 1024.0) * 2f32.powi(e - 15),
-    }
-}
-
-#[cfg(test)]
-mod half_tests {
-    #[test]
-    fn half_floats_decode() {
-        for (bits, want) in [
-            (0x3c00u16, 1.0f32),
-            (0xc000, -2.0),
-            (0x3555, 0.333_251_95),
-            (0x0001, 5.960_464_5e-8),
-            (0x7bff, 65504.0),
-            (0x0000, 0.0),
-        ] {
-            assert_eq!(super::f16_to_f32(bits), want, "{bits:#06x}");
-        }
-        assert!(super::f16_to_f32(0x7c00).is_infinite());
-    }
 }

@@ -335,6 +335,15 @@ impl<M: Mode> Runner<M> {
         self.core.fields.params.n
     }
 
+    /// Starts a frame of `dt` seconds: a body held by the user moves with the mouse's
+    /// displacement since the last frame began. [`Self::step_frame`] calls it; a caller
+    /// stepping substep by substep calls it before each.
+    pub fn begin_frame(&mut self, dt: f64) {
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.set.begin_frame(dt);
+        }
+    }
+
     /// Advances one frame (`frame_dt`) in CFL substeps.
     /// Stops with an error naming the frame and the quantity as soon as a substep's
     /// measurements turn NaN or infinite, or the CFL substep collapses below its floor.
@@ -349,10 +358,7 @@ impl<M: Mode> Runner<M> {
         let mut last = SubstepReport::default();
         let mut all = Vec::new();
         self.core.last_timing = StageTiming::default();
-        // A body held by the user moves with the mouse's displacement since the last frame.
-        if let Some(b) = self.core.bodies.as_mut() {
-            b.set.begin_frame(frame_dt);
-        }
+        self.begin_frame(frame_dt);
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
         while remaining > frame_dt * 1e-9 {
             let cfl = checked_cfl_dt(

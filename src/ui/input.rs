@@ -200,9 +200,8 @@ impl Viewer {
     /// Left release: lets go of a held body.
     fn release_body(&mut self) {
         let Some(g) = self.grab.take() else { return };
-        let scene = self.scene.clone();
         if let Some(b) = self.sim.liquid_bodies_mut() {
-            b.set.release(g.index, &scene);
+            b.set.release(g.index, &self.scene);
         }
         self.update_solids();
     }

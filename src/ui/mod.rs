@@ -433,9 +433,7 @@ fn advance<M: Mode>(
     } else {
         let dt = sim.cfl_dt().min(sim.scene.frame_dt);
         // Stepping stage by stage, each substep is the frame a held body moves over.
-        if let Some(b) = sim.bodies.as_mut() {
-            b.set.begin_frame(dt);
-        }
+        sim.begin_frame(dt);
         let r = sim.substep(dt, stop_after)?;
         // A partial substep is not timed: show no stale frame timings beside its fields.
         sim.last_timing = sim.last_substep_timing.clone();

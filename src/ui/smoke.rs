@@ -201,15 +201,11 @@ pub fn apply_drag(
     let radius = panel.radius_cells as f64 * h;
     let domain = [sim.scene.domain.0, sim.scene.domain.1];
     let inside = p[0] >= 0.0 && p[1] >= 0.0 && p[0] <= domain[0] && p[1] <= domain[1];
+    // The mouse's velocity, capped as a held body's is.
     let velocity = |last: [f64; 2]| {
-        let v = [(p[0] - last[0]) / frame_dt, (p[1] - last[1]) / frame_dt];
-        let s = (v[0] * v[0] + v[1] * v[1]).sqrt();
-        let max = 20.0;
-        if s > max {
-            [v[0] * max / s, v[1] * max / s]
-        } else {
-            v
-        }
+        let v = (glam::DVec2::from(p) - glam::DVec2::from(last)) / frame_dt;
+        v.clamp_length_max(crate::sim::bodies::MAX_MOUSE_SPEED)
+            .to_array()
     };
     match drag {
         Drag::None => false,
