@@ -6,8 +6,10 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use eddy::gpu::GpuContext;
 use eddy::scene::{PreconditionerKind, StandardProblem};
-use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{
+    smoke::{SmokeSimulation, SmokeStage},
+    Simulation, Stage,
+};
 use std::sync::Arc;
 
 fn sizes() -> Vec<u32> {
@@ -79,7 +81,7 @@ fn smoke_step(c: &mut Criterion) {
             PreconditionerKind::Mic0,
             PreconditionerKind::Mg,
         ] {
-            let scene = eddy::bench_smoke::plume_scene(n, kind, 1e-4);
+            let scene = eddy::bench::smoke::plume_scene(n, kind, 1e-4);
             let mut sim = SmokeSimulation::new(ctx.clone(), &scene).unwrap();
             for _ in 0..10 {
                 sim.substep(1.0 / 120.0, SmokeStage::Tracers).unwrap();

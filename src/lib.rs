@@ -8,15 +8,11 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod bench;
-pub mod bench_smoke;
-pub mod bench_transfer;
 pub mod gpu;
 pub mod mesh;
 pub mod output;
 pub mod reference;
 pub mod render;
-pub mod runtime_dir;
 pub mod scene;
-pub mod scenes;
 pub mod sim;
 pub mod ui;

@@ -4,11 +4,10 @@
 mod common;
 
 use common::{mac_max, max_abs, max_abs_diff, to_f64};
-use eddy::bench_transfer::{relative_change, rotating_blob, Variant};
+use eddy::bench::transfer::{relative_change, rotating_blob, Variant};
 use eddy::reference as cpu;
 use eddy::scene::{Scene, Shape, SplitMix64, TransferKind};
-use eddy::sim::views::Field;
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{liquid::views::Field, Simulation, Stage};
 
 struct Case {
     sim: Simulation,
@@ -181,7 +180,7 @@ fn apic_transfers_match_the_reference_on_one_slice() {
 
 #[test]
 fn transfer_switches_live_and_apic_starts_from_zero_matrices() {
-    let scene = eddy::bench_transfer::blob_scene(16, Variant::Flip);
+    let scene = eddy::bench::transfer::blob_scene(16, Variant::Flip);
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     assert!(!sim.mode.particles.has_affine());
     assert!(sim.read_affine().unwrap().is_empty());
@@ -322,7 +321,7 @@ fn check_and_particle_dumps_follow_the_transfer() {
 /// (omega^2 = g k tanh(k d)). `eddy bench --transfer` reports FLIP and PIC beside it.
 #[test]
 fn apic_keeps_the_first_sloshing_mode() {
-    let row = eddy::bench_transfer::sloshing(common::gpu(), 48, Variant::Apic, 3).unwrap();
+    let row = eddy::bench::transfer::sloshing(common::gpu(), 48, Variant::Apic, 3).unwrap();
     println!(
         "period {:.4} s (theory {:.4} s, {:+.2}%), kept per period {:.4}",
         row.period_s, row.theory_s, row.period_error_percent, row.amplitude_per_period

@@ -7,9 +7,11 @@ mod common;
 use eddy::reference::bodies::{body_cells, body_forces, RefBody};
 use eddy::reference::Grid;
 use eddy::scene::{BodyMotion, BodyShape, BodySpec, Scene, SceneKind, Shape};
-use eddy::sim::bodies::coupling::GpuBody;
-use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{
+    bodies::coupling::GpuBody,
+    smoke::{SmokeSimulation, SmokeStage},
+    Simulation, Stage,
+};
 
 fn body(shape: BodyShape, center: (f64, f64, f64), density: f64) -> BodySpec {
     BodySpec {
@@ -427,7 +429,7 @@ fn a_moving_body_gives_the_air_the_momentum_it_loses() {
 /// where no solid is), as the boundary stage will put it on the faces.
 #[test]
 fn solid_velocity_views_show_a_spinning_body() {
-    use eddy::sim::views::Field;
+    use eddy::sim::liquid::views::Field;
     let mut spinning = body(flat_box(), (0.5, 0.75, 0.5), 500.0);
     spinning.velocity = (0.3, 0.0, 0.0);
     spinning.angular_velocity = (0.0, 0.0, 2.0);

@@ -14,8 +14,10 @@ use eddy::reference::Grid;
 use eddy::scene::{
     PreconditionerKind, Scene, SceneKind, Shape, SplitMix64, Wall, WallSpot, WallValues,
 };
-use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{
+    smoke::{SmokeSimulation, SmokeStage},
+    Simulation, Stage,
+};
 use std::f64::consts::PI;
 
 fn smoke_scene(nx: u32, ny: u32, h: f64) -> Scene {

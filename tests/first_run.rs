@@ -90,7 +90,7 @@ fn an_unknown_scene_is_reported_once_with_the_shipped_names() {
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert_eq!(err.matches("cannot read scene").count(), 1, "{err}");
-        for s in &eddy::scenes::SHIPPED {
+        for s in &eddy::scene::shipped::SHIPPED {
             assert!(err.contains(s.name), "{} missing: {err}", s.name);
         }
     }
@@ -108,7 +108,7 @@ fn scenes_lists_name_mode_grid_and_description() {
             .unwrap_or_else(|| panic!("{name} not listed: {s}"))
             .to_string()
     };
-    for shipped in &eddy::scenes::SHIPPED {
+    for shipped in &eddy::scene::shipped::SHIPPED {
         line(shipped.name);
     }
     let dam = line("dam_break");
@@ -126,7 +126,7 @@ fn scenes_lists_name_mode_grid_and_description() {
 #[test]
 fn help_lists_every_field_and_describes_every_option() {
     let view = text(&eddy_in(&std::env::temp_dir(), &["view", "--help"]).stdout);
-    for f in eddy::sim::views::Field::ALL {
+    for f in eddy::sim::liquid::views::Field::ALL {
         let line = view
             .lines()
             .find(|l| l.split_whitespace().next() == Some(&*f.id()))

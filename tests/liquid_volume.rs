@@ -5,8 +5,7 @@
 mod common;
 
 use eddy::scene::{Scene, Shape};
-use eddy::sim::views::Field;
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{liquid::views::Field, Simulation, Stage};
 
 /// A 16^3 tank with a pool `depth` metres deep (a whole number of cells when
 /// `depth * 16` is), optionally with a one-cell step on the left half of its surface.

@@ -5,9 +5,11 @@ mod common;
 
 use eddy::render::slice::{Range, SliceImage, SliceSpec};
 use eddy::scene::{PreconditionerKind, StandardProblem, AIR, FLUID, SOLID};
-use eddy::sim::pressure::multigrid::MgPlan;
-use eddy::sim::views::{Field, MgField, MgVector};
-use eddy::sim::{SimError, Simulation, Stage};
+use eddy::sim::{
+    core::pressure::multigrid::MgPlan,
+    liquid::views::{Field, MgField, MgVector},
+    SimError, Simulation, Stage,
+};
 
 fn mg(level: usize, vector: MgVector) -> Field {
     Field::Mg(MgField {
@@ -16,7 +18,7 @@ fn mg(level: usize, vector: MgVector) -> Field {
     })
 }
 
-fn unsupported(r: Result<eddy::sim::views::FieldData, SimError>) -> String {
+fn unsupported(r: Result<eddy::sim::liquid::views::FieldData, SimError>) -> String {
     match r {
         Err(SimError::Unsupported(m)) => m,
         Err(e) => panic!("expected a clear error, got {e}"),

@@ -95,7 +95,9 @@ fn projection_removes_divergence_by_the_tolerance() {
             sim.step_frame().unwrap();
         }
         let r = sim.substep(scene.frame_dt, Stage::Project).unwrap();
-        let before = sim.read_field(eddy::sim::views::Field::Divergence).unwrap();
+        let before = sim
+            .read_field(eddy::sim::liquid::views::Field::Divergence)
+            .unwrap();
         let max_before = before.values.iter().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
         let after = r.max_divergence as f64;
         assert!(

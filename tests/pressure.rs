@@ -4,8 +4,7 @@
 mod common;
 
 use eddy::scene::{PreconditionerKind, Scene, StandardProblem};
-use eddy::sim::pressure::SolveStatus;
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{core::pressure::SolveStatus, Simulation, Stage};
 
 /// Iterations to a relative residual of 1e-6 for each preconditioner on the frame-0
 /// system of a standard problem.

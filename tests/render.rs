@@ -9,8 +9,7 @@ use eddy::render::colormap::cell_type;
 use eddy::render::slice::{Range, SliceImage, SliceSpec};
 use eddy::render::{read_texture, Offscreen, ParticleStyle, SceneRenderer, OFFSCREEN_FORMAT};
 use eddy::scene::{Scene, Shape, AIR, FLUID, SOLID};
-use eddy::sim::views::Field;
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{liquid::views::Field, Simulation, Stage};
 use glam::Vec3;
 
 fn scene() -> Scene {
@@ -334,7 +333,8 @@ fn bodies_render_as_shaded_solids_in_their_colours() {
         let (x, y) = v.project(*centre);
         let s = w as f32;
         let (o, d) = v.camera.ray(x as f32 + 0.5, y as f32 + 0.5, s, s);
-        let (i, t) = v.set().ray_hit(o.as_dvec3(), d.as_dvec3()).expect("a hit");
+        let (i, t) =
+            eddy::ui::picking::ray_hit(v.set(), o.as_dvec3(), d.as_dvec3()).expect("a hit");
         let hit = o.as_dvec3() + d.as_dvec3() * t;
         assert_eq!(i, 1, "picked body {i} at {hit}");
         assert!(

@@ -4,8 +4,7 @@
 mod common;
 
 use eddy::scene::{Scene, SceneKind};
-use eddy::sim::smoke::SmokeSimulation;
-use eddy::sim::{SimError, Simulation};
+use eddy::sim::{smoke::SmokeSimulation, SimError, Simulation};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -495,7 +494,9 @@ fn sigint_mid_run_keeps_every_finished_frame_and_only_complete_dumps() {
     assert!(err.contains("interrupted by SIGINT"), "{err}");
     let rows = complete_rows(
         &std::fs::read_to_string(out.join("stats.csv")).unwrap(),
-        eddy::sim::runner::LIQUID_CSV_HEADER.split(',').count(),
+        eddy::sim::core::runner::LIQUID_CSV_HEADER
+            .split(',')
+            .count(),
     );
     let last = rows.len() as u64;
     assert!((3..100_000).contains(&last), "{last} rows");
@@ -540,7 +541,7 @@ fn sigterm_mid_smoke_run_keeps_every_finished_frame() {
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
     let rows = complete_rows(
         &std::fs::read_to_string(out.join("stats.csv")).unwrap(),
-        eddy::sim::runner::SMOKE_CSV_HEADER.split(',').count(),
+        eddy::sim::core::runner::SMOKE_CSV_HEADER.split(',').count(),
     );
     assert!(rows.len() >= 2, "{} rows", rows.len());
 }

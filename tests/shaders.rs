@@ -1,45 +1,97 @@
 //! Every WGSL file parses and validates with naga, and every Rust mirror of a WGSL struct
-//! has the struct's byte layout, without needing an adapter.
+//! has the struct's byte layout, without needing an adapter. The files are found by walking
+//! `src/`, the mirrors from the generated list of every `wgsl_mirror!`: nothing to register.
 
 use eddy::gpu::layout::MirrorLayout;
-use eddy::gpu::{expand_wgsl, SHADER_SOURCES};
+use eddy::gpu::wgsl::{all_files, Wgsl};
+use std::path::{Path, PathBuf};
+
+/// Every `.wgsl` file under `src/`, as paths relative to `src/`.
+fn wgsl_on_disk() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "wgsl") {
+                out.push(p);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut rel: Vec<String> = files
+        .iter()
+        .map(|p| {
+            let r = p.strip_prefix(&src).unwrap();
+            r.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .collect();
+    rel.sort();
+    rel
+}
+
+fn shader(path: &str) -> Wgsl {
+    Wgsl::at(path).unwrap_or_else(|| panic!("{path} is not in the generated table"))
+}
 
 #[test]
 fn every_shader_validates() {
+    let on_disk = wgsl_on_disk();
+    let mut in_table: Vec<String> = all_files().map(|w| w.path()).collect();
+    in_table.sort();
+    assert_eq!(on_disk, in_table, "the table of WGSL files is stale");
     let mut checked = 0;
-    for (name, src) in SHADER_SOURCES {
+    for path in &on_disk {
+        let w = shader(path);
         // Include-only files have no entry point of their own.
-        if !src.contains("@compute") && !src.contains("@vertex") && !src.contains("@fragment") {
+        if !w.has_entry_points() {
             continue;
         }
-        let code = expand_wgsl(name);
+        let code = w.expand();
         let module = naga::front::wgsl::parse_str(&code)
-            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&code)));
+            .unwrap_or_else(|e| panic!("{path}: {}", e.emit_to_string(&code)));
         naga::valid::Validator::new(
             naga::valid::ValidationFlags::all(),
             naga::valid::Capabilities::all(),
         )
         .validate(&module)
-        .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&code)));
+        .unwrap_or_else(|e| panic!("{path}: {}", e.emit_to_string(&code)));
         checked += 1;
     }
-    // Every .wgsl file in shaders/ is registered (and so validated here).
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    for e in std::fs::read_dir(dir).unwrap() {
-        let name = e.unwrap().file_name().to_string_lossy().to_string();
-        if name.ends_with(".wgsl") {
-            assert!(
-                SHADER_SOURCES.iter().any(|(n, _)| *n == name),
-                "{name} is not in SHADER_SOURCES"
-            );
+    assert!(checked >= 30, "only {checked} shaders found");
+}
+
+#[test]
+fn every_shader_is_loaded_by_the_rust_file_beside_it() {
+    // A shader with entry points sits in the folder of the code that dispatches or draws it:
+    // some `.rs` in the same folder loads it with `wgsl!("NAME")`.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for path in wgsl_on_disk() {
+        let w = shader(&path);
+        if !w.has_entry_points() {
+            continue;
         }
+        let file = src.join(&path);
+        let dir = file.parent().unwrap();
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let needle = format!("wgsl!(\"{name}\")");
+        let loaded = std::fs::read_dir(dir).unwrap().any(|e| {
+            let p = e.unwrap().path();
+            p.extension().is_some_and(|x| x == "rs")
+                && std::fs::read_to_string(&p).unwrap().contains(&needle)
+        });
+        assert!(loaded, "{path}: no .rs beside it loads it with {needle}");
     }
-    assert!(checked >= 14, "only {checked} shaders found");
 }
 
 #[test]
 fn includes_are_expanded() {
-    let src = expand_wgsl("forces.wgsl");
+    let src = shader("sim/liquid/forces.wgsl").expand();
     assert!(!src.contains("//!include"));
     assert!(src.contains("struct SimParams"));
     assert!(src.contains("fn type_at"));
@@ -47,7 +99,7 @@ fn includes_are_expanded() {
 
 #[test]
 fn generated_constants_are_included() {
-    let src = expand_wgsl("mark_cells.wgsl");
+    let src = shader("sim/liquid/mark_cells.wgsl").expand();
     assert!(src.contains(&format!(
         "const FLUID: u32 = {}u;",
         eddy::gpu::constants::FLUID
@@ -63,39 +115,17 @@ fn generated_constants_are_included() {
 
 /// Every Rust struct written as-is into a uniform or storage buffer that a shader reads.
 fn mirrors() -> Vec<MirrorLayout> {
-    use eddy::{render, sim};
-    vec![
-        sim::params::sim_params_layout(),
-        sim::pressure::pcg::pcg_config_layout(),
-        sim::pressure::pcg::pcg_state_layout(),
-        sim::pressure::multigrid::mg_level_layout(),
-        sim::pressure::precond::plane_slot_layout(),
-        sim::smoke::params::smoke_params_layout(),
-        sim::smoke::params::emitter_layout(),
-        sim::spacing::spacing_params_layout(),
-        sim::diffusion::diffusion_params_layout(),
-        sim::diffusion::spot_layout(),
-        sim::bodies::coupling::gpu_body_layout(),
-        sim::bodies::coupling::body_params_layout(),
-        render::particles::particle_uniform_layout(),
-        render::bodies::body_view_layout(),
-        render::slice::slice_uniform_layout(),
-        render::lines_view_layout(),
-        render::slice_view_layout(),
-        render::surface::surface_uniform_layout(),
-        render::push::push_params_layout(),
-    ]
+    eddy::gpu::layout::all_mirrors()
 }
 
 fn parse(shader: &str) -> naga::Module {
-    let code = expand_wgsl(shader);
+    let code = self::shader(shader).expand();
     naga::front::wgsl::parse_str(&code)
         .unwrap_or_else(|e| panic!("{shader}: {}", e.emit_to_string(&code)))
 }
 
-/// naga's layout of struct `name` in `module`: (member, offset, size) in order, the
-/// struct's size and its alignment.
-/// (member, offset, size) in order, the struct's size and its alignment.
+/// naga's layout of a struct: (member, offset, size) in order, the struct's size and its
+/// alignment.
 type WgslLayout = (Vec<(String, usize, usize)>, usize, u32);
 
 fn wgsl_layout(module: &naga::Module, name: &str) -> Option<WgslLayout> {
@@ -160,31 +190,22 @@ fn mismatch(m: &MirrorLayout, module: &naga::Module) -> Option<String> {
     None
 }
 
-fn has_entry_points(src: &str) -> bool {
-    src.contains("@compute") || src.contains("@vertex") || src.contains("@fragment")
-}
-
 /// `shader` parsed on its own, or for an include-only file, the first shader including it.
 fn module_declaring(shader: &str) -> naga::Module {
-    let (_, src) = SHADER_SOURCES
-        .iter()
-        .find(|(n, _)| *n == shader)
-        .unwrap_or_else(|| panic!("{shader} is not in SHADER_SOURCES"));
-    if has_entry_points(src) {
+    if self::shader(shader).has_entry_points() {
         return parse(shader);
     }
     let include = format!("//!include {shader}");
-    let (user, _) = SHADER_SOURCES
-        .iter()
-        .find(|(_, s)| has_entry_points(s) && s.lines().any(|l| l.trim() == include))
+    let user = all_files()
+        .find(|w| w.has_entry_points() && w.text().lines().any(|l| l.trim() == include))
         .unwrap_or_else(|| panic!("no shader includes {shader}"));
-    parse(user)
+    parse(&user.path())
 }
 
 #[test]
 fn rust_mirrors_match_the_wgsl_struct_layouts() {
     for m in mirrors() {
-        if let Some(why) = mismatch(&m, &module_declaring(m.shader)) {
+        if let Some(why) = mismatch(&m, &module_declaring(&m.shader)) {
             panic!(
                 "{} does not mirror {} in {}: {why}",
                 m.rust, m.wgsl, m.shader
@@ -199,11 +220,12 @@ fn every_buffer_struct_has_a_rust_mirror() {
     // shader that uses them: each must be one of the mirrors above (same layout there too).
     let mirrors = mirrors();
     let mut checked = 0;
-    for (name, src) in SHADER_SOURCES {
-        if !has_entry_points(src) {
+    for w in all_files() {
+        if !w.has_entry_points() {
             continue;
         }
-        let module = parse(name);
+        let name = w.path();
+        let module = parse(&name);
         for (_, var) in module.global_variables.iter() {
             if !matches!(
                 var.space,
@@ -222,7 +244,7 @@ fn every_buffer_struct_has_a_rust_mirror() {
             let candidates: Vec<_> = mirrors.iter().filter(|m| m.wgsl == sname).collect();
             assert!(
                 !candidates.is_empty(),
-                "{name}: struct {sname} of a buffer has no Rust mirror (see src/gpu/layout.rs)"
+                "{name}: struct {sname} of a buffer has no Rust mirror (declare one with wgsl_mirror!, see src/gpu/layout.rs)"
             );
             let why: Vec<String> = candidates
                 .iter()

@@ -595,7 +595,7 @@ fn plume_solves_converge_with_multigrid_at_every_step() {
             let solve = rep.solve.clone().unwrap();
             assert_eq!(
                 solve.status,
-                eddy::sim::pressure::SolveStatus::Converged,
+                eddy::sim::core::pressure::SolveStatus::Converged,
                 "{pre} step {step}: {solve:?}"
             );
             assert!(solve.residual <= 1e-5);

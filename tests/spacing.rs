@@ -6,8 +6,7 @@ mod common;
 
 use eddy::reference as cpu;
 use eddy::scene::{Scene, Shape, SplitMix64};
-use eddy::sim::views::Field;
-use eddy::sim::{Simulation, Stage};
+use eddy::sim::{liquid::views::Field, Simulation, Stage};
 
 /// A 12 x 10 x 8 tank with a solid block, liquid in its lower half.
 fn tank(spacing: f64) -> Scene {
@@ -118,14 +117,14 @@ fn gpu_spacing_matches_the_reference() {
         .map(|s| *s != 0)
         .collect();
     let p64: Vec<[f64; 3]> = pos.iter().map(|p| [0, 1, 2].map(|a| p[a] as f64)).collect();
-    let radius = eddy::sim::spacing::min_distance(g.h, scene.particles_per_cell, 0.9);
+    let radius = eddy::sim::liquid::spacing::min_distance(g.h, scene.particles_per_cell, 0.9);
     let cpu = cpu::push_apart(
         &g,
         &solid,
         &types,
         &p64,
         radius,
-        eddy::sim::spacing::STRENGTH as f64,
+        eddy::sim::liquid::spacing::STRENGTH as f64,
     );
     let mut worst = 0.0f64;
     let mut moved = 0;
@@ -215,7 +214,7 @@ fn spacing_keeps_a_settling_pool_from_bunching() {
         let (pos, _) = sim.read_particles().unwrap();
         let p64: Vec<[f64; 3]> = pos.iter().map(|p| [0, 1, 2].map(|a| p[a] as f64)).collect();
         let g = grid(&scene);
-        let rest = eddy::sim::spacing::min_distance(g.h, scene.particles_per_cell, 1.0);
+        let rest = eddy::sim::liquid::spacing::min_distance(g.h, scene.particles_per_cell, 1.0);
         cpu::close_pairs(&g, &p64, 0.5 * rest).1
     };
     let (without, with) = (close_pairs(0.0), close_pairs(0.8));

@@ -12,8 +12,7 @@ mod common;
 use common::{mac_diff, mac_max, max_abs, max_abs_diff, to_f64};
 use eddy::reference as cpu;
 use eddy::scene::{PreconditionerKind, Scene, Shape, SplitMix64};
-use eddy::sim::views::Field;
-use eddy::sim::{LiquidSubstep, Simulation, Stage};
+use eddy::sim::{liquid::views::Field, LiquidSubstep, Simulation, Stage};
 
 type SubstepReport = eddy::sim::SubstepReport<LiquidSubstep>;
 use std::sync::OnceLock;
@@ -295,12 +294,12 @@ impl Outputs {
             &self.solid,
             &self.types,
             &pos64(&self.pos),
-            eddy::sim::spacing::min_distance(
+            eddy::sim::liquid::spacing::min_distance(
                 self.grid.h,
                 self.scene.particles_per_cell,
                 self.scene.particle_spacing,
             ),
-            eddy::sim::spacing::STRENGTH as f64,
+            eddy::sim::liquid::spacing::STRENGTH as f64,
         )
     }
 
@@ -444,7 +443,7 @@ fn check_volume_correction(o: &Outputs) {
     );
     assert!(
         report.iterations >= 1
-            && report.iterations <= eddy::sim::volume_correction::CORRECTION_ITERATIONS,
+            && report.iterations <= eddy::sim::liquid::volume_correction::CORRECTION_ITERATIONS,
         "{report:?}"
     );
     let err = max_abs_diff(&psi_gpu, &psi) / max_abs(&psi);
@@ -606,7 +605,7 @@ fn check_advect(o: &Outputs) {
     assert!(moved > 1e-3, "particles did not move");
 }
 
-/// The liquid's particle statistics (shaders/stats.wgsl, run after advection) against the
+/// The liquid's particle statistics (src/sim/liquid/stats.wgsl, run after advection) against the
 /// reference's `particle_stats` of the advected particles: the max speed (f32 sqrt of an
 /// f32 dot, ~1e-7 relative), the front (an integer max over the same f32 values, exact) and
 /// the kinetic energy, each workgroup's partial sum (a tree of 64 f32 adds, ~1e-6

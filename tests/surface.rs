@@ -12,8 +12,7 @@ use eddy::render::slice::{Range, SliceImage, SliceSpec};
 use eddy::render::surface::{RenderMode, SurfaceRenderer, SurfaceStyle};
 use eddy::render::{read_texture, Offscreen, ParticleStyle, SceneRenderer, OFFSCREEN_FORMAT};
 use eddy::scene::{Scene, Shape};
-use eddy::sim::views::Field;
-use eddy::sim::Simulation;
+use eddy::sim::{liquid::views::Field, Simulation};
 use glam::{Mat4, Vec3};
 
 /// A small deterministic generator for test images.

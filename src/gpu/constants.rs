@@ -1,6 +1,6 @@
 //! Values that Rust and WGSL must agree on, each defined once here.
 //!
-//! The include step (`expand_wgsl`) offers these as the generated file `constants.wgsl`:
+//! The include step (`gpu::wgsl`) offers these as the generated file `gpu/constants.wgsl`:
 //! one WGSL `const` per Rust constant, same name, same value (f64 values as the nearest
 //! f32, what the GPU computes with). prelude.wgsl and the render shaders include it, so a
 //! shader never spells one of these numbers itself.
@@ -116,7 +116,7 @@ shared_constants! {
     /// faces fit.
     SURFACE_VOLUME_SCALE: f32 = 1024.0;
 
-    // --- PCG (shaders/pcg.wgsl) ---
+    // --- PCG (src/sim/core/pressure/pcg.wgsl) ---
     /// `PcgStateHeader::status` while iterating.
     PCG_RUNNING: u32 = 0;
     /// `PcgStateHeader::status`: max|r| / max|b| reached the tolerance.
@@ -129,7 +129,7 @@ shared_constants! {
     /// buffer as plain words and test this one (checked against the struct in pcg.rs).
     PCG_DONE_WORD: usize = 6;
 
-    // --- preconditioners (shaders/precond.wgsl, shaders/multigrid.wgsl) ---
+    // --- preconditioners (src/sim/core/pressure/precond.wgsl, src/sim/core/pressure/multigrid.wgsl) ---
     /// Modified incomplete Cholesky: fraction of the dropped fill moved to the diagonal.
     MIC_TAU: f64 = 0.97;
     /// MIC(0) safety: a pivot below this fraction of A's diagonal falls back to the diagonal.
@@ -155,8 +155,8 @@ shared_constants! {
     /// while the count came from a uniform.
     MG_COARSE_SWEEPS: u32 = 24;
 
-    // --- the liquid's free surface and volume correction (shaders/free_surface.wgsl,
-    // shaders/volume_correction.wgsl; the reasons are written there) ---
+    // --- the liquid's free surface and volume correction (src/sim/core/free_surface.wgsl,
+    // src/sim/liquid/volume_correction.wgsl; the reasons are written there) ---
     /// Smallest surface fraction theta.
     THETA_MIN: f64 = 0.05;
     /// Correction of the linear interpolation for the filtered density's step profile.
@@ -168,13 +168,13 @@ shared_constants! {
     /// Largest particle move per axis per substep, in cells.
     MAX_SHIFT: f64 = 0.5;
 
-    // --- particle spacing (shaders/spacing.wgsl) ---
+    // --- particle spacing (src/sim/liquid/spacing.wgsl) ---
     /// The end of a cell's list of particles.
     SPACING_LIST_END: u32 = 4294967295;
     /// Fixed point of the summed push: 2^20 units per cell size.
     SPACING_SHIFT_SCALE: f32 = 1048576.0;
 
-    // --- rigid bodies (shaders/bodies.wgsl) ---
+    // --- rigid bodies (src/sim/bodies/coupling.wgsl) ---
     /// Most rigid bodies in a scene (the GPU keeps this many body slots).
     MAX_BODIES: usize = 64;
     /// `Body::centre.w`: the body is a box.
@@ -187,7 +187,7 @@ shared_constants! {
     /// `region` of a cell that is solid, or of a region that becomes solid at rest.
     NO_REGION: u32 = 4294967295;
 
-    // --- smoke (shaders/smoke_common.wgsl) ---
+    // --- smoke (src/sim/smoke/common.wgsl) ---
     /// Dye density (mean of r, g, b) below which a cell does not count as the smoke's front.
     FRONT_DYE: f32 = 1e-3;
     /// `SmokeParams::scheme`: semi-Lagrangian advection.
@@ -221,8 +221,8 @@ shared_constants! {
     SURFACE_MAX_RADIUS_PX: f64 = 16.0;
 }
 
-/// Name under which `expand_wgsl` offers [`wgsl`] to `//!include`.
-pub const WGSL_FILE: &str = "constants.wgsl";
+/// Path under which the include step offers [`wgsl`] to `//!include`.
+pub const WGSL_FILE: &str = "gpu/constants.wgsl";
 
 /// The WGSL declarations of every constant of this module.
 pub fn wgsl() -> String {

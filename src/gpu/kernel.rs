@@ -6,179 +6,11 @@
 //! their bindings, checked against the shader, so two buffers cannot be swapped silently;
 //! entry points are [`Entry`] handles looked up (and checked) when a stage is created.
 
-use std::borrow::Cow;
-
 /// Workgroup size of the element-wise kernels.
 pub use super::constants::WORKGROUP;
+use super::wgsl::{shader_module, Wgsl};
 /// Largest workgroup count per dispatch dimension that every adapter accepts.
 const MAX_GROUPS_PER_DIM: u32 = 65535;
-
-/// Every WGSL file of eddy, by file name. `//!include NAME` lines pull in another entry.
-pub const SHADER_SOURCES: &[(&str, &str)] = &[
-    ("prelude.wgsl", include_str!("../../shaders/prelude.wgsl")),
-    ("cells.wgsl", include_str!("../../shaders/cells.wgsl")),
-    ("p2g.wgsl", include_str!("../../shaders/p2g.wgsl")),
-    (
-        "mark_cells.wgsl",
-        include_str!("../../shaders/mark_cells.wgsl"),
-    ),
-    ("forces.wgsl", include_str!("../../shaders/forces.wgsl")),
-    ("boundary.wgsl", include_str!("../../shaders/boundary.wgsl")),
-    (
-        "divergence.wgsl",
-        include_str!("../../shaders/divergence.wgsl"),
-    ),
-    (
-        "build_matrix.wgsl",
-        include_str!("../../shaders/build_matrix.wgsl"),
-    ),
-    ("pcg.wgsl", include_str!("../../shaders/pcg.wgsl")),
-    ("precond.wgsl", include_str!("../../shaders/precond.wgsl")),
-    (
-        "multigrid.wgsl",
-        include_str!("../../shaders/multigrid.wgsl"),
-    ),
-    ("project.wgsl", include_str!("../../shaders/project.wgsl")),
-    (
-        "diffusion.wgsl",
-        include_str!("../../shaders/diffusion.wgsl"),
-    ),
-    (
-        "free_surface.wgsl",
-        include_str!("../../shaders/free_surface.wgsl"),
-    ),
-    (
-        "ghost_gradient.wgsl",
-        include_str!("../../shaders/ghost_gradient.wgsl"),
-    ),
-    (
-        "volume_correction.wgsl",
-        include_str!("../../shaders/volume_correction.wgsl"),
-    ),
-    ("spacing.wgsl", include_str!("../../shaders/spacing.wgsl")),
-    (
-        "extrapolate.wgsl",
-        include_str!("../../shaders/extrapolate.wgsl"),
-    ),
-    ("g2p.wgsl", include_str!("../../shaders/g2p.wgsl")),
-    ("advect.wgsl", include_str!("../../shaders/advect.wgsl")),
-    ("stats.wgsl", include_str!("../../shaders/stats.wgsl")),
-    (
-        "bench_copy.wgsl",
-        include_str!("../../shaders/bench_copy.wgsl"),
-    ),
-    (
-        "smoke_common.wgsl",
-        include_str!("../../shaders/smoke_common.wgsl"),
-    ),
-    (
-        "smoke_mark.wgsl",
-        include_str!("../../shaders/smoke_mark.wgsl"),
-    ),
-    (
-        "smoke_emit.wgsl",
-        include_str!("../../shaders/smoke_emit.wgsl"),
-    ),
-    (
-        "smoke_advect.wgsl",
-        include_str!("../../shaders/smoke_advect.wgsl"),
-    ),
-    (
-        "smoke_forces.wgsl",
-        include_str!("../../shaders/smoke_forces.wgsl"),
-    ),
-    (
-        "smoke_stats.wgsl",
-        include_str!("../../shaders/smoke_stats.wgsl"),
-    ),
-    (
-        "smoke_tracers.wgsl",
-        include_str!("../../shaders/smoke_tracers.wgsl"),
-    ),
-    ("bodies.wgsl", include_str!("../../shaders/bodies.wgsl")),
-    (
-        "render_particles.wgsl",
-        include_str!("../../shaders/render_particles.wgsl"),
-    ),
-    (
-        "render_lines.wgsl",
-        include_str!("../../shaders/render_lines.wgsl"),
-    ),
-    (
-        "render_bodies.wgsl",
-        include_str!("../../shaders/render_bodies.wgsl"),
-    ),
-    (
-        "render_slice.wgsl",
-        include_str!("../../shaders/render_slice.wgsl"),
-    ),
-    (
-        "render_push.wgsl",
-        include_str!("../../shaders/render_push.wgsl"),
-    ),
-    (
-        "render_surface_common.wgsl",
-        include_str!("../../shaders/render_surface_common.wgsl"),
-    ),
-    (
-        "render_surface_depth.wgsl",
-        include_str!("../../shaders/render_surface_depth.wgsl"),
-    ),
-    (
-        "render_surface_thickness.wgsl",
-        include_str!("../../shaders/render_surface_thickness.wgsl"),
-    ),
-    (
-        "render_surface_smooth.wgsl",
-        include_str!("../../shaders/render_surface_smooth.wgsl"),
-    ),
-    (
-        "fullscreen.wgsl",
-        include_str!("../../shaders/fullscreen.wgsl"),
-    ),
-    (
-        "render_surface_blit.wgsl",
-        include_str!("../../shaders/render_surface_blit.wgsl"),
-    ),
-    (
-        "render_surface_shade.wgsl",
-        include_str!("../../shaders/render_surface_shade.wgsl"),
-    ),
-];
-
-/// Returns the source of `name` with its `//!include` lines expanded. `constants.wgsl` is
-/// generated from src/gpu/constants.rs.
-pub fn expand_wgsl(name: &str) -> String {
-    let generated;
-    let src = if name == super::constants::WGSL_FILE {
-        generated = super::constants::wgsl();
-        generated.as_str()
-    } else {
-        SHADER_SOURCES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, s)| *s)
-            .unwrap_or_else(|| panic!("unknown shader {name}: add it to SHADER_SOURCES"))
-    };
-    let mut out = String::with_capacity(src.len() * 2);
-    for line in src.lines() {
-        if let Some(inc) = line.trim().strip_prefix("//!include ") {
-            out.push_str(&expand_wgsl(inc.trim()));
-        } else {
-            out.push_str(line);
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// Creates the shader module for a WGSL file of [`SHADER_SOURCES`].
-pub fn shader_module(device: &wgpu::Device, name: &str) -> wgpu::ShaderModule {
-    device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(name),
-        source: wgpu::ShaderSource::Wgsl(Cow::Owned(expand_wgsl(name))),
-    })
-}
 
 /// The kind of one binding of a kernel's bind group 0, read from the shader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,8 +68,9 @@ pub struct Kernel {
 }
 
 /// The globals of bind group 0 and the compute entry points of a WGSL file.
-fn reflect(shader: &str, dynamic: &[(&str, u64)]) -> (Vec<Global>, Vec<String>) {
-    let source = expand_wgsl(shader);
+fn reflect(wgsl: Wgsl, dynamic: &[(&str, u64)]) -> (Vec<Global>, Vec<String>) {
+    let shader = wgsl.path();
+    let source = wgsl.expand();
     let module = naga::front::wgsl::parse_str(&source)
         .unwrap_or_else(|e| panic!("{shader}: {}", e.emit_to_string(&source)));
     let mut globals: Vec<Global> = module
@@ -287,7 +120,7 @@ fn reflect(shader: &str, dynamic: &[(&str, u64)]) -> (Vec<Global>, Vec<String>) 
 impl Kernel {
     /// Compiles every compute entry point of shader file `shader`, with the bind-group
     /// layout its globals declare.
-    pub fn new(device: &wgpu::Device, shader: &str, label: &str) -> Self {
+    pub fn new(device: &wgpu::Device, shader: Wgsl, label: &str) -> Self {
         Self::with_dynamic(device, shader, label, &[])
     }
 
@@ -295,7 +128,7 @@ impl Kernel {
     /// (a window of the given size, in bytes).
     pub fn with_dynamic(
         device: &wgpu::Device,
-        shader: &str,
+        shader: Wgsl,
         label: &str,
         dynamic: &[(&str, u64)],
     ) -> Self {

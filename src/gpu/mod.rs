@@ -8,10 +8,12 @@ pub mod constants;
 mod kernel;
 pub mod layout;
 mod timing;
+pub mod wgsl;
 
 pub use buffers::{read_buffer, storage_buffer, uniform_buffer, BufferReader};
-pub use kernel::{expand_wgsl, shader_module, Binding, Entry, Kernel, SHADER_SOURCES, WORKGROUP};
+pub use kernel::{Binding, Entry, Kernel, WORKGROUP};
 pub use timing::{PassTimer, StageTiming};
+pub use wgsl::{shader_module, Wgsl};
 
 use thiserror::Error;
 

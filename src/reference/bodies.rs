@@ -1,4 +1,4 @@
-//! Reference of the bodies' coupling stage (shaders/bodies.wgsl) in f64: which cells a body
+//! Reference of the bodies' coupling stage (src/sim/bodies/coupling.wgsl) in f64: which cells a body
 //! covers, and the pressure force and torque on each body summed over its faces with FLUID
 //! cells.
 

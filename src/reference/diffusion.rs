@@ -1,6 +1,6 @@
 //! Implicit diffusion in f64: viscosity on the face velocities and heat/dye on the cells,
 //! one backward-Euler step (I - k dt L) x = x_old solved to round-off. The GPU stage
-//! (src/sim/diffusion.rs, shaders/diffusion.wgsl) assembles exactly these rows.
+//! (src/sim/diffusion.rs, src/sim/core/diffusion.wgsl) assembles exactly these rows.
 //!
 //! Velocity (component c on its faces). Unknown: a face with a FLUID cell on one side and
 //! no SOLID (nor the domain's outside) on either. Its neighbours g = f +- e_a, a = k dt/h^2:

@@ -1,6 +1,6 @@
 //! The liquid's free surface (ghost fluid) and the volume correction, in f64. The GPU
-//! versions are shaders/free_surface.wgsl, shaders/build_matrix.wgsl and
-//! shaders/volume_correction.wgsl; the reasoning is written there.
+//! versions are src/sim/core/free_surface.wgsl, src/sim/core/pressure/matrix.wgsl and
+//! src/sim/liquid/volume_correction.wgsl; the reasoning is written there.
 
 use super::{face_cells, stencil_nodes, Grid, FLUID, SOLID};
 

@@ -32,7 +32,7 @@ pub fn relative_density(g: &Grid, weight: &MacField, solid: &[bool], rest_weight
 }
 
 /// SOLID from the mask; FLUID where a particle lies and the relative density reaches
-/// [`crate::sim::params::FLUID_DENSITY_FRACTION`]; AIR elsewhere.
+/// [`crate::sim::core::params::FLUID_DENSITY_FRACTION`]; AIR elsewhere.
 pub fn mark_cells(
     g: &Grid,
     count: &[u32],
@@ -41,7 +41,7 @@ pub fn mark_cells(
     rest_weight: f64,
 ) -> Vec<u8> {
     let density = relative_density(g, weight, solid, rest_weight);
-    let threshold = crate::sim::params::FLUID_DENSITY_FRACTION as f64;
+    let threshold = crate::sim::core::params::FLUID_DENSITY_FRACTION as f64;
     (0..g.cells())
         .map(|c| {
             if solid[c] {

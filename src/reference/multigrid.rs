@@ -1,6 +1,6 @@
 //! Geometric multigrid V-cycle used as the PCG preconditioner (`mg`), and the tiled
 //! (block-Jacobi) MIC(0) preconditioner (`mic0_tiled`), in f64. The GPU versions
-//! (shaders/multigrid.wgsl, shaders/precond.wgsl) follow these step for step.
+//! (src/sim/core/pressure/multigrid.wgsl, src/sim/core/pressure/precond.wgsl) follow these step for step.
 //!
 //! The V-cycle (in the spirit of McAdams, Sifakis and Teran 2010):
 //! - Levels by 2x coarsening of every axis longer than one cell (a smoke slice stays one

@@ -1,4 +1,4 @@
-//! The smoke stages in f64 (shaders/smoke_*.wgsl): marking with static solids and rigid
+//! The smoke stages in f64 (src/sim/smoke/*.wgsl): marking with static solids and rigid
 //! bodies (moving ones included), sources and splats, semi-Lagrangian / MacCormack advection,
 //! vorticity confinement and buoyancy, and the per-step statistics. The boundary
 //! conditions, divergence, pressure solve and projection are the liquid's (grid.rs,
@@ -96,7 +96,7 @@ pub struct MovingSolid {
     pub omega: [f64; 3],
 }
 
-/// Rounds of closing pockets after the bodies are stamped (shaders/bodies.wgsl).
+/// Rounds of closing pockets after the bodies are stamped (src/sim/bodies/coupling.wgsl).
 const POCKET_ROUNDS: usize = 2;
 
 /// Cell types and solid velocities of a smoke step: the static solids, then the bodies over

@@ -1,4 +1,4 @@
-//! Particle spacing (the GPU's shaders/spacing.wgsl): particles closer than `radius` push
+//! Particle spacing (the GPU's src/sim/liquid/spacing.wgsl): particles closer than `radius` push
 //! each other apart by `strength` times the overlap, summed over the particles of the 27
 //! cells around each particle's own. Only particles inside the liquid move (a FLUID cell with no AIR
 //! neighbour; outside the grid counts as wall). The move is clamped to the domain and

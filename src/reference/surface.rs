@@ -1,4 +1,4 @@
-//! The screen-space liquid surface's depth filter (`shaders/render_surface_smooth.wgsl`)
+//! The screen-space liquid surface's depth filter (`src/render/surface_smooth.wgsl`)
 //! in f64: a separable bilateral blur, along x then along y, whose radius is given in
 //! world units and converted to pixels from each pixel's eye depth.
 

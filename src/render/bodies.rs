@@ -1,4 +1,4 @@
-//! Rigid bodies as shaded solids (shaders/render_bodies.wgsl): one unit triangle mesh per
+//! Rigid bodies as shaded solids (bodies.wgsl): one unit triangle mesh per
 //! shape (a box with flat faces, a UV sphere with smooth normals), drawn instanced with one
 //! instance per body: its model matrix (rotation, half extents or radius, centre; from the
 //! body's f64 state) and a colour that says how it moves. They are drawn in the scene pass,
@@ -186,7 +186,7 @@ pub fn body_instances(
     (boxes, spheres)
 }
 
-/// Mirror of `View` in shaders/render_bodies.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `View` in bodies.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct BodyView {
@@ -196,7 +196,7 @@ struct BodyView {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<BodyView>() == 96);
-crate::wgsl_mirror!(body_view_layout: BodyView = "render_bodies.wgsl" View {
+crate::wgsl_mirror!(body_view_layout: BodyView = "bodies.wgsl" View {
     view_proj: view_proj,
     cut_plane: cut_plane,
     cut: cut,
@@ -297,13 +297,13 @@ impl BodyPipeline {
             device,
             format,
             "Render::bodies",
-            "render_bodies.wgsl",
+            crate::wgsl!("bodies.wgsl"),
             &layout,
             &buffers,
             wgpu::PrimitiveTopology::TriangleList,
             true,
         );
-        let module = crate::gpu::shader_module(device, "render_bodies.wgsl");
+        let module = crate::gpu::shader_module(device, crate::wgsl!("bodies.wgsl"));
         let depth_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("Render::bodies_depth"),
             bind_group_layouts: &[Some(&layout)],

@@ -1,9 +1,9 @@
-//! Lines (shaders/render_lines.wgsl): the pipeline that draws coloured segments, and their
+//! Lines (lines.wgsl): the pipeline that draws coloured segments, and their
 //! geometry: the domain box, the scene's solids, velocity arrows on a slice.
 
 use super::{scene_pipeline, uniform_entry};
 use crate::scene::{Scene, Shape};
-use crate::sim::views::FieldData;
+use crate::sim::liquid::views::FieldData;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use wgpu::util::DeviceExt;
@@ -40,7 +40,7 @@ impl LinePipeline {
             device,
             format,
             "Render::lines",
-            "render_lines.wgsl",
+            crate::wgsl!("lines.wgsl"),
             &view_layout,
             &[Some(wgpu::VertexBufferLayout {
                 array_stride: std::mem::size_of::<LineVertex>() as u64,

@@ -4,7 +4,7 @@
 //! code path.
 //!
 //! One file per pipeline (`particles`, `bodies`, `lines`, `slice`, `surface`, each with its
-//! `shaders/render_*.wgsl`); this file holds the `SceneRenderer` that draws them together
+//! `src/render/*.wgsl`); this file holds the `SceneRenderer` that draws them together
 //! and the helpers they share.
 
 pub mod bodies;
@@ -36,17 +36,17 @@ use particles::ParticlePipeline;
 use slice::{SliceImage, SlicePipeline};
 use surface::{Cut, RenderMode, SurfaceRenderer};
 
-/// Mirror of `View` in shaders/render_lines.wgsl and render_slice.wgsl (layouts checked by
+/// Mirror of `View` in lines.wgsl and render_slice.wgsl (layouts checked by
 /// tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ViewProj {
     view_proj: [[f32; 4]; 4],
 }
-crate::wgsl_mirror!(lines_view_layout: ViewProj = "render_lines.wgsl" View {
+crate::wgsl_mirror!(lines_view_layout: ViewProj = "lines.wgsl" View {
     view_proj: view_proj,
 });
-crate::wgsl_mirror!(slice_view_layout: ViewProj = "render_slice.wgsl" View {
+crate::wgsl_mirror!(slice_view_layout: ViewProj = "slice.wgsl" View {
     view_proj: view_proj,
 });
 
@@ -91,7 +91,7 @@ fn scene_pipeline(
     device: &wgpu::Device,
     format: wgpu::TextureFormat,
     label: &str,
-    shader: &str,
+    shader: crate::gpu::Wgsl,
     layout: &wgpu::BindGroupLayout,
     buffers: &[Option<wgpu::VertexBufferLayout>],
     topology: wgpu::PrimitiveTopology,

@@ -1,4 +1,4 @@
-//! Particles as sphere impostors (shaders/render_particles.wgsl): one camera-facing quad
+//! Particles as sphere impostors (particles.wgsl): one camera-facing quad
 //! per particle, coloured by speed or by the FLIP change, thinned or left out in front of
 //! a shown slice.
 
@@ -72,7 +72,7 @@ impl Default for ParticleStyle {
     }
 }
 
-/// Mirror of `View` in shaders/render_particles.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `View` in particles.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ParticleUniform {
@@ -87,7 +87,7 @@ struct ParticleUniform {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<ParticleUniform>() == 176);
-crate::wgsl_mirror!(particle_uniform_layout: ParticleUniform = "render_particles.wgsl" View {
+crate::wgsl_mirror!(particle_uniform_layout: ParticleUniform = "particles.wgsl" View {
     view: view,
     proj: proj,
     radius: radius,
@@ -130,7 +130,7 @@ impl ParticlePipeline {
             device,
             format,
             "Render::particles",
-            "render_particles.wgsl",
+            crate::wgsl!("particles.wgsl"),
             &layout,
             &[],
             wgpu::PrimitiveTopology::TriangleStrip,

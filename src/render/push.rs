@@ -1,5 +1,5 @@
 //! Pushing the liquid with the mouse: a velocity kick to the particles near the picking
-//! ray (shaders/render_push.wgsl). It writes the simulation's particle velocities between
+//! ray (push.wgsl). It writes the simulation's particle velocities between
 //! steps, the way an external force would.
 
 use crate::gpu::Kernel;
@@ -8,11 +8,11 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 crate::kernel_entries!(
-    /// The entry points of shaders/render_push.wgsl.
+    /// The entry points of push.wgsl.
     PusherEntries { main }
 );
 
-/// Mirror of `Push` in shaders/render_push.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `Push` in push.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct PushParams {
@@ -24,7 +24,7 @@ struct PushParams {
     _pad: u32,
 }
 const _: () = assert!(std::mem::size_of::<PushParams>() == 48);
-crate::wgsl_mirror!(push_params_layout: PushParams = "render_push.wgsl" Push {
+crate::wgsl_mirror!(push_params_layout: PushParams = "push.wgsl" Push {
     origin: origin,
     radius: radius,
     dir: dir,
@@ -41,7 +41,7 @@ pub struct Pusher {
 
 impl Pusher {
     pub fn new(device: &wgpu::Device) -> Self {
-        let kernel = Kernel::new(device, "render_push.wgsl", "Pusher");
+        let kernel = Kernel::new(device, crate::wgsl!("push.wgsl"), "Pusher");
         Self {
             e: PusherEntries::of(&kernel),
             kernel,

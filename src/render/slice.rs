@@ -1,9 +1,11 @@
 //! Slices of grid fields: one axis-aligned plane of any field, colour-mapped on the CPU
 //! into an image, and the pipeline that draws it in place inside the domain.
 
-use super::colormap::{to_rgba8, Scale};
-use super::{scene_pipeline, uniform_entry};
-use crate::sim::views::{Field, FieldData, Location};
+use super::{
+    colormap::{to_rgba8, Scale},
+    scene_pipeline, uniform_entry,
+};
+use crate::sim::liquid::views::{Field, FieldData, Location};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use wgpu::util::DeviceExt;
@@ -206,7 +208,7 @@ impl SliceImage {
     }
 }
 
-/// Mirror of `SliceStyle` in shaders/render_slice.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `SliceStyle` in slice.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct SliceUniform {
@@ -214,7 +216,7 @@ struct SliceUniform {
     _pad: [u32; 3],
 }
 const _: () = assert!(std::mem::size_of::<SliceUniform>() == 16);
-crate::wgsl_mirror!(slice_uniform_layout: SliceUniform = "render_slice.wgsl" SliceStyle {
+crate::wgsl_mirror!(slice_uniform_layout: SliceUniform = "slice.wgsl" SliceStyle {
     bilinear: bilinear,
     _pad0: _pad[0],
     _pad1: _pad[1],
@@ -228,7 +230,7 @@ struct SliceVertex {
     uv: [f32; 2],
 }
 
-/// The slice pipeline (shaders/render_slice.wgsl): the shown slice image as a textured
+/// The slice pipeline (slice.wgsl): the shown slice image as a textured
 /// quad in place inside the domain.
 pub(super) struct SlicePipeline {
     pipeline: wgpu::RenderPipeline,
@@ -263,7 +265,7 @@ impl SlicePipeline {
             device,
             format,
             "Render::slice",
-            "render_slice.wgsl",
+            crate::wgsl!("slice.wgsl"),
             &layout,
             &[Some(wgpu::VertexBufferLayout {
                 array_stride: std::mem::size_of::<SliceVertex>() as u64,
@@ -435,9 +437,9 @@ mod tests {
     fn a_coarse_level_spans_the_domain_and_takes_the_fine_index() {
         // Level 1 of a 6x4x4 grid of 0.5 m cells: 3x2x2 cells of 1 m.
         let mut d = data(
-            Field::Mg(crate::sim::views::MgField {
+            Field::Mg(crate::sim::liquid::views::MgField {
                 level: 1,
-                vector: crate::sim::views::MgVector::Residual,
+                vector: crate::sim::liquid::views::MgVector::Residual,
             }),
             [3, 2, 2],
         );

@@ -2,13 +2,17 @@
 //! direction as hue, cell types, scalar fields on a scale), and the tracers' trails as
 //! fading lines.
 
-use super::colormap::{cell_type, to_rgba8, Scale};
-use super::slice::{Range, SliceImage, SliceSpec};
-use super::LineVertex;
-use crate::sim::smoke::views::SmokeField;
-use crate::sim::smoke::{SmokeSimulation, TRAIL_LEN};
-use crate::sim::views::Field;
-use crate::sim::SimError;
+use super::{
+    colormap::{cell_type, to_rgba8, Scale},
+    slice::{Range, SliceImage, SliceSpec},
+    LineVertex,
+};
+use crate::sim::{
+    liquid::views::Field,
+    smoke::views::SmokeField,
+    smoke::{SmokeSimulation, TRAIL_LEN},
+    SimError,
+};
 
 /// Reads the slice as `field` and colours it over `range` (the dye drawn with bilinear
 /// filtering when `bilinear`). Also returns the cell types.

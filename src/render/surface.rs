@@ -5,7 +5,7 @@
 //! depth and shades it with a Fresnel-weighted sky reflection, refraction of the scene
 //! behind, Beer-Lambert absorption and a specular highlight.
 //!
-//! Passes (one WGSL file each, `shaders/render_surface_*.wgsl`): depth, thickness, smooth
+//! Passes (one WGSL file each, `src/render/surface_*.wgsl`): depth, thickness, smooth
 //! (along x, then y), all at half resolution, then blit (the scene without the liquid) and
 //! shade at full resolution. The renderer reads the simulation's particle position buffer
 //! and knows nothing else of the simulation.
@@ -93,7 +93,7 @@ impl Default for SurfaceStyle {
     }
 }
 
-/// Mirror of `Surface` in shaders/render_surface_common.wgsl (layout checked by
+/// Mirror of `Surface` in surface_common.wgsl (layout checked by
 /// tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -118,7 +118,7 @@ struct SurfaceUniform {
     target_height: f32,
 }
 const _: () = assert!(std::mem::size_of::<SurfaceUniform>() == 288);
-crate::wgsl_mirror!(surface_uniform_layout: SurfaceUniform = "render_surface_common.wgsl" Surface {
+crate::wgsl_mirror!(surface_uniform_layout: SurfaceUniform = "surface_common.wgsl" Surface {
     view: view,
     proj: proj,
     inv_view: inv_view,
@@ -230,7 +230,7 @@ fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
 /// One render pipeline of the surface: `shader`'s `vs` and `fs_entry`, one colour target.
 struct PipelineDesc<'a> {
     label: &'a str,
-    shader: &'a str,
+    shader: crate::gpu::Wgsl,
     fs_entry: &'a str,
     layout: &'a wgpu::BindGroupLayout,
     format: wgpu::TextureFormat,
@@ -325,7 +325,7 @@ impl SurfaceRenderer {
             device,
             PipelineDesc {
                 label: "Surface::depth",
-                shader: "render_surface_depth.wgsl",
+                shader: crate::wgsl!("surface_depth.wgsl"),
                 fs_entry: "fs",
                 layout: &particle_layout,
                 format: DEPTH_FORMAT,
@@ -337,7 +337,7 @@ impl SurfaceRenderer {
             device,
             PipelineDesc {
                 label: "Surface::thickness",
-                shader: "render_surface_thickness.wgsl",
+                shader: crate::wgsl!("surface_thickness.wgsl"),
                 fs_entry: "fs",
                 layout: &particle_layout,
                 format: THICKNESS_FORMAT,
@@ -355,7 +355,7 @@ impl SurfaceRenderer {
                 device,
                 PipelineDesc {
                     label,
-                    shader: "render_surface_smooth.wgsl",
+                    shader: crate::wgsl!("surface_smooth.wgsl"),
                     fs_entry,
                     layout: &smooth_layout,
                     format: DEPTH_FORMAT,
@@ -370,7 +370,7 @@ impl SurfaceRenderer {
             device,
             PipelineDesc {
                 label: "Surface::blit",
-                shader: "render_surface_blit.wgsl",
+                shader: crate::wgsl!("surface_blit.wgsl"),
                 fs_entry: "fs",
                 layout: &blit_layout,
                 format,
@@ -382,7 +382,7 @@ impl SurfaceRenderer {
             device,
             PipelineDesc {
                 label: "Surface::shade",
-                shader: "render_surface_shade.wgsl",
+                shader: crate::wgsl!("surface_shade.wgsl"),
                 fs_entry: "fs",
                 layout: &shade_layout,
                 format,

@@ -3,12 +3,14 @@
 //! A scene describes the domain and its grid, where the liquid (or smoke) starts, the solid
 //! obstacles, and the solver settings. `Scene::load` parses and validates; nothing is
 //! allocated on a GPU before a scene has passed validation. The shipped scenes are also
-//! compiled in (`crate::scenes`), so their names load from any folder.
+//! compiled in (`crate::scene::shipped`), so their names load from any folder.
 
 mod bodies;
+pub mod catalog;
 mod diffusion;
 mod problems;
 mod seed;
+pub mod shipped;
 mod validate;
 
 pub use bodies::{
@@ -381,14 +383,14 @@ impl Scene {
         };
         // A shipped scene's name works from any folder; an existing file always wins.
         if !path.exists() {
-            if let Some(shipped) = crate::scenes::for_missing_path(path) {
+            if let Some(shipped) = crate::scene::shipped::for_missing_path(path) {
                 return Self::parse(shipped.source, path);
             }
         }
         let bytes = std::fs::read(path).map_err(|cause| match cause.kind() {
             std::io::ErrorKind::NotFound => SceneError::NotFound {
                 path: path.to_path_buf(),
-                shipped: crate::scenes::names(),
+                shipped: crate::scene::shipped::names(),
             },
             _ => SceneError::Io {
                 path: path.to_path_buf(),

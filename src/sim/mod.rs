@@ -1,43 +1,26 @@
-//! The GPU simulation: one module per stage, and one step runner ([`runner::Runner`]) that
-//! runs a mode's stages in the order of the algorithm: the liquid ([`Simulation`]) or the
-//! smoke ([`smoke::SmokeSimulation`]).
+//! The GPU simulation: one step runner ([`core::runner::Runner`]) that runs a mode's stages
+//! in the order of the algorithm, and the modes: the liquid ([`Simulation`], `liquid/`) and
+//! the smoke ([`smoke::SmokeSimulation`], `smoke/`). `core/` holds what both share (the
+//! runner, the grid fields, boundary, divergence, the pressure solve, projection,
+//! diffusion); `bodies/` the rigid bodies both modes carry.
 
-pub mod advect;
 pub mod bodies;
-pub mod boundary;
-pub mod diffusion;
-pub mod divergence;
-pub mod extrapolate;
-pub mod fields;
-pub mod forces;
-pub mod g2p;
+pub mod core;
 pub mod liquid;
-pub mod mark_cells;
-pub mod p2g;
-pub mod params;
-pub mod pressure;
-pub mod project;
-pub mod runner;
 pub mod smoke;
-pub mod spacing;
-pub mod stats;
-pub mod transfer;
-pub mod views;
-pub mod volume_correction;
 
 use crate::gpu::{GpuContext, GpuError};
 use crate::scene::{Scene, SceneKind};
-use fields::{GridFields, Particles};
-use pressure::PcgVectors;
 use thiserror::Error;
 
-pub use liquid::{LiquidSubstep, Simulation, Stage};
-pub use runner::{
-    FrameStats, LiquidColumns, ModeColumns, Runner, SmokeColumns, StageList, SubstepReport,
+pub use self::core::limits::{buffer_limit, check_estimate, MemoryEstimate};
+pub use self::core::params::{AIR_DENSITY, DENSITY};
+pub use self::core::recorder::StageList;
+pub use self::core::runner::{
+    FrameStats, LiquidColumns, ModeColumns, Runner, SmokeColumns, SubstepReport,
 };
-
-/// Liquid density used for pressure and kinetic energy, kg/m^3.
-pub const DENSITY: f64 = 1000.0;
+pub use liquid::limits::{check_limits, memory_estimate};
+pub use liquid::{LiquidSubstep, ParticleState, Simulation, Stage};
 
 #[derive(Debug, Error)]
 pub enum SimError {
@@ -133,93 +116,6 @@ pub(crate) fn checked_cfl_dt(
     Ok(dt)
 }
 
-/// Particle positions and velocities as read back (vec4 each, w unused).
-pub type ParticleState = (Vec<[f32; 4]>, Vec<[f32; 4]>);
-
-/// Bytes of GPU memory a scene needs, and its largest single buffer.
-#[derive(Clone, Copy, Debug)]
-pub struct MemoryEstimate {
-    pub total: u64,
-    pub largest_buffer: u64,
-    pub largest_name: &'static str,
-    /// What to reduce when the largest buffer does not fit.
-    pub largest_hint: &'static str,
-}
-
-const GRID_HINT: &str = "reduce the resolution";
-
-pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
-    let [nx, ny, nz] = scene.dims().map(|v| v as u64);
-    let cells = nx * ny * nz;
-    let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
-    let apic = scene.transfer == crate::scene::TransferKind::Apic;
-    let affine = if apic {
-        Particles::affine_bytes(particles)
-    } else {
-        0
-    };
-    let spaced = scene.particle_spacing > 0.0;
-    let total = GridFields::bytes(cells, faces)
-        + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
-        + Particles::bytes(particles)
-        + affine
-        + if spaced {
-            spacing::bytes(cells, particles)
-        } else {
-            0
-        }
-        + volume_correction::bytes(faces)
-        + diffusion::memory(scene).0
-        + bodies::coupling::memory(scene);
-    let candidates = [
-        diffusion::memory_candidate(scene),
-        (
-            affine,
-            "APIC affine buffer (48 bytes per particle)",
-            "reduce the resolution, the fluid shapes or particles_per_cell, or use transfer: flip",
-        ),
-        (faces * 8, "P2G accumulator (8 bytes per face)", GRID_HINT),
-        (cells * 16, "packed matrix (16 bytes per cell)", GRID_HINT),
-        (
-            particles.saturating_mul(16),
-            "particle buffer (16 bytes per particle)",
-            "reduce the resolution, the fluid shapes or particles_per_cell",
-        ),
-    ];
-    let (largest_buffer, largest_name, largest_hint) = candidates
-        .into_iter()
-        .max_by_key(|c| c.0)
-        .unwrap_or((0, "", ""));
-    MemoryEstimate {
-        total,
-        largest_buffer,
-        largest_name,
-        largest_hint,
-    }
-}
-
-/// The largest buffer any binding may hold on this adapter.
-pub fn buffer_limit(ctx: &GpuContext) -> u64 {
-    ctx.limits
-        .max_storage_buffer_binding_size
-        .min(ctx.limits.max_buffer_size)
-}
-
-/// Refuses an estimate whose largest buffer the adapter cannot hold.
-pub fn check_estimate(ctx: &GpuContext, est: MemoryEstimate) -> Result<MemoryEstimate, SimError> {
-    let limit = buffer_limit(ctx);
-    if est.largest_buffer > limit {
-        return Err(SimError::TooLarge {
-            what: est.largest_name,
-            bytes: est.largest_buffer,
-            limit,
-            adapter: ctx.info.name.clone(),
-            hint: est.largest_hint,
-        });
-    }
-    Ok(est)
-}
-
 /// Everything `Simulation::new` or `SmokeSimulation::new` would refuse for size, checked
 /// without allocating: the grid first, then the particles, counted (not seeded) when a quick
 /// bound does not already settle it. `eddy check` runs this, so it approves exactly what
@@ -228,105 +124,5 @@ pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstim
     if scene.kind == SceneKind::Smoke {
         return check_estimate(ctx, smoke::memory_estimate(scene));
     }
-    check_limits(ctx, scene, 0)?;
-    // Bytes per particle of the largest particle buffer.
-    let per_particle = if scene.transfer == crate::scene::TransferKind::Apic {
-        Particles::affine_bytes(1)
-    } else {
-        16
-    };
-    let fits = |n: u64| {
-        n <= crate::scene::MAX_PARTICLES && n.saturating_mul(per_particle) <= buffer_limit(ctx)
-    };
-    let bound = scene.particle_bound();
-    let particles = if fits(bound) {
-        bound
-    } else {
-        scene.particle_count()
-    };
-    if particles > crate::scene::MAX_PARTICLES {
-        return Err(SimError::TooManyParticles {
-            particles,
-            max: crate::scene::MAX_PARTICLES,
-        });
-    }
-    check_limits(ctx, scene, particles)
-}
-
-/// Checks a scene against the adapter's limits before anything is allocated.
-pub fn check_limits(
-    ctx: &GpuContext,
-    scene: &Scene,
-    particles: u64,
-) -> Result<MemoryEstimate, SimError> {
-    check_estimate(ctx, memory_estimate(scene, particles))
-}
-
-impl Simulation {
-    /// Particle positions and velocities (vec4, w unused).
-    pub fn read_particles(&self) -> Result<ParticleState, SimError> {
-        if self.mode.particles.count == 0 {
-            return Ok((vec![], vec![]));
-        }
-        Ok((
-            crate::gpu::read_buffer(&self.ctx, &self.mode.particles.pos)?,
-            crate::gpu::read_buffer(&self.ctx, &self.mode.particles.vel)?,
-        ))
-    }
-
-    /// The last pressure solve's system (A, b, and the solution phi).
-    pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
-        Ok(crate::output::ExportedSystem {
-            dims: self.fields.params.n,
-            a: crate::gpu::read_buffer(&self.ctx, &self.pcg.a)?,
-            b: crate::gpu::read_buffer(&self.ctx, &self.pcg.b)?,
-            p: crate::gpu::read_buffer(&self.ctx, &self.pcg.p)?,
-        })
-    }
-}
-
-impl Simulation {
-    /// Replaces the particle state (same count as the scene seeded). Tests use it to run
-    /// the stages on arbitrary input.
-    pub fn upload_particles(&mut self, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> Result<(), SimError> {
-        if pos.len() != self.mode.particles.count as usize || vel.len() != pos.len() {
-            return Err(SimError::Unsupported(format!(
-                "upload_particles: expected {} particles, got {} positions and {} velocities",
-                self.mode.particles.count,
-                pos.len(),
-                vel.len()
-            )));
-        }
-        self.ctx
-            .queue
-            .write_buffer(&self.mode.particles.pos, 0, bytemuck::cast_slice(pos));
-        self.ctx
-            .queue
-            .write_buffer(&self.mode.particles.vel, 0, bytemuck::cast_slice(vel));
-        self.max_speed = vel
-            .iter()
-            .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
-            .fold(0.0, f32::max);
-        Ok(())
-    }
-}
-
-impl Simulation {
-    /// z = M^-1 r with the GPU preconditioner `kind` on the matrix of the last solve.
-    pub fn apply_preconditioner(
-        &self,
-        kind: crate::scene::PreconditionerKind,
-        r: &[f32],
-    ) -> Result<Vec<f32>, SimError> {
-        if r.len() != self.fields.num_cells() as usize {
-            return Err(SimError::Unsupported(format!(
-                "apply_preconditioner: r has {} entries, the grid {} cells",
-                r.len(),
-                self.fields.num_cells()
-            )));
-        }
-        Ok(self
-            .pressure
-            .apply_preconditioner(&self.ctx, &self.fields, &self.pcg, kind, r)?)
-    }
+    liquid::limits::check_scene_limits(ctx, scene)
 }

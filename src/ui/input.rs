@@ -166,11 +166,11 @@ impl Viewer {
         let Some(b) = self.sim.liquid_bodies_mut() else {
             return;
         };
-        let Some((index, t)) = b.set.ray_hit(o, d) else {
+        let Some((index, t)) = crate::ui::picking::ray_hit(&b.set, o, d) else {
             return;
         };
         let point = o + d * t;
-        if b.set.grab(index, point) {
+        if b.set.grab(index, point, crate::ui::picking::MOUSE_SPRING) {
             self.grab = Some(BodyGrab { index, point });
             self.update_solids();
         }

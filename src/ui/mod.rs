@@ -10,6 +10,7 @@ mod input;
 pub mod liquid;
 pub mod overlay;
 pub mod panels;
+pub mod picking;
 pub mod record;
 mod slice_view;
 pub mod smoke;
@@ -24,10 +25,13 @@ use crate::render::push::Pusher;
 use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::SceneRenderer;
 use crate::scene::{Scene, SceneKind};
-use crate::sim::runner::{Mode, StageList};
-use crate::sim::smoke::SmokeSimulation;
-use crate::sim::views::{Field, FieldData};
-use crate::sim::{Runner, SimError, Simulation};
+use crate::sim::{
+    core::recorder::StageList,
+    core::runner::Mode,
+    liquid::views::{Field, FieldData},
+    smoke::SmokeSimulation,
+    Runner, SimError, Simulation,
+};
 use glam::Vec3;
 use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
 use smoke::{Drag, SmokePanel};
@@ -264,7 +268,7 @@ fn list_scenes(current: &Path) -> Vec<PathBuf> {
         })
         .unwrap_or_default();
     v.sort();
-    for s in &crate::scenes::SHIPPED {
+    for s in &crate::scene::shipped::SHIPPED {
         if !v.iter().any(|p| p.file_stem().is_some_and(|f| f == s.name)) {
             v.push(PathBuf::from(s.name));
         }

@@ -6,8 +6,10 @@ use crate::render::{ParticleColor, ParticleStyle, SliceOcclusion};
 use crate::scene::{
     AdvectionScheme, PreconditionerKind, Scene, SceneKind, SmokeSettings, TransferKind,
 };
-use crate::sim::views::{Field, MgField};
-use crate::sim::Stage;
+use crate::sim::{
+    liquid::views::{Field, MgField},
+    Stage,
+};
 use std::path::PathBuf;
 
 /// Requests from the panels to the app.

@@ -7,8 +7,7 @@ use super::{frame_camera, smoke, Sim, SmokeViewKey, Viewer, ViewerError};
 use crate::render::lines::velocity_arrows;
 use crate::render::slice::{SliceImage, SliceSpec};
 use crate::render::smoke as render_smoke;
-use crate::sim::views::Field;
-use crate::sim::SimError;
+use crate::sim::{liquid::views::Field, SimError};
 
 /// Height kept free for the legend overlay when the flat layout frames a slice, pixels.
 const LEGEND_OVERLAY_PX: f32 = 120.0;

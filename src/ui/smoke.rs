@@ -6,8 +6,10 @@
 use crate::render::colormap::Scale;
 use crate::render::slice::{Range, SliceImage};
 pub use crate::sim::smoke::views::SmokeField;
-use crate::sim::smoke::{Emitter, SmokeSimulation, SmokeStage};
-use crate::sim::views::MgField;
+use crate::sim::{
+    liquid::views::MgField,
+    smoke::{Emitter, SmokeSimulation, SmokeStage},
+};
 use glam::Vec3;
 
 /// What the left mouse button does.
@@ -204,7 +206,7 @@ pub fn apply_drag(
     // The mouse's velocity, capped as a held body's is.
     let velocity = |last: [f64; 2]| {
         let v = (glam::DVec2::from(p) - glam::DVec2::from(last)) / frame_dt;
-        v.clamp_length_max(crate::sim::bodies::MAX_MOUSE_SPEED)
+        v.clamp_length_max(crate::ui::picking::MOUSE_SPRING.max_speed)
             .to_array()
     };
     match drag {
@@ -270,7 +272,9 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
         if let Some(b) = &sim.bodies {
             let z = 0.5 * b.set.domain.z;
             let at = glam::DVec3::new(p[0], p[1], z);
-            if let Some(index) = b.set.body_at(at).filter(|&i| b.set.grabbable(i)) {
+            if let Some(index) =
+                crate::ui::picking::body_at(&b.set, at).filter(|&i| b.set.grabbable(i))
+            {
                 return Drag::Body { index };
             }
         }
@@ -283,7 +287,11 @@ pub fn start_drag(sim: &SmokeSimulation, panel: &SmokePanel, left: bool, p: [f64
 pub fn grab_body(sim: &mut SmokeSimulation, drag: &Drag, p: [f64; 2]) {
     if let (Drag::Body { index }, Some(b)) = (drag, sim.bodies.as_mut()) {
         let z = 0.5 * b.set.domain.z;
-        b.set.grab(*index, glam::DVec3::new(p[0], p[1], z));
+        b.set.grab(
+            *index,
+            glam::DVec3::new(p[0], p[1], z),
+            crate::ui::picking::MOUSE_SPRING,
+        );
     }
 }
 

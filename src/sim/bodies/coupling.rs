@@ -1,4 +1,4 @@
-//! The bodies' two-way coupling with the grid (shaders/bodies.wgsl): stamping bodies into
+//! The bodies' two-way coupling with the grid (coupling.wgsl): stamping bodies into
 //! the cells as moving solids, summing the fluid's pressure force and torque on each body,
 //! and pushing particles out of bodies. The liquid and the smoke run the same kernels; the
 //! [`CouplingMode`] says how each treats the cells around them.
@@ -8,17 +8,19 @@ use super::{BodySet, Solid, MAX_BODIES};
 use crate::gpu::constants::MAX_REGIONS;
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
 use crate::scene::{Scene, SceneKind};
-use crate::sim::fields::{GridFields, Particles};
-use crate::sim::runner::Recorder;
-use crate::sim::SimError;
+use crate::sim::{
+    core::fields::{GridFields, Particles},
+    core::recorder::Recorder,
+    SimError,
+};
 use bytemuck::{Pod, Zeroable};
 
 crate::kernel_entries!(
-    /// The entry points of shaders/bodies.wgsl.
+    /// The entry points of coupling.wgsl.
     BodiesEntries { stamp, forces, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill }
 );
 
-/// One body as the kernels read it. Mirror of `Body` in shaders/bodies.wgsl (layout
+/// One body as the kernels read it. Mirror of `Body` in coupling.wgsl (layout
 /// checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -35,7 +37,7 @@ pub struct GpuBody {
     pub _pad: [f32; 4],
 }
 const _: () = assert!(std::mem::size_of::<GpuBody>() == 128);
-crate::wgsl_mirror!(gpu_body_layout: GpuBody = "bodies.wgsl" Body {
+crate::wgsl_mirror!(gpu_body_layout: GpuBody = "coupling.wgsl" Body {
     centre: centre,
     axis_x: axis_x,
     axis_y: axis_y,
@@ -46,7 +48,7 @@ crate::wgsl_mirror!(gpu_body_layout: GpuBody = "bodies.wgsl" Body {
     _pad: _pad,
 });
 
-/// Mirror of `BodyParams` in shaders/bodies.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `BodyParams` in coupling.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BodyParams {
@@ -69,7 +71,7 @@ pub struct BodyParams {
     pub rho_g: [f32; 4],
 }
 const _: () = assert!(std::mem::size_of::<BodyParams>() == 64);
-crate::wgsl_mirror!(body_params_layout: BodyParams = "bodies.wgsl" BodyParams {
+crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams {
     restore: restore,
     set_cell_type: set_cell_type,
     slice: slice,
@@ -90,7 +92,7 @@ pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE a
 /// Bytes of the sums: 6 i64 per body, then the right-hand side's sum per region.
 const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + MAX_REGIONS) * 8) as u64;
 
-/// Rounds of closing fluid pockets and dead ends (shaders/bodies.wgsl, `pocket_mark`).
+/// Rounds of closing fluid pockets and dead ends (coupling.wgsl, `pocket_mark`).
 const POCKET_ROUNDS: usize = 2;
 
 /// How a mode's cells take the bodies.
@@ -215,7 +217,7 @@ impl BodyCoupling {
     pub fn new(ctx: &GpuContext, inp: CouplingInputs<'_>) -> Result<Self, SimError> {
         let device = &ctx.device;
         let f = inp.fields;
-        let kernel = Kernel::new(device, "bodies.wgsl", "Bodies");
+        let kernel = Kernel::new(device, crate::wgsl!("coupling.wgsl"), "Bodies");
         let bodies = storage_buffer(
             device,
             "Bodies::bodies",
@@ -376,7 +378,7 @@ impl BodyCoupling {
     /// In the smoke, removes the mean of the pressure right-hand side over each region's
     /// FLUID cells: bodies against the walls of its closed box, or walling off a pocket,
     /// would otherwise leave a pure-Neumann system without a solution (see
-    /// shaders/bodies.wgsl); regions past the kept ones become solid at rest. The liquid
+    /// coupling.wgsl); regions past the kept ones become solid at rest. The liquid
     /// has AIR cells and needs nothing. Record after the divergence, in a pass after
     /// [`Self::clear_forces`] and [`Self::separate_regions`].
     pub fn record_compatible(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {

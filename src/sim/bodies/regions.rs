@@ -5,7 +5,7 @@
 //! whole box leaves such a pocket's excess in place and the solve fails (pressures of
 //! kilopascals that throw light bodies about). The regions are found here on the host,
 //! from the SOLID flags the stamp wrote; the GPU then removes each region's own mean
-//! (shaders/bodies.wgsl, `rhs_sum`, `rhs_compatible`).
+//! (coupling.wgsl, `rhs_sum`, `rhs_compatible`).
 
 use crate::gpu::constants::{MAX_REGIONS, NO_REGION};
 

@@ -1,12 +1,12 @@
 //! Semi-Lagrangian and MacCormack advection of smoke velocity and dye
-//! (shaders/smoke_advect.wgsl).
+//! (advect.wgsl).
 
 use super::SmokeFields;
 use crate::gpu::Kernel;
-use crate::sim::fields::GridFields;
+use crate::sim::core::fields::GridFields;
 
 crate::kernel_entries!(
-    /// The entry points of shaders/smoke_advect.wgsl.
+    /// The entry points of advect.wgsl.
     SmokeAdvectEntries { faces_forward, faces_finish, cells_forward, cells_finish }
 );
 
@@ -18,7 +18,7 @@ pub struct SmokeAdvect {
 
 impl SmokeAdvect {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(device, "smoke_advect.wgsl", "SmokeAdvect");
+        let kernel = Kernel::new(device, crate::wgsl!("advect.wgsl"), "SmokeAdvect");
         let group = kernel.bind(
             device,
             &[

@@ -1,11 +1,11 @@
-//! Smoke sources and mouse splats (shaders/smoke_emit.wgsl).
+//! Smoke sources and mouse splats (emit.wgsl).
 
 use super::SmokeFields;
 use crate::gpu::Kernel;
-use crate::sim::fields::GridFields;
+use crate::sim::core::fields::GridFields;
 
 crate::kernel_entries!(
-    /// The entry points of shaders/smoke_emit.wgsl.
+    /// The entry points of emit.wgsl.
     SmokeEmitEntries { cells, faces }
 );
 
@@ -17,7 +17,7 @@ pub struct SmokeEmit {
 
 impl SmokeEmit {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(device, "smoke_emit.wgsl", "SmokeEmit");
+        let kernel = Kernel::new(device, crate::wgsl!("emit.wgsl"), "SmokeEmit");
         let group = kernel.bind(
             device,
             &[

@@ -1,4 +1,4 @@
-//! Buffers only the smoke mode has (the grid's own are in [`crate::sim::fields`]).
+//! Buffers only the smoke mode has (the grid's own are in [`crate::sim::core::fields`]).
 
 use super::params::{Emitter, SmokeParams};
 use super::{MAX_EMITTERS, TRAIL_LEN};
@@ -25,7 +25,7 @@ pub struct SmokeFields {
     pub emitters: wgpu::Buffer,
     /// Tracer positions, `TRAIL_LEN` slots of `tracers` positions each.
     pub trail: wgpu::Buffer,
-    /// Per-workgroup stats sums (see shaders/smoke_stats.wgsl).
+    /// Per-workgroup stats sums (see stats.wgsl).
     pub partials: wgpu::Buffer,
 }
 

@@ -1,11 +1,11 @@
-//! Buoyancy and vorticity confinement (shaders/smoke_forces.wgsl).
+//! Buoyancy and vorticity confinement (forces.wgsl).
 
 use super::SmokeFields;
 use crate::gpu::Kernel;
-use crate::sim::fields::GridFields;
+use crate::sim::core::fields::GridFields;
 
 crate::kernel_entries!(
-    /// The entry points of shaders/smoke_forces.wgsl.
+    /// The entry points of forces.wgsl.
     SmokeForcesEntries { vorticity, cell_forces, apply }
 );
 
@@ -17,7 +17,7 @@ pub struct SmokeForces {
 
 impl SmokeForces {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(device, "smoke_forces.wgsl", "SmokeForces");
+        let kernel = Kernel::new(device, crate::wgsl!("forces.wgsl"), "SmokeForces");
         let group = kernel.bind(
             device,
             &[

@@ -1,13 +1,13 @@
-//! Smoke cell types from the static solids (shaders/smoke_mark.wgsl); rigid bodies, moving
+//! Smoke cell types from the static solids (mark.wgsl); rigid bodies, moving
 //! ones included, are stamped over them by the bodies' coupling, and `record_clear` then
 //! empties every SOLID cell of dye.
 
 use super::SmokeFields;
 use crate::gpu::Kernel;
-use crate::sim::fields::GridFields;
+use crate::sim::core::fields::GridFields;
 
 crate::kernel_entries!(
-    /// The entry points of shaders/smoke_mark.wgsl.
+    /// The entry points of mark.wgsl.
     SmokeMarkEntries { main, clear }
 );
 
@@ -19,7 +19,7 @@ pub struct SmokeMark {
 
 impl SmokeMark {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(device, "smoke_mark.wgsl", "SmokeMark");
+        let kernel = Kernel::new(device, crate::wgsl!("mark.wgsl"), "SmokeMark");
         let group = kernel.bind(
             device,
             &[

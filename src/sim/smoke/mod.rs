@@ -26,19 +26,18 @@ pub use params::{
     SCHEME_SL,
 };
 
-use super::fields::{GridFields, Particles};
-use super::params::SimParams;
-use super::pressure::PcgVectors;
-use super::runner::{
-    Core, Mode, ModeColumns, Recorder, Runner, SharedStage, SmokeColumns, StageList, SubstepReport,
-};
-use super::{diffusion, SimError};
+use super::core::diffusion;
+use super::core::fields::{GridFields, Particles};
+use super::core::params::SimParams;
+use super::core::pressure::PcgVectors;
+use super::core::recorder::{Recorder, SharedStage, StageList};
+use super::core::runner::{Core, Mode, ModeColumns, Runner, SmokeColumns, SubstepReport};
+use super::SimError;
 use crate::gpu::{BufferReader, GpuContext};
 use crate::scene::{Scene, SceneKind, SplitMix64};
 use std::sync::Arc;
 
-/// Air density for kinetic energy, kg/m^3.
-pub const AIR_DENSITY: f64 = 1.2;
+pub use crate::sim::core::params::AIR_DENSITY;
 /// Most emitters (scene sources + splats) per substep.
 pub const MAX_EMITTERS: usize = 256;
 // Scene validation caps the sources below the emitter slots, so none is dropped.
@@ -160,7 +159,7 @@ impl StageList for SmokeStage {
 }
 
 /// What one smoke substep measured beyond the shared counters (sums over the slice, from
-/// shaders/smoke_stats.wgsl).
+/// stats.wgsl).
 #[derive(Clone, Debug, Default)]
 pub struct SmokeSubstep {
     /// Sum over cells of mean(r, g, b) x cell volume (dye units x m^3).

@@ -1,10 +1,10 @@
-//! The smoke's uniforms and emitters, as the shaders read them (shaders/smoke_common.wgsl).
+//! The smoke's uniforms and emitters, as the shaders read them (common.wgsl).
 
 use super::TRAIL_LEN;
 use crate::scene::{AdvectionScheme, Scene, Shape};
 use bytemuck::{Pod, Zeroable};
 
-/// Mirror of `SmokeParams` in shaders/smoke_common.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `SmokeParams` in common.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SmokeParams {
@@ -24,7 +24,7 @@ pub struct SmokeParams {
     pub _pad: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<SmokeParams>() == 80);
-crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "smoke_common.wgsl" SmokeParams {
+crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "common.wgsl" SmokeParams {
     up: up,
     decay: decay,
     buoyancy: buoyancy,
@@ -41,7 +41,7 @@ crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "smoke_common.wgsl" Smoke
     _pad1: _pad[1],
 });
 
-/// Mirror of `Emitter` in shaders/smoke_common.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `Emitter` in common.wgsl (layout checked by tests/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Emitter {
@@ -56,7 +56,7 @@ pub struct Emitter {
     pub _pad: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<Emitter>() == 80);
-crate::wgsl_mirror!(emitter_layout: Emitter = "smoke_common.wgsl" Emitter {
+crate::wgsl_mirror!(emitter_layout: Emitter = "common.wgsl" Emitter {
     lo: lo,
     hi: hi,
     dye: dye,

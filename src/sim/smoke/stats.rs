@@ -1,12 +1,12 @@
 //! Smoke statistics: dye total and centre, enstrophy, kinetic energy, max speed
-//! (shaders/smoke_stats.wgsl).
+//! (stats.wgsl).
 
 use super::SmokeFields;
 use crate::gpu::Kernel;
-use crate::sim::fields::GridFields;
+use crate::sim::core::fields::GridFields;
 
 crate::kernel_entries!(
-    /// The entry points of shaders/smoke_stats.wgsl.
+    /// The entry points of stats.wgsl.
     SmokeStatsEntries { main }
 );
 
@@ -18,7 +18,7 @@ pub struct SmokeStats {
 
 impl SmokeStats {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields) -> Self {
-        let kernel = Kernel::new(device, "smoke_stats.wgsl", "SmokeStats");
+        let kernel = Kernel::new(device, crate::wgsl!("stats.wgsl"), "SmokeStats");
         let group = kernel.bind(
             device,
             &[

@@ -1,15 +1,17 @@
 //! Tracer particles: moved by the liquid's particle advection (RK2 through the grid, kept
 //! in the domain and out of SOLID cells, moving bodies' included), then recorded into trail
-//! ring buffers (shaders/smoke_tracers.wgsl). The bodies' coupling pushes tracers out of a
+//! ring buffers (tracers.wgsl). The bodies' coupling pushes tracers out of a
 //! body that moved over them.
 
 use super::SmokeFields;
 use crate::gpu::Kernel;
-use crate::sim::advect::Advect;
-use crate::sim::fields::{GridFields, Particles};
+use crate::sim::{
+    core::fields::{GridFields, Particles},
+    liquid::advect::Advect,
+};
 
 crate::kernel_entries!(
-    /// The entry points of shaders/smoke_tracers.wgsl.
+    /// The entry points of tracers.wgsl.
     SmokeTracersEntries { record }
 );
 
@@ -22,7 +24,7 @@ pub struct SmokeTracers {
 
 impl SmokeTracers {
     pub fn new(device: &wgpu::Device, f: &GridFields, s: &SmokeFields, p: &Particles) -> Self {
-        let kernel = Kernel::new(device, "smoke_tracers.wgsl", "SmokeTracers");
+        let kernel = Kernel::new(device, crate::wgsl!("tracers.wgsl"), "SmokeTracers");
         let group = kernel.bind(
             device,
             &[

@@ -2,8 +2,10 @@
 //! from the simulation's buffers as one value per cell (the viewer colours them).
 
 use super::{SmokeSimulation, AIR_DENSITY};
-use crate::sim::views::{mg_levels, read_mg, MgField, MgVector};
-use crate::sim::SimError;
+use crate::sim::{
+    liquid::views::{mg_levels, read_mg, MgField, MgVector},
+    SimError,
+};
 use std::borrow::Cow;
 
 /// What the slice shows.
@@ -166,7 +168,7 @@ impl SmokeSimulation {
         mg_levels(&self.pressure, self.scene.pressure.preconditioner)
     }
 
-    fn read_mg(&self, f: MgField) -> Result<crate::sim::views::FieldData, SimError> {
+    fn read_mg(&self, f: MgField) -> Result<crate::sim::liquid::views::FieldData, SimError> {
         read_mg(
             &self.ctx,
             &self.pressure,

@@ -1,0 +1,449 @@
+//! `eddy bench`: iterations, time per solve and per step, and the PCG iteration's memory
+//! bandwidth as a fraction of this adapter's copy bandwidth, for each preconditioner on the
+//! standard problems.
+
+use super::{BenchError, StreamedTable};
+use crate::gpu::{
+    read_buffer, storage_buffer, uniform_buffer, GpuContext, Kernel, PassTimer, StageTiming,
+};
+use crate::scene::{PreconditionerKind, StandardProblem};
+use crate::sim::{core::params::SimParams, core::pressure::SolveStatus, Simulation, Stage};
+use std::sync::Arc;
+use std::time::Instant;
+
+crate::kernel_entries!(
+    /// The entry points of copy.wgsl.
+    BenchCopyEntries { main }
+);
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub sizes: Vec<u32>,
+    pub problems: Vec<StandardProblem>,
+    pub preconditioners: Vec<PreconditionerKind>,
+    pub tolerance: f64,
+    pub max_iterations: u32,
+    /// Timed pressure solves per case.
+    pub solves: u32,
+    /// Timed full steps per case.
+    pub steps: u32,
+    /// PCG iterations submitted between convergence checks.
+    pub check_every: u32,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        Self {
+            sizes: vec![16, 32, 64],
+            problems: StandardProblem::ALL.to_vec(),
+            preconditioners: PreconditionerKind::ALL.to_vec(),
+            tolerance: 1e-6,
+            max_iterations: 4000,
+            solves: 3,
+            steps: 3,
+            check_every: 8,
+        }
+    }
+}
+
+impl BenchOptions {
+    pub fn validate(&self) -> Result<(), BenchError> {
+        let bad = |m: String| Err(BenchError::Options(m));
+        if self.sizes.is_empty() || self.problems.is_empty() || self.preconditioners.is_empty() {
+            return bad(
+                "--sizes, --problems and --preconditioners must each name at least one".into(),
+            );
+        }
+        if let Some(s) = self.sizes.iter().find(|s| **s < 4 || **s > 1024) {
+            return bad(format!(
+                "size {s} is out of range: sizes are cells per axis, 4 to 1024"
+            ));
+        }
+        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
+            return bad(format!(
+                "--tolerance must be in (0, 1), got {}",
+                self.tolerance
+            ));
+        }
+        if self.solves == 0 || self.steps == 0 || self.max_iterations == 0 || self.check_every == 0
+        {
+            return bad(
+                "--solves, --steps, --max-iterations and --check-every must be at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+pub fn parse_problem(s: &str) -> Result<StandardProblem, String> {
+    StandardProblem::ALL
+        .iter()
+        .copied()
+        .find(|p| p.name() == s)
+        .ok_or_else(|| format!("unknown problem {s:?}; expected dam_break or settled_pool"))
+}
+
+/// One row of the table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchRow {
+    pub problem: String,
+    pub size: u32,
+    pub cells: u64,
+    pub fluid_cells: u32,
+    pub particles: u32,
+    pub preconditioner: String,
+    pub iterations: u32,
+    pub status: String,
+    pub residual: f64,
+    pub dispatches_per_iteration: u32,
+    pub ms_per_iteration: f64,
+    pub ms_per_solve: f64,
+    pub ms_per_step: f64,
+    pub steps_per_s: f64,
+    /// Estimated bytes moved per PCG iteration.
+    pub bytes_per_iteration: u64,
+    pub pcg_gb_per_s: f64,
+    /// pcg_gb_per_s / copy_gb_per_s.
+    pub bandwidth_fraction: f64,
+    /// GPU ms per stage of one full step (empty without timestamps).
+    pub stage_ms: Vec<(String, f64)>,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BenchReport {
+    pub adapter: String,
+    pub timestamps: bool,
+    /// Where times come from: "gpu timestamps" or "wall clock (submit + wait)".
+    pub timing_source: String,
+    pub copy_gb_per_s: f64,
+    pub tolerance: f64,
+    pub rows: Vec<BenchRow>,
+}
+
+/// Bytes per cell one PCG iteration reads and writes, counting each array once per kernel
+/// (see src/sim/core/pressure/pcg.wgsl and src/sim/core/pressure/precond.wgsl): apply_a 24, dot_dq 8, update_pr 24,
+/// dot_rz 8, update_d 12, plus the preconditioner. For `mg` (src/sim/core/pressure/multigrid.wgsl) a
+/// red-black sweep pair reads the matrix, b and x and writes x (28 B), a boundary pair reads
+/// the boundary flags (4 B), residual 28, restriction (residual and weight sums) 8 and
+/// prolongation (weight sums, x read and written) 12, on the finest level; the coarser
+/// levels add 1/7 of that in 3D.
+pub fn bytes_per_cell_per_iteration(kind: PreconditionerKind) -> u64 {
+    use crate::sim::core::pressure::multigrid::{BOUNDARY_SWEEPS, SWEEPS};
+    let base = 24 + 8 + 24 + 8 + 12;
+    base + match kind {
+        PreconditionerKind::None | PreconditionerKind::Jacobi => 24,
+        PreconditionerKind::Ip => 48,
+        PreconditionerKind::Mic0 => 56,
+        PreconditionerKind::Mic0Tiled => 48,
+        PreconditionerKind::Mg => {
+            let level = 2 * 28 * SWEEPS as u64 + 2 * 4 * BOUNDARY_SWEEPS as u64 + 28 + 8 + 12;
+            level * 8 / 7
+        }
+    }
+}
+
+/// Copy bandwidth of the adapter in GB/s (bytes read + written), from a plain copy kernel.
+pub fn copy_bandwidth(ctx: &GpuContext) -> Result<f64, BenchError> {
+    let limit = ctx
+        .limits
+        .max_storage_buffer_binding_size
+        .min(ctx.limits.max_buffer_size);
+    // 256 MiB per buffer (or the adapter's limit): far more than any last-level cache, so
+    // this measures DRAM. vec4 loads and stores, one per thread.
+    let floats = ((256u64 << 20) / 4).min(limit / 4) as u32 / 4 * 4;
+    let mut params = SimParams::new([1, 1, 1], 1.0, 0);
+    params.num_cells = floats / 4;
+    let pbuf = uniform_buffer(&ctx.device, "Bench::params", bytemuck::bytes_of(&params));
+    let src = storage_buffer(&ctx.device, "Bench::src", floats as u64 * 4);
+    let dst = storage_buffer(&ctx.device, "Bench::dst", floats as u64 * 4);
+    let k = Kernel::new(&ctx.device, crate::wgsl!("copy.wgsl"), "BenchCopy");
+    let e = BenchCopyEntries::of(&k);
+    let group = k.bind(
+        &ctx.device,
+        &[("params", &pbuf), ("src", &src), ("dst", &dst)],
+    );
+    let timer = PassTimer::new(ctx, &["copy"]);
+    let reps = 5;
+    let run = |timed: bool| -> Result<f64, BenchError> {
+        let start = Instant::now();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("copy"),
+                timestamp_writes: if timed {
+                    timer.writes("copy", true, true)
+                } else {
+                    None
+                },
+            });
+            for _ in 0..reps {
+                k.dispatch(&mut pass, e.main, &group, floats / 4);
+            }
+        }
+        timer.resolve(&mut enc);
+        ctx.queue.submit([enc.finish()]);
+        ctx.wait()?;
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        if timed && timer.enabled() {
+            let mut t = StageTiming::default();
+            timer.read_into(ctx, &mut t)?;
+            return Ok(t.get("copy"));
+        }
+        Ok(wall)
+    };
+    run(false)?; // warm-up (pipeline compilation, first touch)
+    let ms = run(true)?;
+    let _ = read_buffer::<f32>(ctx, &dst)?;
+    Ok(2.0 * floats as f64 * 4.0 * reps as f64 / (ms * 1e-3) / 1e9)
+}
+
+/// Runs every case; `progress` is called before each with (done, total, case), and
+/// `report` with the report so far: once with no rows, then after each case.
+pub fn run(
+    ctx: Arc<GpuContext>,
+    opts: &BenchOptions,
+    mut progress: impl FnMut(usize, usize, &str),
+    mut report: impl FnMut(&BenchReport),
+) -> Result<BenchReport, BenchError> {
+    opts.validate()?;
+    let copy = copy_bandwidth(&ctx)?;
+    let total = opts.sizes.len() * opts.problems.len() * opts.preconditioners.len();
+    let mut r = BenchReport {
+        adapter: ctx.describe(),
+        timestamps: ctx.timestamps,
+        timing_source: if ctx.timestamps {
+            "gpu timestamps".into()
+        } else {
+            "wall clock (submit + wait)".into()
+        },
+        copy_gb_per_s: copy,
+        tolerance: opts.tolerance,
+        rows: Vec::new(),
+    };
+    report(&r);
+    for &n in &opts.sizes {
+        for &problem in &opts.problems {
+            let mut scene = problem.scene(n);
+            scene.pressure.tolerance = opts.tolerance;
+            scene.pressure.max_iterations = opts.max_iterations;
+            scene.pressure.check_every = opts.check_every;
+            // Settle once and start every preconditioner from the same particles.
+            let mut settle = Simulation::new(ctx.clone(), &scene)?;
+            for _ in 0..problem.settle_frames() {
+                settle.step_frame()?;
+            }
+            let (pos, vel) = settle.read_particles()?;
+            drop(settle);
+            for &kind in &opts.preconditioners {
+                progress(
+                    r.rows.len(),
+                    total,
+                    &format!("{} {n}^3 {kind}", problem.name()),
+                );
+                let mut s = scene.clone();
+                s.pressure.preconditioner = kind;
+                r.rows
+                    .push(run_case(&ctx, &s, problem, n, &pos, &vel, opts, copy)?);
+                report(&r);
+            }
+        }
+    }
+    progress(r.rows.len(), total, "done");
+    Ok(r)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_case(
+    ctx: &Arc<GpuContext>,
+    scene: &crate::scene::Scene,
+    problem: StandardProblem,
+    n: u32,
+    pos: &[[f32; 4]],
+    vel: &[[f32; 4]],
+    opts: &BenchOptions,
+    copy_gb_per_s: f64,
+) -> Result<BenchRow, BenchError> {
+    let kind = scene.pressure.preconditioner;
+    let mut sim = Simulation::new(ctx.clone(), scene)?;
+    sim.upload_particles(pos, vel)?;
+    let dt = scene.frame_dt;
+    // The system of this state, solved repeatedly (the first solve also warms up).
+    let rep = sim.substep(dt, Stage::Boundary)?;
+    let fluid_cells = rep.fluid_cells;
+    let first = sim.solve_pressure_again()?;
+    let mut solve_ms = 0.0;
+    for _ in 0..opts.solves {
+        let t0 = Instant::now();
+        sim.solve_pressure_again()?;
+        let wall = t0.elapsed().as_secs_f64() * 1e3;
+        solve_ms += match sim.read_stage_timing()? {
+            Some(t) if t.get("pressure") > 0.0 => t.get("pressure"),
+            _ => wall,
+        };
+    }
+    let ms_per_solve = solve_ms / opts.solves as f64;
+    // Full steps from the same starting particles, after one untimed step (software
+    // adapters compile each kernel on its first dispatch).
+    sim.upload_particles(pos, vel)?;
+    sim.substep(dt, Stage::Advect)?;
+    sim.upload_particles(pos, vel)?;
+    let mut stages = StageTiming::default();
+    let mut step_ms = 0.0;
+    for _ in 0..opts.steps {
+        let t0 = Instant::now();
+        sim.substep(dt, Stage::Advect)?;
+        let wall = t0.elapsed().as_secs_f64() * 1e3;
+        match sim.read_stage_timing()? {
+            Some(t) if t.total() > 0.0 => {
+                step_ms += t.total();
+                stages.merge(&t);
+            }
+            _ => step_ms += wall,
+        }
+    }
+    let ms_per_step = step_ms / opts.steps as f64;
+    let cells = scene.cell_count();
+    let iterations = first.iterations.max(1);
+    let ms_per_iteration = ms_per_solve / iterations as f64;
+    let bytes = bytes_per_cell_per_iteration(kind) * cells;
+    let gbs = bytes as f64 / (ms_per_iteration * 1e-3) / 1e9;
+    let steps = opts.steps as f64;
+    Ok(BenchRow {
+        problem: problem.name().into(),
+        size: n,
+        cells,
+        fluid_cells,
+        particles: sim.mode.particles.count,
+        preconditioner: kind.name().into(),
+        iterations: first.iterations,
+        status: match first.status {
+            SolveStatus::Converged => "converged",
+            SolveStatus::IterationLimit => "iteration limit",
+            SolveStatus::Breakdown => "breakdown",
+            SolveStatus::Running => "running",
+        }
+        .into(),
+        residual: first.residual,
+        dispatches_per_iteration: first.dispatches_per_iteration,
+        ms_per_iteration,
+        ms_per_solve,
+        ms_per_step,
+        steps_per_s: 1e3 / ms_per_step,
+        bytes_per_iteration: bytes,
+        pcg_gb_per_s: gbs,
+        bandwidth_fraction: gbs / copy_gb_per_s,
+        stage_ms: stages
+            .stages
+            .iter()
+            .map(|(k, v)| (k.clone(), v / steps))
+            .collect(),
+    })
+}
+
+/// The report as a plain-text table.
+pub fn table(r: &BenchReport) -> String {
+    r.table()
+}
+
+impl StreamedTable for BenchReport {
+    fn head(&self) -> String {
+        format!(
+            "adapter: {}\ntimes: {}; copy bandwidth {:.2} GB/s; tolerance {:e} (max|r|/max|b|)\n\n\
+             {:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}\n",
+            self.adapter,
+            self.timing_source,
+            self.copy_gb_per_s,
+            self.tolerance,
+            "problem",
+            "grid",
+            "cells",
+            "particles",
+            "precond",
+            "iters",
+            "disp/it",
+            "ms/iter",
+            "ms/solve",
+            "ms/step",
+            "steps/s",
+            "bw"
+        )
+    }
+
+    fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn row(&self, i: usize) -> String {
+        let row = &self.rows[i];
+        format!(
+            "{:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10.3} {:>10.2} {:>8.2} {:>8.2} {:>6.1}%{}\n",
+            row.problem,
+            format!("{}^3", row.size),
+            row.cells,
+            row.particles,
+            row.preconditioner,
+            row.iterations,
+            row.dispatches_per_iteration,
+            row.ms_per_iteration,
+            row.ms_per_solve,
+            row.ms_per_step,
+            row.steps_per_s,
+            100.0 * row.bandwidth_fraction,
+            if row.status == "converged" { String::new() } else { format!("  ({})", row.status) }
+        )
+    }
+
+    fn tail(&self) -> String {
+        let mut s = String::new();
+        if let Some(first) = self.rows.first() {
+            if !first.stage_ms.is_empty() {
+                s += "\nGPU ms per stage of a full step (per case):\n";
+                let names: Vec<&String> = first.stage_ms.iter().map(|(n, _)| n).collect();
+                s += &format!("{:<28}", "case");
+                for n in &names {
+                    s += &format!(" {:>11}", n);
+                }
+                s += "\n";
+                for row in &self.rows {
+                    s += &format!(
+                        "{:<28}",
+                        format!("{} {}^3 {}", row.problem, row.size, row.preconditioner)
+                    );
+                    for (_, ms) in &row.stage_ms {
+                        s += &format!(" {:>11.3}", ms);
+                    }
+                    s += "\n";
+                }
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_validated() {
+        let mut o = BenchOptions::default();
+        assert!(o.validate().is_ok());
+        o.sizes = vec![2];
+        assert!(o.validate().unwrap_err().to_string().contains("size 2"));
+        o.sizes = vec![8];
+        o.tolerance = 0.0;
+        assert!(o.validate().is_err());
+        assert!(parse_problem("dam_break").is_ok());
+        assert!(parse_problem("tsunami").unwrap_err().contains("tsunami"));
+    }
+
+    #[test]
+    fn mic0_moves_the_most_bytes_per_iteration() {
+        let b = |k| bytes_per_cell_per_iteration(k);
+        assert!(b(PreconditionerKind::Mic0) > b(PreconditionerKind::Ip));
+        assert!(b(PreconditionerKind::Ip) > b(PreconditionerKind::Jacobi));
+        assert_eq!(b(PreconditionerKind::None), b(PreconditionerKind::Jacobi));
+    }
+}

@@ -1,0 +1,238 @@
+//! `eddy check`: what a scene will do and need, without running it.
+
+use super::*;
+
+/// Above this many particles `eddy check` skips its CPU estimate of the first step's FLUID
+/// cells (a reference P2G over every particle).
+pub(crate) const FLUID_ESTIMATE_MAX_PARTICLES: usize = 4 << 20;
+
+/// Warnings for a liquid scene that would simulate nothing, from its seeding.
+pub(crate) fn seeding_warnings(scene: &Scene) -> Vec<String> {
+    if scene.kind != SceneKind::Liquid {
+        return Vec::new();
+    }
+    let per_shape = scene.seeded_cells_per_shape();
+    let mut w: Vec<String> = per_shape
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n == 0)
+        .map(|(i, _)| {
+            format!(
+                "fluid[{i}] seeds no particles: it holds no cell centre outside the solids \
+                 (or earlier fluid shapes); make it larger than a cell or move it out of the solids"
+            )
+        })
+        .collect();
+    if per_shape.iter().all(|n| *n == 0) {
+        w.push("the scene seeds no particles at all: nothing will move".into());
+    }
+    w
+}
+
+/// FLUID cells the first substep will mark, estimated on the CPU with the f64 reference
+/// (the GPU marks the same cells up to f32 rounding at the density threshold).
+pub(crate) fn initial_fluid_cells(scene: &Scene, init: &InitialState) -> usize {
+    use eddy::reference as r;
+    let [nx, ny, nz] = scene.dims().map(|v| v as usize);
+    let g = r::Grid {
+        nx,
+        ny,
+        nz,
+        h: scene.h(),
+    };
+    let pos: Vec<[f64; 3]> = init
+        .positions
+        .iter()
+        .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+        .collect();
+    let vel = vec![[0.0; 3]; pos.len()];
+    let p2g = r::p2g(&g, &pos, &vel);
+    let solid: Vec<bool> = init.solid.iter().map(|s| *s != 0).collect();
+    r::mark_cells(
+        &g,
+        &p2g.count,
+        &p2g.weight,
+        &solid,
+        scene.particles_per_cell as f64,
+    )
+    .iter()
+    .filter(|t| **t == r::FLUID)
+    .count()
+}
+
+pub(crate) fn check(path: &Path) -> Result<ExitCode> {
+    let scene = Scene::load(path)?;
+    let at = || path.display().to_string();
+    // The same size checks `run` applies, on the same adapter, before anything is seeded.
+    let (est, adapter) = match GpuContext::new() {
+        Ok(ctx) => (
+            Some(eddy::sim::check_scene_limits(&ctx, &scene).with_context(at)?),
+            Some(ctx.describe()),
+        ),
+        Err(e) => {
+            note!(
+                "warning: {}: no GPU adapter, so the adapter's size limits are not checked ({e})",
+                path.display()
+            );
+            let particles = scene.particle_count();
+            if particles > eddy::scene::MAX_PARTICLES {
+                return Err(eddy::sim::SimError::TooManyParticles {
+                    particles,
+                    max: eddy::scene::MAX_PARTICLES,
+                })
+                .with_context(at);
+            }
+            (None, None)
+        }
+    };
+    let [nx, ny, nz] = scene.dims();
+    let mut text = String::new();
+    let mut line = |s: String| {
+        text.push_str(&s);
+        text.push('\n');
+    };
+    let mut warnings = seeding_warnings(&scene);
+    line(format!("scene       {} ({})", scene.name, path.display()));
+    line(format!("kind        {:?}", scene.kind));
+    line(format!(
+        "domain      {} x {} x {} m, grid {nx} x {ny} x {nz} = {} cells of {:.4} m",
+        scene.domain.0,
+        scene.domain.1,
+        scene.domain.2,
+        scene.cell_count(),
+        scene.h()
+    ));
+    let solid = scene.solid_cell_count();
+    line(format!("solid cells {solid}"));
+    let d = &scene.diffusion;
+    let implicit = format!("implicit, {} to {:e}", d.preconditioner.name(), d.tolerance);
+    line(if scene.viscosity > 0.0 {
+        format!("viscosity   {} m^2/s ({implicit})", scene.viscosity)
+    } else {
+        "viscosity   0 (inviscid)".to_string()
+    });
+    if scene.kind == SceneKind::Smoke {
+        let s = &scene.smoke;
+        let walls = |w: &eddy::scene::WallValues| {
+            if w.is_empty() {
+                "insulated walls".to_string()
+            } else {
+                let fixed: Vec<String> = eddy::scene::Wall::ALL
+                    .iter()
+                    .filter_map(|x| w.wall(*x).map(|v| format!("{x:?} {v}").to_lowercase()))
+                    .collect();
+                format!("walls {}; {} spot(s)", fixed.join(", "), w.spots.len())
+            }
+        };
+        line(format!(
+            "diffusion   heat {} m^2/s ({}), dye {} m^2/s ({})",
+            s.temperature_diffusion,
+            walls(&s.wall_temperature),
+            s.dye_diffusion,
+            walls(&s.wall_dye)
+        ));
+    }
+    if let Some(set) = eddy::sim::bodies::BodySet::from_scene(&scene) {
+        line(format!("bodies      {}", set.bodies.len()));
+        for (i, b) in set.bodies.iter().enumerate() {
+            let shape = match b.solid {
+                eddy::sim::bodies::Solid::Box { half } => {
+                    format!(
+                        "box {:.3} x {:.3} x {:.3} m",
+                        2.0 * half.x,
+                        2.0 * half.y,
+                        2.0 * half.z
+                    )
+                }
+                eddy::sim::bodies::Solid::Sphere { radius } if set.slice => {
+                    format!("disc r {radius:.3} m")
+                }
+                eddy::sim::bodies::Solid::Sphere { radius } => format!("sphere r {radius:.3} m"),
+            };
+            let i3 = b.inertia;
+            line(format!(
+                "  [{i}]      {shape}, {:?}, density {} kg/m^3, mass {:.4e} kg, inertia ({:.4e}, {:.4e}, {:.4e}) kg m^2",
+                b.motion, b.density, b.mass, i3.x, i3.y, i3.z
+            ));
+        }
+    }
+    let est = if scene.kind == SceneKind::Smoke {
+        let s = &scene.smoke;
+        line(format!(
+            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, sources: {}",
+            s.advection.name(),
+            s.vorticity,
+            s.buoyancy,
+            s.dye_weight,
+            s.sources.len(),
+        ));
+        line(format!("tracers     {}", s.tracers));
+        if solid == scene.cell_count() {
+            warnings.push("every cell is SOLID: there is no room for smoke".into());
+        }
+        est.unwrap_or_else(|| eddy::sim::smoke::memory_estimate(&scene))
+    } else {
+        let particles = scene.particle_count();
+        line(format!(
+            "particles   {particles} ({} per fluid cell)",
+            scene.particles_per_cell
+        ));
+        line(match scene.transfer {
+            eddy::scene::TransferKind::Flip => {
+                format!("transfer    flip ({}% PIC)", 100.0 * scene.pic_ratio)
+            }
+            eddy::scene::TransferKind::Apic => {
+                "transfer    apic (affine matrix per particle, 48 bytes each)".into()
+            }
+        });
+        line(if scene.volume_correction {
+            "volume      corrected each substep where the density is off rest by more than 20%"
+                .to_string()
+        } else {
+            "volume      not corrected (volume_correction: false)".to_string()
+        });
+        line(if scene.particle_spacing > 0.0 {
+            format!(
+                "spacing     particles closer than {:.3} m ({} of the rest spacing) push apart",
+                eddy::sim::liquid::spacing::min_distance(
+                    scene.h(),
+                    scene.particles_per_cell,
+                    scene.particle_spacing
+                ),
+                scene.particle_spacing
+            )
+        } else {
+            "spacing     off (particle_spacing: 0)".to_string()
+        });
+        if particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES {
+            let fluid = initial_fluid_cells(&scene, &scene.initial_state());
+            line(format!("fluid cells {fluid} at the first step"));
+            if fluid == 0 {
+                warnings.push(format!(
+                    "no cell reaches the FLUID density at the first step (the liquid is too \
+                     small or thin for cells of {:.4} m): no pressure will act on it",
+                    scene.h()
+                ));
+            }
+        }
+        eddy::sim::memory_estimate(&scene, particles)
+    };
+    line(format!(
+        "solver      {} to relative residual {:e}, at most {} iterations",
+        scene.pressure.preconditioner, scene.pressure.tolerance, scene.pressure.max_iterations
+    ));
+    line(format!(
+        "memory      {:.1} MiB on the GPU (largest buffer {:.1} MiB: {})",
+        est.total as f64 / 1048576.0,
+        est.largest_buffer as f64 / 1048576.0,
+        est.largest_name
+    ));
+    if let Some(a) = adapter {
+        line(format!("adapter     {a}: the scene fits its limits"));
+    }
+    for w in &warnings {
+        note!("warning: {}: {w}", path.display());
+    }
+    print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,405 @@
+//! The eddy command line: view | run | check | bench | scenes. Each command's work is in
+//! its own file; this one parses the arguments and dispatches.
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, Subcommand};
+use eddy::gpu::GpuContext;
+use eddy::output::{FolderContents, RowWriter};
+use eddy::scene::{InitialState, PreconditionerKind, Scene, SceneKind};
+use eddy::sim::{smoke::SmokeSimulation, FrameStats, Simulation};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Diagnostics go to stderr, and a stderr that cannot be written (closed, full) must not
+/// turn a finished run into a panic: `eprintln!` would panic, this drops the line.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+mod bench;
+mod check;
+mod out_dir;
+mod run;
+mod runtime_dir;
+mod signals;
+mod view;
+
+use bench::{check_json_path, run_bench};
+use check::check;
+use run::{run, with_resolution_flag, RunOptions};
+use out_dir::prepare_out;
+use signals::{signal_name, StopRequest};
+use check::seeding_warnings;
+use view::{parse_camera, parse_size, view, view_fields_help};
+
+const DEFAULT_SCENE: &str = "scenes/dam_break.ron";
+
+#[derive(Parser)]
+#[command(
+    name = "eddy",
+    version,
+    about = "GPU PIC/FLIP liquid and smoke simulator"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scene headless and write stats.csv (and optional particle dumps).
+    /// Ctrl-C (or SIGTERM) stops after the current frame's outputs; a second one at once.
+    Run {
+        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
+        scene: PathBuf,
+        /// Frames to simulate.
+        // Hyphen values reach the parser, so `--frames -1` is named in the error as a bad
+        // value rather than reported as an unknown argument `-1`.
+        #[arg(long, default_value_t = 120, allow_hyphen_values = true)]
+        frames: u64,
+        /// Output directory; must be empty or new unless --overwrite is given.
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Reuse a non-empty --out: delete the stats, particle and mesh dumps of an earlier run
+        /// there first (other files are kept and listed).
+        #[arg(long)]
+        overwrite: bool,
+        /// Write particles as binary PLY every K frames.
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
+        dump_particles: Option<u64>,
+        /// Write the liquid surface as a binary PLY triangle mesh every K frames
+        /// (mesh_NNNNN.ply: vertex normals, closed by caps at the walls).
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
+        dump_mesh: Option<u64>,
+        /// Sample the surface R times finer than the grid (1 to 8) [default: 1].
+        #[arg(
+            long,
+            value_name = "R",
+            requires = "dump_mesh",
+            allow_hyphen_values = true
+        )]
+        mesh_resolution: Option<u32>,
+        /// Write the last pressure solve as Matrix Market files into DIR.
+        #[arg(long, value_name = "DIR")]
+        export_system: Option<PathBuf>,
+        /// Override the scene's preconditioner (none, jacobi, ip, mic0, mic0_tiled, mg).
+        #[arg(long)]
+        preconditioner: Option<PreconditionerKind>,
+        /// Override the resolution: cells along the longest axis.
+        #[arg(long, allow_hyphen_values = true)]
+        resolution: Option<u32>,
+        /// After every frame, fail unless every pressure solve reached its tolerance and
+        /// every particle (tracer) is finite and inside the domain (reads them back: slower).
+        #[arg(long)]
+        check_invariants: bool,
+    },
+    /// Open the viewer on a scene (plain `eddy` opens it on the dam break).
+    #[command(after_help = view_fields_help())]
+    View {
+        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
+        #[arg(default_value = DEFAULT_SCENE)]
+        scene: PathBuf,
+        /// Run this many frames, then exit (after --screenshot, if given).
+        #[arg(long)]
+        frames: Option<u64>,
+        /// Save the window every --every simulated frames as DIR/frame_00001.png,
+        /// frame_00002.png, ... (the folder must hold no frames yet); with --frames, exit
+        /// after them.
+        #[arg(long, value_name = "DIR")]
+        record: Option<PathBuf>,
+        /// With --record: save every K-th simulated frame.
+        #[arg(long, value_name = "K", default_value_t = 1, requires = "record")]
+        every: u64,
+        /// Camera yaw and pitch in degrees and distance in metres from the domain's centre
+        /// (e.g. 30,25,2.2); the framed default view otherwise.
+        #[arg(long, value_name = "YAW,PITCH,DISTANCE", value_parser = parse_camera, allow_hyphen_values = true)]
+        camera: Option<[f32; 3]>,
+        /// Window size in pixels (recorded frames and screenshots have this size).
+        #[arg(long, value_name = "WxH", value_parser = parse_size)]
+        size: Option<[u32; 2]>,
+        /// Save the window as PNG after --frames frames.
+        #[arg(long, requires = "frames")]
+        screenshot: Option<PathBuf>,
+        /// Show a slice of this grid field (liquid scenes; the names are listed below).
+        #[arg(long, value_name = "FIELD")]
+        field: Option<eddy::sim::liquid::views::Field>,
+        /// Slice axis: x, y or z.
+        #[arg(long, default_value = "z", value_parser = ["x", "y", "z"])]
+        axis: String,
+        /// Slice index along the axis (default: the middle).
+        #[arg(long)]
+        slice: Option<u32>,
+        /// Smoke scenes: open on this view (listed below).
+        #[arg(long, value_name = "VIEW")]
+        smoke_view: Option<eddy::sim::smoke::views::SmokeField>,
+        /// How the liquid is drawn: particles, surface (a smooth screen-space surface) or
+        /// both.
+        #[arg(long, default_value = "particles")]
+        render: eddy::render::surface::RenderMode,
+        /// Layout: perspective (orbit camera) or flat (the --field slice as a 2D image
+        /// filling the view).
+        #[arg(long, default_value = "perspective", value_parser = ["perspective", "flat"])]
+        layout: String,
+    },
+    /// Validate a scene against the adapter's limits and print its summary without
+    /// simulating.
+    Check {
+        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
+        scene: PathBuf,
+    },
+    /// List the scenes shipped with eddy (usable by name from any folder).
+    Scenes,
+    /// Compare the preconditioners on the standard problems (see BENCHMARKS.md); with
+    /// --smoke, time the 2D smoke mode instead.
+    Bench {
+        /// Grid sizes (cells per axis), comma separated [default: 16,32,64; smoke:
+        /// 128,256,512].
+        #[arg(long, value_delimiter = ',')]
+        sizes: Option<Vec<u32>>,
+        /// Problems, comma separated: dam_break, settled_pool.
+        #[arg(long, value_delimiter = ',', default_value = "dam_break,settled_pool")]
+        problems: Vec<String>,
+        /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip,mg].
+        #[arg(long, value_delimiter = ',')]
+        preconditioners: Option<Vec<PreconditionerKind>>,
+        /// Relative residual (max norm) each solve iterates to [default: 1e-6; smoke: 1e-4].
+        #[arg(long)]
+        tolerance: Option<f64>,
+        /// Most PCG iterations per solve; a solve stopped here is marked in the table.
+        #[arg(long, default_value_t = 4000)]
+        max_iterations: u32,
+        /// Timed solves per case.
+        #[arg(long, default_value_t = 3)]
+        solves: u32,
+        /// Timed full steps per case [default: 3; smoke: 30].
+        #[arg(long)]
+        steps: Option<u32>,
+        /// Benchmark the smoke mode: a hot plume on square grids, steps/s per size.
+        #[arg(long)]
+        smoke: bool,
+        /// Compare the liquid's transfers (FLIP, PIC, APIC): a rotating blob's angular
+        /// momentum over --steps substeps [default: 100] and the first sloshing mode of a
+        /// tank --sizes cells across [default: 48].
+        #[arg(long, conflicts_with = "smoke")]
+        transfer: bool,
+        /// PCG iterations submitted between convergence checks (the scene setting
+        /// pressure.check_every).
+        #[arg(long, default_value_t = 8)]
+        check_every: u32,
+        /// Smoke only: untimed substeps before timing.
+        #[arg(long, default_value_t = 30)]
+        warmup: u32,
+        /// Smoke only: the plume's kinematic viscosity, m^2/s (adds the viscosity solve).
+        #[arg(long, default_value_t = 0.0, requires = "smoke")]
+        viscosity: f64,
+        /// Also write the results as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+pub fn main() -> ExitCode {
+    // winit's X11 notes (no XSETTINGS, XRandR quirks of virtual displays) are not problems
+    // a user can act on; RUST_LOG=winit=warn shows them.
+    env_logger::Builder::from_env(
+        env_logger::Env::default()
+            .default_filter_or("warn,wgpu_core=warn,wgpu_hal=warn,naga=warn,winit=error"),
+    )
+    .init();
+    match real_main() {
+        Ok(code) => code,
+        Err(e) => {
+            note!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    let cli = Cli::parse();
+    let headless = !matches!(cli.command, None | Some(Command::View { .. }));
+    runtime_dir::quiet_window_system(headless);
+    match cli.command {
+        None => view(PathBuf::from(DEFAULT_SCENE), None, None),
+        Some(Command::Scenes) => {
+            print_stdout(&eddy::scene::catalog::table()?)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::View {
+            scene,
+            frames,
+            record,
+            every,
+            camera,
+            size,
+            screenshot,
+            field,
+            axis,
+            slice,
+            smoke_view,
+            render,
+            layout,
+        }) => {
+            // Headless use (scripts, CI) must fail on a broken scene: the viewer's own
+            // fallback to the built-in dam break is for someone looking at the window.
+            if frames.is_some() || screenshot.is_some() || record.is_some() {
+                Scene::load(&scene)?;
+            }
+            if let Some(p) = &screenshot {
+                if p.is_dir() {
+                    bail!("--screenshot {}: is a folder, not a PNG file", p.display());
+                }
+            }
+            eddy::ui::run(eddy::ui::ViewerOptions {
+                scene,
+                frames,
+                screenshot,
+                field,
+                axis: match axis.as_str() {
+                    "x" => 0,
+                    "y" => 1,
+                    _ => 2,
+                },
+                slice,
+                smoke_view,
+                render,
+                flat: layout == "flat",
+                record: record.map(|dir| eddy::ui::record::Recording { dir, every }),
+                camera,
+                size,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Check { scene }) => check(&scene),
+        Some(Command::Bench {
+            sizes,
+            problems,
+            preconditioners,
+            tolerance,
+            max_iterations,
+            solves,
+            steps,
+            smoke,
+            transfer,
+            check_every,
+            warmup,
+            viscosity,
+            json,
+        }) => {
+            // The scene files' own bound: PCG keeps a residual history of this length.
+            let max = 100_000;
+            if max_iterations > max {
+                bail!("--max-iterations must be at most {max}, got {max_iterations}");
+            }
+            if transfer {
+                let d = eddy::bench::transfer::TransferBenchOptions::default();
+                let slosh_cells = match sizes.as_deref() {
+                    None => d.slosh_cells,
+                    Some([n]) => *n,
+                    Some(_) => {
+                        bail!("--transfer takes one --sizes value (the tank's cells across)")
+                    }
+                };
+                let opts = eddy::bench::transfer::TransferBenchOptions {
+                    slosh_cells,
+                    blob_substeps: steps.unwrap_or(d.blob_substeps),
+                    ..d
+                };
+                opts.validate()?;
+                check_json_path(json.as_deref())?;
+                return run_bench(
+                    |ctx, progress, _report| eddy::bench::transfer::run(ctx, &opts, progress),
+                    json.as_deref(),
+                );
+            }
+            if smoke {
+                let d = eddy::bench::smoke::SmokeBenchOptions::default();
+                let opts = eddy::bench::smoke::SmokeBenchOptions {
+                    sizes: sizes.unwrap_or(d.sizes),
+                    preconditioners: preconditioners.unwrap_or(d.preconditioners),
+                    tolerance: tolerance.unwrap_or(d.tolerance),
+                    warmup,
+                    steps: steps.unwrap_or(d.steps),
+                    check_every,
+                    viscosity,
+                };
+                opts.validate()?;
+                check_json_path(json.as_deref())?;
+                return run_bench(
+                    |ctx, progress, report| eddy::bench::smoke::run(ctx, &opts, progress, report),
+                    json.as_deref(),
+                );
+            }
+            let problems = problems
+                .iter()
+                .map(|p| eddy::bench::solver::parse_problem(p))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(|e| anyhow!("--problems: {e}"))?;
+            let d = eddy::bench::BenchOptions::default();
+            let opts = eddy::bench::BenchOptions {
+                sizes: sizes.unwrap_or(d.sizes),
+                problems,
+                preconditioners: preconditioners.unwrap_or(d.preconditioners),
+                tolerance: tolerance.unwrap_or(d.tolerance),
+                max_iterations,
+                solves,
+                steps: steps.unwrap_or(d.steps),
+                check_every,
+            };
+            opts.validate()?;
+            check_json_path(json.as_deref())?;
+            run_bench(
+                |ctx, progress, report| eddy::bench::run(ctx, &opts, progress, report),
+                json.as_deref(),
+            )
+        }
+        Some(Command::Run {
+            scene,
+            frames,
+            out,
+            overwrite,
+            dump_particles,
+            dump_mesh,
+            mesh_resolution,
+            export_system,
+            preconditioner,
+            resolution,
+            check_invariants,
+        }) => {
+            let mut s = Scene::load(&scene)?;
+            if let Some(p) = preconditioner {
+                s.pressure.preconditioner = p;
+            }
+            if let Some(n) = resolution {
+                s = with_resolution_flag(&s, n, &scene)?;
+            }
+            let opts = RunOptions {
+                scene_path: scene,
+                frames,
+                out,
+                overwrite,
+                dump: dump_particles,
+                mesh: dump_mesh.map(|every| (every, mesh_resolution.unwrap_or(1))),
+                export: export_system,
+                check_invariants,
+            };
+            run(&s, &opts)
+        }
+    }
+}
+
+/// Writes `text` to stdout. A reader that went away (`eddy check s.ron | head -1`) is a
+/// normal end; any other failure (a full disk) is an error.
+pub(crate) fn print_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r.context("cannot write to standard output"),
+    }
+}

@@ -1,0 +1,458 @@
+//! `eddy run`: a scene simulated headless, its outputs written frame by frame.
+
+use super::*;
+
+/// Applies `--resolution`, blaming the flag (not the scene file) for a grid it makes invalid.
+pub(crate) fn with_resolution_flag(scene: &Scene, n: u32, path: &Path) -> Result<Scene> {
+    let max = eddy::scene::MAX_AXIS_CELLS;
+    if !(2..=max).contains(&n) {
+        bail!("--resolution must be between 2 and {max} cells along the longest axis, got {n}");
+    }
+    let s = scene.with_resolution(n);
+    s.validate().map_err(|m| {
+        anyhow!(
+            "--resolution {n} gives {} a grid of {:?} cells, which eddy cannot run: {m}",
+            path.display(),
+            s.resolution
+        )
+    })?;
+    Ok(s)
+}
+
+pub(crate) fn progress_bar(frames: u64) -> ProgressBar {
+    let bar = ProgressBar::new(frames);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} frames  {msg}  [{elapsed_precise} < {eta_precise}]",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// The result of a run, for stdout: where the stats are, the speed, GPU time by stage.
+pub(crate) fn run_summary(
+    ctx: &GpuContext,
+    frames: u64,
+    substeps: u64,
+    secs: f64,
+    stats_path: &Path,
+    stage_ms: &eddy::gpu::StageTiming,
+) -> String {
+    let mut s = format!(
+        "{}, {} in {secs:.2} s: {:.2} steps/s, {:.2} frames/s; stats in {}\n",
+        count(frames, "frame"),
+        count(substeps, "substep"),
+        substeps as f64 / secs,
+        frames as f64 / secs,
+        stats_path.display()
+    );
+    if substeps == 0 {
+        return s;
+    }
+    if ctx.timestamps {
+        s += "GPU time per substep by stage (timestamp queries):\n";
+        let total = stage_ms.total();
+        for (name, ms) in &stage_ms.stages {
+            s += &format!(
+                "  {name:<12} {:>9.3} ms  {:>5.1}%\n",
+                ms / substeps as f64,
+                100.0 * ms / total.max(1e-12)
+            );
+        }
+    } else {
+        s += "this adapter has no timestamp queries: no per-stage GPU times\n";
+    }
+    s
+}
+
+/// "1 frame", "3 frames".
+pub(crate) fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// What `eddy run` was asked to do.
+pub(crate) struct RunOptions {
+    pub(crate) scene_path: PathBuf,
+    pub(crate) frames: u64,
+    pub(crate) out: PathBuf,
+    pub(crate) overwrite: bool,
+    pub(crate) dump: Option<u64>,
+    /// `--dump-mesh K` and `--mesh-resolution R`.
+    pub(crate) mesh: Option<(u64, u32)>,
+    pub(crate) export: Option<PathBuf>,
+    pub(crate) check_invariants: bool,
+}
+
+/// A liquid or smoke simulation behind the one frame loop of `eddy run`.
+pub(crate) enum RunSim {
+    Liquid(Box<Simulation>),
+    Smoke(Box<SmokeSimulation>),
+}
+
+impl RunSim {
+    fn step(&mut self) -> Result<FrameStats, eddy::sim::SimError> {
+        match self {
+            RunSim::Liquid(s) => s.step_frame(),
+            RunSim::Smoke(s) => s.step_frame(),
+        }
+    }
+
+    fn timing(&self) -> &eddy::gpu::StageTiming {
+        match self {
+            RunSim::Liquid(s) => &s.last_timing,
+            RunSim::Smoke(s) => &s.last_timing,
+        }
+    }
+
+    /// Particles (or tracers) the simulation moves.
+    fn particles(&self) -> u32 {
+        match self {
+            RunSim::Liquid(s) => s.mode.particles.count,
+            RunSim::Smoke(s) => s.mode.tracers.count,
+        }
+    }
+
+    /// The rigid bodies, when the scene has any.
+    fn bodies(&self) -> Option<&eddy::sim::bodies::BodySet> {
+        match self {
+            RunSim::Liquid(s) => s.bodies.as_ref().map(|b| &b.set),
+            RunSim::Smoke(s) => s.bodies.as_ref().map(|b| &b.set),
+        }
+    }
+
+    /// Particle (or tracer) positions, xyz.
+    fn positions(&self) -> Result<Vec<[f32; 4]>, eddy::sim::SimError> {
+        match self {
+            RunSim::Liquid(s) => Ok(s.read_particles()?.0),
+            RunSim::Smoke(s) => s.read_tracers(),
+        }
+    }
+}
+
+/// Simulated time, s.
+pub(crate) fn sim_time(sim: &RunSim) -> f64 {
+    match sim {
+        RunSim::Liquid(s) => s.time,
+        RunSim::Smoke(s) => s.time,
+    }
+}
+
+/// `--check-invariants`: every solve converged, and every particle is finite and inside
+/// the domain (smoke tracers live in the slice's x and y).
+pub(crate) fn check_invariants(
+    sim: &RunSim,
+    scene: &Scene,
+    st: &FrameStats,
+    expected_particles: u32,
+) -> Result<()> {
+    if st.unconverged_solves > 0 {
+        bail!(
+            "frame {}: {} pressure solve(s) stopped above the tolerance {:e} (at max_iterations \
+             {} or on a breakdown), with a residual up to {:.3e}",
+            st.frame,
+            st.unconverged_solves,
+            scene.pressure.tolerance,
+            scene.pressure.max_iterations,
+            st.pcg_max_residual
+        );
+    }
+    if st.particles != expected_particles {
+        bail!(
+            "frame {}: {} particles, {expected_particles} expected",
+            st.frame,
+            st.particles
+        );
+    }
+    let d = scene.domain_size();
+    let axes = if scene.kind == SceneKind::Smoke { 2 } else { 3 };
+    let pos = sim.positions()?;
+    let outside = pos
+        .iter()
+        .filter(|p| !(0..axes).all(|a| p[a].is_finite() && p[a] >= 0.0 && p[a] as f64 <= d[a]))
+        .count();
+    if outside > 0 {
+        let first = pos
+            .iter()
+            .find(|p| !(0..axes).all(|a| p[a].is_finite() && p[a] >= 0.0 && p[a] as f64 <= d[a]))
+            .map(|p| format!("{:?}", &p[..3]))
+            .unwrap_or_default();
+        bail!(
+            "frame {}: {outside} of {} particles are outside the domain [0, {:?}] or not finite \
+             (first: {first})",
+            st.frame,
+            pos.len(),
+            scene.domain
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
+    let smoke = scene.kind == SceneKind::Smoke;
+    if smoke && opts.dump.is_some() {
+        bail!("--dump-particles writes liquid particles; smoke scenes have none (their tracers are drawn by `eddy view`)");
+    }
+    if smoke && opts.export.is_some() {
+        bail!("--export-system is available for liquid scenes only");
+    }
+    if opts.dump == Some(0) {
+        bail!("--dump-particles must be at least 1");
+    }
+    if let Some((every, resolution)) = opts.mesh {
+        if every == 0 {
+            bail!("--dump-mesh must be at least 1");
+        }
+        eddy::mesh::params_for(scene, resolution)?;
+    }
+    // Every output path is usable before minutes of simulation are spent.
+    prepare_out(&opts.out, opts.overwrite)?;
+    if let Some(dir) = &opts.export {
+        if dir.exists() && !dir.is_dir() {
+            bail!("--export-system {}: is a file, not a folder", dir.display());
+        }
+        eddy::output::ensure_writable_dir(dir)
+            .with_context(|| format!("--export-system {}: cannot write there", dir.display()))?;
+    }
+    let stop = StopRequest::install()?;
+
+    let ctx = Arc::new(GpuContext::new()?);
+    note!("adapter: {}", ctx.describe());
+    let at = || opts.scene_path.display().to_string();
+    let mut sim = if smoke {
+        RunSim::Smoke(Box::new(
+            SmokeSimulation::new(ctx.clone(), scene).with_context(at)?,
+        ))
+    } else {
+        RunSim::Liquid(Box::new(
+            Simulation::new(ctx.clone(), scene).with_context(at)?,
+        ))
+    };
+    for w in seeding_warnings(scene) {
+        note!("warning: {}: {w}", opts.scene_path.display());
+    }
+    // Created once the simulation is set up, so a scene the adapter refuses leaves --out
+    // empty (and reusable) rather than holding a header-only stats.csv.
+    let stats_path = opts.out.join("stats.csv");
+    let header = FrameStats::csv_header(scene.kind);
+    let mut csv = RowWriter::create(&stats_path, header)
+        .with_context(|| format!("cannot create {}", stats_path.display()))?;
+    // One row per body per frame, beside stats.csv.
+    let bodies_path = opts.out.join("bodies.csv");
+    let mut bodies_csv = match sim.bodies() {
+        Some(_) => Some(
+            RowWriter::create(&bodies_path, eddy::output::bodies::CSV_HEADER)
+                .with_context(|| format!("cannot create {}", bodies_path.display()))?,
+        ),
+        None => None,
+    };
+    let expected_particles = sim.particles();
+    if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
+        dump_particles(s, &opts.out, 0, k)?;
+    }
+    let mut meshes = MeshLog::default();
+    if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
+        meshes.dump(s, scene, &opts.out, 0, m, None)?;
+    }
+
+    let bar = progress_bar(opts.frames);
+    let start = std::time::Instant::now();
+    let mut done = 0u64;
+    let mut total_substeps = 0u64;
+    let mut unconverged = 0u64;
+    let mut stage_ms = eddy::gpu::StageTiming::default();
+    let mut frame_loop = || -> Result<()> {
+        while done < opts.frames && stop.requested().is_none() {
+            let st = sim.step()?;
+            total_substeps += st.substeps as u64;
+            stage_ms.merge(sim.timing());
+            csv.row(&st.csv_row())
+                .with_context(|| format!("cannot write {}", stats_path.display()))?;
+            if let (Some(w), Some(set)) = (bodies_csv.as_mut(), sim.bodies()) {
+                let time = sim_time(&sim);
+                for row in eddy::output::bodies::csv_rows(set, st.frame, time) {
+                    w.row(&row)
+                        .with_context(|| format!("cannot write {}", bodies_path.display()))?;
+                }
+            }
+            if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
+                dump_particles(s, &opts.out, st.frame, k)?;
+            }
+            if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
+                meshes.dump(s, scene, &opts.out, st.frame, m, Some(&bar))?;
+            }
+            done = st.frame;
+            if opts.check_invariants {
+                check_invariants(&sim, scene, &st, expected_particles)?;
+            }
+            if st.frame == 1 && st.fluid_cells == 0 {
+                bar.suspend(|| {
+                    if smoke {
+                        note!("warning: every cell is SOLID: there is no room for smoke")
+                    } else if st.particles > 0 {
+                        note!(
+                            "warning: frame 1 marked no FLUID cell: the liquid is too small or \
+                             thin for the grid, so no pressure acts on it"
+                        )
+                    }
+                });
+            }
+            if st.unconverged_solves > 0 {
+                if unconverged == 0 {
+                    bar.suspend(|| {
+                        note!(
+                            "warning: frame {}: a pressure solve stopped with residual {:.3e} \
+                             above the tolerance {:e} (max_iterations {}; counted in the summary)",
+                            st.frame,
+                            st.pcg_max_residual,
+                            scene.pressure.tolerance,
+                            scene.pressure.max_iterations
+                        )
+                    });
+                }
+                unconverged += st.unconverged_solves as u64;
+            }
+            let secs = start.elapsed().as_secs_f64();
+            bar.set_message(format!(
+                "{:.1} steps/s, pcg {} it, |div| {:.1e}{}{}",
+                total_substeps as f64 / secs,
+                st.pcg_iterations,
+                st.max_divergence,
+                st.smoke()
+                    .map(|m| format!(", dye {:.3e}", m.dye_total))
+                    .unwrap_or_default(),
+                meshes.progress()
+            ));
+            bar.inc(1);
+        }
+        Ok(())
+    };
+    let result = frame_loop();
+    bar.abandon();
+    let secs = start.elapsed().as_secs_f64();
+    let kept = if done == 0 {
+        format!("{} holds the header only", stats_path.display())
+    } else {
+        format!(
+            "{} holds frames 1 to {done}, and every dump written is complete",
+            stats_path.display()
+        )
+    };
+    if let Err(e) = result {
+        return Err(e.context(format!(
+            "run stopped after {done} complete frame(s); {kept}"
+        )));
+    }
+    // Results go to stdout once every file is written, so a failing stdout loses none.
+    let mut summary = run_summary(&ctx, done, total_substeps, secs, &stats_path, &stage_ms);
+    summary += &meshes.summary();
+    if unconverged > 0 {
+        note!("warning: {unconverged} pressure solve(s) stopped above the tolerance");
+    }
+    if opts.check_invariants {
+        note!(
+            "invariants held for {done} frame(s): every solve within tolerance, all \
+             {expected_particles} particles finite and inside the domain"
+        );
+    }
+    if let (Some(dir), RunSim::Liquid(s)) = (&opts.export, &sim) {
+        if done > 0 {
+            let sys = s.export_system()?;
+            eddy::output::write_matrix_market(dir, &sys)
+                .with_context(|| format!("cannot write the system to {}", dir.display()))?;
+            summary += &format!("pressure system written to {}\n", dir.display());
+        }
+    }
+    print_stdout(&summary)?;
+    if let Some(sig) = stop.requested() {
+        note!(
+            "interrupted by {} after frame {done} of {}: {kept}",
+            signal_name(sig),
+            opts.frames
+        );
+        return Ok(ExitCode::from((128 + sig).clamp(1, 255) as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Result<()> {
+    if !frame.is_multiple_of(every) {
+        return Ok(());
+    }
+    let (pos, vel) = sim.read_particles()?;
+    let affine = sim.read_affine()?;
+    let path = out.join(format!("particles_{frame:05}.ply"));
+    eddy::output::write_ply(&path, &pos, &vel, &affine)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `--dump-mesh`: writes the surface meshes and logs the time each took.
+#[derive(Default)]
+pub(crate) struct MeshLog {
+    written: u64,
+    total_s: f64,
+    max_s: f64,
+    last_ms: Option<f64>,
+}
+
+impl MeshLog {
+    fn dump(
+        &mut self,
+        sim: &Simulation,
+        scene: &Scene,
+        out: &Path,
+        frame: u64,
+        (every, resolution): (u64, u32),
+        bar: Option<&ProgressBar>,
+    ) -> Result<()> {
+        if !frame.is_multiple_of(every) {
+            return Ok(());
+        }
+        let (pos, _) = sim.read_particles()?;
+        let path = out.join(format!("mesh_{frame:05}.ply"));
+        let comment = format!(
+            "eddy liquid surface, frame {frame}, t = {:.6} s, {resolution}x grid resolution",
+            sim.time
+        );
+        let t = eddy::mesh::write_liquid_surface(&path, scene, &pos, resolution, &comment)?;
+        self.written += 1;
+        self.total_s += t.mesh_s;
+        self.max_s = self.max_s.max(t.mesh_s);
+        self.last_ms = Some(t.mesh_s * 1e3);
+        let line = format!(
+            "mesh frame {frame}: {} triangles, {} vertices; meshing {:.1} ms, writing {:.1} ms",
+            t.triangles,
+            t.vertices,
+            t.mesh_s * 1e3,
+            t.write_s * 1e3
+        );
+        match bar {
+            Some(b) => b.suspend(|| note!("{line}")),
+            None => note!("{line}"),
+        }
+        Ok(())
+    }
+
+    fn progress(&self) -> String {
+        self.last_ms
+            .map(|ms| format!(", mesh {ms:.0} ms"))
+            .unwrap_or_default()
+    }
+
+    /// The summary line for stdout (empty without meshes).
+    fn summary(&self) -> String {
+        if self.written == 0 {
+            return String::new();
+        }
+        format!(
+            "{} surface mesh(es) written: meshing {:.1} ms per mesh on average, {:.1} ms at most\n",
+            self.written,
+            1e3 * self.total_s / self.written as f64,
+            1e3 * self.max_s
+        )
+    }
+}

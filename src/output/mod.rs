@@ -1,0 +1,455 @@
+//! Files eddy writes: stats rows, binary PLY particle dumps and Matrix Market exports of
+//! the pressure system.
+//!
+//! Nothing here leaves a half-written file behind an interruption: stats rows are written
+//! whole and flushed as each frame completes, and every other file is written under a
+//! temporary name and renamed into place once complete.
+
+pub mod bodies;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Suffix of files being written; a rename drops it once the file is complete.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// `path` with [`TEMP_SUFFIX`] appended to its file name (same folder, so the final rename
+/// never crosses file systems).
+pub fn temp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(TEMP_SUFFIX);
+    path.with_file_name(name)
+}
+
+/// Writes `path` through `write` under a temporary name, then renames it into place: a
+/// reader, or a run killed mid-write, sees the old file or the complete new one, never a
+/// partial one. The temporary file is removed when `write` fails.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let tmp = temp_path(path);
+    let result = File::create(&tmp).and_then(|f| {
+        let mut w = BufWriter::new(f);
+        write(&mut w)?;
+        w.flush()
+    });
+    match result.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A CSV file that grows by one complete, flushed row per frame, so a run stopped at any
+/// point (Ctrl-C, a kill, a crash) leaves every finished frame's row on disk.
+pub struct RowWriter {
+    file: File,
+}
+
+impl RowWriter {
+    /// Creates (truncates) `path` and writes the header line.
+    pub fn create(path: &Path, header: &str) -> std::io::Result<Self> {
+        let mut w = Self {
+            file: File::create(path)?,
+        };
+        w.row(header)?;
+        Ok(w)
+    }
+
+    /// Appends one line with a single write, then flushes it.
+    pub fn row(&mut self, line: &str) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        self.file.write_all(&bytes)?;
+        self.file.flush()
+    }
+}
+
+/// Makes sure `dir` exists (creating it) and accepts new files, so a run learns that its
+/// output folder is unusable before it simulates, not after.
+pub fn ensure_writable_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".eddy-probe-{}{TEMP_SUFFIX}", std::process::id()));
+    File::create(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+/// Makes sure a file can be created at `path`: its folder exists and accepts files, and
+/// `path` itself is not a folder. Leaves nothing behind.
+pub fn ensure_writable_file(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a folder, not a file",
+        ));
+    }
+    let tmp = temp_path(path);
+    File::create(&tmp)?;
+    std::fs::remove_file(&tmp)
+}
+
+/// Files of an output folder, split into those eddy writes and everything else.
+#[derive(Clone, Debug, Default)]
+pub struct FolderContents {
+    pub eddy_files: Vec<PathBuf>,
+    pub others: Vec<PathBuf>,
+}
+
+impl FolderContents {
+    pub fn is_empty(&self) -> bool {
+        self.eddy_files.is_empty() && self.others.is_empty()
+    }
+}
+
+/// True for names eddy writes into an output folder: `stats.csv`, `bodies.csv`,
+/// `particles_NNNNN.ply`, `mesh_NNNNN.ply`,
+/// the system export's files, and any of them with the temporary suffix.
+pub fn is_eddy_file(name: &str) -> bool {
+    let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
+    let dump = ["particles_", "mesh_"]
+        .iter()
+        .find_map(|p| name.strip_prefix(p))
+        .and_then(|r| r.strip_suffix(".ply"))
+        .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()));
+    dump || [
+        "stats.csv",
+        "bodies.csv",
+        "A.mtx",
+        "b.mtx",
+        "p.mtx",
+        "cells.csv",
+    ]
+    .contains(&name)
+}
+
+/// Lists `dir` (sorted); `None` when it does not exist.
+pub fn survey_folder(dir: &Path) -> std::io::Result<Option<FolderContents>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut c = FolderContents::default();
+    for entry in entries {
+        let entry = entry?;
+        let ours =
+            entry.file_type()?.is_file() && entry.file_name().to_str().is_some_and(is_eddy_file);
+        if ours {
+            c.eddy_files.push(entry.path());
+        } else {
+            c.others.push(entry.path());
+        }
+    }
+    c.eddy_files.sort();
+    c.others.sort();
+    Ok(Some(c))
+}
+
+/// Names of the PLY properties of an APIC affine matrix, row by row (c_u, c_v, c_w).
+pub const AFFINE_PLY_PROPERTIES: [&str; 9] = [
+    "c_ux", "c_uy", "c_uz", "c_vx", "c_vy", "c_vz", "c_wx", "c_wy", "c_wz",
+];
+
+/// Writes particles as binary little-endian PLY with float x y z vx vy vz, the layout
+/// ParaView, Blender and Houdini read directly, followed by the nine entries of the APIC
+/// affine matrix ([`AFFINE_PLY_PROPERTIES`]) when `affine` holds three rows per particle
+/// (pass an empty slice for FLIP). Written under a temporary name and renamed.
+pub fn write_ply(
+    path: &Path,
+    pos: &[[f32; 4]],
+    vel: &[[f32; 4]],
+    affine: &[[f32; 4]],
+) -> std::io::Result<()> {
+    let with_affine = !affine.is_empty();
+    if with_affine && affine.len() != 3 * pos.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} affine rows for {} particles (three per particle)",
+                affine.len(),
+                pos.len()
+            ),
+        ));
+    }
+    write_atomically(path, |w| {
+        write!(
+            w,
+            "ply\nformat binary_little_endian 1.0\ncomment written by eddy\nelement vertex {}\n\
+             property float x\nproperty float y\nproperty float z\n\
+             property float vx\nproperty float vy\nproperty float vz\n",
+            pos.len()
+        )?;
+        if with_affine {
+            for name in AFFINE_PLY_PROPERTIES {
+                writeln!(w, "property float {name}")?;
+            }
+        }
+        w.write_all(b"end_header\n")?;
+        for (i, (p, v)) in pos.iter().zip(vel).enumerate() {
+            for x in [p[0], p[1], p[2], v[0], v[1], v[2]] {
+                w.write_all(&x.to_le_bytes())?;
+            }
+            if with_affine {
+                for row in &affine[3 * i..3 * i + 3] {
+                    for x in &row[..3] {
+                        w.write_all(&x.to_le_bytes())?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Reads back position and velocity (the first six properties) of a file written by
+/// [`write_ply`] (used by tests and tools).
+pub fn read_ply(path: &Path) -> std::io::Result<Vec<[f32; 6]>> {
+    let (_, rows) = read_ply_properties(path)?;
+    Ok(rows
+        .iter()
+        .map(|r| std::array::from_fn(|i| r.get(i).copied().unwrap_or(0.0)))
+        .collect())
+}
+
+/// Reads a file written by [`write_ply`]: its property names and every vertex's values.
+pub fn read_ply_properties(path: &Path) -> std::io::Result<(Vec<String>, Vec<Vec<f32>>)> {
+    let data = std::fs::read(path)?;
+    let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_string());
+    let marker = b"end_header\n";
+    let end = data
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .ok_or_else(|| bad("no end_header"))?
+        + marker.len();
+    let header = std::str::from_utf8(&data[..end]).map_err(|_| bad("header is not UTF-8"))?;
+    let count: usize = header
+        .lines()
+        .find_map(|l| l.strip_prefix("element vertex "))
+        .and_then(|n| n.trim().parse().ok())
+        .ok_or_else(|| bad("no vertex count"))?;
+    let names: Vec<String> = header
+        .lines()
+        .filter_map(|l| l.strip_prefix("property float "))
+        .map(|n| n.trim().to_string())
+        .collect();
+    let stride = 4 * names.len();
+    let body = &data[end..];
+    if names.len() < 6 || body.len() != count * stride {
+        return Err(bad("body size does not match the vertex count"));
+    }
+    let rows = body
+        .chunks_exact(stride)
+        .map(|c| {
+            c.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
+        })
+        .collect();
+    Ok((names, rows))
+}
+
+/// The pressure system of one solve in plain data, rows restricted to FLUID cells.
+pub struct ExportedSystem {
+    pub dims: [u32; 3],
+    /// Packed matrix per cell (diag, +x, +y, +z).
+    pub a: Vec<[f32; 4]>,
+    pub b: Vec<f32>,
+    pub p: Vec<f32>,
+}
+
+/// Writes `A.mtx` (symmetric coordinate, lower triangle), `b.mtx`, `p.mtx` (array) and
+/// `cells.csv` (row -> i,j,k; rows are FLUID cells in cell-index order, 1-based in .mtx).
+pub fn write_matrix_market(dir: &Path, sys: &ExportedSystem) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let [nx, ny, _] = sys.dims.map(|v| v as usize);
+    let rows: Vec<usize> = (0..sys.a.len()).filter(|&c| sys.a[c][0] != 0.0).collect();
+    let mut row_of = vec![usize::MAX; sys.a.len()];
+    for (r, &c) in rows.iter().enumerate() {
+        row_of[c] = r;
+    }
+    // Lower triangle: for row r (cell c) the entries to lower neighbours c-x, c-y, c-z plus the diagonal.
+    let mut entries = Vec::new();
+    for (r, &c) in rows.iter().enumerate() {
+        let (i, j, k) = (c % nx, (c / nx) % ny, c / (nx * ny));
+        for (axis, has, stride) in [(1, i > 0, 1), (2, j > 0, nx), (3, k > 0, nx * ny)] {
+            if has {
+                let m = c - stride;
+                let v = sys.a[m][axis];
+                if v != 0.0 && row_of[m] != usize::MAX {
+                    entries.push((r, row_of[m], v));
+                }
+            }
+        }
+        entries.push((r, r, sys.a[c][0]));
+    }
+    // Each file is complete or absent: a run stopped mid-export leaves no truncated matrix.
+    write_atomically(&dir.join("A.mtx"), |w| {
+        writeln!(w, "%%MatrixMarket matrix coordinate real symmetric")?;
+        writeln!(
+            w,
+            "% eddy pressure matrix over FLUID cells; rows map to cells in cells.csv"
+        )?;
+        writeln!(w, "{} {} {}", rows.len(), rows.len(), entries.len())?;
+        for (r, c, v) in &entries {
+            writeln!(w, "{} {} {}", r + 1, c + 1, v)?;
+        }
+        Ok(())
+    })?;
+    for (name, vec) in [("b.mtx", &sys.b), ("p.mtx", &sys.p)] {
+        write_atomically(&dir.join(name), |w| {
+            writeln!(w, "%%MatrixMarket matrix array real general")?;
+            writeln!(w, "{} 1", rows.len())?;
+            for &c in &rows {
+                writeln!(w, "{:e}", vec[c])?;
+            }
+            Ok(())
+        })?;
+    }
+    write_atomically(&dir.join("cells.csv"), |w| {
+        writeln!(w, "row,i,j,k")?;
+        for (r, &c) in rows.iter().enumerate() {
+            writeln!(
+                w,
+                "{},{},{},{}",
+                r + 1,
+                c % nx,
+                (c / nx) % ny,
+                c / (nx * ny)
+            )?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ply_round_trip() {
+        let dir = std::env::temp_dir().join(format!("eddy-ply-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.ply");
+        let pos = vec![[0.1, 0.2, 0.3, 0.0], [1.0, -2.0, 3.5, 0.0]];
+        let vel = vec![[4.0, 5.0, 6.0, 0.0], [-1.0, 0.5, 0.25, 0.0]];
+        write_ply(&path, &pos, &vel, &[]).unwrap();
+        let back = read_ply(&path).unwrap();
+        let expect = vec![
+            [0.1, 0.2, 0.3, 4.0, 5.0, 6.0],
+            [1.0, -2.0, 3.5, -1.0, 0.5, 0.25],
+        ];
+        assert_eq!(back, expect);
+        // With APIC matrices: nine more properties per particle, the first six unchanged.
+        let affine: Vec<[f32; 4]> = (0..6)
+            .map(|r| [r as f32, r as f32 + 0.5, -(r as f32), 9.0])
+            .collect();
+        write_ply(&path, &pos, &vel, &affine).unwrap();
+        assert_eq!(read_ply(&path).unwrap(), expect);
+        let (names, rows) = read_ply_properties(&path).unwrap();
+        assert_eq!(names[6..], AFFINE_PLY_PROPERTIES.map(String::from));
+        assert_eq!(
+            rows[1][6..],
+            [3.0, 3.5, -3.0, 4.0, 4.5, -4.0, 5.0, 5.5, -5.0]
+        );
+        assert!(write_ply(&path, &pos, &vel, &affine[..4]).is_err());
+    }
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("eddy-out-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_the_old_file_and_no_temporary() {
+        let dir = scratch("atomic");
+        let path = dir.join("x.ply");
+        std::fs::write(&path, b"old").unwrap();
+        let err = write_atomically(&path, |w| {
+            w.write_all(b"half")?;
+            Err(std::io::Error::other("interrupted"))
+        });
+        assert!(err.is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert!(!temp_path(&path).exists());
+        write_atomically(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert!(!temp_path(&path).exists());
+    }
+
+    #[test]
+    fn rows_are_on_disk_as_soon_as_they_are_written() {
+        let dir = scratch("rows");
+        let path = dir.join("stats.csv");
+        let mut w = RowWriter::create(&path, "a,b").unwrap();
+        w.row("1,2").unwrap();
+        // Read while the writer is still open: nothing waits in a buffer.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a,b\n1,2\n");
+    }
+
+    #[test]
+    fn eddy_files_are_told_apart_from_the_users() {
+        for n in [
+            "stats.csv",
+            "particles_00012.ply",
+            "particles_123456.ply",
+            "particles_00012.ply.tmp",
+            "mesh_00012.ply",
+            "A.mtx",
+            "cells.csv",
+        ] {
+            assert!(is_eddy_file(n), "{n}");
+        }
+        for n in [
+            "notes.txt",
+            "particles_12.ply",
+            "particles_abcde.ply",
+            "mesh_1.ply",
+            "stats.csv.bak",
+        ] {
+            assert!(!is_eddy_file(n), "{n}");
+        }
+        let dir = scratch("survey");
+        std::fs::write(dir.join("stats.csv"), "").unwrap();
+        std::fs::write(dir.join("notes.txt"), "").unwrap();
+        let c = survey_folder(&dir).unwrap().unwrap();
+        assert_eq!(c.eddy_files, vec![dir.join("stats.csv")]);
+        assert_eq!(c.others, vec![dir.join("notes.txt")]);
+        assert!(survey_folder(&dir.join("absent")).unwrap().is_none());
+    }
+
+    #[test]
+    fn writability_checks_leave_nothing_behind() {
+        let dir = scratch("probe");
+        ensure_writable_dir(&dir.join("new")).unwrap();
+        assert_eq!(std::fs::read_dir(dir.join("new")).unwrap().count(), 0);
+        ensure_writable_file(&dir.join("r.json")).unwrap();
+        assert!(!dir.join("r.json").exists() && !temp_path(&dir.join("r.json")).exists());
+        assert!(ensure_writable_file(&dir).is_err());
+        assert!(ensure_writable_file(&dir.join("missing/r.json")).is_err());
+    }
+
+    #[test]
+    fn matrix_market_lists_lower_triangle_of_fluid_rows() {
+        // 3x1x1 grid: cells 0 and 1 FLUID and coupled, cell 2 AIR.
+        let sys = ExportedSystem {
+            dims: [3, 1, 1],
+            a: vec![[1.0, -1.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [0.0; 4]],
+            b: vec![1.0, 2.0, 0.0],
+            p: vec![0.5, 0.25, 0.0],
+        };
+        let dir = std::env::temp_dir().join(format!("eddy-mtx-{}", std::process::id()));
+        write_matrix_market(&dir, &sys).unwrap();
+        let a = std::fs::read_to_string(dir.join("A.mtx")).unwrap();
+        let lines: Vec<&str> = a.lines().filter(|l| !l.starts_with('%')).collect();
+        assert_eq!(lines, vec!["2 2 3", "1 1 1", "2 1 -1", "2 2 2"]);
+        let cells = std::fs::read_to_string(dir.join("cells.csv")).unwrap();
+        assert_eq!(cells.lines().count(), 3);
+    }
+}

@@ -1,0 +1,331 @@
+//!include sim/core/prelude.wgsl
+// Rigid bodies in the grid (src/sim/bodies/coupling.rs).
+// `stamp`: every cell whose centre lies inside a body becomes SOLID with the body's velocity
+//   v + w x r at the cell centre, so the boundary stage sets u.n = u_body.n on its faces;
+//   the body's index + 1 goes to `body_id`. In the liquid, cells no body covers get the
+//   scene's static solids back (`restore`); in the smoke, the mark stage has already
+//   written them and `stamp` also makes the body's cells SOLID in `cell_type`.
+// `pocket_mark`, `pocket_fill`: a fluid cell with solids or walls on all in-plane sides but
+//   one (a dead end between bodies, walls and static solids, or an enclosed pocket) becomes
+//   SOLID at rest. A small enclosed pocket is a separate region whose moving walls need not
+//   conserve its volume (the smoke makes each region's right-hand side compatible, see
+//   `rhs_compatible`, but a one- or two-cell pocket squeezed by a body is better taken out
+//   than solved); dead ends are where a body's corner closes in. Two mark/fill rounds close pockets and crevices two cells
+//   deep. Marking first and filling after keeps the result independent of thread order.
+// `forces`: per body, the sum of -p n dA over the faces between its cells and FLUID cells,
+//   and of r x (-p n dA), in 64-bit fixed point (two u32 atomics with a carry), so the sum
+//   is the same whatever order the threads add in.
+// `rhs_sum`, `rhs_compatible` (the smoke): a closed box of smoke is a pure Neumann problem,
+//   solvable only when the right-hand side sums to zero. A body's faces carry its velocity,
+//   and a body pressed against a wall or another solid loses the faces it shares with it,
+//   so the fluxes through its remaining faces no longer cancel; the mean of rhs over FLUID
+//   cells is removed (the least-squares solve), which is exact whenever the fluxes were
+//   compatible. Bodies can also wall off pockets: every separate region is its own pure
+//   Neumann problem, so the mean is removed per region (`regions`, labelled on the host by
+//   src/sim/bodies/regions.rs); `region_freeze` makes the regions beyond MAX_REGIONS solid
+//   at rest.
+// `push_out`: particles inside a body move to its surface along the nearest face's normal
+//   (boxes) or radially (spheres), and lose the velocity that points into it.
+
+// Mirrored by `GpuBody` in src/sim/bodies/coupling.rs (layout checked by tests/shaders.rs).
+struct Body {
+    centre: vec4<f32>,  // xyz (m), w: shape (0 none, 1 box, 2 sphere)
+    axis_x: vec4<f32>,  // world direction of the body's x axis
+    axis_y: vec4<f32>,
+    axis_z: vec4<f32>,
+    half: vec4<f32>,    // box half extents (m), or the radius in x
+    vel: vec4<f32>,     // m/s
+    omega: vec4<f32>,   // rad/s
+    _pad: vec4<f32>,
+};
+
+// Mirrored by `BodyParams` in src/sim/bodies/coupling.rs (layout checked by tests/shaders.rs).
+struct BodyParams {
+    restore: u32,         // 1: cells outside bodies get base_solid / base_vel back
+    set_cell_type: u32,   // 1: body cells become SOLID in cell_type (the smoke)
+    slice: u32,           // 1: one-slice grid, bodies are prisms across z
+    _pad0: u32,
+    pressure_scale: f32,  // rho / dt: p = pressure_scale * phi (Pa)
+    face_area: f32,       // m^2
+    force_unit: f32,      // fixed-point units per N
+    torque_unit: f32,     // fixed-point units per N m
+    margin: f32,          // m a pushed particle ends outside the body's surface
+    b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
+    _pad2: f32,
+    _pad3: f32,
+    rho_g: vec4<f32>,     // fluid density times gravity (N/m^3) in the liquid, 0 in the smoke
+};
+
+// `body_id` of a cell `pocket_mark` found nearly enclosed (see `pocket_fill`).
+const POCKET: u32 = 0xffffffffu;
+const TWO_32: f32 = 4294967296.0;
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> bp: BodyParams;
+@group(0) @binding(2) var<storage, read> bodies: array<Body>;
+@group(0) @binding(3) var<storage, read> base_solid: array<u32>;
+@group(0) @binding(4) var<storage, read> base_vel: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> solid: array<u32>;
+@group(0) @binding(6) var<storage, read_write> solid_vel: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> cell_type: array<u32>;
+@group(0) @binding(8) var<storage, read_write> body_id: array<u32>;
+@group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read> phi: array<f32>;
+// Per body, 6 components (force xyz, torque xyz), each a (low, high) u32 pair.
+@group(0) @binding(11) var<storage, read_write> sums: array<atomic<u32>>;
+@group(0) @binding(12) var<storage, read_write> pos: array<vec4<f32>>;
+@group(0) @binding(13) var<storage, read_write> vel: array<vec4<f32>>;
+// The pressure right-hand side b = -h^2 div u.
+@group(0) @binding(14) var<storage, read_write> rhs: array<f32>;
+// Per cell its region (NO_REGION: solid, or frozen), then MAX_REGIONS cell counts.
+@group(0) @binding(15) var<storage, read> regions: array<u32>;
+
+// The slots after the bodies' force sums: the sum of rhs over each region's FLUID cells.
+const RHS_SLOT: u32 = MAX_BODIES * 6u;
+
+// `x` in body `b`'s frame (z dropped in a slice).
+fn to_local(b: Body, x: vec3<f32>) -> vec3<f32> {
+    var d = x - b.centre.xyz;
+    if (bp.slice != 0u) { d.z = 0.0; }
+    var l = vec3<f32>(dot(d, b.axis_x.xyz), dot(d, b.axis_y.xyz), dot(d, b.axis_z.xyz));
+    if (bp.slice != 0u) { l.z = 0.0; }
+    return l;
+}
+
+fn inside(b: Body, x: vec3<f32>) -> bool {
+    let l = to_local(b, x);
+    if (b.centre.w == BODY_SHAPE_SPHERE) {
+        return dot(l, l) <= b.half.x * b.half.x;
+    }
+    return all(abs(l) <= b.half.xyz);
+}
+
+fn body_velocity(b: Body, x: vec3<f32>) -> vec3<f32> {
+    return b.vel.xyz + cross(b.omega.xyz, x - b.centre.xyz);
+}
+
+fn cell_centre_of(c: vec3<i32>) -> vec3<f32> {
+    return (vec3<f32>(c) + vec3<f32>(0.5)) * params.h;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    let x = cell_centre_of(cell_coord(c, params.n));
+    var id = 0u;
+    // A constant bound, left at the first empty slot (shape 0; `GpuBody::from_set` packs
+    // the bodies first): the software adapter mishandles loops bounded by a uniform.
+    for (var i = 0u; i < MAX_BODIES; i++) {
+        let b = bodies[i];
+        if (b.centre.w == 0.0) { break; }
+        if (inside(b, x)) {
+            id = i + 1u;
+            break;
+        }
+    }
+    body_id[c] = id;
+    if (id != 0u) {
+        solid[c] = 1u;
+        solid_vel[c] = vec4<f32>(body_velocity(bodies[id - 1u], x), 0.0);
+        if (bp.set_cell_type != 0u) {
+            if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }
+            cell_type[c] = SOLID;
+        }
+    } else if (bp.restore != 0u) {
+        solid[c] = base_solid[c];
+        solid_vel[c] = base_vel[c];
+    }
+}
+
+// Adds `v` (fixed-point units, |v| < 2^62) to the 64-bit sum at `slot`.
+fn add_fixed(slot: u32, v: f32) {
+    let m = abs(v);
+    let hi_f = floor(m / TWO_32);
+    var hi = u32(min(hi_f, 2147483647.0));
+    // Exact: m and hi_f * 2^32 lie on the same grid of f32 steps.
+    var lo = u32(min(m - hi_f * TWO_32, 4294967295.0));
+    if (v < 0.0) {
+        lo = ~lo + 1u;
+        hi = ~hi + select(0u, 1u, lo == 0u);
+    }
+    let old = atomicAdd(&sums[2u * slot], lo);
+    let carry = select(0u, 1u, old + lo < old);
+    atomicAdd(&sums[2u * slot + 1u], hi + carry);
+}
+
+fn is_fluid(c: vec3<i32>) -> bool {
+    return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    let id = body_id[c];
+    if (id == 0u || id > MAX_BODIES) { return; }
+    let b = bodies[id - 1u];
+    let x = cell_coord(c, params.n);
+    var f = vec3<f32>(0.0);
+    var t = vec3<f32>(0.0);
+    for (var k = 0u; k < 6u; k++) {
+        let comp = k / 2u;
+        let s = select(-1, 1, (k & 1u) == 1u);
+        let e = unit(comp) * s;
+        let y = x + e;
+        if (!is_fluid(y)) { continue; }
+        // The pressure at the face: the FLUID cell's, carried the half cell back to the
+        // face along the hydrostatic gradient rho g (exact for still liquid; the liquid's
+        // pressure includes gravity, the smoke's does not and its `rho_g` is zero). The
+        // dynamic part is taken at the cell, as the projection applies it.
+        let n = vec3<f32>(e);
+        let p = phi[cell_index(y, params.n)] * bp.pressure_scale
+            - dot(bp.rho_g.xyz, 0.5 * params.h * n);
+
+        // The outward normal of the body's face is e; the fluid pushes along -e.
+        let df = -p * bp.face_area * n;
+        let xf = cell_centre_of(x) + 0.5 * params.h * n;
+        var r = xf - b.centre.xyz;
+        if (bp.slice != 0u) { r.z = 0.0; }
+        f += df;
+        t += cross(r, df);
+    }
+    let base = (id - 1u) * 6u;
+    for (var a = 0u; a < 3u; a++) {
+        add_fixed(base + a, f[a] * bp.force_unit);
+        add_fixed(base + 3u + a, t[a] * bp.torque_unit);
+    }
+}
+
+fn in_domain(x: vec3<f32>) -> bool {
+    let hi = vec3<f32>(params.n) * params.h;
+    let inside = x > vec3<f32>(0.0) & x < hi;
+    return inside.x && inside.y && (bp.slice != 0u || inside.z);
+}
+
+fn clamp_domain(x: vec3<f32>) -> vec3<f32> {
+    let hi = vec3<f32>(params.n) * params.h;
+    let c = clamp(x, vec3<f32>(bp.margin), hi - vec3<f32>(bp.margin));
+    return select(c, vec3<f32>(c.xy, x.z), vec3<bool>(false, false, bp.slice != 0u));
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    let i = linear_id(wg, nwg, li);
+    if (i >= params.num_particles) { return; }
+    var x = pos[i].xyz;
+    var v = vel[i].xyz;
+    for (var k = 0u; k < MAX_BODIES; k++) {
+        let b = bodies[k];
+        if (b.centre.w == 0.0) { break; }
+        if (!inside(b, x)) { continue; }
+        let l = to_local(b, x);
+        var n: vec3<f32>;
+        if (b.centre.w == BODY_SHAPE_SPHERE) {
+            let len = length(l);
+            var dir = vec3<f32>(0.0, 1.0, 0.0);
+            if (len > 1e-12) { dir = l / len; }
+            let out = dir * (b.half.x + bp.margin);
+            n = dir.x * b.axis_x.xyz + dir.y * b.axis_y.xyz + dir.z * b.axis_z.xyz;
+            let world = b.centre.xyz + out.x * b.axis_x.xyz + out.y * b.axis_y.xyz
+                + out.z * b.axis_z.xyz;
+            x = vec3<f32>(world.xy, select(world.z, x.z, bp.slice != 0u));
+            x = clamp_domain(x);
+        } else {
+            // Out through the nearest face that leads back into the domain (a body resting
+            // on a wall must not push particles through it).
+            var best = 1e30;
+            var out = x;
+            for (var f = 0u; f < 6u; f++) {
+                let a = f / 2u;
+                if (a == 2u && bp.slice != 0u) { continue; }
+                let s = select(-1.0, 1.0, (f & 1u) == 1u);
+                let pen = b.half[a] - s * l[a];
+                var axis = b.axis_x.xyz;
+                if (a == 1u) { axis = b.axis_y.xyz; }
+                if (a == 2u) { axis = b.axis_z.xyz; }
+                let cand = x + s * axis * (pen + bp.margin);
+                if (pen < best && in_domain(cand)) {
+                    best = pen;
+                    out = cand;
+                    n = s * axis;
+                }
+            }
+            x = out;
+        }
+        let vb = body_velocity(b, x);
+        let vn = dot(v - vb, n);
+        if (vn < 0.0) { v = v - vn * n; }
+    }
+    pos[i] = vec4<f32>(x, pos[i].w);
+    vel[i] = vec4<f32>(v, vel[i].w);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn region_freeze(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || solid[c] != 0u || regions[c] != NO_REGION) { return; }
+    solid[c] = 1u;
+    solid_vel[c] = vec4<f32>(0.0);
+    if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }
+    cell_type[c] = SOLID;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn rhs_sum(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || cell_type[c] != FLUID || regions[c] == NO_REGION) { return; }
+    add_fixed(RHS_SLOT + regions[c], rhs[c] * bp.b_unit);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn rhs_compatible(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || cell_type[c] != FLUID || regions[c] == NO_REGION) { return; }
+    let slot = RHS_SLOT + regions[c];
+    let lo = atomicLoad(&sums[2u * slot]);
+    let hi = bitcast<i32>(atomicLoad(&sums[2u * slot + 1u]));
+    let total = (f32(hi) * TWO_32 + f32(lo)) / bp.b_unit;
+    let cells = max(f32(regions[params.num_cells + regions[c]]), 1.0);
+    rhs[c] = rhs[c] - total / cells;
+}
+
+fn walled_or_solid(c: vec3<i32>) -> bool {
+    return !in_grid(c, params.n) || solid[cell_index(c, params.n)] != 0u;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn pocket_mark(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || solid[c] != 0u) { return; }
+    let x = cell_coord(c, params.n);
+    let axes = select(3u, 2u, bp.slice != 0u);
+    var closed = 0u;
+    for (var a = 0u; a < 3u; a++) {
+        if (a >= axes) { continue; }
+        let e = unit(a);
+        closed += select(0u, 1u, walled_or_solid(x - e)) + select(0u, 1u, walled_or_solid(x + e));
+    }
+    if (closed + 1u >= 2u * axes) { body_id[c] = POCKET; }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn pocket_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || body_id[c] != POCKET) { return; }
+    body_id[c] = 0u;
+    solid[c] = 1u;
+    solid_vel[c] = vec4<f32>(0.0);
+    if (bp.set_cell_type != 0u) {
+        if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }
+        cell_type[c] = SOLID;
+    }
+}

@@ -1,0 +1,34 @@
+//!include sim/core/prelude.wgsl
+//!include sim/core/cells.wgsl
+// Solid boundary condition u.n = u_solid.n: a face next to a SOLID cell (or the domain
+// wall, a solid at rest) takes the solid's velocity component along the face normal.
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> cell_type: array<u32>;
+@group(0) @binding(2) var<storage, read> solid_vel: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> grid_vel: array<f32>;
+
+fn solid_component(c: vec3<i32>, comp: u32) -> f32 {
+    if (!in_grid(c, params.n)) { return 0.0; }
+    return solid_vel[cell_index(c, params.n)][comp];
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let comp = face.comp;
+    let f = face.f;
+    let cells = face_cells(comp, f);
+    let sa = type_at(cells[0]) == SOLID;
+    let sb = type_at(cells[1]) == SOLID;
+    if (sa && sb) {
+        grid_vel[g] = 0.5 * (solid_component(cells[0], comp) + solid_component(cells[1], comp));
+    } else if (sa) {
+        grid_vel[g] = solid_component(cells[0], comp);
+    } else if (sb) {
+        grid_vel[g] = solid_component(cells[1], comp);
+    }
+}

@@ -1,0 +1,477 @@
+//! Implicit diffusion (diffusion.wgsl): viscosity on the face velocities of the
+//! liquid and the smoke, heat and dye on the smoke's cells. One backward-Euler step
+//! (I - k dt L) x = x_old per substep, stable for any dt, solved by eddy's own PCG and
+//! preconditioners (src/sim/pressure/) warm-started from x_old. The boundary rules are
+//! written out with the f64 reference, src/reference/diffusion.rs.
+//!
+//! The PCG runs on a cell-centred grid read from its params uniform, so each system gets a
+//! grid of its own: the three face grids stacked along z (padded to (nx+1, ny+1, nz+1)),
+//! or the cells stacked four times (dye r, g, b, temperature). One solve then covers all
+//! components or channels. The systems are allocated on first use: a scene without
+//! viscosity or diffusion never pays their memory, and the stage is skipped entirely.
+//!
+//! Preconditioners: (I - k dt L) is strictly diagonally dominant, so Jacobi (the default)
+//! converges in a handful of iterations at the usual k dt / h^2; `ip`, `mic0` and
+//! `mic0_tiled` work on these matrices too. Multigrid does not: its coarse levels are the
+//! pressure's Poisson matrix built from cell types.
+
+use super::{
+    fields::GridFields,
+    params::SimParams,
+    pressure::{PcgVectors, PressureSolver, SolveReport},
+};
+use crate::gpu::{storage_buffer, uniform_buffer, Entry, GpuContext, Kernel, PassTimer};
+use crate::scene::{DiffusionSettings, Scene, SceneKind, Wall, WallValues, MAX_WALL_SPOTS};
+use crate::sim::SimError;
+use bytemuck::{Pod, Zeroable};
+
+/// Mirror of `Spot` in diffusion.wgsl (layout checked by tests/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct WallSpot {
+    pub wall: u32,
+    /// 1: the temperature channel; 0: the dye channels.
+    pub temperature: u32,
+    pub lo: f32,
+    pub hi: f32,
+    pub value: f32,
+    pub _pad: [f32; 3],
+}
+const _: () = assert!(std::mem::size_of::<WallSpot>() == 32);
+crate::wgsl_mirror!(spot_layout: WallSpot = "diffusion.wgsl" Spot {
+    wall: wall,
+    temperature: temperature,
+    lo: lo,
+    hi: hi,
+    value: value,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
+});
+
+/// Spot slots on the GPU: the temperature's and the dye's.
+pub const SPOT_SLOTS: usize = 16;
+const _: () = assert!(2 * MAX_WALL_SPOTS <= SPOT_SLOTS);
+
+/// Mirror of `DiffusionParams` in diffusion.wgsl (layout checked by tests/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct DiffusionParams {
+    pub sys_n: [u32; 3],
+    pub sys_cells: u32,
+    pub block: [u32; 3],
+    pub num_spots: u32,
+    /// k dt / h^2 per block.
+    pub coef: [f32; 4],
+    pub wall_value: [[f32; 4]; 4],
+    pub wall_fixed: [[f32; 4]; 4],
+    pub spots: [WallSpot; SPOT_SLOTS],
+}
+const _: () = assert!(std::mem::size_of::<DiffusionParams>() == 688);
+crate::wgsl_mirror!(diffusion_params_layout: DiffusionParams = "diffusion.wgsl" DiffusionParams {
+    sys_n: sys_n,
+    sys_cells: sys_cells,
+    block: block,
+    num_spots: num_spots,
+    coef: coef,
+    wall_value: wall_value,
+    wall_fixed: wall_fixed,
+    spots: spots,
+});
+
+crate::kernel_entries!(
+    /// The entry points of diffusion.wgsl.
+    DiffusionEntries { velocity_system, velocity_store, scalar_system, scalar_store }
+);
+
+impl DiffusionParams {
+    fn new(sys_n: [u32; 3], block: [u32; 3]) -> Self {
+        Self {
+            sys_n,
+            sys_cells: sys_n.iter().product(),
+            block,
+            num_spots: 0,
+            coef: [0.0; 4],
+            wall_value: [[0.0; 4]; 4],
+            wall_fixed: [[0.0; 4]; 4],
+            spots: [WallSpot::default(); SPOT_SLOTS],
+        }
+    }
+
+    /// Wall values of the scalar channels: `dye` on r, g, b and `temperature` on w.
+    fn set_walls(&mut self, temperature: &WallValues, dye: &WallValues) {
+        for w in Wall::ALL {
+            let i = w.index();
+            for (ch, src) in [(0, dye), (1, dye), (2, dye), (3, temperature)] {
+                let v = src.wall(w);
+                self.wall_value[i][ch] = v.unwrap_or(0.0) as f32;
+                self.wall_fixed[i][ch] = v.is_some() as u32 as f32;
+            }
+        }
+        let spots = temperature
+            .spots
+            .iter()
+            .map(|s| (s, 1))
+            .chain(dye.spots.iter().map(|s| (s, 0)));
+        self.num_spots = 0;
+        for (slot, (s, t)) in self.spots.iter_mut().zip(spots) {
+            *slot = WallSpot {
+                wall: s.wall.index() as u32,
+                temperature: t,
+                lo: s.from as f32,
+                hi: s.to as f32,
+                value: s.value as f32,
+                _pad: [0.0; 3],
+            };
+            self.num_spots += 1;
+        }
+    }
+}
+
+/// The systems a scene allocates at its start (none when its coefficients are 0; a
+/// coefficient raised later in the viewer allocates its system then).
+fn scene_systems(scene: &Scene) -> Vec<[u32; 3]> {
+    let n = scene.dims();
+    let mut out = Vec::new();
+    if scene.viscosity > 0.0 {
+        out.push(Diffusion::velocity_dims(n).0);
+    }
+    let s = &scene.smoke;
+    if scene.kind == SceneKind::Smoke && (s.temperature_diffusion > 0.0 || s.dye_diffusion > 0.0) {
+        out.push(Diffusion::scalar_dims(n).0);
+    }
+    out
+}
+
+const PLACEHOLDER_BYTES: u64 = 256;
+
+/// GPU bytes of a scene's diffusion systems and of their largest buffer (the matrix).
+pub fn memory(scene: &Scene) -> (u64, u64) {
+    let max_iterations = scene.diffusion.max_iterations as u64;
+    let systems = scene_systems(scene);
+    let cells = |d: &[u32; 3]| d.iter().map(|&v| v as u64).product::<u64>();
+    let total = systems
+        .iter()
+        .map(|d| {
+            PcgVectors::bytes(*d, max_iterations)
+                + cells(d) * 4
+                + 14 * PLACEHOLDER_BYTES
+                + super::fields::COUNTERS as u64 * 4
+        })
+        .sum();
+    let largest = systems.iter().map(|d| cells(d) * 16).max().unwrap_or(0);
+    (total, largest)
+}
+
+/// The diffusion matrix as a candidate for the largest buffer of a memory estimate.
+pub fn memory_candidate(scene: &Scene) -> (u64, &'static str, &'static str) {
+    (
+        memory(scene).1,
+        "diffusion matrix (16 bytes per face, or per cell and channel)",
+        "reduce the resolution, or set viscosity and diffusion to 0",
+    )
+}
+
+/// Where a solve's GPU time goes: the stage's timer slot, and whether this solve opens or
+/// closes it.
+#[derive(Clone, Copy)]
+pub struct Timing<'a> {
+    pub timer: &'a PassTimer,
+    pub stage: &'static str,
+    pub begin: bool,
+    pub end: bool,
+}
+
+/// One stacked system: its grid (for the PCG), vectors, solver and assembly bindings.
+struct System {
+    grid: GridFields,
+    vectors: PcgVectors,
+    solver: PressureSolver,
+    params: DiffusionParams,
+    params_buffer: wgpu::Buffer,
+    group: wgpu::BindGroup,
+}
+
+/// Whether `slot` has no system yet, or one whose residual history is too short for
+/// `settings.max_iterations`.
+fn needs_system(slot: &Option<System>, settings: &DiffusionSettings) -> bool {
+    slot.as_ref()
+        .is_none_or(|s| s.vectors.history_len < settings.max_iterations + 1)
+}
+
+/// The PCG reads only `params`, `params_buffer` and (binding the unused multigrid)
+/// `cell_type` of its grid; the other fields of a system's grid are placeholders.
+fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
+    let params = SimParams::new(n, 1.0, 0);
+    let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
+    let small = |label: &str| f(label, PLACEHOLDER_BYTES);
+    GridFields {
+        params,
+        params_buffer: uniform_buffer(device, "Diffusion::params", bytemuck::bytes_of(&params)),
+        vel: small("Diffusion::unused_vel"),
+        vel_old: small("Diffusion::unused_vel_old"),
+        weight: small("Diffusion::unused_weight"),
+        acc: small("Diffusion::unused_acc"),
+        count: small("Diffusion::unused_count"),
+        density: small("Diffusion::unused_density"),
+        surface: small("Diffusion::unused_surface"),
+        cell_type: f("Diffusion::cell_type", params.num_cells as u64 * 4),
+        solid: small("Diffusion::unused_solid"),
+        solid_vel: small("Diffusion::unused_solid_vel"),
+        divergence: small("Diffusion::unused_divergence"),
+        div_after: small("Diffusion::unused_div_after"),
+        valid: [
+            small("Diffusion::unused_valid_a"),
+            small("Diffusion::unused_valid_b"),
+        ],
+        counters: f(
+            "Diffusion::unused_counters",
+            super::fields::COUNTERS as u64 * 4,
+        ),
+    }
+}
+
+/// Records one compute pass with `record` and submits it; with `timing`, the pass opens
+/// (`begin`) or closes the stage's timer slot.
+fn submit_pass(
+    ctx: &GpuContext,
+    label: &'static str,
+    timing: Option<Timing<'_>>,
+    begin: bool,
+    record: impl FnOnce(&mut wgpu::ComputePass<'_>),
+) {
+    let mut enc = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+    {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes: timing.and_then(|t| t.timer.writes(t.stage, begin, !begin)),
+        });
+        record(&mut pass);
+    }
+    ctx.queue.submit([enc.finish()]);
+}
+
+/// The diffusion stage. Owns the kernels and, once used, the two systems.
+pub struct Diffusion {
+    kernel: Kernel,
+    e: DiffusionEntries,
+    velocity: Option<System>,
+    scalars: Option<System>,
+    /// Bound as the dye in the velocity system's group (the liquid has no dye).
+    no_dye: wgpu::Buffer,
+}
+
+/// Iterations of the velocity (viscosity) and scalar (heat, dye) solves of a substep.
+#[derive(Clone, Debug, Default)]
+pub struct DiffusionReport {
+    pub velocity: Option<SolveReport>,
+    pub scalars: Option<SolveReport>,
+}
+
+impl DiffusionReport {
+    pub fn viscosity_iterations(&self) -> u32 {
+        self.velocity.as_ref().map_or(0, |r| r.iterations)
+    }
+}
+
+impl Diffusion {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let kernel = Kernel::new(device, crate::wgsl!("diffusion.wgsl"), "Diffusion");
+        Self {
+            e: DiffusionEntries::of(&kernel),
+            kernel,
+            velocity: None,
+            scalars: None,
+            no_dye: storage_buffer(device, "Diffusion::no_dye", 16),
+        }
+    }
+
+    /// The velocity system's grid and block for a grid of `n` cells.
+    pub fn velocity_dims(n: [u32; 3]) -> ([u32; 3], [u32; 3]) {
+        let block = [n[0] + 1, n[1] + 1, n[2] + 1];
+        // A slice has no w unknowns (both w faces are walls): two blocks.
+        let blocks = if n[2] == 1 { 2 } else { 3 };
+        ([block[0], block[1], blocks * block[2]], block)
+    }
+
+    /// The scalar system's grid and block (four channel blocks of the cells).
+    pub fn scalar_dims(n: [u32; 3]) -> ([u32; 3], [u32; 3]) {
+        ([n[0], n[1], 4 * n[2]], n)
+    }
+
+    fn make_system(
+        &self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dye: &wgpu::Buffer,
+        dims: ([u32; 3], [u32; 3]),
+        max_iterations: u32,
+    ) -> Result<System, SimError> {
+        let (sys_n, block) = dims;
+        let cells: u64 = sys_n.iter().map(|&v| v as u64).product();
+        let limit = crate::sim::buffer_limit(ctx);
+        if cells * 16 > limit || cells > u32::MAX as u64 / 2 {
+            return Err(SimError::TooLarge {
+                what: "diffusion matrix (16 bytes per face, or per cell and channel)",
+                bytes: cells * 16,
+                limit,
+                adapter: ctx.info.name.clone(),
+                hint: "reduce the resolution, or set viscosity and diffusion to 0",
+            });
+        }
+        let device = &ctx.device;
+        let grid = solver_grid(device, sys_n);
+        let vectors = PcgVectors::new(device, grid.num_cells(), max_iterations);
+        let solver = PressureSolver::new(ctx, &grid, &vectors);
+        let params = DiffusionParams::new(sys_n, block);
+        let params_buffer =
+            uniform_buffer(device, "Diffusion::system", bytemuck::bytes_of(&params));
+        let group = self.kernel.bind(
+            device,
+            &[
+                ("params", &f.params_buffer),
+                ("dp", &params_buffer),
+                ("cell_type", &f.cell_type),
+                ("vel", &f.vel),
+                ("dye", dye),
+                ("a", &vectors.a),
+                ("b", &vectors.b),
+                ("x", &vectors.p),
+            ],
+        );
+        Ok(System {
+            grid,
+            vectors,
+            solver,
+            params,
+            params_buffer,
+            group,
+        })
+    }
+
+    /// Assembles, solves and stores one system; `entries` are its assembly and store
+    /// kernels and `store_threads` the store's thread count.
+    fn run(
+        &self,
+        ctx: &GpuContext,
+        sys: &mut System,
+        settings: &DiffusionSettings,
+        entries: [Entry; 2],
+        store_threads: u32,
+        timing: Option<Timing<'_>>,
+    ) -> Result<SolveReport, SimError> {
+        let pcg = settings.pcg();
+        let kind = pcg.preconditioner;
+        ctx.queue
+            .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
+        sys.solver.write_config(ctx, &sys.vectors, &pcg);
+        submit_pass(
+            ctx,
+            "diffusion::setup",
+            timing.filter(|t| t.begin),
+            true,
+            |pass| {
+                self.kernel
+                    .dispatch(pass, entries[0], &sys.group, sys.params.sys_cells);
+                sys.solver.precond.record_setup(pass, kind);
+                sys.solver.record_start(pass, &sys.grid, kind);
+            },
+        );
+        let report = sys
+            .solver
+            .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None)?;
+        if report.status != super::pressure::SolveStatus::Converged {
+            log::warn!(
+                "diffusion solve ({}) stopped at {} iterations, residual {:.1e} ({:?}); \
+                 raise diffusion.max_iterations or use a stronger preconditioner",
+                self.kernel.entry_name(entries[0]),
+                report.iterations,
+                report.residual,
+                report.status
+            );
+        }
+        submit_pass(
+            ctx,
+            "diffusion::store",
+            timing.filter(|t| t.end),
+            false,
+            |pass| {
+                self.kernel
+                    .dispatch(pass, entries[1], &sys.group, store_threads)
+            },
+        );
+        Ok(report)
+    }
+
+    /// One implicit viscosity step of `nu` (m^2/s) over `dt` on `f.vel` (after the
+    /// boundary conditions, before the projection). `dye` is the smoke's dye buffer, or
+    /// None for the liquid.
+    #[allow(clippy::too_many_arguments)]
+    pub fn velocity(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dye: Option<&wgpu::Buffer>,
+        nu: f64,
+        dt: f64,
+        settings: &DiffusionSettings,
+        timing: Option<Timing<'_>>,
+    ) -> Result<SolveReport, SimError> {
+        if needs_system(&self.velocity, settings) {
+            let dims = Self::velocity_dims(f.params.n);
+            let dye = dye.unwrap_or(&self.no_dye);
+            self.velocity = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
+        }
+        let mut sys = self.velocity.take().expect("allocated above");
+        let k = (nu * dt / (f.params.h as f64).powi(2)) as f32;
+        sys.params.coef = [k, k, k, 0.0];
+        let faces = sys.params.sys_cells;
+        let out = self.run(
+            ctx,
+            &mut sys,
+            settings,
+            [self.e.velocity_system, self.e.velocity_store],
+            faces,
+            timing,
+        );
+        self.velocity = Some(sys);
+        out
+    }
+
+    /// One implicit step of the scalars in `dye` (rgb dye, w temperature) with
+    /// diffusivities `k` (m^2/s; 0 leaves a channel alone) and the given wall values.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scalars(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dye: &wgpu::Buffer,
+        k: [f64; 4],
+        dt: f64,
+        temperature: &WallValues,
+        wall_dye: &WallValues,
+        settings: &DiffusionSettings,
+        timing: Option<Timing<'_>>,
+    ) -> Result<SolveReport, SimError> {
+        if needs_system(&self.scalars, settings) {
+            let dims = Self::scalar_dims(f.params.n);
+            self.scalars = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
+        }
+        let mut sys = self.scalars.take().expect("allocated above");
+        let h2 = (f.params.h as f64).powi(2);
+        sys.params.coef = k.map(|k| (k * dt / h2) as f32);
+        sys.params.set_walls(temperature, wall_dye);
+        let out = self.run(
+            ctx,
+            &mut sys,
+            settings,
+            [self.e.scalar_system, self.e.scalar_store],
+            f.num_cells(),
+            timing,
+        );
+        self.scalars = Some(sys);
+        out
+    }
+}

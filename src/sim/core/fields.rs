@@ -1,0 +1,167 @@
+//! The buffers of the simulation, grouped by what they hold. Stages borrow them; only
+//! [`crate::sim::Simulation`] owns them.
+
+use super::params::SimParams;
+use crate::gpu::{storage_buffer, uniform_buffer, WORKGROUP};
+
+/// MAC-grid and cell fields. Face arrays hold u, v and w back to back
+/// (see `face_offset` in prelude.wgsl); cell arrays are i-fastest.
+pub struct GridFields {
+    pub params: SimParams,
+    pub params_buffer: wgpu::Buffer,
+    /// Face velocities (m/s): after P2G, then forces, boundary, projection, extrapolation.
+    pub vel: wgpu::Buffer,
+    /// Face velocities after P2G, before forces: FLIP's old velocity, which G2P subtracts.
+    /// (The smoke mode keeps the velocity at the start of its advection here.)
+    pub vel_old: wgpu::Buffer,
+    /// Sum of P2G weights per face.
+    pub weight: wgpu::Buffer,
+    /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face.
+    pub acc: wgpu::Buffer,
+    /// Particles per cell.
+    pub count: wgpu::Buffer,
+    /// Relative particle density per cell, rho / rho0 (src/sim/liquid/mark_cells.wgsl).
+    pub density: wgpu::Buffer,
+    /// The density filtered for the free surface: 0.5 - surface is the liquid level set.
+    pub surface: wgpu::Buffer,
+    pub cell_type: wgpu::Buffer,
+    /// 1 where the scene has a solid.
+    pub solid: wgpu::Buffer,
+    /// Solid velocity per cell (vec4, xyz used).
+    pub solid_vel: wgpu::Buffer,
+    /// Divergence before projection (1/s).
+    pub divergence: wgpu::Buffer,
+    /// Divergence after projection (1/s).
+    pub div_after: wgpu::Buffer,
+    /// Extrapolation validity flags, ping-ponged.
+    pub valid: [wgpu::Buffer; 2],
+    /// Atomic counters the stages write and the host reads back per substep; the slots are
+    /// the `COUNTER_*` constants of `crate::gpu::constants`.
+    pub counters: wgpu::Buffer,
+}
+
+pub use crate::gpu::constants::COUNTERS;
+
+impl GridFields {
+    pub fn new(device: &wgpu::Device, params: SimParams) -> Self {
+        let cells = params.num_cells as u64;
+        let faces = params.num_faces() as u64;
+        let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
+        Self {
+            params,
+            params_buffer: uniform_buffer(
+                device,
+                "GridFields::params",
+                bytemuck::bytes_of(&params),
+            ),
+            vel: f("GridFields::vel", faces * 4),
+            vel_old: f("GridFields::vel_old", faces * 4),
+            weight: f("GridFields::weight", faces * 4),
+            acc: f("GridFields::acc", faces * 8),
+            count: f("GridFields::count", cells * 4),
+            density: f("GridFields::density", cells * 4),
+            surface: f("GridFields::surface", cells * 4),
+            cell_type: f("GridFields::cell_type", cells * 4),
+            solid: f("GridFields::solid", cells * 4),
+            solid_vel: f("GridFields::solid_vel", cells * 16),
+            divergence: f("GridFields::divergence", cells * 4),
+            div_after: f("GridFields::div_after", cells * 4),
+            valid: [
+                f("GridFields::valid_a", faces * 4),
+                f("GridFields::valid_b", faces * 4),
+            ],
+            counters: f("GridFields::counters", COUNTERS as u64 * 4),
+        }
+    }
+
+    pub fn num_cells(&self) -> u32 {
+        self.params.num_cells
+    }
+
+    pub fn num_faces(&self) -> u32 {
+        self.params.num_faces()
+    }
+
+    /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces.
+    pub fn bytes(cells: u64, faces: u64) -> u64 {
+        faces * (4 + 4 + 4 + 8 + 8) + cells * (4 * 8 + 16) + COUNTERS as u64 * 4
+    }
+}
+
+/// Particle state: positions and velocities as vec4 (w unused), plus per-particle views.
+pub struct Particles {
+    pub count: u32,
+    pub pos: wgpu::Buffer,
+    pub vel: wgpu::Buffer,
+    /// FLIP velocity change of the last grid-to-particle (xyz, |.| in w).
+    pub flip_delta: wgpu::Buffer,
+    /// Kinetic-energy partial sums, one per 64-particle workgroup.
+    pub energy: wgpu::Buffer,
+    /// APIC affine matrix: rows c_u, c_v, c_w (vec4, w unused) per particle, 1/s. Only an
+    /// APIC simulation allocates it ([`Particles::ensure_affine`]); until then it is a
+    /// one-particle placeholder that the kernels bind but never touch. At 48 bytes per
+    /// particle it would double FLIP's particle memory and be its largest buffer (a third of
+    /// the particles under the same binding limit), for a matrix FLIP never reads.
+    pub affine: wgpu::Buffer,
+}
+
+impl Particles {
+    pub fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pos: &[[f32; 4]],
+        vel: &[[f32; 4]],
+    ) -> Self {
+        let n = pos.len() as u64;
+        let make = |label: &str| storage_buffer(device, label, n * 16);
+        let p = Self {
+            count: n as u32,
+            pos: make("Particles::pos"),
+            vel: make("Particles::vel"),
+            flip_delta: make("Particles::flip_delta"),
+            energy: storage_buffer(
+                device,
+                "Particles::energy",
+                n.div_ceil(WORKGROUP as u64) * 4,
+            ),
+            affine: storage_buffer(device, "Particles::affine", AFFINE_BYTES),
+        };
+        if n > 0 {
+            queue.write_buffer(&p.pos, 0, bytemuck::cast_slice(pos));
+            queue.write_buffer(&p.vel, 0, bytemuck::cast_slice(vel));
+        }
+        p
+    }
+
+    pub fn bytes(n: u64) -> u64 {
+        n * 48 + n.div_ceil(WORKGROUP as u64) * 4
+    }
+
+    /// Bytes of the APIC affine matrices of `n` particles.
+    pub fn affine_bytes(n: u64) -> u64 {
+        n * AFFINE_BYTES
+    }
+
+    /// Whether [`Self::affine`] holds a matrix for every particle.
+    pub fn has_affine(&self) -> bool {
+        self.affine.size() >= Self::affine_bytes(self.count as u64).max(AFFINE_BYTES)
+    }
+
+    /// Allocates the affine matrices for every particle, zeroed (APIC then starts as PIC
+    /// and G2P fills them). Returns whether a new buffer was made: bind groups that hold the
+    /// placeholder must then be rebuilt.
+    pub fn ensure_affine(&mut self, device: &wgpu::Device) -> bool {
+        if self.has_affine() {
+            return false;
+        }
+        self.affine = storage_buffer(
+            device,
+            "Particles::affine",
+            Self::affine_bytes(self.count as u64),
+        );
+        true
+    }
+}
+
+/// One particle's affine matrix: three vec4 rows.
+const AFFINE_BYTES: u64 = 48;

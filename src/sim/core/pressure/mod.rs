@@ -1,0 +1,308 @@
+//! The pressure solve: packed matrix, PCG, preconditioners, and the host loop that checks
+//! convergence every few iterations without making the GPU wait.
+
+pub mod matrix;
+pub mod multigrid;
+pub mod pcg;
+pub mod precond;
+
+use crate::gpu::constants::{PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT};
+use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError};
+use crate::scene::{PreconditionerKind, PressureSettings};
+use crate::sim::core::fields::GridFields;
+use matrix::BuildMatrix;
+use pcg::{Pcg, PcgConfig, PcgStateHeader};
+use precond::Precond;
+
+/// PCG vectors and scalars. `p` holds phi = p*dt/rho (m^2/s) for FLUID cells.
+pub struct PcgVectors {
+    /// Packed matrix, vec4 (diag, +x, +y, +z) per cell.
+    pub a: wgpu::Buffer,
+    /// Right-hand side b = -h^2 div u.
+    pub b: wgpu::Buffer,
+    pub p: wgpu::Buffer,
+    /// Residual.
+    pub r: wgpu::Buffer,
+    /// Preconditioned residual.
+    pub z: wgpu::Buffer,
+    /// Search direction.
+    pub d: wgpu::Buffer,
+    /// A times the search direction.
+    pub q: wgpu::Buffer,
+    /// Preconditioner scratch (K^T r for ip, the forward solve for mic0, the finest
+    /// residual for mg).
+    pub t: wgpu::Buffer,
+    /// MIC(0) inverse diagonal (exact or tiled).
+    pub precon: wgpu::Buffer,
+    pub partials: wgpu::Buffer,
+    /// `PcgStateHeader` followed by the residual history.
+    pub state: wgpu::Buffer,
+    pub config: wgpu::Buffer,
+    pub history_len: u32,
+}
+
+impl PcgVectors {
+    pub fn new(device: &wgpu::Device, cells: u32, max_iterations: u32) -> Self {
+        let n = cells as u64 * 4;
+        let f = |l: &str, b: u64| storage_buffer(device, l, b);
+        let history_len = max_iterations + 1;
+        Self {
+            a: f("PcgVectors::a", n * 4),
+            b: f("PcgVectors::b", n),
+            p: f("PcgVectors::p", n),
+            r: f("PcgVectors::r", n),
+            z: f("PcgVectors::z", n),
+            d: f("PcgVectors::d", n),
+            q: f("PcgVectors::q", n),
+            t: f("PcgVectors::t", n),
+            precon: f("PcgVectors::precon", n),
+            partials: f(
+                "PcgVectors::partials",
+                2 * 4 * pcg::MAX_REDUCE_GROUPS as u64,
+            ),
+            state: f("PcgVectors::state", 32 + 4 * history_len as u64),
+            config: uniform_buffer(device, "PcgVectors::config", &[0u8; 16]),
+            history_len,
+        }
+    }
+
+    /// Bytes of the PCG vectors and of the multigrid levels for a grid of `n` cells.
+    pub fn bytes(n: [u32; 3], max_iterations: u64) -> u64 {
+        let cells: u64 = n.iter().map(|&x| x as u64).product();
+        cells * 4 * 12
+            + 32
+            + 4 * (max_iterations + 1)
+            + 8 * pcg::MAX_REDUCE_GROUPS as u64
+            + multigrid::MgPlan::new(n).bytes()
+    }
+}
+
+/// How a solve ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum SolveStatus {
+    Converged,
+    IterationLimit,
+    /// d.q <= 0 or r.z <= 0: the system or the preconditioner lost positive definiteness
+    /// in f32 (seen only at residuals far below the tolerance).
+    Breakdown,
+    Running,
+}
+
+/// Result of one pressure solve.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SolveReport {
+    pub iterations: u32,
+    /// max|r| / max|b| at the end.
+    pub residual: f64,
+    pub status: SolveStatus,
+    /// max|r| / max|b| before the first iteration and after each one.
+    pub history: Vec<f32>,
+    /// Dispatches recorded per iteration (preconditioner included).
+    pub dispatches_per_iteration: u32,
+}
+
+pub struct PressureSolver {
+    pub build: BuildMatrix,
+    pub pcg: Pcg,
+    pub precond: Precond,
+    readers: [BufferReader; 2],
+    final_reader: BufferReader,
+}
+
+impl PressureSolver {
+    pub fn new(ctx: &GpuContext, f: &GridFields, v: &PcgVectors) -> Self {
+        let d = &ctx.device;
+        Self {
+            build: BuildMatrix::new(d, f, v),
+            pcg: Pcg::new(d, f, v),
+            precond: Precond::new(d, &ctx.limits, f, v),
+            readers: [
+                BufferReader::new(d, 32, "PressureSolver::flag_a"),
+                BufferReader::new(d, 32, "PressureSolver::flag_b"),
+            ],
+            final_reader: BufferReader::new(d, v.state.size(), "PressureSolver::state"),
+        }
+    }
+
+    pub fn write_config(&self, ctx: &GpuContext, v: &PcgVectors, s: &PressureSettings) {
+        let cfg = PcgConfig {
+            tol: s.tolerance as f32,
+            max_iterations: s.max_iterations.min(v.history_len - 1),
+            groups: self.pcg.groups(),
+            warm_start: s.warm_start as u32,
+        };
+        ctx.queue
+            .write_buffer(&v.config, 0, bytemuck::bytes_of(&cfg));
+    }
+
+    /// Records matrix assembly, preconditioner set-up and the initial residual/direction.
+    pub fn record_setup(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        kind: PreconditionerKind,
+    ) {
+        self.build.record(pass, f);
+        self.precond.record_setup(pass, kind);
+        self.record_start(pass, f, kind);
+    }
+
+    /// Records the initial residual and direction of a new solve with the matrix and
+    /// preconditioner of the last `record_setup` (a second right-hand side on the same cells).
+    pub fn record_start(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        kind: PreconditionerKind,
+    ) {
+        self.pcg.record_init_residual(pass, f);
+        self.precond.record_apply(pass, f, kind);
+        self.pcg.record_init_direction(pass, f);
+    }
+
+    /// Records one PCG iteration.
+    pub fn record_iteration(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        kind: PreconditionerKind,
+    ) {
+        self.pcg.record_step(pass, f);
+        self.precond.record_apply(pass, f, kind);
+        self.pcg.record_direction(pass);
+    }
+
+    /// Records the last iteration of a solve cut off at a fixed count (the volume
+    /// correction's): the step that updates the solution, then the convergence test with
+    /// z = r. The preconditioner's z would only serve a next direction that is never used,
+    /// so the identity stands in for it (with `mg`, one V-cycle saved); the solution, its
+    /// residual and the iteration count are those of [`Self::record_iteration`].
+    pub fn record_last_iteration(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.pcg.record_step(pass, f);
+        self.precond.record_apply(pass, f, PreconditionerKind::None);
+        self.pcg.record_direction(pass);
+    }
+
+    /// Applies the preconditioner once, z = M^-1 r, for a given r (tests and debugging).
+    /// Uses the matrix currently in `v.a`; the MIC(0) factorisation is recomputed.
+    pub fn apply_preconditioner(
+        &self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        v: &PcgVectors,
+        kind: PreconditionerKind,
+        r: &[f32],
+    ) -> Result<Vec<f32>, GpuError> {
+        // The preconditioner kernels skip work once a solve is done; clear the flag.
+        ctx.queue.write_buffer(&v.state, 0, &[0u8; 32]);
+        ctx.queue.write_buffer(&v.r, 0, bytemuck::cast_slice(r));
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("PressureSolver::apply_preconditioner"),
+            });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("precond"),
+                timestamp_writes: None,
+            });
+            self.precond.record_setup(&mut pass, kind);
+            self.precond.record_apply(&mut pass, f, kind);
+        }
+        ctx.queue.submit([enc.finish()]);
+        crate::gpu::read_buffer(ctx, &v.z)
+    }
+
+    pub fn dispatches_per_iteration(&self, kind: PreconditionerKind) -> u32 {
+        pcg::Pcg::DISPATCHES + self.precond.dispatches(kind)
+    }
+
+    /// Runs the iteration loop after `record_setup` has been submitted: chunks of
+    /// `check_every` iterations are submitted back to back and the host reads the done flag
+    /// of chunk k-1 while chunk k runs, so the GPU never idles on a check. Iterations after
+    /// convergence return at once on the GPU (they test the flag first).
+    ///
+    /// With a timer, the solve's end closes the timing of `stage` (opened by the caller's
+    /// set-up pass).
+    pub fn iterate(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        v: &PcgVectors,
+        s: &PressureSettings,
+        timer: Option<(&crate::gpu::PassTimer, &str)>,
+    ) -> Result<SolveReport, GpuError> {
+        let kind = s.preconditioner;
+        let max = s.max_iterations.min(v.history_len - 1);
+        let chunk = s.check_every.max(1);
+        let chunks = max.div_ceil(chunk);
+        let mut pending: Option<usize> = None;
+        for c in 0..chunks {
+            let mut enc = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("PressureSolver::chunk"),
+                });
+            {
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("pressure::pcg"),
+                    timestamp_writes: None,
+                });
+                let n = chunk.min(max - c * chunk);
+                for _ in 0..n {
+                    self.record_iteration(&mut pass, f, kind);
+                }
+            }
+            let slot = (c % 2) as usize;
+            self.readers[slot].copy_range(&mut enc, &v.state, 0, 32);
+            ctx.queue.submit([enc.finish()]);
+            if let Some(prev) = pending {
+                let h: Vec<PcgStateHeader> = self.readers[prev].read(ctx)?;
+                if h[0].done != 0 {
+                    pending = None;
+                    break;
+                }
+            }
+            pending = Some(slot);
+        }
+        let _ = pending;
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("PressureSolver::end"),
+            });
+        if let Some((t, stage)) = timer {
+            // An empty pass closes the stage's timing after the last chunk.
+            let _ = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("pressure::end"),
+                timestamp_writes: t.writes(stage, false, true),
+            });
+        }
+        self.final_reader.copy_from(&mut enc, &v.state);
+        ctx.queue.submit([enc.finish()]);
+        let words: Vec<u32> = self.final_reader.read(ctx)?;
+        let header: PcgStateHeader =
+            bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..8]));
+        let hist: &[f32] = bytemuck::cast_slice(&words[8..]);
+        let iterations = header.iterations;
+        let history = hist[..(iterations as usize + 1).min(hist.len())].to_vec();
+        let status = match header.status {
+            PCG_CONVERGED => SolveStatus::Converged,
+            PCG_ITERATION_LIMIT => SolveStatus::IterationLimit,
+            PCG_BREAKDOWN => SolveStatus::Breakdown,
+            _ => SolveStatus::Running,
+        };
+        let residual = if header.bb > 0.0 {
+            header.rr as f64 / header.bb as f64
+        } else {
+            0.0
+        };
+        Ok(SolveReport {
+            iterations,
+            residual,
+            status,
+            history,
+            dispatches_per_iteration: self.dispatches_per_iteration(kind),
+        })
+    }
+}

@@ -1,0 +1,155 @@
+//! Preconditioned conjugate gradients with all scalars on the GPU (pcg.wgsl).
+
+use super::PcgVectors;
+use crate::gpu::{Entry, Kernel};
+use crate::sim::core::fields::GridFields;
+use bytemuck::{Pod, Zeroable};
+
+/// Threads per reduction workgroup.
+pub use crate::gpu::constants::REDUCE_WG;
+/// Upper bound on reduction workgroups; the finishing workgroup sums this many partials.
+pub const MAX_REDUCE_GROUPS: u32 = 512;
+
+crate::kernel_entries!(
+    /// The entry points of pcg.wgsl.
+    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, update_d }
+);
+
+/// Mirror of `PcgConfig` in pcg.wgsl (layout checked by tests/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct PcgConfig {
+    /// Tolerance on max|r| / max|b|.
+    pub tol: f32,
+    pub max_iterations: u32,
+    pub groups: u32,
+    pub warm_start: u32,
+}
+const _: () = assert!(std::mem::size_of::<PcgConfig>() == 16);
+crate::wgsl_mirror!(pcg_config_layout: PcgConfig = "pcg.wgsl" PcgConfig {
+    tol: tol,
+    max_iterations: max_iterations,
+    groups: groups,
+    warm_start: warm_start,
+});
+
+/// Mirror of the fixed part of `PcgState` in pcg.wgsl (layout checked by
+/// tests/shaders.rs). `status` holds one of the `PCG_*` codes of `crate::gpu::constants`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+pub struct PcgStateHeader {
+    pub rho: f32,
+    pub alpha: f32,
+    pub beta: f32,
+    pub bb: f32,
+    pub rr: f32,
+    pub iterations: u32,
+    pub done: u32,
+    pub status: u32,
+}
+const _: () = assert!(std::mem::size_of::<PcgStateHeader>() == 32);
+// The preconditioners read the done flag as a plain word of the state buffer.
+const _: () =
+    assert!(std::mem::offset_of!(PcgStateHeader, done) == 4 * crate::gpu::constants::PCG_DONE_WORD);
+crate::wgsl_mirror!(pcg_state_layout: PcgStateHeader = "pcg.wgsl" PcgState {
+    rho: rho,
+    alpha: alpha,
+    beta: beta,
+    bb: bb,
+    rr: rr,
+    iterations: iterations,
+    done: done,
+    status: status,
+    ..
+});
+
+pub fn reduce_groups(cells: u32) -> u32 {
+    cells.div_ceil(REDUCE_WG).clamp(1, MAX_REDUCE_GROUPS)
+}
+
+pub struct Pcg {
+    kernel: Kernel,
+    e: PcgEntries,
+    group: wgpu::BindGroup,
+    groups: u32,
+}
+
+impl Pcg {
+    pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
+        let kernel = Kernel::new(device, crate::wgsl!("pcg.wgsl"), "Pcg");
+        let group = kernel.bind(
+            device,
+            &[
+                ("params", &f.params_buffer),
+                ("cfg", &v.config),
+                ("a", &v.a),
+                ("b", &v.b),
+                ("p", &v.p),
+                ("r", &v.r),
+                ("z", &v.z),
+                ("d", &v.d),
+                ("q", &v.q),
+                ("partials", &v.partials),
+                ("state", &v.state),
+            ],
+        );
+        Self {
+            e: PcgEntries::of(&kernel),
+            kernel,
+            group,
+            groups: reduce_groups(f.num_cells()),
+        }
+    }
+
+    pub fn groups(&self) -> u32 {
+        self.groups
+    }
+
+    fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry, f: &GridFields) {
+        self.kernel
+            .dispatch(pass, entry, &self.group, f.num_cells());
+    }
+
+    fn reduce(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry) {
+        self.kernel
+            .dispatch_groups(pass, entry, &self.group, &[], self.groups);
+    }
+
+    fn single(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry) {
+        self.kernel
+            .dispatch_groups(pass, entry, &self.group, &[], 1);
+    }
+
+    /// r = b - A p0 and ||b||^2; resets the iteration state.
+    pub fn record_init_residual(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.cells(pass, self.e.init_mask, f);
+        self.cells(pass, self.e.init_residual, f);
+        self.reduce(pass, self.e.dot_bb);
+        self.single(pass, self.e.finish_bb);
+    }
+
+    /// After z = M^-1 r: rho = r.z, d = z, and the initial convergence test.
+    pub fn record_init_direction(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.reduce(pass, self.e.dot_rz);
+        self.single(pass, self.e.finish_init);
+        self.cells(pass, self.e.copy_d, f);
+    }
+
+    /// First half of an iteration: q = A d, alpha, p and r updates (3 dispatches; alpha
+    /// is computed inside update_pr, see pcg.wgsl).
+    pub fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.cells(pass, self.e.apply_a, f);
+        self.reduce(pass, self.e.dot_dq);
+        self.reduce(pass, self.e.update_pr);
+    }
+
+    /// Second half, after z = M^-1 r: beta, convergence test, new direction (2
+    /// dispatches; beta and the test are computed inside update_d).
+    pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.reduce(pass, self.e.dot_rz);
+        self.reduce(pass, self.e.update_d);
+    }
+
+    /// Dispatches per iteration outside the preconditioner.
+    pub const DISPATCHES: u32 = 5;
+}

@@ -1,0 +1,688 @@
+//! The one step runner both modes share: the CFL frame loop, the recording of a substep's
+//! stages into labelled and timed passes, the pressure solve, the counter readback, the
+//! checks that stop a blown-up run, and the frame's stats.
+//!
+//! A mode ([`crate::sim::liquid::Liquid`], [`crate::sim::smoke::Smoke`]) is a list of stages
+//! ([`Mode::Stage`]) plus the stages only it has. The stages every mode shares (solid
+//! boundary conditions, the pressure solve, the projection) are recorded here, by the
+//! runner's own stage objects, so the two modes cannot drift apart in them.
+//!
+//! To add a stage to a mode: add it to the mode's stage enum (in order), record it in the
+//! mode's [`Mode::record`], and give it a Rust file and a WGSL file of its own (see
+//! docs/ARCHITECTURE.md).
+
+use super::divergence;
+use super::project;
+use super::recorder::{new_encoder, Recorder, SharedStage, StageList};
+use std::fmt::Debug;
+use super::{
+    boundary,
+    fields::{GridFields, COUNTERS},
+    params::SimParams,
+    pressure::{self, PcgVectors, PressureSolver, SolveReport},
+};
+use crate::gpu::{BufferReader, GpuContext, PassTimer, StageTiming};
+use crate::scene::Scene;
+use crate::sim::bodies::coupling::Bodies;
+use crate::sim::checked_cfl_dt;
+use crate::sim::ensure_finite;
+use crate::sim::SimError;
+use std::sync::Arc;
+
+// Counter slots every mode's kernels fill: FLUID (or non-SOLID) cells, largest speed, front
+// and largest divergence after the projection.
+use crate::gpu::constants::{
+    COUNTER_FLUID_CELLS, COUNTER_FRONT_X, COUNTER_MAX_DIVERGENCE, COUNTER_MAX_SPEED,
+};
+
+/// The state and stages every mode has: the grid, the pressure solver, the shared stages,
+/// the pass timer, the counters, and the clock.
+pub struct Core {
+    pub ctx: Arc<GpuContext>,
+    pub scene: Scene,
+    pub fields: GridFields,
+    pub pcg: PcgVectors,
+    pub(crate) boundary: boundary::Boundary,
+    pub(crate) divergence: divergence::Divergence,
+    pub(crate) pressure: PressureSolver,
+    pub(crate) project: project::Project,
+    pub(crate) timer: PassTimer,
+    counters_reader: BufferReader,
+    /// Simulated time, s.
+    pub time: f64,
+    pub frame: u64,
+    /// Largest speed after the last full substep (drives the CFL substep).
+    pub max_speed: f32,
+    pub last_solve: Option<SolveReport>,
+    /// GPU ms per stage over the last frame (empty without timestamp support).
+    pub last_timing: StageTiming,
+    /// GPU ms per stage of the last full substep (empty after a partial one).
+    pub last_substep_timing: StageTiming,
+    /// The scene's rigid bodies and their coupling (None without bodies). The mode creates
+    /// them (they bind its particles) and stamps them in its marking stage; the runner
+    /// sums the pressure's force on them and moves them after each full substep.
+    pub bodies: Option<Bodies>,
+}
+
+impl Core {
+    /// The grid of `params`, its pressure vectors and the shared stages; `stages` names the
+    /// timer's slots.
+    pub fn new(
+        ctx: Arc<GpuContext>,
+        scene: &Scene,
+        params: SimParams,
+        stages: &[&'static str],
+    ) -> Self {
+        let device = &ctx.device;
+        let fields = GridFields::new(device, params);
+        let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
+        let core = Self {
+            boundary: boundary::Boundary::new(device, &fields),
+            divergence: divergence::Divergence::new(device, &fields, &pcg),
+            pressure: PressureSolver::new(&ctx, &fields, &pcg),
+            project: project::Project::new(device, &fields, &pcg),
+            timer: PassTimer::new(&ctx, stages),
+            counters_reader: BufferReader::new(device, COUNTERS as u64 * 4, "Runner::counters"),
+            fields,
+            pcg,
+            scene: scene.clone(),
+            time: 0.0,
+            frame: 0,
+            max_speed: 0.0,
+            last_solve: None,
+            last_timing: StageTiming::default(),
+            last_substep_timing: StageTiming::default(),
+            bodies: None,
+            ctx,
+        };
+        core.write_solver_config();
+        core
+    }
+
+    /// The largest speed the CFL step must respect, m/s: the fluid's, or a rigid body's
+    /// when one is faster (a body may cross no more cells per substep than the fluid).
+    pub fn max_speed_with_bodies(&self) -> f64 {
+        let fluid = self.max_speed as f64;
+        match &self.bodies {
+            Some(b) => fluid.max(b.set.max_speed()),
+            None => fluid,
+        }
+    }
+
+    /// Writes the scene's pressure settings to the solver's config.
+    pub(crate) fn write_solver_config(&self) {
+        self.pressure
+            .write_config(&self.ctx, &self.pcg, &self.scene.pressure);
+    }
+
+    /// Fails when a live change to `scene` needs a new simulation (the grid, or a longer
+    /// residual history than was allocated).
+    pub(crate) fn check_live_settings(&self, scene: &Scene) -> Result<(), String> {
+        scene.validate()?;
+        // Compared as it runs: the simulation holds a `smoke.obstacle` as its body.
+        let scene = &*scene.as_run();
+        if scene.resolution != self.scene.resolution
+            || scene.domain != self.scene.domain
+            || scene.pressure.max_iterations + 1 > self.pcg.history_len
+            || scene.bodies != self.scene.bodies
+        {
+            return Err("this change needs a reset".into());
+        }
+        Ok(())
+    }
+
+    /// Takes the settings every mode takes live: the CFL number, gravity, the frame, the
+    /// substep cap and the solver (after [`Core::check_live_settings`]).
+    pub(crate) fn apply_live_settings(&mut self, scene: &Scene) {
+        self.scene.cfl = scene.cfl;
+        self.scene.gravity = scene.gravity;
+        self.scene.frame_dt = scene.frame_dt;
+        self.scene.max_substeps = scene.max_substeps;
+        self.scene.pressure = scene.pressure.clone();
+        self.write_solver_config();
+    }
+}
+
+/// Runs the pressure iterations (recorded and submitted by the solver, which reads its
+/// convergence back), timed as the `stage` pass's end.
+fn iterate(
+    pressure: &mut PressureSolver,
+    ctx: &GpuContext,
+    fields: &GridFields,
+    pcg: &PcgVectors,
+    scene: &Scene,
+    timer: &PassTimer,
+    stage: &'static str,
+) -> Result<SolveReport, SimError> {
+    let timer = timer.enabled().then_some((timer, stage));
+    Ok(pressure.iterate(ctx, fields, pcg, &scene.pressure, timer)?)
+}
+
+/// What a mode adds to the runner: its stages, its own GPU work, and its measurements.
+pub trait Mode: Sized {
+    type Stage: StageList;
+    /// The mode's own measurements of one substep.
+    type Substep: Clone + Debug + Default;
+    /// What the runner's error names the largest speed of (e.g. "the largest particle speed").
+    const SPEED: &'static str;
+
+    /// The CFL substep, s.
+    fn cfl_dt(&self, core: &Core) -> f64;
+
+    /// Particles the mode moves (liquid particles, smoke tracers).
+    fn particles(&self) -> u32;
+
+    /// Host work before a substep of `dt` is recorded (uniforms, emitters, moving solids).
+    /// `core.fields.params` already holds `dt` and is written after this returns.
+    fn begin_substep(&mut self, _core: &mut Core, _dt: f64) {}
+
+    /// Records one of the mode's own stages (never a [`SharedStage`]). A stage that solves
+    /// on the host's watch (an implicit diffusion) submits what is recorded first
+    /// ([`Recorder::submit`]) and keeps its report for [`Mode::read_substep`].
+    fn record(
+        &mut self,
+        stage: Self::Stage,
+        rec: &mut Recorder<'_>,
+        core: &Core,
+    ) -> Result<(), SimError>;
+
+    /// Records what follows the last stage that ran, on every substep, full or not
+    /// (stats kernels, copies for the readback).
+    fn record_end(&mut self, _rec: &mut Recorder<'_>, _core: &Core) {}
+
+    /// The mode's measurements, once the counters of a substep that ran up to `last` are
+    /// back (`c`).
+    fn read_substep(
+        &mut self,
+        core: &Core,
+        c: &[u32],
+        last: Self::Stage,
+    ) -> Result<Self::Substep, SimError>;
+
+    /// Host work after a full substep (e.g. advancing a ring buffer).
+    fn end_full_substep(&mut self) {}
+
+    /// Fails when one of the substep's measurements is not finite.
+    fn check_finite(
+        &self,
+        _s: &Self::Substep,
+        _finite: &mut dyn FnMut(&'static str, f64) -> Result<(), SimError>,
+    ) -> Result<(), SimError> {
+        Ok(())
+    }
+
+    /// The frame's kinetic energy (J), counted volume (m^3) and the mode's own stats.csv
+    /// columns, after the frame's `substeps` (the last one measured `last`; `all` holds
+    /// each substep's measurements).
+    fn frame_columns(
+        &self,
+        core: &Core,
+        last: &SubstepReport<Self::Substep>,
+        all: &[Self::Substep],
+        substeps: u32,
+    ) -> Result<(f64, f64, ModeColumns), SimError>;
+}
+
+/// What one substep measured: the shared counters, the solve, and the mode's own part.
+#[derive(Clone, Debug, Default)]
+pub struct SubstepReport<X> {
+    pub dt: f64,
+    /// FLUID cells (liquid) or non-SOLID cells (smoke).
+    pub fluid_cells: u32,
+    pub max_speed: f32,
+    pub front_x: f32,
+    pub max_divergence: f32,
+    pub solve: Option<SolveReport>,
+    /// The mode's own measurements.
+    pub extra: X,
+}
+
+/// A simulation: the shared core and one mode. [`crate::sim::Simulation`] is the liquid,
+/// [`crate::sim::smoke::SmokeSimulation`] the smoke; both run through the code here.
+pub struct Runner<M: Mode> {
+    pub core: Core,
+    pub mode: M,
+}
+
+impl<M: Mode> std::ops::Deref for Runner<M> {
+    type Target = Core;
+    fn deref(&self) -> &Core {
+        &self.core
+    }
+}
+
+impl<M: Mode> std::ops::DerefMut for Runner<M> {
+    fn deref_mut(&mut self) -> &mut Core {
+        &mut self.core
+    }
+}
+
+impl<M: Mode> Runner<M> {
+    /// The CFL substep, s.
+    pub fn cfl_dt(&self) -> f64 {
+        self.mode.cfl_dt(&self.core)
+    }
+
+    pub fn dims(&self) -> [u32; 3] {
+        self.core.fields.params.n
+    }
+
+    /// Starts a frame of `dt` seconds: a body held by the user moves with the mouse's
+    /// displacement since the last frame began. [`Self::step_frame`] calls it; a caller
+    /// stepping substep by substep calls it before each.
+    pub fn begin_frame(&mut self, dt: f64) {
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.set.begin_frame(dt);
+        }
+    }
+
+    /// Advances one frame (`frame_dt`) in CFL substeps.
+    /// Stops with an error naming the frame and the quantity as soon as a substep's
+    /// measurements turn NaN or infinite, or the CFL substep collapses below its floor.
+    pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
+        let frame_dt = self.core.scene.frame_dt;
+        let frame = self.core.frame + 1;
+        let mut remaining = frame_dt;
+        let mut substeps = 0u32;
+        let mut total_iterations = 0u32;
+        let mut worst_residual = 0.0f64;
+        let mut unconverged = 0u32;
+        let mut last = SubstepReport::default();
+        let mut all = Vec::new();
+        self.core.last_timing = StageTiming::default();
+        self.begin_frame(frame_dt);
+        // Relative to the frame, so a frame of any valid length ends after whole substeps.
+        while remaining > frame_dt * 1e-9 {
+            let cfl = checked_cfl_dt(
+                frame,
+                substeps + 1,
+                self.cfl_dt(),
+                self.core.max_speed,
+                frame_dt,
+            )?;
+            let mut dt = cfl.min(remaining);
+            // Avoid a sliver of a last substep; stretching by 10% keeps the CFL near its target.
+            if remaining - dt < 0.1 * dt {
+                dt = remaining;
+            }
+            let max_substeps = self.core.scene.max_substeps;
+            if substeps + 1 >= max_substeps && dt < remaining {
+                log::warn!(
+                    "frame {frame}: max_substeps {max_substeps} reached; last substep {remaining:.3e} s \
+                     exceeds the CFL limit {dt:.3e} s"
+                );
+                dt = remaining;
+            }
+            last = self.substep(dt, M::Stage::last())?;
+            let t = std::mem::take(&mut self.core.last_substep_timing);
+            self.core.last_timing.merge(&t);
+            self.core.last_substep_timing = t;
+            substeps += 1;
+            let mut finite = |quantity: &'static str, value: f64| {
+                ensure_finite(frame, substeps, quantity, value)
+            };
+            finite(M::SPEED, last.max_speed as f64)?;
+            finite(
+                "the largest divergence after projection",
+                last.max_divergence as f64,
+            )?;
+            self.mode.check_finite(&last.extra, &mut finite)?;
+            if let Some(solve) = &last.solve {
+                finite("the pressure residual", solve.residual)?;
+                total_iterations += solve.iterations;
+                worst_residual = worst_residual.max(solve.residual);
+                if solve.status != pressure::SolveStatus::Converged
+                    && solve.residual > self.core.scene.pressure.tolerance
+                {
+                    unconverged += 1;
+                }
+            }
+            all.push(last.extra.clone());
+            remaining -= dt;
+        }
+        self.core.frame += 1;
+        let (kinetic_energy, volume, columns) =
+            self.mode.frame_columns(&self.core, &last, &all, substeps)?;
+        ensure_finite(frame, substeps, "the kinetic energy", kinetic_energy)?;
+        let (pcg_iterations, pcg_residual) = last
+            .solve
+            .as_ref()
+            .map_or((0, 0.0), |s| (s.iterations, s.residual));
+        Ok(FrameStats {
+            frame: self.core.frame,
+            time_s: self.core.time,
+            substeps,
+            particles: self.mode.particles(),
+            fluid_cells: last.fluid_cells,
+            pcg_iterations,
+            pcg_residual,
+            max_divergence: last.max_divergence as f64,
+            kinetic_energy,
+            max_speed: last.max_speed as f64,
+            volume,
+            front_x: last.front_x as f64,
+            pcg_iterations_total: total_iterations,
+            pcg_max_residual: worst_residual,
+            unconverged_solves: unconverged,
+            columns,
+        })
+    }
+
+    /// One substep of `dt` seconds, running the stages up to and including `last` (the
+    /// viewer stops early to inspect intermediate fields; a full substep runs them all).
+    pub fn substep(
+        &mut self,
+        dt: f64,
+        last: M::Stage,
+    ) -> Result<SubstepReport<M::Substep>, SimError> {
+        self.core.fields.params.dt = dt as f32;
+        self.mode.begin_substep(&mut self.core, dt);
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.coupling.upload(&self.core.ctx, &b.set, dt);
+        }
+        self.core.ctx.queue.write_buffer(
+            &self.core.fields.params_buffer,
+            0,
+            bytemuck::bytes_of(&self.core.fields.params),
+        );
+        let kind = self.core.scene.pressure.preconditioner;
+        let mut rec = Recorder::new(&self.core.ctx, &self.core.timer, "Runner::substep");
+        rec.encoder()
+            .clear_buffer(&self.core.fields.counters, 0, None);
+        let mut solve = None;
+        let mut body_forces = false;
+        for &stage in M::Stage::ALL.iter().filter(|&&s| s <= last) {
+            let f = &self.core.fields;
+            match stage.shared() {
+                None => self.mode.record(stage, &mut rec, &self.core)?,
+                Some(SharedStage::Boundary) => {
+                    let mut pass = rec.pass(stage);
+                    self.core.boundary.record(&mut pass, f);
+                }
+                Some(SharedStage::Pressure) => {
+                    if let Some(b) = self.core.bodies.as_mut() {
+                        b.coupling.separate_regions(&self.core.ctx, &mut rec, f)?;
+                        b.coupling.clear_forces(rec.encoder());
+                    }
+                    {
+                        let ready = rec.matrix_ready;
+                        let mut pass = rec.pass(stage);
+                        self.core.divergence.record(&mut pass, f);
+                        if let Some(b) = &self.core.bodies {
+                            b.coupling.record_compatible(&mut pass, f);
+                        }
+                        if ready {
+                            self.core.pressure.record_start(&mut pass, f, kind);
+                        } else {
+                            self.core.pressure.record_setup(&mut pass, f, kind);
+                        }
+                    }
+                    rec.submit("Runner::substep_end");
+                    solve = Some(iterate(
+                        &mut self.core.pressure,
+                        &self.core.ctx,
+                        &self.core.fields,
+                        &self.core.pcg,
+                        &self.core.scene,
+                        &self.core.timer,
+                        stage.name(),
+                    )?);
+                }
+                Some(SharedStage::Project) => {
+                    let mut pass = rec.pass(stage);
+                    self.core.project.record(&mut pass, f);
+                    self.core.divergence.record_after(&mut pass, f);
+                    // The pressure's force and torque on the bodies.
+                    if let Some(b) = &self.core.bodies {
+                        b.coupling.record_forces(&mut pass, f);
+                    }
+                    body_forces = true;
+                }
+            }
+        }
+        self.mode.record_end(&mut rec, &self.core);
+        self.core.timer.resolve(rec.encoder());
+        self.core
+            .counters_reader
+            .copy_from(rec.encoder(), &self.core.fields.counters);
+        if let Some(b) = self.core.bodies.as_mut().filter(|_| body_forces) {
+            b.coupling.copy_forces(rec.encoder());
+        }
+        rec.finish();
+        let c: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
+        let full = last == M::Stage::last();
+        let mut timing = StageTiming::default();
+        if self.core.timer.enabled() && full {
+            self.core.timer.read_into(&self.core.ctx, &mut timing)?;
+        }
+        let extra = self.mode.read_substep(&self.core, &c, last)?;
+        let report = SubstepReport {
+            dt,
+            fluid_cells: c[COUNTER_FLUID_CELLS],
+            max_speed: f32::from_bits(c[COUNTER_MAX_SPEED]),
+            front_x: f32::from_bits(c[COUNTER_FRONT_X]),
+            max_divergence: f32::from_bits(c[COUNTER_MAX_DIVERGENCE]),
+            solve,
+            extra,
+        };
+        self.core.last_substep_timing = timing;
+        if full {
+            self.core.max_speed = report.max_speed;
+            self.core.time += dt;
+            self.mode.end_full_substep();
+            // The bodies move over the substep once the fluid has pushed them.
+            if let Some(b) = self.core.bodies.as_mut() {
+                b.finish_substep(&self.core.ctx, dt)?;
+            }
+        }
+        if report.solve.is_some() {
+            self.core.last_solve = report.solve.clone();
+        }
+        Ok(report)
+    }
+
+    /// Solves the pressure system again on the current grid state, without touching the
+    /// velocities (benchmarks time this; the step itself uses `substep`). Expects a
+    /// substep to have run at least up to the boundary stage.
+    pub fn solve_pressure_again(&mut self) -> Result<SolveReport, SimError> {
+        let core = &mut self.core;
+        let kind = core.scene.pressure.preconditioner;
+        core.write_solver_config();
+        let stage = M::Stage::ALL
+            .iter()
+            .copied()
+            .find(|s| s.shared() == Some(SharedStage::Pressure))
+            .expect("every mode has a pressure stage");
+        let mut rec = Recorder::new(&core.ctx, &core.timer, "Runner::solve_pressure_again");
+        {
+            let mut pass = rec.pass(stage);
+            core.divergence.record(&mut pass, &core.fields);
+            core.pressure.record_setup(&mut pass, &core.fields, kind);
+        }
+        rec.finish();
+        let report = iterate(
+            &mut core.pressure,
+            &core.ctx,
+            &core.fields,
+            &core.pcg,
+            &core.scene,
+            &core.timer,
+            stage.name(),
+        )?;
+        core.last_solve = Some(report.clone());
+        Ok(report)
+    }
+
+    /// GPU time of the last `solve_pressure_again` (or substep) pressure stage, ms, when the
+    /// adapter has timestamps.
+    pub fn read_stage_timing(&self) -> Result<Option<StageTiming>, SimError> {
+        let core = &self.core;
+        if !core.timer.enabled() {
+            return Ok(None);
+        }
+        let mut enc = new_encoder(&core.ctx, "Runner::read_stage_timing");
+        core.timer.resolve(&mut enc);
+        core.ctx.queue.submit([enc.finish()]);
+        let mut t = StageTiming::default();
+        core.timer.read_into(&core.ctx, &mut t)?;
+        Ok(Some(t))
+    }
+}
+
+/// The columns of stats.csv only one mode has.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum ModeColumns {
+    Liquid(LiquidColumns),
+    Smoke(SmokeColumns),
+}
+
+/// The liquid's own stats.csv columns.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct LiquidColumns {
+    /// Volume inside the free surface (FLUID cells plus the level set's reach past their
+    /// faces), m^3.
+    pub liquid_volume: f64,
+    /// max |rho / rho0 - 1| over FLUID cells in the frame's last substep.
+    pub density_error_max: f64,
+    /// Mean |rho / rho0 - 1| over FLUID cells in the frame's last substep.
+    pub density_error_mean: f64,
+    /// Iterations of all volume-correction solves in the frame.
+    pub volume_iterations: u32,
+    /// Iterations of all viscosity solves in the frame (0 when inviscid).
+    pub viscosity_iterations: u32,
+}
+
+/// The smoke's own stats.csv columns.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct SmokeColumns {
+    /// Sum over cells of mean(r, g, b) x cell volume (dye units x m^3).
+    pub dye_total: f64,
+    /// Dye-weighted mean height, m.
+    pub dye_center_y: f64,
+    /// Sum over cells of |omega|^2 x cell volume, m^3/s^2.
+    pub enstrophy: f64,
+    /// Iterations of all viscosity solves in the frame (0 when inviscid).
+    pub viscosity_iterations: u32,
+}
+
+/// One row of stats.csv, for either mode: the shared columns, then the mode's own.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FrameStats {
+    pub frame: u64,
+    pub time_s: f64,
+    pub substeps: u32,
+    /// Liquid particles, or smoke tracers.
+    pub particles: u32,
+    /// FLUID cells (liquid) or non-SOLID cells (smoke).
+    pub fluid_cells: u32,
+    /// Iterations of the last solve in the frame.
+    pub pcg_iterations: u32,
+    /// max|r| / max|b| at the end of the last solve in the frame.
+    pub pcg_residual: f64,
+    /// max |div u| over FLUID cells after the last projection, 1/s.
+    pub max_divergence: f64,
+    /// J: liquid particle mass = density * cell volume / particles per cell; smoke: air
+    /// density 1.2 kg/m^3 over the slice's depth.
+    pub kinetic_energy: f64,
+    pub max_speed: f64,
+    /// Counted cells x cell volume, m^3.
+    pub volume: f64,
+    /// Liquid: largest particle x; smoke: largest x holding dye (> 1e-3), m.
+    pub front_x: f64,
+    /// Iterations of all solves in the frame.
+    pub pcg_iterations_total: u32,
+    /// Largest final max|r| / max|b| over the frame's solves (not in stats.csv).
+    pub pcg_max_residual: f64,
+    /// Solves in the frame that stopped above the tolerance, at max_iterations or on a
+    /// breakdown (not in stats.csv).
+    pub unconverged_solves: u32,
+    /// The mode's own columns.
+    #[serde(flatten)]
+    pub columns: ModeColumns,
+}
+
+const SHARED_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total";
+/// stats.csv's header of a liquid run.
+pub const LIQUID_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations,viscosity_iterations";
+/// stats.csv's header of a smoke run.
+pub const SMOKE_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy,viscosity_iterations";
+const _: () = {
+    let (s, l, m) = (
+        SHARED_HEADER.as_bytes(),
+        LIQUID_CSV_HEADER.as_bytes(),
+        SMOKE_CSV_HEADER.as_bytes(),
+    );
+    let mut i = 0;
+    while i < s.len() {
+        assert!(l[i] == s[i] && m[i] == s[i]);
+        i += 1;
+    }
+};
+
+impl FrameStats {
+    /// The stats.csv header for a scene of `kind`.
+    pub fn csv_header(kind: crate::scene::SceneKind) -> &'static str {
+        match kind {
+            crate::scene::SceneKind::Liquid => LIQUID_CSV_HEADER,
+            crate::scene::SceneKind::Smoke => SMOKE_CSV_HEADER,
+        }
+    }
+
+    pub fn csv_row(&self) -> String {
+        let shared = format!(
+            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{}",
+            self.frame,
+            self.time_s,
+            self.substeps,
+            self.particles,
+            self.fluid_cells,
+            self.pcg_iterations,
+            self.pcg_residual,
+            self.max_divergence,
+            self.kinetic_energy,
+            self.max_speed,
+            self.volume,
+            self.front_x,
+            self.pcg_iterations_total,
+        );
+        match &self.columns {
+            ModeColumns::Liquid(l) => format!(
+                "{shared},{:.6e},{:.4},{:.4},{},{}",
+                l.liquid_volume,
+                l.density_error_max,
+                l.density_error_mean,
+                l.volume_iterations,
+                l.viscosity_iterations
+            ),
+            ModeColumns::Smoke(m) => format!(
+                "{shared},{:.9e},{:.6},{:.6e},{}",
+                m.dye_total, m.dye_center_y, m.enstrophy, m.viscosity_iterations
+            ),
+        }
+    }
+
+    /// Iterations of the frame's viscosity solves (either mode; 0 when inviscid).
+    pub fn viscosity_iterations(&self) -> u32 {
+        match &self.columns {
+            ModeColumns::Liquid(l) => l.viscosity_iterations,
+            ModeColumns::Smoke(m) => m.viscosity_iterations,
+        }
+    }
+
+    /// The liquid's columns, when this is a liquid frame.
+    pub fn liquid(&self) -> Option<&LiquidColumns> {
+        match &self.columns {
+            ModeColumns::Liquid(l) => Some(l),
+            ModeColumns::Smoke(_) => None,
+        }
+    }
+
+    /// The smoke's columns, when this is a smoke frame.
+    pub fn smoke(&self) -> Option<&SmokeColumns> {
+        match &self.columns {
+            ModeColumns::Smoke(m) => Some(m),
+            ModeColumns::Liquid(_) => None,
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//!include sim/core/prelude.wgsl
+//!include sim/core/cells.wgsl
+// Body forces: gravity on every face that touches a FLUID cell or received P2G weight
+// (particles in cells below the FLUID density threshold fall ballistically).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> cell_type: array<u32>;
+@group(0) @binding(2) var<storage, read_write> grid_vel: array<f32>;
+@group(0) @binding(3) var<storage, read> weight: array<f32>;
+
+@compute @workgroup_size(WORKGROUP)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let comp = face.comp;
+    let f = face.f;
+    let cells = face_cells(comp, f);
+    if (type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID || weight[g] > 0.0) {
+        grid_vel[g] = grid_vel[g] + params.gravity[comp] * params.dt;
+    }
+}

@@ -1,0 +1,52 @@
+//!include sim/core/prelude.wgsl
+// Grid-to-particle with the PIC/FLIP blend: v = r*interp(u_new) + (1-r)*(v + interp(u_new - u_old)),
+// using the same stencil as particle-to-grid. With APIC: v = interp(u_new) and each row of
+// the affine matrix is the gradient of that interpolant, c_a = sum_i u_a,i grad w_i(x)
+// (Jiang et al. 2015, with the trilinear weights of the MAC stencil).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> vel: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> grid_vel: array<f32>;
+// u_old: the grid velocity after P2G, before forces (GridFields::vel_old).
+@group(0) @binding(4) var<storage, read> vel_old: array<f32>;
+// Per particle: FLIP velocity change |interp(u_new - u_old)| in .w, for the viewer.
+@group(0) @binding(5) var<storage, read_write> flip_delta: array<vec4<f32>>;
+// APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Written only with APIC.
+@group(0) @binding(6) var<storage, read_write> affine: array<vec4<f32>>;
+
+@compute @workgroup_size(WORKGROUP)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let id = linear_id(wg, nwg, li);
+    if (id >= params.num_particles) { return; }
+    let x = pos[id].xyz;
+    var v = vel[id].xyz;
+    var delta = vec3<f32>(0.0);
+    let apic = params.transfer == TRANSFER_APIC;
+    for (var comp = 0u; comp < 3u; comp++) {
+        let s = stencil(comp, x, params);
+        let d = face_dims(comp, params.n);
+        let off = face_offset(comp, params);
+        var u_new = 0.0;
+        var u_old = 0.0;
+        var grad = vec3<f32>(0.0);
+        for (var c = 0u; c < 8u; c++) {
+            let w = stencil_weight(s, c);
+            let f = off + face_index(stencil_node(s, c), d);
+            u_new += w * grid_vel[f];
+            u_old += w * vel_old[f];
+            if (apic) { grad += stencil_weight_grad(s, c) * grid_vel[f]; }
+        }
+        delta[comp] = u_new - u_old;
+        if (apic) {
+            v[comp] = u_new;
+            affine[3u * id + comp] = vec4<f32>(grad, 0.0);
+        } else {
+            let flip = v[comp] + (u_new - u_old);
+            v[comp] = params.pic_ratio * u_new + (1.0 - params.pic_ratio) * flip;
+        }
+    }
+    vel[id] = vec4<f32>(v, 0.0);
+    flip_delta[id] = vec4<f32>(delta, length(delta));
+}

@@ -1,0 +1,104 @@
+//! The liquid's memory estimate and its size checks (grid, then particles).
+
+use super::{spacing, volume_correction};
+use crate::gpu::GpuContext;
+use crate::scene::Scene;
+use crate::sim::{
+    bodies,
+    core::diffusion,
+    core::fields::{GridFields, Particles},
+    core::limits::{buffer_limit, check_estimate, MemoryEstimate},
+    core::pressure::PcgVectors,
+    SimError,
+};
+
+const GRID_HINT: &str = "reduce the resolution";
+
+pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
+    let [nx, ny, nz] = scene.dims().map(|v| v as u64);
+    let cells = nx * ny * nz;
+    let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+    let apic = scene.transfer == crate::scene::TransferKind::Apic;
+    let affine = if apic {
+        Particles::affine_bytes(particles)
+    } else {
+        0
+    };
+    let spaced = scene.particle_spacing > 0.0;
+    let total = GridFields::bytes(cells, faces)
+        + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
+        + Particles::bytes(particles)
+        + affine
+        + if spaced {
+            spacing::bytes(cells, particles)
+        } else {
+            0
+        }
+        + volume_correction::bytes(faces)
+        + diffusion::memory(scene).0
+        + bodies::coupling::memory(scene);
+    let candidates = [
+        diffusion::memory_candidate(scene),
+        (
+            affine,
+            "APIC affine buffer (48 bytes per particle)",
+            "reduce the resolution, the fluid shapes or particles_per_cell, or use transfer: flip",
+        ),
+        (faces * 8, "P2G accumulator (8 bytes per face)", GRID_HINT),
+        (cells * 16, "packed matrix (16 bytes per cell)", GRID_HINT),
+        (
+            particles.saturating_mul(16),
+            "particle buffer (16 bytes per particle)",
+            "reduce the resolution, the fluid shapes or particles_per_cell",
+        ),
+    ];
+    let (largest_buffer, largest_name, largest_hint) = candidates
+        .into_iter()
+        .max_by_key(|c| c.0)
+        .unwrap_or((0, "", ""));
+    MemoryEstimate {
+        total,
+        largest_buffer,
+        largest_name,
+        largest_hint,
+    }
+}
+
+/// Everything `Simulation::new` would refuse for size, checked
+/// without allocating: the grid first, then the particles, counted (not seeded) when a quick
+/// bound does not already settle it. `eddy check` runs this, so it approves exactly what
+/// `eddy run` accepts.
+pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstimate, SimError> {
+    check_limits(ctx, scene, 0)?;
+    // Bytes per particle of the largest particle buffer.
+    let per_particle = if scene.transfer == crate::scene::TransferKind::Apic {
+        Particles::affine_bytes(1)
+    } else {
+        16
+    };
+    let fits = |n: u64| {
+        n <= crate::scene::MAX_PARTICLES && n.saturating_mul(per_particle) <= buffer_limit(ctx)
+    };
+    let bound = scene.particle_bound();
+    let particles = if fits(bound) {
+        bound
+    } else {
+        scene.particle_count()
+    };
+    if particles > crate::scene::MAX_PARTICLES {
+        return Err(SimError::TooManyParticles {
+            particles,
+            max: crate::scene::MAX_PARTICLES,
+        });
+    }
+    check_limits(ctx, scene, particles)
+}
+
+/// Checks a scene against the adapter's limits before anything is allocated.
+pub fn check_limits(
+    ctx: &GpuContext,
+    scene: &Scene,
+    particles: u64,
+) -> Result<MemoryEstimate, SimError> {
+    check_estimate(ctx, memory_estimate(scene, particles))
+}

@@ -1,0 +1,617 @@
+//! The liquid mode: hybrid PIC/FLIP (or APIC) particles on the MAC grid.
+//!
+//! One substep, in order: particles to grid -> mark cells (and their density) -> volume
+//! correction -> forces -> solid boundary conditions -> pressure -> project -> extrapolate
+//! -> grid to particles -> advect. The runner ([`super::core::runner`]) records the boundary,
+//! pressure and projection stages; the others are recorded here.
+
+pub mod advect;
+pub mod extrapolate;
+pub mod forces;
+pub mod g2p;
+pub mod limits;
+pub mod mark_cells;
+pub mod p2g;
+pub mod spacing;
+pub mod stats;
+pub mod transfer;
+pub mod views;
+pub mod volume_correction;
+
+use super::{
+    bodies, check_scene_limits,
+    core::diffusion,
+    core::fields::Particles,
+    core::params::SimParams,
+    core::pressure::{self, SolveReport},
+    core::recorder::{Recorder, SharedStage, StageList},
+    core::runner::{Core, LiquidColumns, Mode, ModeColumns, Runner, SubstepReport},
+    SimError, DENSITY,
+};
+use crate::gpu::GpuContext;
+use crate::scene::{Scene, SceneKind};
+use std::sync::Arc;
+
+/// The stages of one liquid substep, in order. The viewer can stop a step after any of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    P2g,
+    MarkCells,
+    VolumeCorrection,
+    Viscosity,
+    Forces,
+    Boundary,
+    Pressure,
+    Project,
+    Extrapolate,
+    G2p,
+    Spacing,
+    Advect,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 12] = [
+        Stage::P2g,
+        Stage::MarkCells,
+        Stage::VolumeCorrection,
+        Stage::Viscosity,
+        Stage::Forces,
+        Stage::Boundary,
+        Stage::Pressure,
+        Stage::Project,
+        Stage::Extrapolate,
+        Stage::G2p,
+        Stage::Spacing,
+        Stage::Advect,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::P2g => "p2g",
+            Stage::MarkCells => "mark_cells",
+            Stage::VolumeCorrection => "volume_correction",
+            Stage::Viscosity => "viscosity",
+            Stage::Forces => "forces",
+            Stage::Boundary => "boundary",
+            Stage::Pressure => "pressure",
+            Stage::Project => "project",
+            Stage::Extrapolate => "extrapolate",
+            Stage::G2p => "g2p",
+            Stage::Spacing => "spacing",
+            Stage::Advect => "advect",
+        }
+    }
+}
+
+impl StageList for Stage {
+    const ALL: &'static [Self] = &Stage::ALL;
+
+    fn name(self) -> &'static str {
+        Stage::name(self)
+    }
+
+    fn shared(self) -> Option<SharedStage> {
+        match self {
+            Stage::Boundary => Some(SharedStage::Boundary),
+            Stage::Pressure => Some(SharedStage::Pressure),
+            Stage::Project => Some(SharedStage::Project),
+            _ => None,
+        }
+    }
+}
+
+use crate::gpu::constants::{
+    COUNTER_CORRECTION_BB, COUNTER_CORRECTION_ITERATIONS, COUNTER_CORRECTION_RR,
+    COUNTER_DENSITY_ERROR_MAX, COUNTER_DENSITY_ERROR_SUM, COUNTER_FLUID_CELLS,
+    COUNTER_SURFACE_VOLUME, DENSITY_ERROR_SCALE, SURFACE_VOLUME_SCALE,
+};
+// The volume correction's bb, rr and iterations are copied as one range of the state header
+// into three counters in a row.
+const _: () = {
+    use pressure::pcg::PcgStateHeader as H;
+    assert!(std::mem::offset_of!(H, rr) == std::mem::offset_of!(H, bb) + 4);
+    assert!(std::mem::offset_of!(H, iterations) == std::mem::offset_of!(H, bb) + 8);
+    assert!(COUNTER_CORRECTION_RR == COUNTER_CORRECTION_BB + 1);
+    assert!(COUNTER_CORRECTION_ITERATIONS == COUNTER_CORRECTION_BB + 2);
+    assert!(COUNTER_CORRECTION_ITERATIONS < super::core::fields::COUNTERS);
+};
+
+/// What one liquid substep measured beyond the shared counters.
+#[derive(Clone, Debug, Default)]
+pub struct LiquidSubstep {
+    /// Cells of liquid past the FLUID cells' faces up to the free surface (sum of theta - 1/2
+    /// over FLUID-AIR faces; negative where the surface lies inside FLUID cells).
+    pub surface_volume: f32,
+    /// max |rho / rho0 - 1| over FLUID cells after P2G (before the volume correction).
+    pub density_error_max: f32,
+    /// Mean |rho / rho0 - 1| over FLUID cells (each cell's error clamped to 4).
+    pub density_error_mean: f32,
+    /// The volume correction's solve, when it ran.
+    pub correction: Option<SolveReport>,
+    /// The viscosity solve, when it ran.
+    pub viscosity: Option<SolveReport>,
+}
+
+/// The liquid's particles and the stages only the liquid has.
+pub struct Liquid {
+    pub particles: Particles,
+    pub(crate) p2g: p2g::P2g,
+    mark: mark_cells::MarkCells,
+    volume: volume_correction::VolumeCorrection,
+    diffusion: diffusion::Diffusion,
+    /// This substep's length and its viscosity solve, kept for the report.
+    dt: f64,
+    viscosity: Option<SolveReport>,
+    forces: forces::Forces,
+    extrapolate: extrapolate::Extrapolate,
+    pub(crate) g2p: g2p::G2p,
+    /// Allocated when the scene first asks for particle spacing.
+    spacing: Option<spacing::Spacing>,
+    advect: advect::Advect,
+    stats: stats::ParticleStats,
+}
+
+/// The liquid simulation.
+pub type Simulation = Runner<Liquid>;
+
+impl Runner<Liquid> {
+    pub fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Self, SimError> {
+        if scene.kind != SceneKind::Liquid {
+            return Err(SimError::Unsupported(format!(
+                "scene {:?} is a {:?} scene; the particle simulation runs liquid scenes",
+                scene.name, scene.kind
+            )));
+        }
+        // Sizes first: a grid or a particle count too large for the adapter is refused
+        // before the host spends memory on seeding.
+        check_scene_limits(&ctx, scene)?;
+        let init = scene.initial_state();
+        let mut params =
+            SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
+        params.pic_ratio = scene.pic_ratio as f32;
+        params.rest_weight = scene.particles_per_cell as f32;
+        params.transfer = transfer::param(scene.transfer);
+        params.gravity = [
+            scene.gravity.0 as f32,
+            scene.gravity.1 as f32,
+            scene.gravity.2 as f32,
+        ];
+        let mut core = Core::new(ctx, scene, params, &Stage::ALL.map(|s| s.name()));
+        let (ctx, fields, pcg) = (&core.ctx, &core.fields, &core.pcg);
+        let device = &ctx.device;
+        ctx.queue
+            .write_buffer(&fields.solid, 0, bytemuck::cast_slice(&init.solid));
+        ctx.queue.write_buffer(
+            &fields.solid_vel,
+            0,
+            bytemuck::cast_slice(&init.solid_velocity),
+        );
+        let mut particles = Particles::new(device, &ctx.queue, &init.positions, &init.velocities);
+        if scene.transfer == crate::scene::TransferKind::Apic {
+            particles.ensure_affine(device);
+        }
+        let mode = Liquid {
+            p2g: p2g::P2g::new(device, fields, &particles),
+            mark: mark_cells::MarkCells::new(device, fields),
+            volume: volume_correction::VolumeCorrection::new(device, fields, pcg, &particles),
+            diffusion: diffusion::Diffusion::new(device),
+            dt: 0.0,
+            viscosity: None,
+            forces: forces::Forces::new(device, fields),
+            extrapolate: extrapolate::Extrapolate::new(device, fields),
+            g2p: g2p::G2p::new(device, fields, &particles),
+            spacing: None,
+            advect: advect::Advect::new(device, fields, &particles),
+            stats: stats::ParticleStats::new(device, fields, &particles),
+            particles,
+        };
+        core.max_speed = init
+            .velocities
+            .iter()
+            .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+            .fold(0.0, f32::max);
+        if let Some(set) = bodies::BodySet::from_scene(scene) {
+            let b = bodies::coupling::Bodies::new(
+                &core.ctx,
+                set,
+                bodies::coupling::CouplingInputs {
+                    fields: &core.fields,
+                    phi: &core.pcg.p,
+                    rhs: &core.pcg.b,
+                    particles: &mode.particles,
+                    mode: bodies::coupling::CouplingMode::Liquid,
+                    base: None,
+                    static_cells: Some((&init.solid, &init.solid_velocity)),
+                    face_area: scene.h() * scene.h(),
+                    density: DENSITY,
+                    length: scene.domain.0.max(scene.domain.1).max(scene.domain.2),
+                    gravity: [scene.gravity.0, scene.gravity.1, scene.gravity.2],
+                },
+            )?;
+            core.bodies = Some(b);
+        }
+        Ok(Self { core, mode })
+    }
+
+    /// Applies settings that can change without reallocation (PIC ratio, CFL, gravity,
+    /// solver settings, extrapolation layers). Returns an error when the change needs a
+    /// reset (resolution, shapes, particles per cell, max iterations beyond the history).
+    pub fn apply_live_settings(&mut self, scene: &Scene) -> Result<(), String> {
+        self.core.check_live_settings(scene)?;
+        if scene.particles_per_cell != self.scene.particles_per_cell {
+            return Err("this change needs a reset".into());
+        }
+        self.set_transfer(scene.transfer)
+            .map_err(|e| format!("transfer {}: {e}", scene.transfer))?;
+        let core = &mut self.core;
+        core.apply_live_settings(scene);
+        core.scene.pic_ratio = scene.pic_ratio;
+        core.scene.extrapolation_layers = scene.extrapolation_layers;
+        core.scene.volume_correction = scene.volume_correction;
+        core.scene.particle_spacing = scene.particle_spacing;
+        core.scene.viscosity = scene.viscosity;
+        core.scene.diffusion = scene.diffusion.clone();
+        core.fields.params.pic_ratio = scene.pic_ratio as f32;
+        core.fields.params.gravity = [
+            scene.gravity.0 as f32,
+            scene.gravity.1 as f32,
+            scene.gravity.2 as f32,
+        ];
+        Ok(())
+    }
+}
+
+impl Runner<Liquid> {
+    /// The viscosity solve alone on the current face velocities and cell types (a substep
+    /// up to `Stage::Boundary` must have run, for the cell types and the solids' velocities
+    /// at their faces); the substep runs it too.
+    pub fn run_viscosity(&mut self, dt: f64) -> Result<SolveReport, SimError> {
+        self.mode.solve_viscosity(&self.core, dt)
+    }
+}
+
+impl Liquid {
+    /// One implicit viscosity step over `dt` on the grid's face velocities.
+    fn solve_viscosity(&mut self, core: &Core, dt: f64) -> Result<SolveReport, SimError> {
+        let timing = core.timer.enabled().then_some(diffusion::Timing {
+            timer: &core.timer,
+            stage: Stage::Viscosity.name(),
+            begin: true,
+            end: true,
+        });
+        self.diffusion.velocity(
+            &core.ctx,
+            &core.fields,
+            None,
+            core.scene.viscosity,
+            dt,
+            &core.scene.diffusion,
+            timing,
+        )
+    }
+
+    /// The volume correction's solve: the scene's preconditioner, a cold start (the solution
+    /// buffer holds the last pressure), a loose tolerance and a fixed iteration budget. It
+    /// shares the solution buffer, so a warm-started pressure solve starts from the
+    /// correction's potential rather than the last pressure (still converges; warm starts
+    /// gain less).
+    fn correction_settings(scene: &Scene) -> crate::scene::PressureSettings {
+        crate::scene::PressureSettings {
+            tolerance: scene
+                .pressure
+                .tolerance
+                .max(volume_correction::CORRECTION_TOLERANCE),
+            max_iterations: volume_correction::CORRECTION_ITERATIONS
+                .min(scene.pressure.max_iterations),
+            warm_start: false,
+            ..scene.pressure.clone()
+        }
+    }
+
+    /// The correction solve's outcome from the counters it was copied to.
+    fn correction_report(core: &Core, c: &[u32]) -> SolveReport {
+        let (bb, rr) = (
+            f32::from_bits(c[COUNTER_CORRECTION_BB]) as f64,
+            f32::from_bits(c[COUNTER_CORRECTION_RR]) as f64,
+        );
+        let residual = if bb > 0.0 { rr / bb } else { 0.0 };
+        let settings = Self::correction_settings(&core.scene);
+        SolveReport {
+            iterations: c[COUNTER_CORRECTION_ITERATIONS],
+            residual,
+            status: if residual <= settings.tolerance {
+                pressure::SolveStatus::Converged
+            } else {
+                pressure::SolveStatus::IterationLimit
+            },
+            history: vec![],
+            dispatches_per_iteration: core
+                .pressure
+                .dispatches_per_iteration(settings.preconditioner),
+        }
+    }
+
+    /// Whether this substep corrects the volume (the correction ran if the stage did).
+    fn corrects(core: &Core) -> bool {
+        core.scene.volume_correction
+    }
+
+    /// The volume correction: one Poisson solve on this substep's cells that moves the
+    /// particles apart where they bunch. The whole correction is recorded at once, a fixed
+    /// number of iterations (they stop early on the GPU at the tolerance): no host round
+    /// trip, so it costs only its GPU time. Its config differs from the pressure solve's,
+    /// so it is submitted on its own before that config is written back; the pressure
+    /// stage then reuses its matrix and preconditioner.
+    fn record_volume_correction(&self, rec: &mut Recorder<'_>, core: &Core) {
+        let kind = core.scene.pressure.preconditioner;
+        let f = &core.fields;
+        let settings = Self::correction_settings(&core.scene);
+        core.pressure.write_config(&core.ctx, &core.pcg, &settings);
+        {
+            let mut pass = rec.pass(Stage::VolumeCorrection);
+            self.volume.record_rhs(&mut pass, f);
+            core.pressure.record_setup(&mut pass, f, kind);
+            for _ in 1..settings.max_iterations {
+                core.pressure.record_iteration(&mut pass, f, kind);
+            }
+            core.pressure.record_last_iteration(&mut pass, f);
+            self.volume.record_displace(&mut pass, f, &self.particles);
+        }
+        // bb, rr and iterations of the solve's state header go to the counters.
+        rec.encoder().copy_buffer_to_buffer(
+            &core.pcg.state,
+            std::mem::offset_of!(pressure::pcg::PcgStateHeader, bb) as u64,
+            &f.counters,
+            4 * COUNTER_CORRECTION_BB as u64,
+            12,
+        );
+        rec.submit("Liquid::substep_forces");
+        core.write_solver_config();
+        rec.matrix_ready = true;
+    }
+}
+
+impl Mode for Liquid {
+    type Stage = Stage;
+    type Substep = LiquidSubstep;
+    const SPEED: &'static str = "the largest particle speed";
+
+    /// CFL substep: particles move at most `cfl` cells, counting the speed gravity adds.
+    fn cfl_dt(&self, core: &Core) -> f64 {
+        let h = core.scene.h();
+        let g = core.scene.gravity;
+        let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
+        core.scene.cfl * h / (core.max_speed_with_bodies() + (h * gmag).sqrt()).max(1e-9)
+    }
+
+    fn particles(&self) -> u32 {
+        self.particles.count
+    }
+
+    fn begin_substep(&mut self, core: &mut Core, dt: f64) {
+        self.dt = dt;
+        self.viscosity = None;
+        let scene = &core.scene;
+        if scene.particle_spacing > 0.0 {
+            let device = &core.ctx.device;
+            let stage = self.spacing.get_or_insert_with(|| {
+                spacing::Spacing::new(device, &core.fields, &self.particles)
+            });
+            let radius =
+                spacing::min_distance(scene.h(), scene.particles_per_cell, scene.particle_spacing);
+            stage.write_params(&core.ctx.queue, radius);
+        }
+    }
+
+    fn record(
+        &mut self,
+        stage: Stage,
+        rec: &mut Recorder<'_>,
+        core: &Core,
+    ) -> Result<(), SimError> {
+        let f = &core.fields;
+        match stage {
+            Stage::P2g => {
+                self.p2g.clear(rec.encoder(), f);
+                let mut pass = rec.pass(stage);
+                self.p2g.record(&mut pass, f, &self.particles);
+            }
+            Stage::MarkCells => {
+                let mut pass = rec.pass(stage);
+                // Bodies become moving solids before the cells are classified.
+                if let Some(b) = &core.bodies {
+                    b.coupling.record_stamp(&mut pass, f);
+                }
+                self.mark.record(&mut pass, f);
+            }
+            Stage::VolumeCorrection => {
+                if Self::corrects(core) {
+                    self.record_volume_correction(rec, core);
+                }
+            }
+            Stage::Viscosity => {
+                // An implicit solve with its own submissions, on the velocities with the
+                // solids' own at their faces. It runs before the forces: diffusing u + g dt
+                // would drag the body force's uniform increment to zero at no-slip walls, a
+                // rotational error the projection cannot remove, and a pool at rest would
+                // stir itself at about |g| dt.
+                if core.scene.viscosity > 0.0 {
+                    {
+                        let mut pass =
+                            rec.encoder()
+                                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                                    label: Some("viscosity::boundary"),
+                                    timestamp_writes: None,
+                                });
+                        core.boundary.record(&mut pass, f);
+                    }
+                    rec.submit("Liquid::substep_forces");
+                    self.viscosity = Some(self.solve_viscosity(core, self.dt)?);
+                }
+            }
+            Stage::Forces => {
+                let mut pass = rec.pass(stage);
+                self.forces.record(&mut pass, f);
+            }
+            Stage::Extrapolate => {
+                let mut pass = rec.pass(stage);
+                self.extrapolate
+                    .record(&mut pass, f, core.scene.extrapolation_layers);
+                // Extrapolation also fills faces next to solids; put u_solid back there.
+                core.boundary.record(&mut pass, f);
+            }
+            Stage::G2p => {
+                let mut pass = rec.pass(stage);
+                self.g2p.record(&mut pass, &self.particles);
+            }
+            Stage::Spacing => {
+                if let (Some(spacing), true) = (&self.spacing, core.scene.particle_spacing > 0.0) {
+                    let mut pass = rec.pass(stage);
+                    spacing.record(&mut pass, f, &self.particles);
+                }
+            }
+            Stage::Advect => {
+                let mut pass = rec.pass(stage);
+                self.advect.record(&mut pass, &self.particles);
+                self.stats.record(&mut pass, &self.particles);
+            }
+            Stage::Boundary | Stage::Pressure | Stage::Project => {
+                unreachable!("the runner records the shared stage {stage:?}")
+            }
+        }
+        Ok(())
+    }
+
+    fn read_substep(
+        &mut self,
+        core: &Core,
+        c: &[u32],
+        last: Stage,
+    ) -> Result<LiquidSubstep, SimError> {
+        let fluid = c[COUNTER_FLUID_CELLS];
+        let corrected = last >= Stage::VolumeCorrection && Self::corrects(core);
+        Ok(LiquidSubstep {
+            surface_volume: c[COUNTER_SURFACE_VOLUME] as i32 as f32 / SURFACE_VOLUME_SCALE,
+            density_error_max: f32::from_bits(c[COUNTER_DENSITY_ERROR_MAX]),
+            density_error_mean: if fluid > 0 {
+                c[COUNTER_DENSITY_ERROR_SUM] as f32 / (DENSITY_ERROR_SCALE * fluid as f32)
+            } else {
+                0.0
+            },
+            correction: corrected.then(|| Self::correction_report(core, c)),
+            viscosity: self.viscosity.take(),
+        })
+    }
+
+    fn frame_columns(
+        &self,
+        core: &Core,
+        last: &SubstepReport<LiquidSubstep>,
+        all: &[LiquidSubstep],
+        _substeps: u32,
+    ) -> Result<(f64, f64, ModeColumns), SimError> {
+        let energy: Vec<f32> = crate::gpu::read_buffer(&core.ctx, &self.particles.energy)?;
+        let scene = &core.scene;
+        let h = scene.h();
+        let cell_volume = h * h * (scene.domain.2 / scene.resolution.2 as f64);
+        let mass = DENSITY * h * h * h / scene.particles_per_cell as f64;
+        let kinetic: f64 = energy
+            .iter()
+            .take(self.particles.count.div_ceil(crate::gpu::WORKGROUP) as usize)
+            .map(|e| *e as f64)
+            .sum::<f64>()
+            * mass;
+        let x = &last.extra;
+        Ok((
+            kinetic,
+            last.fluid_cells as f64 * cell_volume,
+            ModeColumns::Liquid(LiquidColumns {
+                liquid_volume: (last.fluid_cells as f64 + x.surface_volume as f64) * cell_volume,
+                density_error_max: x.density_error_max as f64,
+                density_error_mean: x.density_error_mean as f64,
+                volume_iterations: all
+                    .iter()
+                    .filter_map(|s| s.correction.as_ref())
+                    .map(|c| c.iterations)
+                    .sum(),
+                viscosity_iterations: all
+                    .iter()
+                    .filter_map(|s| s.viscosity.as_ref())
+                    .map(|v| v.iterations)
+                    .sum(),
+            }),
+        ))
+    }
+}
+
+/// Particle positions and velocities as read back (vec4 each, w unused).
+pub type ParticleState = (Vec<[f32; 4]>, Vec<[f32; 4]>);
+
+impl Simulation {
+    /// Particle positions and velocities (vec4, w unused).
+    pub fn read_particles(&self) -> Result<ParticleState, SimError> {
+        if self.mode.particles.count == 0 {
+            return Ok((vec![], vec![]));
+        }
+        Ok((
+            crate::gpu::read_buffer(&self.ctx, &self.mode.particles.pos)?,
+            crate::gpu::read_buffer(&self.ctx, &self.mode.particles.vel)?,
+        ))
+    }
+
+    /// The last pressure solve's system (A, b, and the solution phi).
+    pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
+        Ok(crate::output::ExportedSystem {
+            dims: self.fields.params.n,
+            a: crate::gpu::read_buffer(&self.ctx, &self.pcg.a)?,
+            b: crate::gpu::read_buffer(&self.ctx, &self.pcg.b)?,
+            p: crate::gpu::read_buffer(&self.ctx, &self.pcg.p)?,
+        })
+    }
+}
+
+impl Simulation {
+    /// Replaces the particle state (same count as the scene seeded). Tests use it to run
+    /// the stages on arbitrary input.
+    pub fn upload_particles(&mut self, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> Result<(), SimError> {
+        if pos.len() != self.mode.particles.count as usize || vel.len() != pos.len() {
+            return Err(SimError::Unsupported(format!(
+                "upload_particles: expected {} particles, got {} positions and {} velocities",
+                self.mode.particles.count,
+                pos.len(),
+                vel.len()
+            )));
+        }
+        self.ctx
+            .queue
+            .write_buffer(&self.mode.particles.pos, 0, bytemuck::cast_slice(pos));
+        self.ctx
+            .queue
+            .write_buffer(&self.mode.particles.vel, 0, bytemuck::cast_slice(vel));
+        self.max_speed = vel
+            .iter()
+            .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+            .fold(0.0, f32::max);
+        Ok(())
+    }
+}
+
+impl Simulation {
+    /// z = M^-1 r with the GPU preconditioner `kind` on the matrix of the last solve.
+    pub fn apply_preconditioner(
+        &self,
+        kind: crate::scene::PreconditionerKind,
+        r: &[f32],
+    ) -> Result<Vec<f32>, SimError> {
+        if r.len() != self.fields.num_cells() as usize {
+            return Err(SimError::Unsupported(format!(
+                "apply_preconditioner: r has {} entries, the grid {} cells",
+                r.len(),
+                self.fields.num_cells()
+            )));
+        }
+        Ok(self
+            .pressure
+            .apply_preconditioner(&self.ctx, &self.fields, &self.pcg, kind, r)?)
+    }
+}
