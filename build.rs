@@ -1,7 +1,7 @@
 //! Generates two tables from the source tree, so no hand-kept list can miss a file:
 //! every `.wgsl` file under `src/` (the include step resolves `//!include PATH` in it), and
-//! every Rust mirror of a WGSL struct declared with `wgsl_mirror!` (tests/shaders.rs checks
-//! each against naga's layout).
+//! every Rust mirror of a WGSL struct declared with `wgsl_mirror!` (tests/integration/shaders.rs
+//! checks each against naga's layout).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -73,13 +73,11 @@ fn main() {
                 let text = std::fs::read_to_string(f).expect("read source");
                 let module = module_path(rel);
                 for (i, _) in text.match_indices("wgsl_mirror!(") {
-                    // Only invocations at the start of a line (not the macro's own docs).
+                    // Only invocations that open a line (not mentions in docs or the macro's
+                    // own recursion).
                     let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
                     let before = text[line_start..i].trim();
-                    if !(before.is_empty() || before == "crate::" || before == "$crate::") {
-                        continue;
-                    }
-                    if before == "$crate::" {
+                    if !(before.is_empty() || before == "crate::") {
                         continue;
                     }
                     let rest = &text[i + "wgsl_mirror!(".len()..];

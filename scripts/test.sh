@@ -3,8 +3,9 @@
 #
 # Makes sure a Vulkan adapter exists (Mesa's software lavapipe when there is no GPU) and an
 # X server for the viewer test (Xvfb when there is no display), then runs `cargo test`.
-# Extra arguments go to cargo test, e.g. `scripts/test.sh --test pressure`. The suite
-# includes tests/msrv.rs, which fails when a locked dependency needs a newer Rust than
+# Extra arguments go to cargo test, e.g. `scripts/test.sh --test integration pressure::`
+# (the integration tests are one binary, a module per area). The suite includes
+# tests/integration/msrv.rs, which fails when a locked dependency needs a newer Rust than
 # Cargo.toml's rust-version (CI has only the newest toolchain, so this is how it checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."

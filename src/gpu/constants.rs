@@ -154,6 +154,17 @@ shared_constants! {
     /// (Mesa's software Vulkan driver) leaked ~1 MB of host memory per dispatch of that kernel
     /// while the count came from a uniform.
     MG_COARSE_SWEEPS: u32 = 24;
+    /// Threads of the coarsest level's single workgroup ...
+    MG_COARSE_WG: u32 = 256;
+    /// ... each of which owns this many of its cells (li, li + MG_COARSE_WG, ...).
+    MG_COARSE_PER_THREAD: u32 = MG_COARSE_MAX.div_ceil(MG_COARSE_WG);
+    /// Red-black Gauss-Seidel sweeps over all cells of a level before (and, mirrored, after)
+    /// the coarse correction ...
+    MG_SWEEPS: u32 = 2;
+    /// ... followed by this many over the boundary cells alone.
+    MG_BOUNDARY_SWEEPS: u32 = 1;
+    /// Threads of a tiled MIC(0) workgroup (one workgroup per tile).
+    MIC_TILE_WG: u32 = 256;
 
     // --- the liquid's free surface and volume correction (src/sim/core/free_surface.wgsl,
     // src/sim/liquid/volume_correction.wgsl; the reasons are written there) ---

@@ -1,7 +1,7 @@
 //! Byte layouts of the Rust structs that mirror WGSL structs (`#[repr(C)]` + `Pod`, written
 //! to uniform and storage buffers as they are). Each mirror declares, with [`wgsl_mirror!`],
 //! which WGSL struct it stands for and which Rust field holds each WGSL member; the test
-//! `tests/shaders.rs` compares that with naga's layout of the WGSL struct (size, every
+//! `tests/integration/shaders.rs` compares that with naga's layout of the WGSL struct (size, every
 //! member's offset and size, and the alignment that fixes an array's stride), so a field
 //! reordered or resized on one side fails there.
 
@@ -58,7 +58,7 @@ macro_rules! wgsl_mirror {
     };
     (@fn $fn_name:ident, $ty:ty, $shader:literal, $wgsl:ident, $prefix:literal,
         $($w:ident: $r:ident $([$k:literal])?),*) => {
-        /// Layout of this Rust mirror of a WGSL struct, checked in tests/shaders.rs.
+        /// Layout of this Rust mirror of a WGSL struct, checked in tests/integration/shaders.rs.
         #[doc(hidden)]
         pub fn $fn_name() -> $crate::gpu::layout::MirrorLayout {
             $crate::gpu::layout::MirrorLayout {

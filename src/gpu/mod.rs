@@ -7,11 +7,13 @@ mod buffers;
 pub mod constants;
 mod kernel;
 pub mod layout;
+mod render_layout;
 mod timing;
 pub mod wgsl;
 
 pub use buffers::{read_buffer, storage_buffer, uniform_buffer, BufferReader};
 pub use kernel::{Binding, Entry, Kernel, WORKGROUP};
+pub use render_layout::RenderLayout;
 pub use timing::{PassTimer, StageTiming};
 pub use wgsl::{shader_module, Wgsl};
 

@@ -1,6 +1,6 @@
 //! Implicit diffusion in f64: viscosity on the face velocities and heat/dye on the cells,
 //! one backward-Euler step (I - k dt L) x = x_old solved to round-off. The GPU stage
-//! (src/sim/diffusion.rs, src/sim/core/diffusion.wgsl) assembles exactly these rows.
+//! (src/sim/core/diffusion.rs, src/sim/core/diffusion.wgsl) assembles exactly these rows.
 //!
 //! Velocity (component c on its faces). Unknown: a face with a FLUID cell on one side and
 //! no SOLID (nor the domain's outside) on either. Its neighbours g = f +- e_a, a = k dt/h^2:
@@ -24,7 +24,7 @@
 //!
 //! The ghost rules make sin modes exact eigenvectors of the discrete operator (sampled at
 //! the faces or cells, reflected antisymmetrically across walls halfway out), which the
-//! analytic tests (tests/diffusion.rs) rely on.
+//! analytic tests (tests/integration/diffusion.rs) rely on.
 
 use super::{Grid, AIR, FLUID, SOLID};
 use crate::scene::{Wall, WallValues};

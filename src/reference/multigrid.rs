@@ -38,9 +38,9 @@ use super::{build_matrix, Grid, AIR, FLUID};
 /// The coarsest level has at most this many cells along its longest axis.
 pub const MG_COARSEST: usize = crate::gpu::constants::MG_COARSEST as usize;
 /// Red-black Gauss-Seidel sweeps before (and, mirrored, after) the coarse correction.
-pub const MG_SWEEPS: usize = 2;
+pub const MG_SWEEPS: usize = crate::gpu::constants::MG_SWEEPS as usize;
 /// Extra red-black sweeps over the boundary cells only, after the full sweeps.
-pub const MG_BOUNDARY_SWEEPS: usize = 1;
+pub const MG_BOUNDARY_SWEEPS: usize = crate::gpu::constants::MG_BOUNDARY_SWEEPS as usize;
 /// Symmetric red-black sweep pairs on the coarsest level.
 pub const MG_COARSE_SWEEPS: usize = crate::gpu::constants::MG_COARSE_SWEEPS as usize;
 

@@ -8,7 +8,8 @@
 //! A smoke slice's bodies (prisms and cylinders across the slice) are drawn as outlines
 //! only ([`super::lines::body_lines`]); here a slice's set draws nothing.
 
-use super::{scene_pipeline, uniform_entry};
+use super::scene_pipeline;
+use crate::gpu::RenderLayout;
 use crate::scene::BodyMotion;
 use crate::sim::bodies::{BodySet, RigidBody, Solid};
 use bytemuck::{Pod, Zeroable};
@@ -186,7 +187,7 @@ pub fn body_instances(
     (boxes, spheres)
 }
 
-/// Mirror of `View` in bodies.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `View` in bodies.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct BodyView {
@@ -272,11 +273,7 @@ pub(super) struct BodyPipeline {
 
 impl BodyPipeline {
     pub(super) fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("Render::bodies"),
-            entries: &[uniform_entry(0, vf)],
-        });
+        let layout = RenderLayout::new(device, "Render::bodies", &[crate::wgsl!("bodies.wgsl")]);
         let vertex_attrs = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
         let instance_attrs = wgpu::vertex_attr_array![
             2 => Float32x4, 3 => Float32x4, 4 => Float32x4, 5 => Float32x4, 6 => Float32x4
@@ -306,7 +303,7 @@ impl BodyPipeline {
         let module = crate::gpu::shader_module(device, crate::wgsl!("bodies.wgsl"));
         let depth_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("Render::bodies_depth"),
-            bind_group_layouts: &[Some(&layout)],
+            bind_group_layouts: &[Some(layout.layout())],
             immediate_size: 0,
         });
         let depth_pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
@@ -339,14 +336,7 @@ impl BodyPipeline {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("Render::bodies"),
-            layout: &layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: uniform.as_entire_binding(),
-            }],
-        });
+        let group = layout.bind(device, "Render::bodies", &[("u", uniform.as_entire_binding())]);
         Self {
             pipeline,
             depth_pipeline,

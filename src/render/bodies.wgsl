@@ -4,7 +4,7 @@
 // `body_shade` in src/render/bodies.rs is the same lighting on the host (the tests' reference).
 //!include gpu/constants.wgsl
 
-// Mirrored by `BodyView` in src/render/bodies.rs (tests/shaders.rs checks the layout).
+// Mirrored by `BodyView` in src/render/bodies.rs (tests/integration/shaders.rs checks the layout).
 struct View {
     view_proj: mat4x4<f32>,
     // World plane of the shown slice, xyz towards the camera: fragments with

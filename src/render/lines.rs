@@ -1,7 +1,8 @@
 //! Lines (lines.wgsl): the pipeline that draws coloured segments, and their
 //! geometry: the domain box, the scene's solids, velocity arrows on a slice.
 
-use super::{scene_pipeline, uniform_entry};
+use super::scene_pipeline;
+use crate::gpu::RenderLayout;
 use crate::scene::{Scene, Shape};
 use crate::sim::liquid::views::FieldData;
 use bytemuck::{Pod, Zeroable};
@@ -30,11 +31,7 @@ impl LinePipeline {
         format: wgpu::TextureFormat,
         view_uniform: &wgpu::Buffer,
     ) -> Self {
-        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
-        let view_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("Render::lines"),
-            entries: &[uniform_entry(0, vf)],
-        });
+        let view_layout = RenderLayout::new(device, "Render::lines", &[crate::wgsl!("lines.wgsl")]);
         let line_attrs = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3];
         let pipeline = scene_pipeline(
             device,
@@ -50,14 +47,11 @@ impl LinePipeline {
             wgpu::PrimitiveTopology::LineList,
             true,
         );
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("Render::lines"),
-            layout: &view_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: view_uniform.as_entire_binding(),
-            }],
-        });
+        let group = view_layout.bind(
+            device,
+            "Render::lines",
+            &[("u", view_uniform.as_entire_binding())],
+        );
         Self {
             pipeline,
             group,

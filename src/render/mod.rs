@@ -37,7 +37,7 @@ use slice::{SliceImage, SlicePipeline};
 use surface::{Cut, RenderMode, SurfaceRenderer};
 
 /// Mirror of `View` in lines.wgsl and render_slice.wgsl (layouts checked by
-/// tests/shaders.rs).
+/// tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ViewProj {
@@ -71,19 +71,6 @@ fn depth_state(write: bool) -> wgpu::DepthStencilState {
     }
 }
 
-fn uniform_entry(binding: u32, vis: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: vis,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 /// A pipeline of the scene pass: `vs` and `fs` of `shader`, one bind group, drawing into
 /// `format` without blending, depth-tested against the target's depth.
 #[allow(clippy::too_many_arguments)]
@@ -92,7 +79,7 @@ fn scene_pipeline(
     format: wgpu::TextureFormat,
     label: &str,
     shader: crate::gpu::Wgsl,
-    layout: &wgpu::BindGroupLayout,
+    layout: &crate::gpu::RenderLayout,
     buffers: &[Option<wgpu::VertexBufferLayout>],
     topology: wgpu::PrimitiveTopology,
     depth_write: bool,
@@ -105,7 +92,7 @@ fn scene_pipeline(
     let module = shader_module(device, shader);
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
-        bind_group_layouts: &[Some(layout)],
+        bind_group_layouts: &[Some(layout.layout())],
         immediate_size: 0,
     });
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {

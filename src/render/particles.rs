@@ -3,7 +3,8 @@
 //! a shown slice.
 
 use super::surface::{RenderMode, SurfaceStyle};
-use super::{scene_pipeline, uniform_entry};
+use super::scene_pipeline;
+use crate::gpu::RenderLayout;
 use crate::gpu::constants::{
     PARTICLE_COLOR_FLIP_DELTA, PARTICLE_COLOR_SPEED, SLICE_CUT_DRAW, SLICE_CUT_FADE, SLICE_CUT_HIDE,
 };
@@ -72,7 +73,7 @@ impl Default for ParticleStyle {
     }
 }
 
-/// Mirror of `View` in particles.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `View` in particles.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct ParticleUniform {
@@ -104,28 +105,18 @@ crate::wgsl_mirror!(particle_uniform_layout: ParticleUniform = "particles.wgsl" 
 /// The impostor pipeline and its bind group over a simulation's particle buffers.
 pub(super) struct ParticlePipeline {
     pipeline: wgpu::RenderPipeline,
-    layout: wgpu::BindGroupLayout,
+    layout: RenderLayout,
     uniform: wgpu::Buffer,
     group: Option<(wgpu::BindGroup, u32)>,
 }
 
 impl ParticlePipeline {
     pub(super) fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
-        let storage = |binding| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::VERTEX,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only: true },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("Render::particles"),
-            entries: &[uniform_entry(0, vf), storage(1), storage(2), storage(3)],
-        });
+        let layout = RenderLayout::new(
+            device,
+            "Render::particles",
+            &[crate::wgsl!("particles.wgsl")],
+        );
         let pipeline = scene_pipeline(
             device,
             format,
@@ -166,28 +157,16 @@ impl ParticlePipeline {
             self.group = None;
             return;
         }
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("Render::particles"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: self.uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: p.pos.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: p.vel.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: p.flip_delta.as_entire_binding(),
-                },
+        let group = self.layout.bind(
+            device,
+            "Render::particles",
+            &[
+                ("u", self.uniform.as_entire_binding()),
+                ("pos", p.pos.as_entire_binding()),
+                ("vel", p.vel.as_entire_binding()),
+                ("flip_delta", p.flip_delta.as_entire_binding()),
             ],
-        });
+        );
         self.group = Some((group, p.count));
     }
 

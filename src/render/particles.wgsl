@@ -3,7 +3,7 @@
 // particle buffers directly, so nothing is copied per frame.
 //!include gpu/constants.wgsl
 
-// Mirrored by `ParticleUniform` in src/render/mod.rs (tests/shaders.rs checks the layout).
+// Mirrored by `ParticleUniform` in src/render/mod.rs (tests/integration/shaders.rs checks the layout).
 
 struct View {
     view: mat4x4<f32>,

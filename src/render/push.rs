@@ -12,7 +12,7 @@ crate::kernel_entries!(
     PusherEntries { main }
 );
 
-/// Mirror of `Push` in push.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `Push` in push.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct PushParams {

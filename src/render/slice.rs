@@ -3,8 +3,9 @@
 
 use super::{
     colormap::{to_rgba8, Scale},
-    scene_pipeline, uniform_entry,
+    scene_pipeline,
 };
+use crate::gpu::RenderLayout;
 use crate::sim::liquid::views::{Field, FieldData, Location};
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
@@ -208,7 +209,7 @@ impl SliceImage {
     }
 }
 
-/// Mirror of `SliceStyle` in slice.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `SliceStyle` in slice.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct SliceUniform {
@@ -234,7 +235,7 @@ struct SliceVertex {
 /// quad in place inside the domain.
 pub(super) struct SlicePipeline {
     pipeline: wgpu::RenderPipeline,
-    layout: wgpu::BindGroupLayout,
+    layout: RenderLayout,
     slice: Option<(wgpu::Buffer, wgpu::BindGroup)>,
     /// The shown slice's plane: normal axis and position along it, m.
     plane: Option<(usize, f32)>,
@@ -242,24 +243,7 @@ pub(super) struct SlicePipeline {
 
 impl SlicePipeline {
     pub(super) fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let vf = wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT;
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("Render::slice"),
-            entries: &[
-                uniform_entry(0, vf),
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Float { filterable: false },
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                uniform_entry(2, wgpu::ShaderStages::FRAGMENT),
-            ],
-        });
+        let layout = RenderLayout::new(device, "Render::slice", &[crate::wgsl!("slice.wgsl")]);
         let slice_attrs = wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x2];
         let pipeline = scene_pipeline(
             device,
@@ -362,24 +346,15 @@ impl SlicePipeline {
             }),
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("Render::slice"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: view_uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::TextureView(&view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: style.as_entire_binding(),
-                },
+        let group = self.layout.bind(
+            device,
+            "Render::slice",
+            &[
+                ("u", view_uniform.as_entire_binding()),
+                ("tex", wgpu::BindingResource::TextureView(&view)),
+                ("style", style.as_entire_binding()),
             ],
-        });
+        );
         self.slice = Some((vb, group));
     }
 

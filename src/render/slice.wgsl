@@ -10,7 +10,7 @@ struct View {
 @group(0) @binding(0) var<uniform> u: View;
 @group(0) @binding(1) var tex: texture_2d<f32>;
 
-// Mirrored by `SliceUniform` in src/render/mod.rs (tests/shaders.rs checks the layout).
+// Mirrored by `SliceUniform` in src/render/mod.rs (tests/integration/shaders.rs checks the layout).
 struct SliceStyle {
     bilinear: u32,
     _pad0: u32,

@@ -10,7 +10,7 @@
 //! shade at full resolution. The renderer reads the simulation's particle position buffer
 //! and knows nothing else of the simulation.
 
-use crate::gpu::{shader_module, GpuContext, GpuError};
+use crate::gpu::{shader_module, GpuContext, GpuError, RenderLayout, Wgsl};
 use bytemuck::{Pod, Zeroable};
 use glam::Mat4;
 
@@ -94,7 +94,7 @@ impl Default for SurfaceStyle {
 }
 
 /// Mirror of `Surface` in surface_common.wgsl (layout checked by
-/// tests/shaders.rs).
+/// tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct SurfaceUniform {
@@ -190,10 +190,10 @@ pub struct SurfaceRenderer {
     smooth_v_pipeline: wgpu::RenderPipeline,
     blit_pipeline: wgpu::RenderPipeline,
     shade_pipeline: wgpu::RenderPipeline,
-    particle_layout: wgpu::BindGroupLayout,
-    smooth_layout: wgpu::BindGroupLayout,
-    blit_layout: wgpu::BindGroupLayout,
-    shade_layout: wgpu::BindGroupLayout,
+    particle_layout: RenderLayout,
+    smooth_layout: RenderLayout,
+    blit_layout: RenderLayout,
+    shade_layout: RenderLayout,
     uniform: wgpu::Buffer,
     particles: Option<(wgpu::BindGroup, u32)>,
     /// Liquid volume each particle stands for, m^3.
@@ -201,38 +201,12 @@ pub struct SurfaceRenderer {
     targets: Option<Targets>,
 }
 
-fn texture_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::FRAGMENT,
-        ty: wgpu::BindingType::Texture {
-            sample_type: wgpu::TextureSampleType::Float { filterable: false },
-            view_dimension: wgpu::TextureViewDimension::D2,
-            multisampled: false,
-        },
-        count: None,
-    }
-}
-
-fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX | wgpu::ShaderStages::FRAGMENT,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 /// One render pipeline of the surface: `shader`'s `vs` and `fs_entry`, one colour target.
 struct PipelineDesc<'a> {
     label: &'a str,
-    shader: crate::gpu::Wgsl,
+    shader: Wgsl,
     fs_entry: &'a str,
-    layout: &'a wgpu::BindGroupLayout,
+    layout: &'a RenderLayout,
     format: wgpu::TextureFormat,
     blend: Option<wgpu::BlendState>,
     depth: Option<wgpu::DepthStencilState>,
@@ -242,7 +216,7 @@ fn pipeline(device: &wgpu::Device, d: PipelineDesc<'_>) -> wgpu::RenderPipeline 
     let module = shader_module(device, d.shader);
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(d.label),
-        bind_group_layouts: &[Some(d.layout)],
+        bind_group_layouts: &[Some(d.layout.layout())],
         immediate_size: 0,
     });
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
@@ -288,34 +262,18 @@ fn depth_state(compare: wgpu::CompareFunction, write: bool) -> wgpu::DepthStenci
 impl SurfaceRenderer {
     /// `format`: the colour format of the targets the surface is drawn into.
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> Self {
-        let storage = wgpu::BindGroupLayoutEntry {
-            binding: 1,
-            visibility: wgpu::ShaderStages::VERTEX,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only: true },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        };
-        let layout = |label: &str, entries: &[wgpu::BindGroupLayoutEntry]| {
-            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(label),
-                entries,
-            })
-        };
-        let particle_layout = layout("Surface::particles", &[uniform_entry(0), storage]);
-        let smooth_layout = layout("Surface::smooth", &[uniform_entry(0), texture_entry(1)]);
-        let blit_layout = layout("Surface::blit", &[texture_entry(0)]);
-        let shade_layout = layout(
-            "Surface::shade",
+        let layout = |label: &str, shaders: &[Wgsl]| RenderLayout::new(device, label, shaders);
+        // Depth and thickness draw the same bind group: one layout for both shaders.
+        let particle_layout = layout(
+            "Surface::particles",
             &[
-                uniform_entry(0),
-                texture_entry(1),
-                texture_entry(2),
-                texture_entry(3),
+                crate::wgsl!("surface_depth.wgsl"),
+                crate::wgsl!("surface_thickness.wgsl"),
             ],
         );
+        let smooth_layout = layout("Surface::smooth", &[crate::wgsl!("surface_smooth.wgsl")]);
+        let blit_layout = layout("Surface::blit", &[crate::wgsl!("surface_blit.wgsl")]);
+        let shade_layout = layout("Surface::shade", &[crate::wgsl!("surface_shade.wgsl")]);
         let additive = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::One,
             dst_factor: wgpu::BlendFactor::One,
@@ -421,20 +379,14 @@ impl SurfaceRenderer {
     pub fn bind_particles(&mut self, pos: &wgpu::Buffer, count: u32, particle_volume: f32) {
         self.particle_volume = particle_volume;
         self.particles = (count > 0).then(|| {
-            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("Surface::particles"),
-                layout: &self.particle_layout,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: self.uniform.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: pos.as_entire_binding(),
-                    },
+            let group = self.particle_layout.bind(
+                &self.device,
+                "Surface::particles",
+                &[
+                    ("s", self.uniform.as_entire_binding()),
+                    ("pos", pos.as_entire_binding()),
                 ],
-            });
+            );
             (group, count)
         });
     }
@@ -510,41 +462,26 @@ impl SurfaceRenderer {
         ));
         let zbuffer = super::create_depth(&self.device, width, height);
         let (raw_view, smooth_view) = (view(&raw), view(&smooth));
-        // Every layout but blit's starts with the uniform.
-        let group = |label: &str,
-                     layout: &wgpu::BindGroupLayout,
-                     with_uniform: bool,
-                     views: &[&wgpu::TextureView]| {
-            let mut entries = vec![];
-            let first = if !with_uniform {
-                0
-            } else {
-                entries.push(wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: self.uniform.as_entire_binding(),
-                });
-                1
-            };
-            for (i, v) in views.iter().enumerate() {
-                entries.push(wgpu::BindGroupEntry {
-                    binding: first + i as u32,
-                    resource: wgpu::BindingResource::TextureView(v),
-                });
-            }
-            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(label),
-                layout,
-                entries: &entries,
-            })
-        };
-        let smooth_h = group("Surface::smooth_h", &self.smooth_layout, true, &[&raw_view]);
-        let smooth_v = group("Surface::smooth_v", &self.smooth_layout, true, &[&tmp]);
-        let blit = group("Surface::blit", &self.blit_layout, false, &[&scene]);
-        let shade = group(
+        let tex = |v| wgpu::BindingResource::TextureView(v);
+        let s = || ("s", self.uniform.as_entire_binding());
+        let smooth_h =
+            self.smooth_layout
+                .bind(&self.device, "Surface::smooth_h", &[s(), ("src", tex(&raw_view))]);
+        let smooth_v = self
+            .smooth_layout
+            .bind(&self.device, "Surface::smooth_v", &[s(), ("src", tex(&tmp))]);
+        let blit = self
+            .blit_layout
+            .bind(&self.device, "Surface::blit", &[("scene", tex(&scene))]);
+        let shade = self.shade_layout.bind(
+            &self.device,
             "Surface::shade",
-            &self.shade_layout,
-            true,
-            &[&smooth_view, &thickness, &scene],
+            &[
+                s(),
+                ("depth_tex", tex(&smooth_view)),
+                ("thickness_tex", tex(&thickness)),
+                ("scene", tex(&scene)),
+            ],
         );
         self.targets = Some(Targets {
             width: scene_size[0],

@@ -1,6 +1,6 @@
 // Shared by the screen-space liquid surface passes (render_surface_*.wgsl): the uniform
 // block, the particle sphere quad, and the cut that removes liquid in front of a shown
-// slice. `Surface` is mirrored by `SurfaceUniform` in src/render/surface.rs (tests/shaders.rs
+// slice. `Surface` is mirrored by `SurfaceUniform` in src/render/surface.rs (tests/integration/shaders.rs
 // checks the layout).
 //!include gpu/constants.wgsl
 

@@ -286,15 +286,15 @@ pub struct Scene {
     /// Layers of velocity extrapolation into AIR.
     pub extrapolation_layers: u32,
     /// Liquid scenes: move particles out of cells denser than the rest density each
-    /// substep (a second Poisson solve, see src/sim/volume_correction.rs), so the liquid
+    /// substep (a second Poisson solve, see src/sim/liquid/volume_correction.rs), so the liquid
     /// keeps its volume.
     pub volume_correction: bool,
     /// Liquid scenes: the minimum distance between particle centres, as a fraction of the
     /// rest spacing h / particles_per_cell^(1/3); closer particles inside the liquid push
-    /// each other apart each substep (src/sim/spacing.rs). Default 0.5; 0 turns it off.
+    /// each other apart each substep (src/sim/liquid/spacing.rs). Default 0.5; 0 turns it off.
     pub particle_spacing: f64,
     /// Kinematic viscosity, m^2/s, of the liquid or the smoke, solved implicitly before
-    /// the forces (src/sim/diffusion.rs). 0 (inviscid) skips the stage.
+    /// the forces (src/sim/core/diffusion.rs). 0 (inviscid) skips the stage.
     pub viscosity: f64,
     /// The implicit diffusion solves: viscosity, and the smoke's heat and dye.
     pub diffusion: DiffusionSettings,

@@ -21,7 +21,7 @@ crate::kernel_entries!(
 );
 
 /// One body as the kernels read it. Mirror of `Body` in coupling.wgsl (layout
-/// checked by tests/shaders.rs).
+/// checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuBody {
@@ -48,7 +48,7 @@ crate::wgsl_mirror!(gpu_body_layout: GpuBody = "coupling.wgsl" Body {
     _pad: _pad,
 });
 
-/// Mirror of `BodyParams` in coupling.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `BodyParams` in coupling.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct BodyParams {

@@ -27,7 +27,7 @@
 // `push_out`: particles inside a body move to its surface along the nearest face's normal
 //   (boxes) or radially (spheres), and lose the velocity that points into it.
 
-// Mirrored by `GpuBody` in src/sim/bodies/coupling.rs (layout checked by tests/shaders.rs).
+// Mirrored by `GpuBody` in src/sim/bodies/coupling.rs (layout checked by tests/integration/shaders.rs).
 struct Body {
     centre: vec4<f32>,  // xyz (m), w: shape (0 none, 1 box, 2 sphere)
     axis_x: vec4<f32>,  // world direction of the body's x axis
@@ -39,7 +39,7 @@ struct Body {
     _pad: vec4<f32>,
 };
 
-// Mirrored by `BodyParams` in src/sim/bodies/coupling.rs (layout checked by tests/shaders.rs).
+// Mirrored by `BodyParams` in src/sim/bodies/coupling.rs (layout checked by tests/integration/shaders.rs).
 struct BodyParams {
     restore: u32,         // 1: cells outside bodies get base_solid / base_vel back
     set_cell_type: u32,   // 1: body cells become SOLID in cell_type (the smoke)

@@ -340,9 +340,9 @@ impl BodySet {
             gravity: DVec3::new(scene.gravity.0, scene.gravity.1, scene.gravity.2),
             slice,
             fluid_density: if slice {
-                super::smoke::AIR_DENSITY
+                super::core::params::AIR_DENSITY
             } else {
-                super::DENSITY
+                super::core::params::DENSITY
             },
             hydrostatic_buoyancy: slice,
             added_mass: ADDED_MASS,

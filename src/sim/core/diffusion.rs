@@ -1,7 +1,7 @@
 //! Implicit diffusion (diffusion.wgsl): viscosity on the face velocities of the
 //! liquid and the smoke, heat and dye on the smoke's cells. One backward-Euler step
 //! (I - k dt L) x = x_old per substep, stable for any dt, solved by eddy's own PCG and
-//! preconditioners (src/sim/pressure/) warm-started from x_old. The boundary rules are
+//! preconditioners (src/sim/core/pressure/) warm-started from x_old. The boundary rules are
 //! written out with the f64 reference, src/reference/diffusion.rs.
 //!
 //! The PCG runs on a cell-centred grid read from its params uniform, so each system gets a
@@ -25,7 +25,7 @@ use crate::scene::{DiffusionSettings, Scene, SceneKind, Wall, WallValues, MAX_WA
 use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
 
-/// Mirror of `Spot` in diffusion.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `Spot` in diffusion.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct WallSpot {
@@ -53,7 +53,7 @@ crate::wgsl_mirror!(spot_layout: WallSpot = "diffusion.wgsl" Spot {
 pub const SPOT_SLOTS: usize = 16;
 const _: () = assert!(2 * MAX_WALL_SPOTS <= SPOT_SLOTS);
 
-/// Mirror of `DiffusionParams` in diffusion.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `DiffusionParams` in diffusion.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct DiffusionParams {

@@ -21,7 +21,7 @@
 @group(0) @binding(6) var<storage, read_write> b: array<f32>;
 @group(0) @binding(7) var<storage, read_write> x: array<f32>;
 
-// Keep in sync with `WallSpot` in src/sim/diffusion.rs.
+// Keep in sync with `WallSpot` in src/sim/core/diffusion.rs.
 struct Spot {
     wall: u32,             // 0 left, 1 right, 2 bottom, 3 top
     temperature: u32,      // 1: the temperature channel, 0: the three dye channels
@@ -33,7 +33,7 @@ struct Spot {
     _pad2: f32,
 };
 
-// Keep in sync with `DiffusionParams` in src/sim/diffusion.rs.
+// Keep in sync with `DiffusionParams` in src/sim/core/diffusion.rs.
 struct DiffusionParams {
     sys_n: vec3<u32>,      // the system grid
     sys_cells: u32,

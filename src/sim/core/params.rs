@@ -12,7 +12,7 @@ pub const AIR_DENSITY: f64 = 1.2;
 /// fixed-point overflow argument it serves).
 pub const MAX_PARTICLE_SPEED: f32 = 512.0;
 
-/// Mirror of `SimParams` in prelude.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `SimParams` in prelude.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SimParams {

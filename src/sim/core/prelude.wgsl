@@ -5,7 +5,7 @@
 // are generated from src/gpu/constants.rs.
 //!include gpu/constants.wgsl
 
-// Mirrored by `SimParams` in src/sim/params.rs (tests/shaders.rs checks the layout).
+// Mirrored by `SimParams` in src/sim/core/params.rs (tests/integration/shaders.rs checks the layout).
 struct SimParams {
     n: vec3<u32>,          // cells along x, y, z
     num_cells: u32,

@@ -4,7 +4,7 @@
 // domain wall counts twice (particles fill only the fluid side of its stencil, so at rest
 // it collects half the weight of an interior face). SOLID where the scene's solids are;
 // FLUID where a particle lies and the density reaches params.fluid_weight (one half: the
-// cell centre is inside the liquid, see FLUID_DENSITY_FRACTION in src/sim/params.rs); AIR
+// cell centre is inside the liquid, see FLUID_DENSITY_FRACTION in src/sim/core/params.rs); AIR
 // elsewhere. Also counts FLUID cells and their density error for the stats.
 
 @group(0) @binding(0) var<uniform> params: SimParams;

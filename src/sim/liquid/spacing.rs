@@ -11,7 +11,7 @@ use bytemuck::{Pod, Zeroable};
 /// overlap away from the other (together they close it).
 pub const STRENGTH: f32 = 0.5;
 
-/// Mirror of `SpacingParams` in spacing.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `SpacingParams` in spacing.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SpacingParams {

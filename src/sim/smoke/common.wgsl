@@ -1,7 +1,7 @@
 // Shared definitions of the smoke stages (include after prelude.wgsl). The smoke mode runs
 // on an nx x ny x 1 grid through the 3D kernels; nothing here assumes nz = 1.
 
-// Mirrored by `SmokeParams` in src/sim/smoke/params.rs (tests/shaders.rs checks the layout).
+// Mirrored by `SmokeParams` in src/sim/smoke/params.rs (tests/integration/shaders.rs checks the layout).
 struct SmokeParams {
     up: vec4<f32>,            // unit vector opposite to gravity
     decay: vec4<f32>,         // per-substep factors exp(-rate dt): dye r, g, b, temperature
@@ -19,7 +19,7 @@ struct SmokeParams {
     _pad1: u32,
 };
 
-// Mirrored by `Emitter` in src/sim/smoke/params.rs (tests/shaders.rs checks the layout).
+// Mirrored by `Emitter` in src/sim/smoke/params.rs (tests/integration/shaders.rs checks the layout).
 // kind: EMIT_BOX [lo, hi], EMIT_DISC (centre lo.xyz, radius lo.w): dye and temperature are
 // raised to at least `dye`, velocity set when set_velocity != 0 (scene sources);
 // EMIT_SPLAT (centre lo.xyz, radius lo.w): dye and velocity added with weight

@@ -4,7 +4,7 @@ use super::TRAIL_LEN;
 use crate::scene::{AdvectionScheme, Scene, Shape};
 use bytemuck::{Pod, Zeroable};
 
-/// Mirror of `SmokeParams` in common.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `SmokeParams` in common.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SmokeParams {
@@ -41,7 +41,7 @@ crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "common.wgsl" SmokeParams
     _pad1: _pad[1],
 });
 
-/// Mirror of `Emitter` in common.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `Emitter` in common.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Emitter {

@@ -58,9 +58,12 @@ impl PcgVectors {
             precon: f("PcgVectors::precon", n),
             partials: f(
                 "PcgVectors::partials",
-                2 * 4 * pcg::MAX_REDUCE_GROUPS as u64,
+                pcg::PARTIAL_BYTES * pcg::MAX_REDUCE_GROUPS as u64,
             ),
-            state: f("PcgVectors::state", 32 + 4 * history_len as u64),
+            state: f(
+                "PcgVectors::state",
+                pcg::STATE_HEADER_BYTES + 4 * history_len as u64,
+            ),
             config: uniform_buffer(device, "PcgVectors::config", &[0u8; 16]),
             history_len,
         }
@@ -70,9 +73,9 @@ impl PcgVectors {
     pub fn bytes(n: [u32; 3], max_iterations: u64) -> u64 {
         let cells: u64 = n.iter().map(|&x| x as u64).product();
         cells * 4 * 12
-            + 32
+            + pcg::STATE_HEADER_BYTES
             + 4 * (max_iterations + 1)
-            + 8 * pcg::MAX_REDUCE_GROUPS as u64
+            + pcg::PARTIAL_BYTES * pcg::MAX_REDUCE_GROUPS as u64
             + multigrid::MgPlan::new(n).bytes()
     }
 }
@@ -117,8 +120,8 @@ impl PressureSolver {
             pcg: Pcg::new(d, f, v),
             precond: Precond::new(d, &ctx.limits, f, v),
             readers: [
-                BufferReader::new(d, 32, "PressureSolver::flag_a"),
-                BufferReader::new(d, 32, "PressureSolver::flag_b"),
+                BufferReader::new(d, pcg::STATE_HEADER_BYTES, "PressureSolver::flag_a"),
+                BufferReader::new(d, pcg::STATE_HEADER_BYTES, "PressureSolver::flag_b"),
             ],
             final_reader: BufferReader::new(d, v.state.size(), "PressureSolver::state"),
         }
@@ -194,7 +197,7 @@ impl PressureSolver {
         r: &[f32],
     ) -> Result<Vec<f32>, GpuError> {
         // The preconditioner kernels skip work once a solve is done; clear the flag.
-        ctx.queue.write_buffer(&v.state, 0, &[0u8; 32]);
+        ctx.queue.write_buffer(&v.state, 0, &[0u8; pcg::STATE_HEADER_BYTES as usize]);
         ctx.queue.write_buffer(&v.r, 0, bytemuck::cast_slice(r));
         let mut enc = ctx
             .device
@@ -254,7 +257,7 @@ impl PressureSolver {
                 }
             }
             let slot = (c % 2) as usize;
-            self.readers[slot].copy_range(&mut enc, &v.state, 0, 32);
+            self.readers[slot].copy_range(&mut enc, &v.state, 0, pcg::STATE_HEADER_BYTES);
             ctx.queue.submit([enc.finish()]);
             if let Some(prev) = pending {
                 let h: Vec<PcgStateHeader> = self.readers[prev].read(ctx)?;

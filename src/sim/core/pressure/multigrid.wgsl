@@ -24,7 +24,7 @@
 @group(0) @binding(11) var<storage, read_write> winv: array<f32>;
 @group(0) @binding(12) var<storage, read_write> bmask: array<u32>;
 
-// Mirrored by `MgLevelParams` in src/sim/pressure/multigrid.rs (tests/shaders.rs checks the
+// Mirrored by `MgLevelParams` in src/sim/core/pressure/multigrid.rs (tests/integration/shaders.rs checks the
 // layout).
 struct MgLevel {
     n: vec3<u32>,          // cells of this level
@@ -343,12 +343,11 @@ fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
 // --- coarsest level: one workgroup, everything in workgroup memory ---
 
 // The sweep count MG_COARSE_SWEEPS is a constant, not a uniform (src/gpu/constants.rs says
-// why). Threads of the coarse solve's workgroup:
-const CWG: u32 = 256u;
+// why). The workgroup has MG_COARSE_WG threads, each owning MG_COARSE_PER_THREAD cells.
 var<workgroup> sa: array<vec4<f32>, MG_COARSE_MAX>;   // the matrix, read ~100 times per V-cycle
 var<workgroup> sx: array<f32, MG_COARSE_MAX>;
 var<workgroup> sb: array<f32, MG_COARSE_MAX>;
-var<workgroup> red_s: array<f32, CWG>;
+var<workgroup> red_s: array<f32, MG_COARSE_WG>;
 var<workgroup> wg_flag: u32;
 
 fn coarse_relax(c: u32) {
@@ -368,25 +367,14 @@ fn coarse_relax(c: u32) {
     sx[c] = s / row.x;
 }
 
-// Sum over the workgroup of one value per invocation (every invocation gets it).
+// Sum over the workgroup of one value per invocation (every invocation gets it): the
+// pairwise tree of tree_sum_n (pcg.wgsl), over this workgroup's own array.
 fn coarse_sum(li: u32, v: f32) -> f32 {
     red_s[li] = v;
-    workgroupBarrier();
-    if (li < 128u) { red_s[li] += red_s[li + 128u]; }
-    workgroupBarrier();
-    if (li < 64u) { red_s[li] += red_s[li + 64u]; }
-    workgroupBarrier();
-    if (li < 32u) { red_s[li] += red_s[li + 32u]; }
-    workgroupBarrier();
-    if (li < 16u) { red_s[li] += red_s[li + 16u]; }
-    workgroupBarrier();
-    if (li < 8u) { red_s[li] += red_s[li + 8u]; }
-    workgroupBarrier();
-    if (li < 4u) { red_s[li] += red_s[li + 4u]; }
-    workgroupBarrier();
-    if (li < 2u) { red_s[li] += red_s[li + 2u]; }
-    workgroupBarrier();
-    if (li < 1u) { red_s[li] += red_s[li + 1u]; }
+    for (var stride = MG_COARSE_WG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) { red_s[li] += red_s[li + stride]; }
+    }
     workgroupBarrier();
     let total = red_s[0];
     workgroupBarrier();
@@ -395,8 +383,8 @@ fn coarse_sum(li: u32, v: f32) -> f32 {
 
 // Relaxes this invocation's cells (li and li + 256) of colour `col`.
 fn coarse_relax_mine(li: u32, col: u32) {
-    for (var k = 0u; k < 2u; k++) {
-        let c = li + k * CWG;
+    for (var k = 0u; k < MG_COARSE_PER_THREAD; k++) {
+        let c = li + k * MG_COARSE_WG;
         if (c < lvl.cells) {
             let p = cell_coord(c, lvl.n);
             if ((u32(p.x + p.y + p.z) & 1u) == col) { coarse_relax(c); }
@@ -404,15 +392,15 @@ fn coarse_relax_mine(li: u32, col: u32) {
     }
 }
 
-@compute @workgroup_size(CWG)
+@compute @workgroup_size(MG_COARSE_WG)
 fn coarse_solve(@builtin(local_invocation_index) li: u32) {
     if (li == 0u) { wg_flag = done[PCG_DONE_WORD]; }
     if (workgroupUniformLoad(&wg_flag) != 0u) { return; }
     var air = 0.0;
     var live = 0.0;
     var bsum = 0.0;
-    for (var k = 0u; k < 2u; k++) {
-        let c = li + k * CWG;
+    for (var k = 0u; k < MG_COARSE_PER_THREAD; k++) {
+        let c = li + k * MG_COARSE_WG;
         if (c < lvl.cells) {
             sa[c] = a[c];
             sx[c] = 0.0;
@@ -425,8 +413,8 @@ fn coarse_solve(@builtin(local_invocation_index) li: u32) {
     let singular = coarse_sum(li, air) == 0.0;
     let n_active = max(coarse_sum(li, live), 1.0);
     let bmean = select(0.0, coarse_sum(li, bsum) / n_active, singular);
-    for (var k = 0u; k < 2u; k++) {
-        let c = li + k * CWG;
+    for (var k = 0u; k < MG_COARSE_PER_THREAD; k++) {
+        let c = li + k * MG_COARSE_WG;
         if (c < lvl.cells && sa[c].x != 0.0) { sb[c] -= bmean; }
     }
     workgroupBarrier();
@@ -437,13 +425,13 @@ fn coarse_solve(@builtin(local_invocation_index) li: u32) {
         workgroupBarrier();
     }
     var xsum = 0.0;
-    for (var k = 0u; k < 2u; k++) {
-        let c = li + k * CWG;
+    for (var k = 0u; k < MG_COARSE_PER_THREAD; k++) {
+        let c = li + k * MG_COARSE_WG;
         if (c < lvl.cells && sa[c].x != 0.0) { xsum += sx[c]; }
     }
     let xmean = select(0.0, coarse_sum(li, xsum) / n_active, singular);
-    for (var k = 0u; k < 2u; k++) {
-        let c = li + k * CWG;
+    for (var k = 0u; k < MG_COARSE_PER_THREAD; k++) {
+        let c = li + k * MG_COARSE_WG;
         if (c < lvl.cells) { x[c] = select(0.0, sx[c] - xmean, sa[c].x != 0.0); }
     }
 }

@@ -15,7 +15,7 @@ crate::kernel_entries!(
     PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, update_d }
 );
 
-/// Mirror of `PcgConfig` in pcg.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `PcgConfig` in pcg.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct PcgConfig {
@@ -34,7 +34,7 @@ crate::wgsl_mirror!(pcg_config_layout: PcgConfig = "pcg.wgsl" PcgConfig {
 });
 
 /// Mirror of the fixed part of `PcgState` in pcg.wgsl (layout checked by
-/// tests/shaders.rs). `status` holds one of the `PCG_*` codes of `crate::gpu::constants`.
+/// tests/integration/shaders.rs). `status` holds one of the `PCG_*` codes of `crate::gpu::constants`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct PcgStateHeader {
@@ -47,7 +47,11 @@ pub struct PcgStateHeader {
     pub done: u32,
     pub status: u32,
 }
-const _: () = assert!(std::mem::size_of::<PcgStateHeader>() == 32);
+/// Bytes of the state buffer before its residual history.
+pub const STATE_HEADER_BYTES: u64 = std::mem::size_of::<PcgStateHeader>() as u64;
+const _: () = assert!(STATE_HEADER_BYTES == 32);
+/// Bytes per reduction workgroup of the partials buffer: a sum and a max (or two sums).
+pub const PARTIAL_BYTES: u64 = 2 * 4;
 // The preconditioners read the done flag as a plain word of the state buffer.
 const _: () =
     assert!(std::mem::offset_of!(PcgStateHeader, done) == 4 * crate::gpu::constants::PCG_DONE_WORD);

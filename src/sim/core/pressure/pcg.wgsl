@@ -18,7 +18,7 @@
 // Accuracy of the dot products: each thread sums a strided slice with Kahan compensation,
 // the workgroup adds the 256 thread sums as a pairwise tree, and the finishing workgroup
 // repeats both over the partials. The error then grows like log2(N) ulps instead of N ulps,
-// which keeps the f32 solve within the f64 reference's tolerance (tests/pressure.rs).
+// which keeps the f32 solve within the f64 reference's tolerance (tests/integration/pressure.rs).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> cfg: PcgConfig;
@@ -32,7 +32,7 @@
 @group(0) @binding(9) var<storage, read_write> partials: array<f32>;
 @group(0) @binding(10) var<storage, read_write> state: PcgState;
 
-// Mirrored by `PcgConfig` in src/sim/pressure/pcg.rs (tests/shaders.rs checks the layout).
+// Mirrored by `PcgConfig` in src/sim/core/pressure/pcg.rs (tests/integration/shaders.rs checks the layout).
 struct PcgConfig {
     tol: f32,              // tolerance on max|r| / max|b|
     max_iterations: u32,
@@ -40,7 +40,7 @@ struct PcgConfig {
     warm_start: u32,
 };
 
-// Mirrored by `PcgStateHeader` in src/sim/pressure/pcg.rs (tests/shaders.rs checks the
+// Mirrored by `PcgStateHeader` in src/sim/core/pressure/pcg.rs (tests/integration/shaders.rs checks the
 // layout); `done` is word PCG_DONE_WORD, which the preconditioners read.
 struct PcgState {
     rho: f32,

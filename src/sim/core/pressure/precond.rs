@@ -13,7 +13,7 @@ crate::kernel_entries!(
     PrecondEntries { identity, jacobi, ip_upper, ip_lower, mic_factor, mic_forward, mic_backward, mict_factor, mict_apply }
 );
 
-/// Mirror of `Plane` in precond.wgsl (layout checked by tests/shaders.rs).
+/// Mirror of `Plane` in precond.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct PlaneSlot {

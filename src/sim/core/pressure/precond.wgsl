@@ -25,7 +25,7 @@
 @group(0) @binding(6) var<uniform> plane: Plane;
 @group(0) @binding(7) var<storage, read> done: array<u32>;
 
-// Mirrored by `PlaneSlot` in src/sim/pressure/precond.rs (tests/shaders.rs checks the layout).
+// Mirrored by `PlaneSlot` in src/sim/core/pressure/precond.rs (tests/integration/shaders.rs checks the layout).
 struct Plane {
     s: u32,
     _pad0: u32,
@@ -177,13 +177,11 @@ fn mic_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
 
 // --- tiled MIC(0) ---
 
-// Threads per tile workgroup.
-const TWG: u32 = 256u;
 var<workgroup> tile_a: array<f32, MIC_TILE_MAX>;   // precon (factor), then the forward solution
 var<workgroup> tile_b: array<f32, MIC_TILE_MAX>;   // the backward solution
 var<workgroup> tile_done: u32;
 
-// The tile of `mic_tile` in src/sim/pressure/precond.rs (and the reference).
+// The tile of `mic_tile` in src/sim/core/pressure/precond.rs (and the reference).
 fn tile_dims() -> vec3<u32> {
     return select(vec3<u32>(MIC_TILE_3D), vec3<u32>(MIC_TILE_SLICE, MIC_TILE_SLICE, 1u),
                   params.n.z == 1u);
@@ -201,7 +199,7 @@ fn tile_origin(w: u32) -> vec3<i32> {
 fn local_coord(l: u32) -> vec3<i32> { return cell_coord(l, tile_dims()); }
 fn local_index(p: vec3<i32>) -> u32 { return cell_index(p, tile_dims()); }
 
-@compute @workgroup_size(TWG)
+@compute @workgroup_size(MIC_TILE_WG)
 fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let origin = tile_origin(wg.y * nwg.x + wg.x);
@@ -210,7 +208,7 @@ fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     let count = td.x * td.y * td.z;
     let planes = td.x + td.y + td.z - 2u;
     for (var s = 0u; s < planes; s++) {
-        for (var l = li; l < count; l += TWG) {
+        for (var l = li; l < count; l += MIC_TILE_WG) {
             let lp = local_coord(l);
             if (u32(lp.x + lp.y + lp.z) != s) { continue; }
             let g = origin + lp;
@@ -244,13 +242,13 @@ fn mict_factor(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
         }
         workgroupBarrier();
     }
-    for (var l = li; l < count; l += TWG) {
+    for (var l = li; l < count; l += MIC_TILE_WG) {
         let g = origin + local_coord(l);
         if (in_grid(g, params.n)) { precon[cell_index(g, params.n)] = tile_a[l]; }
     }
 }
 
-@compute @workgroup_size(TWG)
+@compute @workgroup_size(MIC_TILE_WG)
 fn mict_apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) li: u32) {
     if (li == 0u) { tile_done = done[PCG_DONE_WORD]; }
@@ -262,7 +260,7 @@ fn mict_apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
     let planes = td.x + td.y + td.z - 2u;
     // Forward substitution L q = r into tile_a.
     for (var s = 0u; s < planes; s++) {
-        for (var l = li; l < count; l += TWG) {
+        for (var l = li; l < count; l += MIC_TILE_WG) {
             let lp = local_coord(l);
             if (u32(lp.x + lp.y + lp.z) != s) { continue; }
             let g = origin + lp;
@@ -283,7 +281,7 @@ fn mict_apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
     // Backward substitution L^T z = q into tile_b, planes in decreasing order.
     for (var si = 0u; si < planes; si++) {
         let s = planes - 1u - si;
-        for (var l = li; l < count; l += TWG) {
+        for (var l = li; l < count; l += MIC_TILE_WG) {
             let lp = local_coord(l);
             if (u32(lp.x + lp.y + lp.z) != s) { continue; }
             let g = origin + lp;
@@ -301,7 +299,7 @@ fn mict_apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
         }
         workgroupBarrier();
     }
-    for (var l = li; l < count; l += TWG) {
+    for (var l = li; l < count; l += MIC_TILE_WG) {
         let g = origin + local_coord(l);
         if (in_grid(g, params.n)) { z[cell_index(g, params.n)] = tile_b[l]; }
     }

@@ -1,7 +1,7 @@
 //! The pressure solve on the GPU: convergence, preconditioner ordering, bad settings.
-//! (Agreement with the f64 reference is in tests/stages.rs.)
+//! (Agreement with the f64 reference is in tests/integration/stages.rs.)
 
-mod common;
+use crate::common;
 
 use eddy::scene::{PreconditionerKind, Scene, StandardProblem};
 use eddy::sim::{core::pressure::SolveStatus, Simulation, Stage};

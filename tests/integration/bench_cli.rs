@@ -1,7 +1,7 @@
 //! `eddy bench` at tiny sizes: every column for every preconditioner and problem, and
 //! iteration counts equal to the solver's own on the same system.
 
-mod common;
+use crate::common;
 
 use eddy::scene::{PreconditionerKind, StandardProblem};
 use eddy::sim::{Simulation, Stage};

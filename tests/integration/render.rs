@@ -2,7 +2,7 @@
 //! known pixels, particles show up where the liquid is, and rigid bodies are shaded solids
 //! with the host's lighting, depth-tested against the liquid surface.
 
-mod common;
+use crate::common;
 
 use eddy::render::camera::OrbitCamera;
 use eddy::render::colormap::cell_type;

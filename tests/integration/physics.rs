@@ -1,7 +1,7 @@
 //! Physical invariants of the liquid on the software adapter: still water stays still,
 //! the dam break keeps its volume, projection removes divergence, runs are reproducible.
 
-mod common;
+use crate::common;
 
 use eddy::scene::{Scene, Shape, StandardProblem};
 use eddy::sim::{Simulation, Stage};

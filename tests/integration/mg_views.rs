@@ -1,7 +1,7 @@
 //! The debug views of the multigrid preconditioner's levels: every level's vectors read
 //! back with the level's own grid, and clear errors for levels a grid does not have.
 
-mod common;
+use crate::common;
 
 use eddy::render::slice::{Range, SliceImage, SliceSpec};
 use eddy::scene::{PreconditionerKind, StandardProblem, AIR, FLUID, SOLID};

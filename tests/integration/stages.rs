@@ -7,7 +7,7 @@
 //! and every buffer a check needs is read back once ([`Outputs`], shared by the tests of
 //! this binary); each stage's test then compares those outputs with the reference.
 
-mod common;
+use crate::common;
 
 use common::{mac_diff, mac_max, max_abs, max_abs_diff, to_f64};
 use eddy::reference as cpu;

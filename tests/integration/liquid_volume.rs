@@ -2,7 +2,7 @@
 //! seconds, pools that stay still or come to rest without compacting under the surface,
 //! and hydrostatic pressure with the free surface where the liquid ends (ghost fluid).
 
-mod common;
+use crate::common;
 
 use eddy::scene::{Scene, Shape};
 use eddy::sim::{liquid::views::Field, Simulation, Stage};

@@ -1,7 +1,7 @@
 //! Hostile input and interrupted runs: the corpus of bad scenes and command lines in
 //! tests/corpus, runs stopped by SIGINT/SIGTERM, and simulations that blow up.
 
-mod common;
+use crate::common;
 
 use eddy::scene::{Scene, SceneKind};
 use eddy::sim::{smoke::SmokeSimulation, SimError, Simulation};

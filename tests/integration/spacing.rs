@@ -2,7 +2,7 @@
 //! (cells far over the rest count included), determinism, and what it does to a pool's
 //! particles.
 
-mod common;
+use crate::common;
 
 use eddy::reference as cpu;
 use eddy::scene::{Scene, Shape, SplitMix64};

@@ -3,7 +3,7 @@
 //! (no holes, smoother, different), and the smoke dye's bilinear and cell views against
 //! CPU-computed colours.
 
-mod common;
+use crate::common;
 
 use eddy::reference::surface::{smooth_depth, DepthFilter};
 use eddy::render::camera::OrbitCamera;

@@ -1,7 +1,7 @@
 //! APIC: the GPU transfers against the f64 reference on random particles, velocities and
 //! affine matrices; the live switch; and the angular momentum of a rotating blob.
 
-mod common;
+use crate::common;
 
 use common::{mac_max, max_abs, max_abs_diff, to_f64};
 use eddy::bench::transfer::{relative_change, rotating_blob, Variant};
@@ -32,7 +32,7 @@ fn case(nz: u32) -> Case {
         }],
         transfer: TransferKind::Apic,
         // G2P is compared at the uploaded positions; the correction would move them first
-        // (tests/stages.rs checks it).
+        // (tests/integration/stages.rs checks it).
         volume_correction: false,
         ..Scene::default()
     };

@@ -6,7 +6,7 @@
 //! u = sin(pi x / Lx) sin(pi y / Ly) (times sin(pi z / Lz) in 3D), which the box's
 //! no-penetration walls hold exactly and which decays as exp(-nu pi^2 (1/Lx^2 + 1/Ly^2 ...) t).
 
-mod common;
+use crate::common;
 
 use eddy::gpu::read_buffer;
 use eddy::reference::diffusion as cpu;

@@ -2,7 +2,7 @@
 //! force and torque against the f64 reference, floating and sinking, free fall in air,
 //! bounces, collisions, a jet turning a plate, no particle inside a body.
 
-mod common;
+use crate::common;
 
 use eddy::reference::bodies::{body_cells, body_forces, RefBody};
 use eddy::reference::Grid;

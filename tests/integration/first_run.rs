@@ -2,7 +2,7 @@
 //! what flags accept, quiet stderr on a machine without a desktop session, results on
 //! stdout that a closed pipe cannot break, benchmark rows as they finish.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -4,7 +4,7 @@
 //! mismatch points at one stage. The smoke runs the liquid's boundary, divergence, PCG and
 //! projection kernels on a one-cell-thick grid; the projection test checks them there.
 
-mod common;
+use crate::common;
 
 use common::{mac_diff, mac_max, max_abs, to_f64};
 use eddy::gpu::read_buffer;
@@ -286,30 +286,129 @@ fn dye_diff(a: &cs::Dye, b: &cs::Dye) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn check_stages(scheme: AdvectionScheme) {
-    let scene = stage_scene(scheme);
-    let mut c = Case::new(&scene, 11);
-    let g = &c.grid.clone();
-    let static_solid = c.sim.static_solid().to_vec();
-    let static_vel: Vec<[f64; 3]> = scene
-        .solid_cells()
-        .1
-        .iter()
-        .map(|v| [v[0] as f64, v[1] as f64, v[2] as f64])
-        .collect();
-    let dye0: cs::Dye = c.dye0.iter().map(|d| d.map(|x| x as f64)).collect();
-    let vel0 = mac(g, &c.vel0);
+type Report = eddy::sim::SubstepReport<eddy::sim::smoke::SmokeSubstep>;
 
-    // Marking: static solids (one moving) and the kinematic body; dye cleared inside them.
-    c.run_to(SmokeStage::Mark);
-    let p = ref_params(&c.sim, c.dt);
-    let mut expect_dye = dye0.clone();
-    let bodies = ref_bodies(&c.sim);
-    assert_eq!(bodies.len(), 1);
-    let (types, solid_vel) = cs::mark(g, &static_solid, &static_vel, &bodies, &mut expect_dye);
-    assert_eq!(c.types(), types, "cell types");
-    let gpu_solid_vel: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.fields.solid_vel).unwrap();
-    let e = gpu_solid_vel
+/// The GPU's state after each smoke stage, each stage run on a fresh substep from the same
+/// random state (so a stage's input is the GPU's own output of the stage before it), read
+/// back once per advection scheme and shared by the per-stage tests below.
+struct StageOutputs {
+    scheme: AdvectionScheme,
+    grid: cpu::Grid,
+    /// The slice's depth, m.
+    depth: f64,
+    dt: f64,
+    params: cs::Params,
+    static_solid: Vec<u32>,
+    static_vel: Vec<[f64; 3]>,
+    bodies: Vec<cs::MovingSolid>,
+    sources: Vec<cs::Source>,
+    dye0: cs::Dye,
+    vel0: cpu::MacField,
+    /// After marking: cell types, the solids' velocities (GPU) and the dye.
+    types: Vec<u8>,
+    solid_vel: Vec<[f32; 4]>,
+    dye_mark: cs::Dye,
+    emit: (cs::Dye, cpu::MacField),
+    advect: (cs::Dye, cpu::MacField),
+    vel_forces: cpu::MacField,
+    vel_boundary: cpu::MacField,
+    /// Per preconditioner: the substep's report, the projected velocity and the pressure.
+    project: Vec<(PreconditionerKind, Report, cpu::MacField, Vec<f64>)>,
+    /// After the tracers (the finished substep): report, dye, velocity, tracers, and the
+    /// trail's newest slot.
+    finished: (Report, cs::Dye, cpu::MacField),
+    tracers: Vec<[f32; 4]>,
+    newest_trail: Vec<[f32; 4]>,
+}
+
+impl StageOutputs {
+    fn run(scheme: AdvectionScheme) -> Self {
+        let scene = stage_scene(scheme);
+        let mut c = Case::new(&scene, 11);
+        let grid = c.grid.clone();
+        let static_solid = c.sim.static_solid().to_vec();
+        let static_vel = scene
+            .solid_cells()
+            .1
+            .iter()
+            .map(|v| [v[0] as f64, v[1] as f64, v[2] as f64])
+            .collect();
+        let dye0 = c.dye0.iter().map(|d| d.map(|x| x as f64)).collect();
+        let vel0 = mac(&grid, &c.vel0);
+        c.run_to(SmokeStage::Mark);
+        let params = ref_params(&c.sim, c.dt);
+        let bodies = ref_bodies(&c.sim);
+        let (types, dye_mark) = (c.types(), c.dye());
+        let solid_vel = read_buffer(&c.sim.ctx, &c.sim.fields.solid_vel).unwrap();
+        c.run_to(SmokeStage::Emit);
+        let emit = (c.dye(), c.vel());
+        c.run_to(SmokeStage::Advect);
+        let advect = (c.dye(), c.vel());
+        c.run_to(SmokeStage::Forces);
+        let vel_forces = c.vel();
+        c.run_to(SmokeStage::Boundary);
+        let vel_boundary = c.vel();
+        let mut project = Vec::new();
+        for pre in PreconditionerKind::ALL {
+            let mut scene = scene.clone();
+            scene.pressure.preconditioner = pre;
+            c.sim.apply_live_settings(&scene).unwrap();
+            let rep = c.run_to(SmokeStage::Project);
+            let phi = to_f64(&read_buffer::<f32>(&c.sim.ctx, &c.sim.pcg.p).unwrap());
+            project.push((pre, rep, c.vel(), phi));
+        }
+        let rep = c.run_to(SmokeStage::Tracers);
+        let finished = (rep, c.dye(), c.vel());
+        let tracers = c.sim.read_tracers().unwrap();
+        let trail: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.mode.smoke.trail).unwrap();
+        let slot = (c.sim.trail_slot() as usize + 15) % 16;
+        let newest_trail = trail[slot * tracers.len()..(slot + 1) * tracers.len()].to_vec();
+        StageOutputs {
+            scheme,
+            grid,
+            depth: scene.domain.2,
+            dt: c.dt,
+            params,
+            static_solid,
+            static_vel,
+            bodies,
+            sources: c.sources(),
+            dye0,
+            vel0,
+            types,
+            solid_vel,
+            dye_mark,
+            emit,
+            advect,
+            vel_forces,
+            vel_boundary,
+            project,
+            finished,
+            tracers,
+            newest_trail,
+        }
+    }
+}
+
+fn stage_outputs(scheme: AdvectionScheme) -> &'static StageOutputs {
+    static SL: std::sync::OnceLock<StageOutputs> = std::sync::OnceLock::new();
+    static MC: std::sync::OnceLock<StageOutputs> = std::sync::OnceLock::new();
+    let cell = match scheme {
+        AdvectionScheme::SemiLagrangian => &SL,
+        AdvectionScheme::MacCormack => &MC,
+    };
+    cell.get_or_init(|| StageOutputs::run(scheme))
+}
+
+/// Marking: static solids (one moving) and the kinematic body; dye cleared inside them.
+fn check_mark(o: &StageOutputs) {
+    let g = &o.grid;
+    assert_eq!(o.bodies.len(), 1);
+    let mut expect_dye = o.dye0.clone();
+    let (types, solid_vel) = cs::mark(g, &o.static_solid, &o.static_vel, &o.bodies, &mut expect_dye);
+    assert_eq!(o.types, types, "cell types");
+    let e = o
+        .solid_vel
         .iter()
         .zip(&solid_vel)
         .flat_map(|(a, b)| (0..3).map(move |k| (a[k] as f64 - b[k]).abs()))
@@ -324,74 +423,81 @@ fn check_stages(scheme: AdvectionScheme) {
     );
     assert!(types
         .iter()
-        .zip(&static_solid)
+        .zip(&o.static_solid)
         .any(|(t, s)| *t == cpu::SOLID && *s == 0));
-    assert_eq!(dye_diff(&c.dye(), &expect_dye), 0.0, "dye after marking");
-    let after_mark = c.dye();
+    assert_eq!(dye_diff(&o.dye_mark, &expect_dye), 0.0, "dye after marking");
+}
 
-    // Sources and the splat (exp in f32: 1e-5).
-    c.run_to(SmokeStage::Emit);
-    let mut expect_dye = after_mark.clone();
-    let mut expect_vel = vel0.clone();
-    cs::emit(g, &types, &c.sources(), &mut expect_dye, &mut expect_vel);
-    let (dye_emit, vel_emit) = (c.dye(), c.vel());
-    let e = dye_diff(&dye_emit, &expect_dye).max(mac_diff(&vel_emit, &expect_vel));
+/// Sources and the splat (exp in f32: 1e-5).
+fn check_emit(o: &StageOutputs) {
+    let mut expect_dye = o.dye_mark.clone();
+    let mut expect_vel = o.vel0.clone();
+    cs::emit(&o.grid, &o.types, &o.sources, &mut expect_dye, &mut expect_vel);
+    let (dye_emit, vel_emit) = &o.emit;
+    let e = dye_diff(dye_emit, &expect_dye).max(mac_diff(vel_emit, &expect_vel));
     assert!(e < 1e-5, "emit differs by {e}");
     assert!(
-        dye_diff(&dye_emit, &after_mark) > 0.5,
+        dye_diff(dye_emit, &o.dye_mark) > 0.5,
         "the sources changed nothing"
     );
+}
 
-    // Advection (f32 back-traces through a random field: 1e-4 of values up to ~2).
-    c.run_to(SmokeStage::Advect);
+/// Advection (f32 back-traces through a random field: 1e-4 of values up to ~2).
+fn check_advect(o: &StageOutputs) {
+    let (dye_emit, vel_emit) = &o.emit;
     let mut expect_dye = dye_emit.clone();
     let mut expect_vel = vel_emit.clone();
-    cs::advect(g, &types, &p, c.dt, &mut expect_vel, &mut expect_dye);
-    let (dye_adv, vel_adv) = (c.dye(), c.vel());
-    let ed = dye_diff(&dye_adv, &expect_dye);
-    let ev = mac_diff(&vel_adv, &expect_vel);
+    cs::advect(&o.grid, &o.types, &o.params, o.dt, &mut expect_vel, &mut expect_dye);
+    let (dye_adv, vel_adv) = &o.advect;
+    let ed = dye_diff(dye_adv, &expect_dye);
+    let ev = mac_diff(vel_adv, &expect_vel);
     assert!(
         ed < 1e-4 && ev < 1e-4,
-        "{scheme:?} advection differs: dye {ed}, velocity {ev}"
+        "{:?} advection differs: dye {ed}, velocity {ev}",
+        o.scheme
     );
-    assert!(
-        dye_diff(&dye_adv, &dye_emit) > 0.1,
-        "advection moved nothing"
-    );
+    assert!(dye_diff(dye_adv, dye_emit) > 0.1, "advection moved nothing");
+}
 
-    // Confinement and buoyancy (1e-4 m/s of velocities ~1 m/s).
-    c.run_to(SmokeStage::Forces);
+/// Confinement and buoyancy (1e-4 m/s of velocities ~1 m/s).
+fn check_forces(o: &StageOutputs) {
+    let g = &o.grid;
+    let (dye_adv, vel_adv) = &o.advect;
     let mut expect_vel = vel_adv.clone();
-    cs::forces(g, &types, &p, c.dt, &mut expect_vel, &dye_adv);
-    let vel_forces = c.vel();
-    let e = mac_diff(&vel_forces, &expect_vel);
+    cs::forces(g, &o.types, &o.params, o.dt, &mut expect_vel, dye_adv);
+    let e = mac_diff(&o.vel_forces, &expect_vel);
     assert!(e < 1e-4, "forces differ by {e}");
     assert!(
-        mac_diff(&vel_forces, &vel_adv) > 1e-2,
+        mac_diff(&o.vel_forces, vel_adv) > 1e-2,
         "forces changed nothing"
     );
-    let curl = cs::vorticity(g, &types, &vel_adv);
+    let curl = cs::vorticity(g, &o.types, vel_adv);
     let conf_only = {
-        let mut q = p;
+        let mut q = o.params;
         q.buoyancy = 0.0;
         q.dye_weight = 0.0;
-        cs::cell_forces(g, &types, &q, &curl, &dye_adv)
+        cs::cell_forces(g, &o.types, &q, &curl, dye_adv)
     };
     assert!(
         conf_only.iter().any(|f| f[0].abs() > 1e-2),
         "no confinement force"
     );
+}
 
-    // Boundary conditions: the liquid's kernel, with the solids' velocities.
-    c.run_to(SmokeStage::Boundary);
-    let mut expect_vel = vel_forces.clone();
-    cpu::apply_boundary(g, &types, &solid_vel, &mut expect_vel);
-    let vel_bc = c.vel();
-    assert!(mac_diff(&vel_bc, &expect_vel) < 1e-6);
+/// Boundary conditions: the liquid's kernel, with the solids' velocities.
+fn check_boundary(o: &StageOutputs) {
+    let mut expect_dye = o.dye0.clone();
+    let (_, solid_vel) = cs::mark(&o.grid, &o.static_solid, &o.static_vel, &o.bodies, &mut expect_dye);
+    let mut expect_vel = o.vel_forces.clone();
+    cpu::apply_boundary(&o.grid, &o.types, &solid_vel, &mut expect_vel);
+    assert!(mac_diff(&o.vel_boundary, &expect_vel) < 1e-6);
+}
 
-    // Projection, for every preconditioner: the GPU pressure against an f64 solve of the
-    // same (pure Neumann, consistent) system, and the divergence drop.
-    let (div, b) = cpu::divergence(g, &types, &vel_bc);
+/// Projection, for every preconditioner: the GPU pressure against an f64 solve of the
+/// same (pure Neumann, consistent) system, and the divergence drop.
+fn check_project(o: &StageOutputs) {
+    let (g, types, vel_bc) = (&o.grid, &o.types, &o.vel_boundary);
+    let (div, b) = cpu::divergence(g, types, vel_bc);
     let fluid: Vec<usize> = (0..g.cells()).filter(|&i| types[i] == cpu::FLUID).collect();
     let mean = fluid.iter().map(|&i| b[i]).sum::<f64>() / fluid.len() as f64;
     assert!(
@@ -407,10 +513,10 @@ fn check_stages(scheme: AdvectionScheme) {
             }
         })
         .collect();
-    let a = cpu::build_matrix(g, &types);
+    let a = cpu::build_matrix(g, types);
     let exact = cpu::pcg(
         g,
-        &types,
+        types,
         &a,
         &b,
         cpu::Preconditioner::None,
@@ -420,29 +526,24 @@ fn check_stages(scheme: AdvectionScheme) {
     );
     assert!(exact.converged);
     let mut expect_vel = vel_bc.clone();
-    cpu::project(g, &types, &exact.p, &mut expect_vel);
-    for pre in PreconditionerKind::ALL {
-        let mut scene = scene.clone();
-        scene.pressure.preconditioner = pre;
-        c.sim.apply_live_settings(&scene).unwrap();
-        let rep = c.run_to(SmokeStage::Project);
+    cpu::project(g, types, &exact.p, &mut expect_vel);
+    assert_eq!(o.project.len(), PreconditionerKind::ALL.len());
+    for (pre, rep, vel_p, phi) in &o.project {
         let solve = rep.solve.clone().unwrap();
         assert!(solve.residual <= 1e-5, "{pre}: residual {}", solve.residual);
-        let vel_p = c.vel();
-        let e = mac_diff(&vel_p, &expect_vel) / mac_max(&vel_bc);
+        let e = mac_diff(vel_p, &expect_vel) / mac_max(vel_bc);
         assert!(
             e < 2e-3,
             "{pre}: projected velocity differs from the f64 solve by {e} (relative)"
         );
-        let phi: Vec<f64> = to_f64(&read_buffer::<f32>(&c.sim.ctx, &c.sim.pcg.p).unwrap());
         let mut with_gpu_phi = vel_bc.clone();
-        cpu::project(g, &types, &phi, &mut with_gpu_phi);
-        let e = mac_diff(&vel_p, &with_gpu_phi);
+        cpu::project(g, types, phi, &mut with_gpu_phi);
+        let e = mac_diff(vel_p, &with_gpu_phi);
         assert!(
             e < 1e-5,
             "{pre}: projection with the GPU pressure differs by {e}"
         );
-        let (div_after, _) = cpu::divergence(g, &types, &vel_p);
+        let (div_after, _) = cpu::divergence(g, types, vel_p);
         let (d0, d1) = (max_abs(&div), max_abs(&div_after));
         assert!(d1 <= 5e-5 * d0, "{pre}: |div| {d0} -> {d1}");
         assert!((rep.max_divergence as f64 - d1).abs() <= 1e-3 * d0);
@@ -451,18 +552,15 @@ fn check_stages(scheme: AdvectionScheme) {
             solve.iterations
         );
     }
+}
 
-    // Statistics of the finished step, and the tracers' newest trail slot.
-    let rep = c.run_to(SmokeStage::Tracers);
-    let tracers = c.sim.read_tracers().unwrap();
-    let trail: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.mode.smoke.trail).unwrap();
-    let slot = (c.sim.trail_slot() as usize + 15) % 16;
-    assert_eq!(
-        &trail[slot * tracers.len()..(slot + 1) * tracers.len()],
-        &tracers[..]
-    );
-    let (sums, max_speed) = cs::stats(g, &types, &c.vel(), &c.dye());
-    let vol = g.h * g.h * scene.domain.2;
+/// Statistics of the finished step, and the tracers' newest trail slot.
+fn check_stats_and_tracers(o: &StageOutputs) {
+    let g = &o.grid;
+    assert_eq!(o.newest_trail, o.tracers);
+    let (rep, dye, vel) = &o.finished;
+    let (sums, max_speed) = cs::stats(g, &o.types, vel, dye);
+    let vol = g.h * g.h * o.depth;
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-12);
     assert!(rel(rep.extra.dye_total, sums[0] * vol) < 1e-5);
     assert!(rel(rep.extra.dye_center_y, sums[1] / sums[0]) < 1e-5);
@@ -471,14 +569,33 @@ fn check_stages(scheme: AdvectionScheme) {
     assert!(rel(rep.max_speed as f64, max_speed) < 1e-5);
 }
 
-#[test]
-fn smoke_stages_match_the_reference_semi_lagrangian() {
-    check_stages(AdvectionScheme::SemiLagrangian);
+/// One test per smoke stage and advection scheme.
+macro_rules! smoke_stage_tests {
+    ($($check:ident => $sl:ident, $mc:ident;)*) => {$(
+        #[test]
+        fn $sl() {
+            $check(stage_outputs(AdvectionScheme::SemiLagrangian));
+        }
+
+        #[test]
+        fn $mc() {
+            $check(stage_outputs(AdvectionScheme::MacCormack));
+        }
+    )*};
 }
 
-#[test]
-fn smoke_stages_match_the_reference_maccormack() {
-    check_stages(AdvectionScheme::MacCormack);
+smoke_stage_tests! {
+    check_mark => smoke_mark_matches_the_reference_sl, smoke_mark_matches_the_reference_mc;
+    check_emit => smoke_emit_matches_the_reference_sl, smoke_emit_matches_the_reference_mc;
+    check_advect => smoke_advect_matches_the_reference_sl, smoke_advect_matches_the_reference_mc;
+    check_forces => smoke_forces_match_the_reference_sl, smoke_forces_match_the_reference_mc;
+    check_boundary =>
+        smoke_boundary_matches_the_reference_sl, smoke_boundary_matches_the_reference_mc;
+    check_project =>
+        smoke_projection_matches_the_reference_sl, smoke_projection_matches_the_reference_mc;
+    check_stats_and_tracers =>
+        smoke_stats_and_tracers_match_the_reference_sl,
+        smoke_stats_and_tracers_match_the_reference_mc;
 }
 
 /// A closed 1 x 1.5 m box (32 x 48 cells) with a hot disc source centred at the bottom.

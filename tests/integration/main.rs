@@ -1,0 +1,30 @@
+//! eddy's integration tests, one module per area, linked into one binary (linking wgpu and
+//! egui once instead of once per file). `scripts/test.sh --test integration pressure::`
+//! runs one module. The GPU tests share one adapter (`common::gpu`). Host memory is
+//! measured in a binary of its own (tests/host_memory.rs).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod apic;
+mod bench_cli;
+mod bodies;
+mod cli;
+mod diffusion;
+mod first_run;
+mod liquid_volume;
+mod mesh;
+mod mg_views;
+mod msrv;
+mod physics;
+mod pressure;
+mod recording;
+mod render;
+mod robustness;
+mod scenes;
+mod shaders;
+mod smoke;
+mod spacing;
+mod stages;
+mod surface;
+mod viewer;
