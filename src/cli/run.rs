@@ -142,8 +142,9 @@ pub(crate) fn sim_time(sim: &RunSim) -> f64 {
     }
 }
 
-/// `--check-invariants`: every solve converged, and every particle is finite and inside
-/// the domain (smoke tracers live in the slice's x and y).
+/// `--check-invariants`: every solve converged, every particle is finite and inside the
+/// domain (smoke tracers live in the slice's x and y), and every body is finite and inside
+/// the domain up to a cell (the contacts' slop).
 pub(crate) fn check_invariants(
     sim: &RunSim,
     scene: &Scene,
@@ -188,6 +189,26 @@ pub(crate) fn check_invariants(
             pos.len(),
             scene.domain
         );
+    }
+    if let Some(set) = sim.bodies() {
+        let h = scene.h();
+        for (i, b) in set.bodies.iter().enumerate() {
+            let half = b.aabb_half();
+            let out = (0..axes).any(|a| {
+                let p = b.position[a];
+                !p.is_finite() || p - half[a] < -h || p + half[a] > d[a] + h
+            });
+            if out {
+                bail!(
+                    "frame {}: body {i} (centre {:.4?} m, half extents {:.4?} m) is not finite \
+                     or reaches more than a cell outside the domain [0, {:?}]",
+                    st.frame,
+                    b.position.to_array(),
+                    half.to_array(),
+                    scene.domain
+                );
+            }
+        }
     }
     Ok(())
 }

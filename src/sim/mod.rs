@@ -56,6 +56,22 @@ pub enum SimError {
         value: f64,
     },
     #[error(
+        "frame {frame}, substep {substep}: body {body} {what}; the run stops here rather than \
+         go on without it (a smaller cfl or frame_dt, a larger max_substeps, or gentler body \
+         velocities and densities nearer the fluid's may keep it)"
+    )]
+    BodyLost {
+        frame: u64,
+        substep: u32,
+        body: usize,
+        what: String,
+    },
+    #[error(
+        "the scene's bodies overlap at the start: {0} (move them apart: contacts resolve \
+         bodies that touch, not bodies inside each other or inside a solid)"
+    )]
+    BodiesOverlap(String),
+    #[error(
         "frame {frame}, substep {substep}: the CFL substep {dt:.3e} s is below the floor \
          {floor:.3e} s (a millionth of frame_dt) because the largest speed is {speed:.3e} m/s: \
          the simulation blew up or its speeds are far beyond what its grid resolves"
@@ -116,11 +132,12 @@ pub(crate) fn checked_cfl_dt(
     Ok(dt)
 }
 
-/// Everything `Simulation::new` or `SmokeSimulation::new` would refuse for size, checked
-/// without allocating: the grid first, then the particles, counted (not seeded) when a quick
+/// Everything `Simulation::new` or `SmokeSimulation::new` would refuse (bodies that start
+/// inside each other or a solid, and sizes), checked without allocating: the grid first, then the particles, counted (not seeded) when a quick
 /// bound does not already settle it. `eddy check` runs this, so it approves exactly what
 /// `eddy run` accepts.
 pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstimate, SimError> {
+    bodies::check_scene_start(scene)?;
     if scene.kind == SceneKind::Smoke {
         return check_estimate(ctx, smoke::memory_estimate(scene));
     }

@@ -10,7 +10,7 @@ use eddy::scene::{BodyMotion, BodyShape, BodySpec, Scene, SceneKind, Shape};
 use eddy::sim::{
     bodies::coupling::GpuBody,
     smoke::{SmokeSimulation, SmokeStage},
-    Simulation, Stage,
+    SimError, Simulation, Stage,
 };
 
 fn body(shape: BodyShape, center: (f64, f64, f64), density: f64) -> BodySpec {
@@ -190,6 +190,50 @@ fn light_box_floats_half_submerged_and_no_particle_enters_it() {
     let (pos, _) = sim.read_particles().unwrap();
     let inside_count = pos.iter().filter(|p| inside(&set.bodies[0], **p)).count();
     assert_eq!(inside_count, 0, "particles inside the body");
+}
+
+#[test]
+fn a_body_faster_than_its_substeps_stops_the_run_with_its_name() {
+    // 1e5 m/s: at max_substeps the last substep takes the rest of the frame and would
+    // carry the body kilometres outside the box; the run stops there instead.
+    let mut s = body(BodyShape::Sphere { radius: 0.1 }, (0.5, 0.75, 0.5), 500.0);
+    s.motion = BodyMotion::Kinematic;
+    s.velocity = (1e5, 0.0, 0.0);
+    let mut scene = pool(vec![s]);
+    scene.max_substeps = 4;
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    let err = (0..3)
+        .find_map(|_| sim.step_frame().err())
+        .expect("the run went on with the body lost");
+    match &err {
+        SimError::BodyLost {
+            frame: 1,
+            substep: 4,
+            body: 0,
+            what,
+        } => assert!(what.contains("moved up to"), "{what}"),
+        e => panic!("another error: {e}"),
+    }
+    let b = &sim.bodies.as_ref().unwrap().set.bodies[0];
+    assert!(b.position.x.is_finite());
+}
+
+#[test]
+fn bodies_inside_each_other_at_the_start_are_refused() {
+    let cube = || BodyShape::Box {
+        half_extents: (0.1, 0.1, 0.1),
+    };
+    let scene = pool(vec![
+        body(cube(), (0.3, 0.7, 0.5), 500.0),
+        body(cube(), (0.35, 0.72, 0.5), 500.0),
+    ]);
+    for e in [
+        eddy::sim::check_scene_limits(&common::gpu(), &scene).unwrap_err(),
+        Simulation::new(common::gpu(), &scene).err().unwrap(),
+    ] {
+        assert!(matches!(e, SimError::BodiesOverlap(_)), "{e}");
+        assert!(e.to_string().contains("body 0 and body 1"), "{e}");
+    }
 }
 
 #[test]

@@ -283,6 +283,105 @@ pub fn find_contacts_within(set: &BodySet, margins: &[f64]) -> Vec<Contact> {
     out
 }
 
+/// What a body overlaps: another body (by index) or a static solid (by its index in the
+/// scene's `solids`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    Body(usize),
+    Solid(usize),
+}
+
+/// Every pair with a dynamic body that overlaps deeper than `tolerance` m (a body with a
+/// later body, or with a static solid), with the depth: a scene must not start with one
+/// (the contacts would throw the bodies apart). Walls do not count (a body across a wall
+/// is pushed back in by the contacts).
+pub fn overlaps(set: &BodySet, tolerance: f64) -> Vec<(usize, Overlap, f64)> {
+    let mut out = Vec::new();
+    let deepest = |a: &RigidBody, b: &RigidBody| {
+        overlap_depth(a, b, set.slice).filter(|d| *d > tolerance)
+    };
+    for (i, a) in set.bodies.iter().enumerate() {
+        for (j, b) in set.bodies.iter().enumerate().skip(i + 1) {
+            if !a.is_dynamic() && !b.is_dynamic() {
+                continue;
+            }
+            if let Some(d) = deepest(a, b) {
+                out.push((i, Overlap::Body(j), d));
+            }
+        }
+        if !a.is_dynamic() {
+            continue;
+        }
+        for (k, o) in set.obstacles.iter().enumerate() {
+            if let Some(d) = deepest(a, o) {
+                out.push((i, Overlap::Solid(k), d));
+            }
+        }
+    }
+    out
+}
+
+/// How deep two bodies overlap (m; the least translation that separates them), or None
+/// when they do not. Exact for every pair of shapes: separating axes for two boxes, the
+/// nearest point of the box for a sphere. In a slice a sphere is a cylinder across it.
+fn overlap_depth(a: &RigidBody, b: &RigidBody, slice: bool) -> Option<f64> {
+    let flat = |v: DVec3| if slice { DVec3::new(v.x, v.y, 0.0) } else { v };
+    let d = match (a.solid, b.solid) {
+        (Solid::Sphere { radius: ra }, Solid::Sphere { radius: rb }) => {
+            ra + rb - flat(b.position - a.position).length()
+        }
+        (Solid::Box { half }, Solid::Sphere { radius }) => {
+            sphere_box_depth(b.position, radius, a, half, slice)
+        }
+        (Solid::Sphere { radius }, Solid::Box { half }) => {
+            sphere_box_depth(a.position, radius, b, half, slice)
+        }
+        (Solid::Box { half: ha }, Solid::Box { half: hb }) => {
+            let (ra, rb) = (a.rotation(), b.rotation());
+            let (ua, ub) = ([ra.x_axis, ra.y_axis, ra.z_axis], [rb.x_axis, rb.y_axis, rb.z_axis]);
+            let mut axes: Vec<DVec3> = ua.iter().chain(ub.iter()).copied().collect();
+            for x in ua {
+                for y in ub {
+                    let c = x.cross(y);
+                    // Parallel edges add no axis the face normals do not already test.
+                    if c.length_squared() > 1e-12 {
+                        axes.push(c.normalize());
+                    }
+                }
+            }
+            let t = b.position - a.position;
+            let extent = |u: &[DVec3; 3], h: DVec3, n: DVec3| {
+                h.x * u[0].dot(n).abs() + h.y * u[1].dot(n).abs() + h.z * u[2].dot(n).abs()
+            };
+            axes.iter()
+                .map(|&n| extent(&ua, ha, n) + extent(&ub, hb, n) - t.dot(n).abs())
+                .fold(f64::INFINITY, f64::min)
+        }
+    };
+    (d > 0.0).then_some(d)
+}
+
+/// Overlap of a sphere (centre `c`, `radius`) with box body `b` of half extents `half`.
+fn sphere_box_depth(c: DVec3, radius: f64, b: &RigidBody, half: DVec3, slice: bool) -> f64 {
+    let mut local = b.orientation.inverse() * (c - b.position);
+    let mut half = half;
+    if slice {
+        // The cylinder spans the slice as the box's prism does: only x and y count.
+        local.z = 0.0;
+        half.z = f64::INFINITY;
+    }
+    let inside = (0..3).all(|k| local[k].abs() <= half[k]);
+    if inside {
+        let to_face = (0..3)
+            .map(|k| half[k] - local[k].abs())
+            .fold(f64::INFINITY, f64::min);
+        radius + to_face
+    } else {
+        let nearest = local.clamp(-half, half);
+        radius - (local - nearest).length()
+    }
+}
+
 /// Whether the bounding spheres of two bodies, grown by `margin`, overlap (most pairs are
 /// far apart).
 fn near(a: &RigidBody, b: &RigidBody, margin: f64) -> bool {

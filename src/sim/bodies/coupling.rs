@@ -460,6 +460,7 @@ impl Bodies {
         set: BodySet,
         inputs: CouplingInputs<'_>,
     ) -> Result<Self, SimError> {
+        set.check_start(super::START_OVERLAP_CELLS * inputs.fields.params.h as f64)?;
         let mut coupling = BodyCoupling::new(ctx, inputs)?;
         coupling.push_now(ctx, &set, 1.0);
         Ok(Self { set, coupling })
@@ -468,19 +469,28 @@ impl Bodies {
     /// Ends a full substep of `dt`: reads the fluid's force and torque (the copy was
     /// submitted with the substep), moves the bodies, and pushes particles out of them at
     /// their new places.
-    pub fn finish_substep(&mut self, ctx: &GpuContext, dt: f64) -> Result<(), SimError> {
+    ///
+    /// Stops (nothing uploaded) when a body is lost: not finite, its centre outside the
+    /// domain, or moved more than `max_move` m in the substep; `frame` and `substep` name
+    /// where, for the error.
+    pub fn finish_substep(
+        &mut self,
+        ctx: &GpuContext,
+        dt: f64,
+        max_move: f64,
+        (frame, substep): (u64, u32),
+    ) -> Result<(), SimError> {
         let forces = self.coupling.read_forces(ctx, self.set.bodies.len())?;
         self.set.set_fluid_forces(&forces);
         self.set.step(dt);
-        for (i, b) in self.set.bodies.iter().enumerate() {
-            let p = b.position;
-            if !(p.is_finite() && b.momentum.is_finite() && b.angular_momentum.is_finite()) {
-                return Err(SimError::Unsupported(format!(
-                    "body {i} left the finite numbers (position {p}): the coupling blew up \
-                     (README, Rigid bodies: a denser body or a smaller cfl keeps it stable)"
-                )));
-            }
-        }
+        self.set
+            .check(dt, max_move)
+            .map_err(|(body, what)| SimError::BodyLost {
+                frame,
+                substep,
+                body,
+                what,
+            })?;
         self.coupling.push_now(ctx, &self.set, dt);
         Ok(())
     }

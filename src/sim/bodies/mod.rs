@@ -25,6 +25,7 @@ pub mod coupling;
 pub mod regions;
 
 use crate::scene::{BodyMotion, BodyShape, BodySpec, Scene, SceneKind};
+use crate::sim::SimError;
 use glam::{DMat3, DQuat, DVec3};
 
 pub use crate::scene::MAX_BODIES;
@@ -574,6 +575,89 @@ impl BodySet {
     }
 }
 
+impl BodySet {
+    /// What stops a run after a substep of `dt` in which no body may move more than
+    /// `max_move` m: a body whose state is not finite, whose centre left the domain, or
+    /// which moved farther than that (its speed is past what the substep resolves). Returns
+    /// the first such body and what went wrong.
+    pub fn check(&self, dt: f64, max_move: f64) -> Result<(), (usize, String)> {
+        for (i, b) in self.bodies.iter().enumerate() {
+            let (v, w) = (b.velocity(), b.omega());
+            if !(b.position.is_finite()
+                && b.orientation.is_finite()
+                && v.is_finite()
+                && w.is_finite())
+            {
+                return Err((
+                    i,
+                    format!(
+                        "left the finite numbers (position {}, velocity {v}, angular velocity \
+                         {w})",
+                        b.position
+                    ),
+                ));
+            }
+            let speed = v.length() + w.length() * b.aabb_half().length();
+            if b.motion != BodyMotion::Fixed && speed * dt > max_move {
+                return Err((
+                    i,
+                    format!(
+                        "moved up to {:.3e} m in a substep of {dt:.3e} s (speed {speed:.3e} \
+                         m/s), more than the {max_move:.3e} m a substep may move it",
+                        speed * dt
+                    ),
+                ));
+            }
+            let axes = if self.slice { 2 } else { 3 };
+            if (0..axes).any(|a| b.position[a] < 0.0 || b.position[a] > self.domain[a]) {
+                return Err((
+                    i,
+                    format!(
+                        "has its centre at {:.4?} m, outside the domain {:.4?} m",
+                        b.position.to_array(),
+                        self.domain.to_array()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a set whose dynamic bodies start inside another body or inside a static solid
+    /// (deeper than `tolerance` m), naming them. A kinematic body may start across a solid:
+    /// its motion is prescribed and no contact pushes it out.
+    pub fn check_start(&self, tolerance: f64) -> Result<(), SimError> {
+        let found = contact::overlaps(self, tolerance);
+        if found.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<String> = found
+            .iter()
+            .map(|(i, o, d)| match o {
+                contact::Overlap::Body(j) => format!("body {i} and body {j} by {d:.3e} m"),
+                contact::Overlap::Solid(k) => format!("body {i} and solid {k} by {d:.3e} m"),
+            })
+            .collect();
+        Err(SimError::BodiesOverlap(list.join(", ")))
+    }
+}
+
+/// Overlap at t = 0 tolerated as round-off, in cells.
+pub const START_OVERLAP_CELLS: f64 = 1e-3;
+
+/// The farthest a body may move in one substep, in cells per unit of the scene's `cfl`: the
+/// CFL substep moves it at most `cfl` cells at the speed it had, and twice that leaves room
+/// for what it gains within the substep.
+pub const MAX_MOVE_CFL: f64 = 2.0;
+
+/// Refuses a scene whose bodies start inside each other or inside a static solid.
+pub fn check_scene_start(scene: &Scene) -> Result<(), SimError> {
+    match BodySet::from_scene(scene) {
+        Some(set) => set.check_start(START_OVERLAP_CELLS * scene.h()),
+        None => Ok(()),
+    }
+}
+
 /// Default estimate of a body's added mass over its displaced fluid mass: a sphere's is
 /// 1/2, a cube's about 0.7 moving face on, a thin plate's more, and a body near a wall or
 /// in a closed box more again; 2 keeps a body stable up to an added mass of
@@ -586,9 +670,13 @@ fn bounce_kinematic(b: &mut RigidBody, domain: DVec3, slice: bool, dt: f64) {
     let half = b.aabb_half();
     let axes = if slice { 2 } else { 3 };
     for a in 0..axes {
+        // A body that got past a wall (placed there, or faster than a substep resolves)
+        // is put back inside before it bounces, not left to bounce outside.
+        let (lo, hi) = (half[a], (domain[a] - half[a]).max(half[a]));
+        b.position[a] = b.position[a].clamp(lo, hi);
         let next = b.position[a] + b.prescribed_velocity[a] * dt;
         let v = b.prescribed_velocity[a];
-        if (next - half[a] < 0.0 && v < 0.0) || (next + half[a] > domain[a] && v > 0.0) {
+        if (next < lo && v < 0.0) || (next > hi && v > 0.0) {
             b.prescribed_velocity[a] = -v;
         }
     }
@@ -759,6 +847,97 @@ pub(crate) mod tests {
             ..Default::default()
         };
         BodySet::from_scene(&scene).unwrap()
+    }
+
+    #[test]
+    fn a_lost_body_is_named_with_what_went_wrong() {
+        let sphere = || BodyShape::Sphere { radius: 0.1 };
+        let mut set = set_of(vec![spec(sphere(), 500.0), spec(sphere(), 500.0)]);
+        set.bodies[1].position = DVec3::new(0.2, 0.8, 0.5);
+        assert!(set.check(0.01, 0.1).is_ok());
+        set.bodies[1].position.y = 1.2;
+        let (i, what) = set.check(0.01, 0.1).unwrap_err();
+        assert_eq!(i, 1);
+        assert!(what.contains("outside the domain"), "{what}");
+        set.bodies[1].position.y = 0.8;
+        set.bodies[0].momentum = DVec3::new(f64::NAN, 0.0, 0.0);
+        let (i, what) = set.check(0.01, 0.1).unwrap_err();
+        assert_eq!(i, 0);
+        assert!(what.contains("finite"), "{what}");
+        // 20 m/s over 0.01 s is 0.2 m, twice what the substep may move it.
+        set.bodies[0].momentum = DVec3::X * 20.0 * set.bodies[0].mass;
+        let (i, what) = set.check(0.01, 0.1).unwrap_err();
+        assert_eq!(i, 0);
+        assert!(what.contains("moved up to 2.000e-1 m"), "{what}");
+        assert!(set.check(0.004, 0.1).is_ok());
+    }
+
+    #[test]
+    fn a_kinematic_body_past_a_wall_is_put_back_before_it_bounces() {
+        let mut s = spec(BodyShape::Sphere { radius: 0.1 }, 500.0);
+        s.motion = BodyMotion::Kinematic;
+        s.velocity = (50.0, 0.0, 0.0);
+        let mut set = set_of(vec![s]);
+        set.bodies[0].position.x = 1.5;
+        set.step(1e-3);
+        let b = &set.bodies[0];
+        assert!(b.velocity().x < 0.0, "not bounced: {}", b.velocity());
+        assert!(
+            (b.position.x - (0.9 - 0.05)).abs() < 1e-12,
+            "not back inside: {}",
+            b.position
+        );
+    }
+
+    #[test]
+    fn bodies_that_start_inside_each_other_or_a_solid_are_refused_by_name() {
+        let at = |x: f64, y: f64| BodySpec {
+            center: (x, y, 0.5),
+            ..spec(
+                BodyShape::Box {
+                    half_extents: (0.1, 0.1, 0.1),
+                },
+                500.0,
+            )
+        };
+        assert!(set_of(vec![at(0.5, 0.5), at(0.2, 0.2)]).check_start(1e-6).is_ok());
+        // Faces touching is a contact, not an overlap.
+        assert!(set_of(vec![at(0.5, 0.5), at(0.7, 0.5)]).check_start(1e-6).is_ok());
+        let e = set_of(vec![at(0.5, 0.5), at(0.2, 0.2), at(0.55, 0.5)])
+            .check_start(1e-6)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("body 0 and body 2 by 1.500e-1 m"), "{e}");
+        let scene = Scene {
+            bodies: vec![at(0.2, 0.2), at(0.5, 0.5)],
+            solids: vec![crate::scene::Shape::Box {
+                min: (0.4, 0.0, 0.4),
+                max: (0.6, 0.45, 0.6),
+                velocity: (0.0, 0.0, 0.0),
+            }],
+            ..Default::default()
+        };
+        let e = BodySet::from_scene(&scene)
+            .unwrap()
+            .check_start(1e-6)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("body 1 and solid 0 by 5.000e-2 m"), "{e}");
+        // A ball 0.05 m into a box's face, and one into its corner region but clear of it.
+        let ball = |x: f64, y: f64| BodySpec {
+            center: (x, y, 0.5),
+            ..spec(BodyShape::Sphere { radius: 0.1 }, 500.0)
+        };
+        let e = set_of(vec![at(0.5, 0.5), ball(0.5, 0.35)])
+            .check_start(1e-6)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("body 0 and body 1 by 5.000e-2 m"), "{e}");
+        // Off the corner (0.4, 0.4) by 0.08 m on each axis: 0.113 m from it, clear of the
+        // box though their bounding boxes overlap.
+        assert!(set_of(vec![at(0.5, 0.5), ball(0.32, 0.32)])
+            .check_start(1e-6)
+            .is_ok());
     }
 
     #[test]

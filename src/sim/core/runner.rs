@@ -24,6 +24,7 @@ use super::{
 use crate::gpu::{BufferReader, GpuContext, PassTimer, StageTiming};
 use crate::scene::Scene;
 use crate::sim::bodies::coupling::Bodies;
+use crate::sim::bodies::MAX_MOVE_CFL;
 use crate::sim::checked_cfl_dt;
 use crate::sim::ensure_finite;
 use crate::sim::SimError;
@@ -51,6 +52,8 @@ pub struct Core {
     /// Simulated time, s.
     pub time: f64,
     pub frame: u64,
+    /// Full substeps run in the current frame (for errors that name the substep).
+    pub substeps_in_frame: u32,
     /// Largest speed after the last full substep (drives the CFL substep).
     pub max_speed: f32,
     pub last_solve: Option<SolveReport>,
@@ -88,6 +91,7 @@ impl Core {
             scene: scene.clone(),
             time: 0.0,
             frame: 0,
+            substeps_in_frame: 0,
             max_speed: 0.0,
             last_solve: None,
             last_timing: StageTiming::default(),
@@ -290,6 +294,7 @@ impl<M: Mode> Runner<M> {
         let mut last = SubstepReport::default();
         let mut all = Vec::new();
         self.core.last_timing = StageTiming::default();
+        self.core.substeps_in_frame = 0;
         self.begin_frame(frame_dt);
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
         while remaining > frame_dt * 1e-9 {
@@ -471,8 +476,11 @@ impl<M: Mode> Runner<M> {
             self.core.time += dt;
             self.mode.end_full_substep();
             // The bodies move over the substep once the fluid has pushed them.
+            self.core.substeps_in_frame += 1;
+            let at = (self.core.frame + 1, self.core.substeps_in_frame);
+            let max_move = MAX_MOVE_CFL * self.core.scene.cfl.max(1.0) * self.core.scene.h();
             if let Some(b) = self.core.bodies.as_mut() {
-                b.finish_substep(&self.core.ctx, dt)?;
+                b.finish_substep(&self.core.ctx, dt, max_move, at)?;
             }
         }
         if report.solve.is_some() {
