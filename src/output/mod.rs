@@ -6,6 +6,7 @@
 //! temporary name and renamed into place once complete.
 
 pub mod bodies;
+pub mod stats;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -494,7 +494,7 @@ fn sigint_mid_run_keeps_every_finished_frame_and_only_complete_dumps() {
     assert!(err.contains("interrupted by SIGINT"), "{err}");
     let rows = complete_rows(
         &std::fs::read_to_string(out.join("stats.csv")).unwrap(),
-        eddy::sim::core::runner::LIQUID_CSV_HEADER
+        eddy::output::stats::LIQUID_CSV_HEADER
             .split(',')
             .count(),
     );
@@ -541,7 +541,7 @@ fn sigterm_mid_smoke_run_keeps_every_finished_frame() {
     assert!(err.contains("interrupted by SIGTERM"), "{err}");
     let rows = complete_rows(
         &std::fs::read_to_string(out.join("stats.csv")).unwrap(),
-        eddy::sim::core::runner::SMOKE_CSV_HEADER.split(',').count(),
+        eddy::output::stats::SMOKE_CSV_HEADER.split(',').count(),
     );
     assert!(rows.len() >= 2, "{} rows", rows.len());
 }

@@ -610,66 +610,7 @@ pub struct FrameStats {
     pub columns: ModeColumns,
 }
 
-const SHARED_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total";
-/// stats.csv's header of a liquid run.
-pub const LIQUID_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations,viscosity_iterations";
-/// stats.csv's header of a smoke run.
-pub const SMOKE_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy,viscosity_iterations";
-const _: () = {
-    let (s, l, m) = (
-        SHARED_HEADER.as_bytes(),
-        LIQUID_CSV_HEADER.as_bytes(),
-        SMOKE_CSV_HEADER.as_bytes(),
-    );
-    let mut i = 0;
-    while i < s.len() {
-        assert!(l[i] == s[i] && m[i] == s[i]);
-        i += 1;
-    }
-};
-
 impl FrameStats {
-    /// The stats.csv header for a scene of `kind`.
-    pub fn csv_header(kind: crate::scene::SceneKind) -> &'static str {
-        match kind {
-            crate::scene::SceneKind::Liquid => LIQUID_CSV_HEADER,
-            crate::scene::SceneKind::Smoke => SMOKE_CSV_HEADER,
-        }
-    }
-
-    pub fn csv_row(&self) -> String {
-        let shared = format!(
-            "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{}",
-            self.frame,
-            self.time_s,
-            self.substeps,
-            self.particles,
-            self.fluid_cells,
-            self.pcg_iterations,
-            self.pcg_residual,
-            self.max_divergence,
-            self.kinetic_energy,
-            self.max_speed,
-            self.volume,
-            self.front_x,
-            self.pcg_iterations_total,
-        );
-        match &self.columns {
-            ModeColumns::Liquid(l) => format!(
-                "{shared},{:.6e},{:.4},{:.4},{},{}",
-                l.liquid_volume,
-                l.density_error_max,
-                l.density_error_mean,
-                l.volume_iterations,
-                l.viscosity_iterations
-            ),
-            ModeColumns::Smoke(m) => format!(
-                "{shared},{:.9e},{:.6},{:.6e},{}",
-                m.dye_total, m.dye_center_y, m.enstrophy, m.viscosity_iterations
-            ),
-        }
-    }
-
     /// Iterations of the frame's viscosity solves (either mode; 0 when inviscid).
     pub fn viscosity_iterations(&self) -> u32 {
         match &self.columns {
