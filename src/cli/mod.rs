@@ -32,10 +32,10 @@ mod view;
 
 use bench::{check_json_path, run_bench};
 use check::check;
-use run::{run, with_resolution_flag, RunOptions};
-use out_dir::prepare_out;
-use signals::{signal_name, StopRequest};
 use check::seeding_warnings;
+use out_dir::prepare_out;
+use run::{run, with_resolution_flag, RunOptions};
+use signals::{signal_name, StopRequest};
 use view::{parse_camera, parse_size, view, view_fields_help};
 
 const DEFAULT_SCENE: &str = "scenes/dam_break.ron";

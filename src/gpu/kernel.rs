@@ -12,6 +12,30 @@ use super::wgsl::{shader_module, Wgsl};
 /// Largest workgroup count per dispatch dimension that every adapter accepts.
 const MAX_GROUPS_PER_DIM: u32 = 65535;
 
+/// Panics unless `given` names each of `declared` (a shader's bind group 0) once and
+/// nothing else: a bind group is made by name, so a misspelt or doubled name is a bug.
+pub(super) fn check_names<'a>(
+    label: &str,
+    declared: impl Iterator<Item = &'a str> + Clone,
+    given: &[&str],
+) {
+    for name in given {
+        assert!(
+            declared.clone().any(|d| d == *name),
+            "{label}: the shader has no binding named {name} (it has {:?})",
+            declared.clone().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            given.iter().filter(|n| *n == name).count(),
+            1,
+            "{label}: {name} bound twice"
+        );
+    }
+    for d in declared {
+        assert!(given.contains(&d), "{label}: binding {d} not given");
+    }
+}
+
 /// The kind of one binding of a kernel's bind group 0, read from the shader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
@@ -217,20 +241,12 @@ impl Kernel {
         device: &wgpu::Device,
         buffers: &[(&str, &wgpu::Buffer)],
     ) -> wgpu::BindGroup {
-        for (name, _) in buffers {
-            assert!(
-                self.globals.iter().any(|g| g.name == *name),
-                "{}: the shader has no binding named {name} (it has {:?})",
-                self.label,
-                self.globals.iter().map(|g| &g.name).collect::<Vec<_>>()
-            );
-            assert_eq!(
-                buffers.iter().filter(|(n, _)| n == name).count(),
-                1,
-                "{}: {name} bound twice",
-                self.label
-            );
-        }
+        let given: Vec<&str> = buffers.iter().map(|(n, _)| *n).collect();
+        check_names(
+            &self.label,
+            self.globals.iter().map(|g| g.name.as_str()),
+            &given,
+        );
         let entries: Vec<wgpu::BindGroupEntry> = self
             .globals
             .iter()

@@ -72,7 +72,10 @@ fn reflect(shader: Wgsl) -> Vec<Global> {
         .iter()
         .filter_map(|(handle, gv)| {
             let rb = gv.binding.as_ref()?;
-            assert_eq!(rb.group, 0, "{path}: eddy's render shaders bind group 0 only");
+            assert_eq!(
+                rb.group, 0,
+                "{path}: eddy's render shaders bind group 0 only"
+            );
             let mut visibility = wgpu::ShaderStages::NONE;
             for (i, ep) in module.entry_points.iter().enumerate() {
                 if !info.get_entry_point(i)[handle].is_empty() {
@@ -152,20 +155,12 @@ impl RenderLayout {
         label: &str,
         resources: &[(&str, wgpu::BindingResource<'_>)],
     ) -> wgpu::BindGroup {
-        for (name, _) in resources {
-            assert!(
-                self.globals.iter().any(|g| g.name == *name),
-                "{}: the shader has no binding named {name} (it has {:?})",
-                self.label,
-                self.globals.iter().map(|g| &g.name).collect::<Vec<_>>()
-            );
-            assert_eq!(
-                resources.iter().filter(|(n, _)| n == name).count(),
-                1,
-                "{}: {name} bound twice",
-                self.label
-            );
-        }
+        let given: Vec<&str> = resources.iter().map(|(n, _)| *n).collect();
+        super::kernel::check_names(
+            &self.label,
+            self.globals.iter().map(|g| g.name.as_str()),
+            &given,
+        );
         let entries: Vec<wgpu::BindGroupEntry> = self
             .globals
             .iter()

@@ -336,7 +336,11 @@ impl BodyPipeline {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let group = layout.bind(device, "Render::bodies", &[("u", uniform.as_entire_binding())]);
+        let group = layout.bind(
+            device,
+            "Render::bodies",
+            &[("u", uniform.as_entire_binding())],
+        );
         Self {
             pipeline,
             depth_pipeline,

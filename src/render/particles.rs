@@ -2,12 +2,12 @@
 //! per particle, coloured by speed or by the FLIP change, thinned or left out in front of
 //! a shown slice.
 
-use super::surface::{RenderMode, SurfaceStyle};
 use super::scene_pipeline;
-use crate::gpu::RenderLayout;
+use super::surface::{RenderMode, SurfaceStyle};
 use crate::gpu::constants::{
     PARTICLE_COLOR_FLIP_DELTA, PARTICLE_COLOR_SPEED, SLICE_CUT_DRAW, SLICE_CUT_FADE, SLICE_CUT_HIDE,
 };
+use crate::gpu::RenderLayout;
 use crate::sim::Simulation;
 use bytemuck::{Pod, Zeroable};
 use glam::Mat4;

@@ -464,12 +464,16 @@ impl SurfaceRenderer {
         let (raw_view, smooth_view) = (view(&raw), view(&smooth));
         let tex = |v| wgpu::BindingResource::TextureView(v);
         let s = || ("s", self.uniform.as_entire_binding());
-        let smooth_h =
-            self.smooth_layout
-                .bind(&self.device, "Surface::smooth_h", &[s(), ("src", tex(&raw_view))]);
-        let smooth_v = self
-            .smooth_layout
-            .bind(&self.device, "Surface::smooth_v", &[s(), ("src", tex(&tmp))]);
+        let smooth_h = self.smooth_layout.bind(
+            &self.device,
+            "Surface::smooth_h",
+            &[s(), ("src", tex(&raw_view))],
+        );
+        let smooth_v = self.smooth_layout.bind(
+            &self.device,
+            "Surface::smooth_v",
+            &[s(), ("src", tex(&tmp))],
+        );
         let blit = self
             .blit_layout
             .bind(&self.device, "Surface::blit", &[("scene", tex(&scene))]);

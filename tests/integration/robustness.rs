@@ -494,9 +494,7 @@ fn sigint_mid_run_keeps_every_finished_frame_and_only_complete_dumps() {
     assert!(err.contains("interrupted by SIGINT"), "{err}");
     let rows = complete_rows(
         &std::fs::read_to_string(out.join("stats.csv")).unwrap(),
-        eddy::output::stats::LIQUID_CSV_HEADER
-            .split(',')
-            .count(),
+        eddy::output::stats::LIQUID_CSV_HEADER.split(',').count(),
     );
     let last = rows.len() as u64;
     assert!((3..100_000).contains(&last), "{last} rows");

@@ -76,7 +76,11 @@ fn every_shader_is_loaded_by_the_rust_file_beside_it() {
         .flat_map(|w| {
             w.text()
                 .lines()
-                .filter_map(|l| l.trim().strip_prefix("//!include ").map(|p| p.trim().to_string()))
+                .filter_map(|l| {
+                    l.trim()
+                        .strip_prefix("//!include ")
+                        .map(|p| p.trim().to_string())
+                })
                 .collect::<Vec<_>>()
         })
         .collect();

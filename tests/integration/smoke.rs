@@ -405,7 +405,13 @@ fn check_mark(o: &StageOutputs) {
     let g = &o.grid;
     assert_eq!(o.bodies.len(), 1);
     let mut expect_dye = o.dye0.clone();
-    let (types, solid_vel) = cs::mark(g, &o.static_solid, &o.static_vel, &o.bodies, &mut expect_dye);
+    let (types, solid_vel) = cs::mark(
+        g,
+        &o.static_solid,
+        &o.static_vel,
+        &o.bodies,
+        &mut expect_dye,
+    );
     assert_eq!(o.types, types, "cell types");
     let e = o
         .solid_vel
@@ -432,7 +438,13 @@ fn check_mark(o: &StageOutputs) {
 fn check_emit(o: &StageOutputs) {
     let mut expect_dye = o.dye_mark.clone();
     let mut expect_vel = o.vel0.clone();
-    cs::emit(&o.grid, &o.types, &o.sources, &mut expect_dye, &mut expect_vel);
+    cs::emit(
+        &o.grid,
+        &o.types,
+        &o.sources,
+        &mut expect_dye,
+        &mut expect_vel,
+    );
     let (dye_emit, vel_emit) = &o.emit;
     let e = dye_diff(dye_emit, &expect_dye).max(mac_diff(vel_emit, &expect_vel));
     assert!(e < 1e-5, "emit differs by {e}");
@@ -447,7 +459,14 @@ fn check_advect(o: &StageOutputs) {
     let (dye_emit, vel_emit) = &o.emit;
     let mut expect_dye = dye_emit.clone();
     let mut expect_vel = vel_emit.clone();
-    cs::advect(&o.grid, &o.types, &o.params, o.dt, &mut expect_vel, &mut expect_dye);
+    cs::advect(
+        &o.grid,
+        &o.types,
+        &o.params,
+        o.dt,
+        &mut expect_vel,
+        &mut expect_dye,
+    );
     let (dye_adv, vel_adv) = &o.advect;
     let ed = dye_diff(dye_adv, &expect_dye);
     let ev = mac_diff(vel_adv, &expect_vel);
@@ -487,7 +506,13 @@ fn check_forces(o: &StageOutputs) {
 /// Boundary conditions: the liquid's kernel, with the solids' velocities.
 fn check_boundary(o: &StageOutputs) {
     let mut expect_dye = o.dye0.clone();
-    let (_, solid_vel) = cs::mark(&o.grid, &o.static_solid, &o.static_vel, &o.bodies, &mut expect_dye);
+    let (_, solid_vel) = cs::mark(
+        &o.grid,
+        &o.static_solid,
+        &o.static_vel,
+        &o.bodies,
+        &mut expect_dye,
+    );
     let mut expect_vel = o.vel_forces.clone();
     cpu::apply_boundary(&o.grid, &o.types, &solid_vel, &mut expect_vel);
     assert!(mac_diff(&o.vel_boundary, &expect_vel) < 1e-6);

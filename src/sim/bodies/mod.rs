@@ -900,9 +900,13 @@ pub(crate) mod tests {
                 500.0,
             )
         };
-        assert!(set_of(vec![at(0.5, 0.5), at(0.2, 0.2)]).check_start(1e-6).is_ok());
+        assert!(set_of(vec![at(0.5, 0.5), at(0.2, 0.2)])
+            .check_start(1e-6)
+            .is_ok());
         // Faces touching is a contact, not an overlap.
-        assert!(set_of(vec![at(0.5, 0.5), at(0.7, 0.5)]).check_start(1e-6).is_ok());
+        assert!(set_of(vec![at(0.5, 0.5), at(0.7, 0.5)])
+            .check_start(1e-6)
+            .is_ok());
         let e = set_of(vec![at(0.5, 0.5), at(0.2, 0.2), at(0.55, 0.5)])
             .check_start(1e-6)
             .unwrap_err()

@@ -14,7 +14,6 @@
 use super::divergence;
 use super::project;
 use super::recorder::{new_encoder, Recorder, SharedStage, StageList};
-use std::fmt::Debug;
 use super::{
     boundary,
     fields::{GridFields, COUNTERS},
@@ -28,6 +27,7 @@ use crate::sim::bodies::MAX_MOVE_CFL;
 use crate::sim::checked_cfl_dt;
 use crate::sim::ensure_finite;
 use crate::sim::SimError;
+use std::fmt::Debug;
 use std::sync::Arc;
 
 // Counter slots every mode's kernels fill: FLUID (or non-SOLID) cells, largest speed, front

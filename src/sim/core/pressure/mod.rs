@@ -197,7 +197,8 @@ impl PressureSolver {
         r: &[f32],
     ) -> Result<Vec<f32>, GpuError> {
         // The preconditioner kernels skip work once a solve is done; clear the flag.
-        ctx.queue.write_buffer(&v.state, 0, &[0u8; pcg::STATE_HEADER_BYTES as usize]);
+        ctx.queue
+            .write_buffer(&v.state, 0, &[0u8; pcg::STATE_HEADER_BYTES as usize]);
         ctx.queue.write_buffer(&v.r, 0, bytemuck::cast_slice(r));
         let mut enc = ctx
             .device

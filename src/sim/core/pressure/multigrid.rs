@@ -6,15 +6,15 @@ use crate::gpu::{storage_buffer, uniform_buffer, Entry, Kernel};
 use crate::sim::core::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
+/// Extra red-black sweeps over the boundary cells.
+pub use crate::gpu::constants::MG_BOUNDARY_SWEEPS as BOUNDARY_SWEEPS;
 /// The coarsest level has at most this many cells along its longest axis (its cells fit
 /// the coarse solve's workgroup memory, `MG_COARSE_MAX`).
 pub use crate::gpu::constants::MG_COARSEST as COARSEST;
-/// Red-black sweeps before and after the coarse correction.
-pub use crate::gpu::constants::MG_SWEEPS as SWEEPS;
-/// Extra red-black sweeps over the boundary cells.
-pub use crate::gpu::constants::MG_BOUNDARY_SWEEPS as BOUNDARY_SWEEPS;
 /// Symmetric red-black pairs on the coarsest level (a WGSL constant too).
 pub use crate::gpu::constants::MG_COARSE_SWEEPS as COARSE_SWEEPS;
+/// Red-black sweeps before and after the coarse correction.
+pub use crate::gpu::constants::MG_SWEEPS as SWEEPS;
 
 crate::kernel_entries!(
     /// The entry points of multigrid.wgsl.
