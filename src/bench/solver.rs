@@ -183,7 +183,7 @@ pub fn copy_bandwidth(ctx: &GpuContext) -> Result<f64, BenchError> {
             }
         }
         timer.resolve(&mut enc);
-        ctx.queue.submit([enc.finish()]);
+        ctx.submit(enc.finish());
         ctx.wait()?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
         if timed && timer.enabled() {

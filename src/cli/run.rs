@@ -286,9 +286,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     let mut total_substeps = 0u64;
     let mut unconverged = 0u64;
     let mut stage_ms = eddy::gpu::StageTiming::default();
+    // What the simulation's frames asked of the GPU (dumps and CSV rows left out).
+    let mut traffic = eddy::gpu::Traffic::default();
     let mut frame_loop = || -> Result<()> {
         while done < opts.frames && stop.requested().is_none() {
+            let before = eddy::gpu::Traffic::now();
             let st = sim.step()?;
+            traffic += eddy::gpu::Traffic::now().since(before);
             total_substeps += st.substeps as u64;
             stage_ms.merge(sim.timing());
             csv.row(&st.csv_row())
@@ -370,6 +374,16 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     }
     // Results go to stdout once every file is written, so a failing stdout loses none.
     let mut summary = run_summary(&ctx, done, total_substeps, secs, &stats_path, &stage_ms);
+    if total_substeps > 0 {
+        let per = |n: u64| n as f64 / total_substeps as f64;
+        summary += &format!(
+            "per substep: {:.1} dispatches, {:.1} submits, {:.1} host reads ({:.0} bytes)\n",
+            per(traffic.dispatches),
+            per(traffic.submits),
+            per(traffic.reads),
+            per(traffic.bytes_read)
+        );
+    }
     summary += &meshes.summary();
     if unconverged > 0 {
         note!("warning: {unconverged} pressure solve(s) stopped above the tolerance");

@@ -37,7 +37,7 @@ pub fn read_buffer<T: bytemuck::Pod>(
             label: Some("readback"),
         });
     reader.copy_from(&mut encoder, buffer);
-    ctx.queue.submit([encoder.finish()]);
+    ctx.submit(encoder.finish());
     reader.read(ctx)
 }
 
@@ -92,6 +92,10 @@ impl BufferReader {
             bytemuck::cast_slice::<u8, T>(&view).to_vec()
         };
         self.staging.unmap();
+        super::traffic::count(|t| {
+            t.reads += 1;
+            t.bytes_read += self.len;
+        });
         Ok(data)
     }
 }

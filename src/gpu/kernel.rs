@@ -308,6 +308,7 @@ impl Kernel {
         pass.set_bind_group(0, group, offsets);
         let (x, y) = split_groups(groups);
         pass.dispatch_workgroups(x, y, 1);
+        super::traffic::count(|t| t.dispatches += 1);
     }
 }
 

@@ -9,12 +9,14 @@ mod kernel;
 pub mod layout;
 mod render_layout;
 mod timing;
+pub mod traffic;
 pub mod wgsl;
 
 pub use buffers::{read_buffer, storage_buffer, uniform_buffer, BufferReader};
 pub use kernel::{Binding, Entry, Kernel, WORKGROUP};
 pub use render_layout::RenderLayout;
 pub use timing::{PassTimer, StageTiming};
+pub use traffic::Traffic;
 pub use wgsl::{shader_module, Wgsl};
 
 use thiserror::Error;
@@ -56,6 +58,12 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
+    /// Submits one command buffer (counted in [`Traffic`]).
+    pub fn submit(&self, commands: wgpu::CommandBuffer) {
+        traffic::count(|t| t.submits += 1);
+        self.queue.submit([commands]);
+    }
+
     /// Picks an adapter honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME` and creates a device
     /// with the adapter's own limits (large grids need more than wgpu's defaults).
     pub fn new() -> Result<Self, GpuError> {

@@ -76,6 +76,6 @@ impl Pusher {
             self.kernel
                 .dispatch(&mut pass, self.e.main, &group, sim.mode.particles.count);
         }
-        ctx.queue.submit([enc.finish()]);
+        ctx.submit(enc.finish());
     }
 }

@@ -723,7 +723,7 @@ impl SurfaceRenderer {
         );
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         self.record_smooth(&mut enc, t);
-        ctx.queue.submit([enc.finish()]);
+        ctx.submit(enc.finish());
         let bytes = super::read_texture(ctx, &t.smooth)?;
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }

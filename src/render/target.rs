@@ -120,7 +120,7 @@ pub fn read_texture(
             depth_or_array_layers: 1,
         },
     );
-    ctx.queue.submit([enc.finish()]);
+    ctx.submit(enc.finish());
     let raw: Vec<u8> = crate::gpu::read_buffer(ctx, &buf)?;
     let mut out = Vec::with_capacity((texel * w * h) as usize);
     for row in 0..h {

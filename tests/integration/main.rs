@@ -27,4 +27,5 @@ mod smoke;
 mod spacing;
 mod stages;
 mod surface;
+mod traffic;
 mod viewer;

@@ -426,7 +426,7 @@ impl BodyCoupling {
             });
             self.record_push(&mut pass);
         }
-        ctx.queue.submit([enc.finish()]);
+        ctx.submit(enc.finish());
     }
 }
 

@@ -250,7 +250,7 @@ fn submit_pass(
         });
         record(&mut pass);
     }
-    ctx.queue.submit([enc.finish()]);
+    ctx.submit(enc.finish());
 }
 
 /// The diffusion stage. Owns the kernels and, once used, the two systems.

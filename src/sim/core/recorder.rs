@@ -67,11 +67,11 @@ impl<'a> Recorder<'a> {
     /// reach the GPU before the host writes a buffer the rest of the substep reads).
     pub fn submit(&mut self, next: &'static str) {
         let enc = std::mem::replace(&mut self.enc, new_encoder(self.ctx, next));
-        self.ctx.queue.submit([enc.finish()]);
+        self.ctx.submit(enc.finish());
     }
 
     pub(super) fn finish(self) {
-        self.ctx.queue.submit([self.enc.finish()]);
+        self.ctx.submit(self.enc.finish());
     }
 }
 

@@ -530,7 +530,7 @@ impl<M: Mode> Runner<M> {
         }
         let mut enc = new_encoder(&core.ctx, "Runner::read_stage_timing");
         core.timer.resolve(&mut enc);
-        core.ctx.queue.submit([enc.finish()]);
+        core.ctx.submit(enc.finish());
         let mut t = StageTiming::default();
         core.timer.read_into(&core.ctx, &mut t)?;
         Ok(Some(t))

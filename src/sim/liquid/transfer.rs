@@ -47,7 +47,7 @@ impl Simulation {
                 label: Some("Simulation::set_transfer"),
             });
             enc.clear_buffer(&mode.particles.affine, 0, None);
-            core.ctx.queue.submit([enc.finish()]);
+            core.ctx.submit(enc.finish());
         }
         self.scene.transfer = kind;
         self.fields.params.transfer = param(kind);

@@ -213,7 +213,7 @@ impl PressureSolver {
             self.precond.record_setup(&mut pass, kind);
             self.precond.record_apply(&mut pass, f, kind);
         }
-        ctx.queue.submit([enc.finish()]);
+        ctx.submit(enc.finish());
         crate::gpu::read_buffer(ctx, &v.z)
     }
 
@@ -259,7 +259,7 @@ impl PressureSolver {
             }
             let slot = (c % 2) as usize;
             self.readers[slot].copy_range(&mut enc, &v.state, 0, pcg::STATE_HEADER_BYTES);
-            ctx.queue.submit([enc.finish()]);
+            ctx.submit(enc.finish());
             if let Some(prev) = pending {
                 let h: Vec<PcgStateHeader> = self.readers[prev].read(ctx)?;
                 if h[0].done != 0 {
@@ -283,7 +283,7 @@ impl PressureSolver {
             });
         }
         self.final_reader.copy_from(&mut enc, &v.state);
-        ctx.queue.submit([enc.finish()]);
+        ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
         let header: PcgStateHeader =
             bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..8]));

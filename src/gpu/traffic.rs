@@ -1,0 +1,65 @@
+//! What the host asks of the GPU, counted: compute dispatches recorded, command buffers
+//! submitted, blocking reads and the bytes they bring back. On a real GPU a small grid's
+//! substep is bound by these, not by arithmetic, so they are measured, not guessed.
+//!
+//! The counts are kept per thread: a simulation is driven from one thread, so the counts a
+//! thread sees around a substep are that substep's, even while other simulations (tests
+//! in parallel) run on other threads.
+
+use std::cell::Cell;
+
+/// Counts since the thread started (subtract two snapshots with [`Traffic::since`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Traffic {
+    /// Compute dispatches recorded.
+    pub dispatches: u64,
+    /// Command buffers submitted to the queue.
+    pub submits: u64,
+    /// Blocking reads: the host waited for the GPU and mapped a buffer.
+    pub reads: u64,
+    /// Bytes those reads brought back.
+    pub bytes_read: u64,
+}
+
+thread_local! {
+    static COUNTS: Cell<Traffic> = const { Cell::new(Traffic {
+        dispatches: 0,
+        submits: 0,
+        reads: 0,
+        bytes_read: 0,
+    }) };
+}
+
+impl Traffic {
+    /// This thread's counts so far.
+    pub fn now() -> Traffic {
+        COUNTS.with(Cell::get)
+    }
+
+    /// What happened between `earlier` and `self`.
+    pub fn since(self, earlier: Traffic) -> Traffic {
+        Traffic {
+            dispatches: self.dispatches - earlier.dispatches,
+            submits: self.submits - earlier.submits,
+            reads: self.reads - earlier.reads,
+            bytes_read: self.bytes_read - earlier.bytes_read,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Traffic {
+    fn add_assign(&mut self, o: Traffic) {
+        self.dispatches += o.dispatches;
+        self.submits += o.submits;
+        self.reads += o.reads;
+        self.bytes_read += o.bytes_read;
+    }
+}
+
+pub(super) fn count(f: impl FnOnce(&mut Traffic)) {
+    COUNTS.with(|c| {
+        let mut t = c.get();
+        f(&mut t);
+        c.set(t);
+    });
+}
