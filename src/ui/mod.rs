@@ -434,6 +434,7 @@ fn advance<M: Mode>(
         stats.fluid_cells = st.fluid_cells;
         stats.iterations = st.pcg_iterations;
         stats.residual = st.pcg_residual;
+        stats.true_residual = sim.last_solve.as_ref().and_then(|s| s.true_residual);
     } else {
         let dt = sim.cfl_dt().min(sim.scene.frame_dt);
         // Stepping stage by stage, each substep is the frame a held body moves over.
@@ -446,6 +447,7 @@ fn advance<M: Mode>(
         if let Some(s) = &r.solve {
             stats.iterations = s.iterations;
             stats.residual = s.residual;
+            stats.true_residual = s.true_residual;
         }
     }
     stats.sim_time = sim.time;

@@ -403,6 +403,8 @@ pub struct StatsPanel {
     pub timestamps: bool,
     pub iterations: u32,
     pub residual: f64,
+    /// The last solve's true residual max|b - A p| / max|b| (None before one ran).
+    pub true_residual: Option<f64>,
     pub history: Vec<f32>,
     pub adapter: String,
     /// Smoke: the particles are tracers and every non-SOLID cell is fluid.
@@ -472,7 +474,12 @@ impl StatsPanel {
         ui.label(format!(
             "PCG: {} iterations, residual {:.2e}",
             self.iterations, self.residual
-        ));
+        ))
+        .on_hover_text("max|r| / max|b| of the recursive residual the convergence test reads");
+        if let Some(t) = self.true_residual {
+            ui.label(format!("true residual {t:.2e}"))
+                .on_hover_text("max|b - A p| / max|b| of the solution as stored (f32)");
+        }
         let points: Vec<[f64; 2]> = self
             .history
             .iter()

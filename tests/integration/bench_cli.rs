@@ -42,6 +42,7 @@ fn bench_json_has_every_column_and_matches_the_solver() {
         "iterations",
         "status",
         "residual",
+        "true_residual",
         "dispatches_per_iteration",
         "ms_per_iteration",
         "ms_per_solve",

@@ -56,6 +56,8 @@ pub struct Core {
     pub substeps_in_frame: u32,
     /// Largest speed after the last full substep (drives the CFL substep).
     pub max_speed: f32,
+    /// Whether the run has warned that its tolerance lies below the f32 floor.
+    pub warned_f32_floor: bool,
     pub last_solve: Option<SolveReport>,
     /// GPU ms per stage over the last frame (empty without timestamp support).
     pub last_timing: StageTiming,
@@ -92,6 +94,7 @@ impl Core {
             time: 0.0,
             frame: 0,
             substeps_in_frame: 0,
+            warned_f32_floor: false,
             max_speed: 0.0,
             last_solve: None,
             last_timing: StageTiming::default(),
@@ -334,6 +337,18 @@ impl<M: Mode> Runner<M> {
             self.mode.check_finite(&last.extra, &mut finite)?;
             if let Some(solve) = &last.solve {
                 finite("the pressure residual", solve.residual)?;
+                let tolerance = self.core.scene.pressure.tolerance;
+                if let Some(floor) = solve.f32_floor.filter(|f| *f > tolerance) {
+                    if !self.core.warned_f32_floor {
+                        self.core.warned_f32_floor = true;
+                        log::warn!(
+                            "frame {frame}: the pressure tolerance {tolerance:e} lies below what \
+                             f32 can reach on this system (about {floor:.1e} of max|b|): the \
+                             true residual stops near that floor whatever the iterations \
+                             (stats.csv: pcg_true_residual)"
+                        );
+                    }
+                }
                 total_iterations += solve.iterations;
                 worst_residual = worst_residual.max(solve.residual);
                 if solve.status != pressure::SolveStatus::Converged
@@ -349,10 +364,14 @@ impl<M: Mode> Runner<M> {
         let (kinetic_energy, volume, columns) =
             self.mode.frame_columns(&self.core, &last, &all, substeps)?;
         ensure_finite(frame, substeps, "the kinetic energy", kinetic_energy)?;
-        let (pcg_iterations, pcg_residual) = last
-            .solve
-            .as_ref()
-            .map_or((0, 0.0), |s| (s.iterations, s.residual));
+        let (pcg_iterations, pcg_residual, pcg_true_residual) =
+            last.solve.as_ref().map_or((0, 0.0, 0.0), |s| {
+                (
+                    s.iterations,
+                    s.residual,
+                    s.true_residual.unwrap_or(s.residual),
+                )
+            });
         Ok(FrameStats {
             frame: self.core.frame,
             time_s: self.core.time,
@@ -361,6 +380,7 @@ impl<M: Mode> Runner<M> {
             fluid_cells: last.fluid_cells,
             pcg_iterations,
             pcg_residual,
+            pcg_true_residual,
             max_divergence: last.max_divergence as f64,
             kinetic_energy,
             max_speed: last.max_speed as f64,
@@ -586,8 +606,11 @@ pub struct FrameStats {
     pub fluid_cells: u32,
     /// Iterations of the last solve in the frame.
     pub pcg_iterations: u32,
-    /// max|r| / max|b| at the end of the last solve in the frame.
+    /// max|r| / max|b| at the end of the last solve in the frame (the recursive residual
+    /// its convergence test reads).
     pub pcg_residual: f64,
+    /// max|b - A p| / max|b| of that solve's stored solution: the true residual.
+    pub pcg_true_residual: f64,
     /// max |div u| over FLUID cells after the last projection, 1/s.
     pub max_divergence: f64,
     /// J: liquid particle mass = density * cell volume / particles per cell; smoke: air

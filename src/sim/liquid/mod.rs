@@ -319,6 +319,8 @@ impl Liquid {
         SolveReport {
             iterations: c[COUNTER_CORRECTION_ITERATIONS],
             residual,
+            true_residual: None,
+            f32_floor: None,
             status: if residual <= settings.tolerance {
                 pressure::SolveStatus::Converged
             } else {

@@ -80,6 +80,9 @@ impl PcgVectors {
     }
 }
 
+/// 32-bit words of the state buffer's header.
+const HEADER_WORDS: usize = (pcg::STATE_HEADER_BYTES / 4) as usize;
+
 /// How a solve ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum SolveStatus {
@@ -95,8 +98,16 @@ pub enum SolveStatus {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SolveReport {
     pub iterations: u32,
-    /// max|r| / max|b| at the end.
+    /// max|r| / max|b| at the end, r the recursive residual the iteration updates (what
+    /// the convergence test reads).
     pub residual: f64,
+    /// max|b - A p| / max|b| of the solution as stored (f32), evaluated with compensated
+    /// arithmetic: what the solve actually reached (None where it is not recomputed: the
+    /// volume correction's fixed-count solve).
+    pub true_residual: Option<f64>,
+    /// The floor of that residual in f32 relative to max|b| (an ulp of each cell's largest
+    /// term): a tolerance below it cannot be met by any f32 solution.
+    pub f32_floor: Option<f64>,
     pub status: SolveStatus,
     /// max|r| / max|b| before the first iteration and after each one.
     pub history: Vec<f32>,
@@ -282,12 +293,19 @@ impl PressureSolver {
                 timestamp_writes: t.writes(stage, false, true),
             });
         }
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("pressure::true_residual"),
+                timestamp_writes: None,
+            });
+            self.pcg.record_true_residual(&mut pass);
+        }
         self.final_reader.copy_from(&mut enc, &v.state);
         ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
         let header: PcgStateHeader =
-            bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..8]));
-        let hist: &[f32] = bytemuck::cast_slice(&words[8..]);
+            bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..HEADER_WORDS]));
+        let hist: &[f32] = bytemuck::cast_slice(&words[HEADER_WORDS..]);
         let iterations = header.iterations;
         let history = hist[..(iterations as usize + 1).min(hist.len())].to_vec();
         let status = match header.status {
@@ -296,14 +314,18 @@ impl PressureSolver {
             PCG_BREAKDOWN => SolveStatus::Breakdown,
             _ => SolveStatus::Running,
         };
-        let residual = if header.bb > 0.0 {
-            header.rr as f64 / header.bb as f64
-        } else {
-            0.0
+        let relative = |x: f32| {
+            if header.bb > 0.0 {
+                x as f64 / header.bb as f64
+            } else {
+                0.0
+            }
         };
         Ok(SolveReport {
             iterations,
-            residual,
+            residual: relative(header.rr),
+            true_residual: Some(relative(header.true_rr)),
+            f32_floor: Some(relative(header.floor_rr)),
             status,
             history,
             dispatches_per_iteration: self.dispatches_per_iteration(kind),

@@ -12,7 +12,7 @@ pub const MAX_REDUCE_GROUPS: u32 = 512;
 
 crate::kernel_entries!(
     /// The entry points of pcg.wgsl.
-    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, update_d }
+    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, update_d, true_residual, finish_true }
 );
 
 /// Mirror of `PcgConfig` in pcg.wgsl (layout checked by tests/integration/shaders.rs).
@@ -46,10 +46,14 @@ pub struct PcgStateHeader {
     pub iterations: u32,
     pub done: u32,
     pub status: u32,
+    /// max |b - A p| of the stored solution, once `Pcg::record_true_residual` has run.
+    pub true_rr: f32,
+    /// The f32 floor of that residual: max over cells of 2^-24 times the largest term.
+    pub floor_rr: f32,
 }
 /// Bytes of the state buffer before its residual history.
 pub const STATE_HEADER_BYTES: u64 = std::mem::size_of::<PcgStateHeader>() as u64;
-const _: () = assert!(STATE_HEADER_BYTES == 32);
+const _: () = assert!(STATE_HEADER_BYTES == 40);
 /// Bytes per reduction workgroup of the partials buffer: a sum and a max (or two sums).
 pub const PARTIAL_BYTES: u64 = 2 * 4;
 // The preconditioners read the done flag as a plain word of the state buffer.
@@ -64,6 +68,8 @@ crate::wgsl_mirror!(pcg_state_layout: PcgStateHeader = "pcg.wgsl" PcgState {
     iterations: iterations,
     done: done,
     status: status,
+    true_rr: true_rr,
+    floor_rr: floor_rr,
     ..
 });
 
@@ -152,6 +158,13 @@ impl Pcg {
     pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.reduce(pass, self.e.dot_rz);
         self.reduce(pass, self.e.update_d);
+    }
+
+    /// After a solve: the true residual b - A p of the stored solution and its f32 floor
+    /// into the state (2 dispatches; they run whether or not the solve is done).
+    pub fn record_true_residual(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.reduce(pass, self.e.true_residual);
+        self.single(pass, self.e.finish_true);
     }
 
     /// Dispatches per iteration outside the preconditioner.
