@@ -99,6 +99,8 @@ pub struct BenchRow {
     pub residual: f64,
     /// max|b - A p| / max|b| of the stored solution (see `SolveReport::true_residual`).
     pub true_residual: f64,
+    /// The f32 floor of that residual on the system (see `SolveReport::f32_floor`).
+    pub f32_floor: f64,
     pub dispatches_per_iteration: u32,
     pub ms_per_iteration: f64,
     pub ms_per_solve: f64,
@@ -330,6 +332,7 @@ fn run_case(
         .into(),
         residual: first.residual,
         true_residual: first.true_residual.unwrap_or(first.residual),
+        f32_floor: first.f32_floor.unwrap_or(0.0),
         dispatches_per_iteration: first.dispatches_per_iteration,
         ms_per_iteration,
         ms_per_solve,
@@ -355,7 +358,7 @@ impl StreamedTable for BenchReport {
     fn head(&self) -> String {
         format!(
             "adapter: {}\ntimes: {}; copy bandwidth {:.2} GB/s; tolerance {:e} (max|r|/max|b|)\n\n\
-             {:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>9} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}\n",
+             {:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>9} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>7}\n",
             self.adapter,
             self.timing_source,
             self.copy_gb_per_s,
@@ -367,6 +370,7 @@ impl StreamedTable for BenchReport {
             "precond",
             "iters",
             "true res",
+            "f32 floor",
             "disp/it",
             "ms/iter",
             "ms/solve",
@@ -383,7 +387,7 @@ impl StreamedTable for BenchReport {
     fn row(&self, i: usize) -> String {
         let row = &self.rows[i];
         format!(
-            "{:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>9.1e} {:>8} {:>10.3} {:>10.2} {:>8.2} {:>8.2} {:>6.1}%{}\n",
+            "{:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>9.1e} {:>8.1e} {:>8} {:>10.3} {:>10.2} {:>8.2} {:>8.2} {:>6.1}%{}\n",
             row.problem,
             format!("{}^3", row.size),
             row.cells,
@@ -391,6 +395,7 @@ impl StreamedTable for BenchReport {
             row.preconditioner,
             row.iterations,
             row.true_residual,
+            row.f32_floor,
             row.dispatches_per_iteration,
             row.ms_per_iteration,
             row.ms_per_solve,

@@ -43,6 +43,7 @@ fn bench_json_has_every_column_and_matches_the_solver() {
         "status",
         "residual",
         "true_residual",
+        "f32_floor",
         "dispatches_per_iteration",
         "ms_per_iteration",
         "ms_per_solve",
