@@ -58,12 +58,6 @@ impl SmokeBenchOptions {
                 "smoke size {s} is out of range: cells per side, 8 to 4096"
             ));
         }
-        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
-            return bad(format!(
-                "--tolerance must be in (0, 1), got {}",
-                self.tolerance
-            ));
-        }
         if !(self.viscosity.is_finite()
             && (0.0..=crate::scene::MAX_DIFFUSION).contains(&self.viscosity))
         {
@@ -73,10 +67,18 @@ impl SmokeBenchOptions {
                 self.viscosity
             ));
         }
-        if self.steps == 0 || self.check_every == 0 {
-            return bad("--steps and --check-every must be at least 1".into());
+        // Warm-up may be 0 (no untimed substeps), but it is bounded like the other counts.
+        if self.warmup > super::MAX_COUNT {
+            return bad(format!(
+                "--warmup must be at most {}, got {}",
+                super::MAX_COUNT,
+                self.warmup
+            ));
         }
-        Ok(())
+        super::check_common(
+            self.tolerance,
+            &[("--steps", self.steps), ("--check-every", self.check_every)],
+        )
     }
 }
 

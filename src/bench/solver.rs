@@ -60,19 +60,15 @@ impl BenchOptions {
                 "size {s} is out of range: sizes are cells per axis, 4 to 1024"
             ));
         }
-        if !(self.tolerance > 0.0 && self.tolerance < 1.0) {
-            return bad(format!(
-                "--tolerance must be in (0, 1), got {}",
-                self.tolerance
-            ));
-        }
-        if self.solves == 0 || self.steps == 0 || self.max_iterations == 0 || self.check_every == 0
-        {
-            return bad(
-                "--solves, --steps, --max-iterations and --check-every must be at least 1".into(),
-            );
-        }
-        Ok(())
+        super::check_common(
+            self.tolerance,
+            &[
+                ("--solves", self.solves),
+                ("--steps", self.steps),
+                ("--max-iterations", self.max_iterations),
+                ("--check-every", self.check_every),
+            ],
+        )
     }
 }
 

@@ -251,6 +251,12 @@ fn real_main() -> Result<ExitCode> {
             if frames.is_some() || screenshot.is_some() || record.is_some() {
                 Scene::load(&scene)?;
             }
+            // Options for the other mode, or a slice past the grid, would be ignored
+            // silently: refused whenever the scene loads (a broken one falls back in the
+            // window, and its own error says why).
+            if let Ok(s) = Scene::load(&scene) {
+                view::check_view_options(&s, field.is_some(), smoke_view.is_some(), &axis, slice)?;
+            }
             if let Some(p) = &screenshot {
                 if p.is_dir() {
                     bail!("--screenshot {}: is a folder, not a PNG file", p.display());

@@ -71,3 +71,38 @@ pub(crate) fn view_fields_help() -> String {
     }
     s
 }
+
+/// Refuses viewer options the scene would ignore: `--field` on a smoke scene,
+/// `--smoke-view` on a liquid one, a `--slice` past the grid along `--axis`.
+pub(crate) fn check_view_options(
+    scene: &Scene,
+    field: bool,
+    smoke_view: bool,
+    axis: &str,
+    slice: Option<u32>,
+) -> Result<()> {
+    let smoke = scene.kind == SceneKind::Smoke;
+    if field && smoke {
+        bail!(
+            "--field shows liquid fields; a smoke scene takes --smoke-view (see eddy view --help)"
+        );
+    }
+    if smoke_view && !smoke {
+        bail!("--smoke-view applies to smoke scenes; a liquid scene takes --field (see eddy view --help)");
+    }
+    if let Some(i) = slice {
+        let a = match axis {
+            "x" => 0,
+            "y" => 1,
+            _ => 2,
+        };
+        let n = scene.dims()[a];
+        if i >= n {
+            bail!(
+                "--slice {i} is past the grid: {axis} has cells 0 to {} in this scene",
+                n - 1
+            );
+        }
+    }
+    Ok(())
+}

@@ -23,6 +23,14 @@ pub fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+fn not_regular() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        "exists and is not a regular file (a device, FIFO or socket): eddy replaces only \
+         regular files",
+    )
+}
+
 /// Writes `path` through `write` under a temporary name, then renames it into place: a
 /// reader, or a run killed mid-write, sees the old file or the complete new one, never a
 /// partial one. The temporary file is removed when `write` fails.
@@ -30,6 +38,11 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    // Renaming over a device, a FIFO or a socket would replace it with a regular file
+    // (as root, /dev/null itself): such a path is refused, never renamed over.
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(not_regular());
+    }
     let tmp = temp_path(path);
     let result = File::create(&tmp).and_then(|f| {
         let mut w = BufWriter::new(f);
@@ -88,6 +101,9 @@ pub fn ensure_writable_file(path: &Path) -> std::io::Result<()> {
             std::io::ErrorKind::IsADirectory,
             "is a folder, not a file",
         ));
+    }
+    if path.exists() && !path.is_file() {
+        return Err(not_regular());
     }
     let tmp = temp_path(path);
     File::create(&tmp)?;

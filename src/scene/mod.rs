@@ -387,7 +387,7 @@ impl Scene {
                 return Self::parse(shipped.source, path);
             }
         }
-        let bytes = std::fs::read(path).map_err(|cause| match cause.kind() {
+        let io = |cause: std::io::Error| match cause.kind() {
             std::io::ErrorKind::NotFound => SceneError::NotFound {
                 path: path.to_path_buf(),
                 shipped: crate::scene::shipped::names(),
@@ -396,12 +396,31 @@ impl Scene {
                 path: path.to_path_buf(),
                 cause,
             },
-        })?;
+        };
+        // A FIFO would block forever and a device (/dev/zero) never end: only regular files
+        // are scenes, and no more than a scene's worth of bytes is read.
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if !meta.is_file() {
+            let what = if meta.is_dir() {
+                "a folder"
+            } else {
+                "not a regular file"
+            };
+            return Err(invalid(format!("{what}, not a scene file (RON text)")));
+        }
+        let mut bytes = Vec::new();
+        {
+            use std::io::Read;
+            let file = std::fs::File::open(path).map_err(io)?;
+            file.take(MAX_SCENE_BYTES as u64 + 1)
+                .read_to_end(&mut bytes)
+                .map_err(io)?;
+        }
         // A scene is a small text file; anything larger is a wrong path, not a scene.
         if bytes.len() > MAX_SCENE_BYTES {
             return Err(invalid(format!(
-                "{} bytes is not a scene file (scenes are RON text of at most {MAX_SCENE_BYTES} bytes)",
-                bytes.len()
+                "more than {MAX_SCENE_BYTES} bytes is not a scene file (scenes are RON text of at \
+                 most {MAX_SCENE_BYTES} bytes)"
             )));
         }
         let text = String::from_utf8(bytes).map_err(|e| {
@@ -748,6 +767,55 @@ mod tests {
         .validate()
         .unwrap_err();
         assert!(err.contains("transfer"), "{err}");
+    }
+
+    #[test]
+    fn settings_a_smoke_scene_would_ignore_are_refused() {
+        let smoke = Scene {
+            kind: SceneKind::Smoke,
+            resolution: (16, 16, 1),
+            ..Scene::default()
+        };
+        let refused = |s: Scene, needle: &str| {
+            let err = s.validate().unwrap_err();
+            assert!(err.contains(needle), "{err}");
+        };
+        refused(
+            Scene {
+                volume_correction: false,
+                ..smoke.clone()
+            },
+            "volume_correction applies to liquid scenes only",
+        );
+        refused(
+            Scene {
+                particle_spacing: 0.0,
+                ..smoke.clone()
+            },
+            "particle_spacing applies to liquid scenes only",
+        );
+        let with = |f: &dyn Fn(&mut SmokeSettings)| {
+            let mut s = smoke.clone();
+            f(&mut s.smoke);
+            s
+        };
+        refused(
+            with(&|m| m.wall_temperature.bottom = Some(2.0)),
+            "set smoke.temperature_diffusion above 0",
+        );
+        assert!(with(&|m| {
+            m.wall_temperature.bottom = Some(2.0);
+            m.temperature_diffusion = 1e-3;
+        })
+        .validate()
+        .is_ok());
+        refused(
+            with(&|m| {
+                m.wall_dye.top = Some(-0.5);
+                m.dye_diffusion = 1e-3;
+            }),
+            "dye density cannot be negative, got -0.5",
+        );
     }
 
     #[test]

@@ -118,6 +118,22 @@ impl Scene {
                             .into(),
                     );
                 }
+                // Liquid-only settings changed in a smoke scene would be ignored silently.
+                let liquid = Scene::default();
+                if self.volume_correction != liquid.volume_correction {
+                    return Err(
+                        "volume_correction applies to liquid scenes only: smoke scenes have no \
+                         particle density to correct"
+                            .into(),
+                    );
+                }
+                if self.particle_spacing != liquid.particle_spacing {
+                    return Err(
+                        "particle_spacing applies to liquid scenes only: smoke scenes have no \
+                         particles to space"
+                            .into(),
+                    );
+                }
             }
         }
         for (what, shapes) in [("fluid", &self.fluid), ("solids", &self.solids)] {
@@ -285,6 +301,37 @@ impl SmokeSettings {
         self.wall_temperature
             .validate("smoke.wall_temperature", domain)?;
         self.wall_dye.validate("smoke.wall_dye", domain)?;
+        // Wall values act through their diffusion: without it they would be ignored.
+        for (walls, name, rate, rate_name) in [
+            (
+                &self.wall_temperature,
+                "smoke.wall_temperature",
+                self.temperature_diffusion,
+                "smoke.temperature_diffusion",
+            ),
+            (
+                &self.wall_dye,
+                "smoke.wall_dye",
+                self.dye_diffusion,
+                "smoke.dye_diffusion",
+            ),
+        ] {
+            if !walls.is_empty() && rate == 0.0 {
+                return Err(format!(
+                    "{name} holds walls at fixed values, which act only through diffusion: set \
+                     {rate_name} above 0, or remove {name}"
+                ));
+            }
+        }
+        let dye_values = Wall::ALL
+            .iter()
+            .filter_map(|w| self.wall_dye.wall(*w))
+            .chain(self.wall_dye.spots.iter().map(|s| s.value));
+        if let Some(v) = dye_values.into_iter().find(|v| *v < 0.0) {
+            return Err(format!(
+                "smoke.wall_dye: a dye density cannot be negative, got {v}"
+            ));
+        }
         if self.tracers > MAX_TRACERS {
             return Err(format!(
                 "smoke.tracers must be at most {MAX_TRACERS}, got {}",

@@ -134,6 +134,68 @@ fn bench_rejects_bad_options() {
     }
 }
 
+/// Counts and tolerances that would run until killed (or spin to the iteration limit) are
+/// refused at once, each with its bound named.
+#[test]
+fn bench_counts_and_tolerances_are_bounded() {
+    for (args, expect) in [
+        (
+            vec!["bench", "--smoke", "--warmup", "4294967295"],
+            "--warmup must be at most 100000",
+        ),
+        (
+            vec!["bench", "--smoke", "--steps", "100001"],
+            "--steps must be between 1 and 100000",
+        ),
+        (
+            vec!["bench", "--solves", "1000000"],
+            "--solves must be between 1 and 100000",
+        ),
+        (
+            vec!["bench", "--tolerance", "1e-11"],
+            "--tolerance must be in [1e-10, 1)",
+        ),
+        (
+            vec!["bench", "--smoke", "--tolerance", "1e-12"],
+            "--tolerance must be in [1e-10, 1)",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+}
+
+/// `--json` naming a FIFO (as it could name /dev/null or /dev/full) is refused before the
+/// benchmark runs, and the FIFO is left as it was, not renamed over.
+#[cfg(unix)]
+#[test]
+fn bench_json_never_replaces_a_special_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = std::env::temp_dir().join(format!("eddy-json-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("out.json");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args([
+            "bench", "--sizes", "8", "--solves", "1", "--steps", "1", "--json",
+        ])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "succeeded: {err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn smoke_bench_json_has_every_column() {
     let json = std::env::temp_dir().join(format!("eddy-bench-smoke-{}.json", std::process::id()));

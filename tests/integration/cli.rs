@@ -96,6 +96,64 @@ fn fluid_outside_the_domain_is_rejected() {
     );
 }
 
+/// Devices and FIFOs are not scene files: refused at once, never read (a FIFO blocked
+/// forever, /dev/zero read until memory ran out); a folder is named as one.
+#[cfg(unix)]
+#[test]
+fn special_files_are_not_read_as_scenes() {
+    let dir = std::env::temp_dir().join(format!("eddy-cli-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("scene.ron");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let fifo = fifo.to_str().unwrap();
+    let folder = dir.to_str().unwrap();
+    for (path, why) in [
+        ("/dev/zero", "not a regular file"),
+        (fifo, "not a regular file"),
+        (folder, "a folder"),
+    ] {
+        let out = eddy(&["check", path], &[]);
+        assert_clean_failure(&out, &[path, why, "not a scene file"]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Viewer options the scene would ignore are refused before a window opens.
+#[test]
+fn viewer_options_for_the_other_mode_or_past_the_grid_are_refused() {
+    for (args, needle) in [
+        (
+            vec!["view", "smoke_plume", "--field", "pressure"],
+            "a smoke scene takes --smoke-view",
+        ),
+        (
+            vec!["view", "dam_break", "--smoke-view", "vorticity"],
+            "a liquid scene takes --field",
+        ),
+        (
+            vec![
+                "view",
+                "dam_break",
+                "--field",
+                "pressure",
+                "--axis",
+                "z",
+                "--slice",
+                "16",
+            ],
+            "--slice 16 is past the grid: z has cells 0 to 15",
+        ),
+    ] {
+        let out = eddy(&args, &[]);
+        assert_clean_failure(&out, &[needle]);
+    }
+}
+
 #[test]
 fn missing_file_is_reported() {
     let out = eddy(&["check", "scenes/does_not_exist.ron"], &[]);
@@ -350,9 +408,15 @@ fn a_full_stdout_is_an_error_not_a_panic() {
 
 #[test]
 fn an_io_error_names_its_cause_once() {
+    // A path through a regular file: the system says "Not a directory" (a folder itself is
+    // refused before any read, as not a scene file).
     let dir = out_dir("io-once");
-    std::fs::create_dir_all(dir.join("scene.ron")).unwrap();
-    let out = eddy(&["check", dir.join("scene.ron").to_str().unwrap()], &[]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("file"), "x").unwrap();
+    let out = eddy(
+        &["check", dir.join("file/scene.ron").to_str().unwrap()],
+        &[],
+    );
     assert_clean_failure(&out, &["cannot read scene", "scene.ron"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("(os error").count(), 1, "{err}");

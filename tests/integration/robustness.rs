@@ -105,7 +105,7 @@ fn unreadable_scene_files_fail_cleanly() {
         (&not_utf8, &["latin1.ron", "UTF-8"]),
         (&empty, &["empty.ron"]),
         (&huge, &["huge.ron", "not a scene file"]),
-        (&folder, &["folder.ron", "cannot read scene"]),
+        (&folder, &["folder.ron", "a folder, not a scene file"]),
         (
             Path::new("scenes/does_not_exist.ron"),
             &["does_not_exist.ron"],
