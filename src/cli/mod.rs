@@ -18,7 +18,12 @@ use std::sync::Arc;
 /// turn a finished run into a panic: `eprintln!` would panic, this drops the line.
 macro_rules! note {
     ($($arg:tt)*) => {{
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        // Control characters (a terminal escape in a file name) are shown escaped.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            crate::cli::escape_controls(&format!($($arg)*))
+        );
     }};
 }
 
@@ -408,4 +413,19 @@ pub(crate) fn print_stdout(text: &str) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         r => r.context("cannot write to standard output"),
     }
+}
+
+/// `text` with its control characters (a terminal escape in a file name, say) written as
+/// `\u{1b}` escapes, so a message can never drive the user's terminal; line breaks and tabs
+/// stay as they are.
+pub(crate) fn escape_controls(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

@@ -154,6 +154,15 @@ fn viewer_options_for_the_other_mode_or_past_the_grid_are_refused() {
     }
 }
 
+/// A terminal escape in a file name is shown escaped, not sent to the terminal.
+#[test]
+fn control_characters_in_file_names_are_escaped() {
+    let p = scene_file("red\u{1b}[31mtext.ron", "(cfl: -1.0)");
+    let out = eddy(&["check", p.to_str().unwrap()], &[]);
+    assert_clean_failure(&out, &["red\\u{1b}[31mtext.ron"]);
+    assert!(!out.stderr.contains(&0x1b), "a raw escape reached stderr");
+}
+
 #[test]
 fn missing_file_is_reported() {
     let out = eddy(&["check", "scenes/does_not_exist.ron"], &[]);
