@@ -373,7 +373,14 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         )));
     }
     // Results go to stdout once every file is written, so a failing stdout loses none.
-    let mut summary = run_summary(&ctx, done, total_substeps, secs, &stats_path, &stage_ms);
+    let mut summary = if opts.frames == 0 {
+        format!(
+            "--frames 0: nothing simulated; {} holds the header only\n",
+            stats_path.display()
+        )
+    } else {
+        run_summary(&ctx, done, total_substeps, secs, &stats_path, &stage_ms)
+    };
     if total_substeps > 0 {
         let per = |n: u64| n as f64 / total_substeps as f64;
         summary += &format!(

@@ -493,6 +493,11 @@ fn zero_frames_write_the_header_without_a_timestamp_remark() {
     assert!(!err.contains("timestamp"), "{err}");
     let csv = std::fs::read_to_string(dir.join("stats.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1, "{csv}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("--frames 0: nothing simulated") && !said.contains("steps/s"),
+        "{said}"
+    );
 }
 
 #[test]
