@@ -325,7 +325,7 @@ impl StageOutputs {
     fn run(scheme: AdvectionScheme) -> Self {
         let scene = stage_scene(scheme);
         let mut c = Case::new(&scene, 11);
-        let grid = c.grid.clone();
+        let grid = c.grid;
         let static_solid = c.sim.static_solid().to_vec();
         let static_vel = scene
             .solid_cells()
