@@ -12,15 +12,23 @@ mod files {
     include!(concat!(env!("OUT_DIR"), "/wgsl_files.rs"));
 }
 
-/// One WGSL file of eddy, as loaded by the `.rs` beside it.
+/// One WGSL file of eddy: loaded by the `.rs` beside it, or found by its path.
 #[derive(Clone, Copy, Debug)]
 pub struct Wgsl {
-    /// `file!()` of the Rust file that loads it (the shader is its sibling).
-    rs: &'static str,
-    /// The shader's file name.
-    name: &'static str,
+    origin: Origin,
     /// The shader's text, `//!include` lines not yet expanded.
     text: &'static str,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Origin {
+    /// `wgsl!("name.wgsl")` in the Rust file `rs` (its `file!()`): the shader is its sibling.
+    Beside {
+        rs: &'static str,
+        name: &'static str,
+    },
+    /// A path under `src/`, from the generated table.
+    Path(&'static str),
 }
 
 /// The shader `NAME` beside the Rust file that says `wgsl!("NAME")` (its text included at
@@ -32,19 +40,23 @@ macro_rules! wgsl {
     };
 }
 
-/// `path` (a `file!()` or a path under the crate) relative to `src/`.
+/// A `file!()` of this crate relative to its `src/` (`file!()` is relative to the
+/// workspace when eddy is built from its own folder, absolute when built as a dependency).
 fn under_src(path: &str) -> &str {
     let path = path.strip_prefix("./").unwrap_or(path);
-    match path.find("src/") {
-        Some(i) if i == 0 || path[..i].ends_with('/') => &path[i + 4..],
-        _ => path,
-    }
+    path.strip_prefix(concat!(env!("CARGO_MANIFEST_DIR"), "/src/"))
+        .or_else(|| path.strip_prefix("src/"))
+        .or_else(|| path.rfind("/src/").map(|i| &path[i + 5..]))
+        .unwrap_or(path)
 }
 
 impl Wgsl {
     #[doc(hidden)]
     pub const fn sibling(rs: &'static str, name: &'static str, text: &'static str) -> Self {
-        Self { rs, name, text }
+        Self {
+            origin: Origin::Beside { rs, name },
+            text,
+        }
     }
 
     /// The file of `path` (relative to `src/`, e.g. `sim/core/prelude.wgsl`), if there is one.
@@ -53,8 +65,7 @@ impl Wgsl {
             .iter()
             .find(|(p, _)| *p == path)
             .map(|(p, text)| Self {
-                rs: p,
-                name: "",
+                origin: Origin::Path(p),
                 text,
             })
     }
@@ -62,13 +73,12 @@ impl Wgsl {
     /// The path relative to `src/`, e.g. `sim/liquid/p2g.wgsl`: the name include lines use
     /// and shader labels show.
     pub fn path(&self) -> String {
-        if self.name.is_empty() {
-            return self.rs.to_string();
-        }
-        let rs = under_src(self.rs);
-        match rs.rfind('/') {
-            Some(i) => format!("{}/{}", &rs[..i], self.name),
-            None => self.name.to_string(),
+        match self.origin {
+            Origin::Path(p) => p.to_string(),
+            Origin::Beside { rs, name } => match under_src(rs).rfind('/') {
+                Some(i) => format!("{}/{name}", &under_src(rs)[..i]),
+                None => name.to_string(),
+            },
         }
     }
 
@@ -93,8 +103,7 @@ impl Wgsl {
 /// Every `.wgsl` file under `src/`.
 pub fn all_files() -> impl Iterator<Item = Wgsl> {
     files::FILES.iter().map(|(p, text)| Wgsl {
-        rs: p,
-        name: "",
+        origin: Origin::Path(p),
         text,
     })
 }
