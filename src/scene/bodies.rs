@@ -34,6 +34,26 @@ pub enum BodyMotion {
     Kinematic,
 }
 
+/// How the bodies and the fluid push each other (the scene's `body_coupling`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CouplingScheme {
+    /// The pressure solve includes the bodies' motion (src/sim/bodies/strong.wgsl): stable
+    /// at any density ratio, at a few more iterations per solve.
+    #[default]
+    Strong,
+    /// The fluid's force of one substep moves the body after the solve, with an estimate of
+    /// the added mass to keep it stable: cheaper per iteration, stable only for bodies
+    /// denser than about half the fluid (README "Rigid bodies").
+    Weak,
+}
+
+impl CouplingScheme {
+    pub fn is_strong(&self) -> bool {
+        *self == CouplingScheme::Strong
+    }
+}
+
 /// One rigid body of a scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

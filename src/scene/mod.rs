@@ -14,8 +14,8 @@ pub mod shipped;
 mod validate;
 
 pub use bodies::{
-    obstacle_body, shape_body, BodyMotion, BodyShape, BodySpec, MAX_BODIES, MAX_BODY_DENSITY,
-    MIN_BODY_DENSITY,
+    obstacle_body, shape_body, BodyMotion, BodyShape, BodySpec, CouplingScheme, MAX_BODIES,
+    MAX_BODY_DENSITY, MIN_BODY_DENSITY,
 };
 pub use diffusion::{DiffusionSettings, Wall, WallSpot, WallValues, MAX_DIFFUSION, MAX_WALL_SPOTS};
 pub use problems::StandardProblem;
@@ -301,6 +301,9 @@ pub struct Scene {
     /// Rigid bodies, moved by the fluid, gravity and contacts (see src/sim/bodies/).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bodies: Vec<BodySpec>,
+    /// How the bodies and the fluid push each other: `strong` (the default) or `weak`.
+    #[serde(skip_serializing_if = "CouplingScheme::is_strong")]
+    pub body_coupling: CouplingScheme,
     pub pressure: PressureSettings,
     /// Smoke settings (smoke scenes only).
     pub smoke: SmokeSettings,
@@ -329,6 +332,7 @@ impl Default for Scene {
             viscosity: 0.0,
             diffusion: DiffusionSettings::default(),
             bodies: Vec::new(),
+            body_coupling: CouplingScheme::Strong,
             pressure: PressureSettings::default(),
             smoke: SmokeSettings::default(),
         }

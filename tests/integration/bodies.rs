@@ -92,7 +92,15 @@ fn gpu_force_and_torque_match_the_f64_reference() {
     // GPU saw them.
     sim.substep(0.01, Stage::Project).unwrap();
     let b = sim.bodies.as_ref().unwrap();
-    let gpu_forces = b.coupling.read_forces(&ctx, 2).unwrap();
+    let gpu_forces: Vec<[f64; 6]> = b
+        .read_forces(&ctx, 0.01)
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let (force, torque) = f.total();
+            [force.x, force.y, force.z, torque.x, torque.y, torque.z]
+        })
+        .collect();
     let gpu_bodies: Vec<GpuBody> = eddy::gpu::read_buffer(&ctx, &b.coupling.bodies).unwrap();
     let rb = ref_bodies(&gpu_bodies, 2);
     let g = Grid {
@@ -112,18 +120,14 @@ fn gpu_force_and_torque_match_the_f64_reference() {
     let types: Vec<u32> = eddy::gpu::read_buffer(&ctx, &sim.fields.cell_type).unwrap();
     let types: Vec<u8> = types.iter().map(|&t| t as u8).collect();
     let phi: Vec<f32> = eddy::gpu::read_buffer(&ctx, &sim.pcg.p).unwrap();
-    let p = &b.coupling.params;
+    let rho = eddy::sim::DENSITY;
     let reference = body_forces(
         g,
         &rb,
         &ids,
         &types,
         &phi,
-        (
-            p.pressure_scale as f64,
-            p.face_area as f64,
-            [p.rho_g[0] as f64, p.rho_g[1] as f64, p.rho_g[2] as f64],
-        ),
+        (rho / 0.01, g.h * g.h, [0.0, -9.81 * rho, 0.0]),
         false,
     );
     for (k, (gf, rf)) in gpu_forces.iter().zip(&reference).enumerate() {

@@ -706,6 +706,8 @@ mod tests {
         })
         .unwrap();
         s.added_mass = 0.0;
+        // Rigid dynamics alone: the forces all apply in `step`.
+        s.scheme = crate::scene::CouplingScheme::Weak;
         s
     }
 
@@ -973,6 +975,8 @@ mod tests {
             })
             .unwrap();
             s.added_mass = 0.0;
+            // Rigid dynamics alone: the forces all apply in `step`.
+            s.scheme = crate::scene::CouplingScheme::Weak;
             for _ in 0..3000 {
                 s.step(1e-3);
             }

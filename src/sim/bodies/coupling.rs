@@ -1,15 +1,17 @@
 //! The bodies' two-way coupling with the grid (coupling.wgsl): stamping bodies into
-//! the cells as moving solids, summing the fluid's pressure force and torque on each body,
-//! and pushing particles out of bodies. The liquid and the smoke run the same kernels; the
-//! [`CouplingMode`] says how each treats the cells around them.
+//! the cells as moving solids and pushing particles out of bodies; the bodies' part of the
+//! pressure solve and their forces are in [`super::strong`]. The liquid and the smoke run
+//! the same kernels; the [`CouplingMode`] says how each treats the cells around them.
 
 use super::regions::Regions;
+use super::strong::{FluidForce, ForceScales, StrongCoupling};
 use super::{BodySet, Solid, MAX_BODIES};
 use crate::gpu::constants::MAX_REGIONS;
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
-use crate::scene::{Scene, SceneKind};
+use crate::scene::{CouplingScheme, Scene, SceneKind};
 use crate::sim::{
     core::fields::{GridFields, Particles},
+    core::pressure::PcgVectors,
     core::recorder::Recorder,
     SimError,
 };
@@ -17,7 +19,7 @@ use bytemuck::{Pod, Zeroable};
 
 crate::kernel_entries!(
     /// The entry points of coupling.wgsl.
-    BodiesEntries { stamp, forces, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill }
+    BodiesEntries { stamp, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill }
 );
 
 /// One body as the kernels read it. Mirror of `Body` in coupling.wgsl (layout
@@ -56,41 +58,27 @@ pub struct BodyParams {
     pub set_cell_type: u32,
     pub slice: u32,
     pub _pad0: u32,
-    /// rho / dt: the pressure (Pa) is this times phi.
-    pub pressure_scale: f32,
-    pub face_area: f32,
-    /// Fixed-point units per N and per N m of the force and torque sums.
-    pub force_unit: f32,
-    pub torque_unit: f32,
     pub margin: f32,
     /// Fixed-point units per unit of the pressure right-hand side (m^2/s).
     pub b_unit: f32,
     pub _pad: [f32; 2],
-    /// Fluid density times gravity, N/m^3: the hydrostatic gradient of the liquid's
-    /// pressure, zero in the smoke (whose pressure leaves out the hydrostatic part).
-    pub rho_g: [f32; 4],
 }
-const _: () = assert!(std::mem::size_of::<BodyParams>() == 64);
+const _: () = assert!(std::mem::size_of::<BodyParams>() == 32);
 crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams {
     restore: restore,
     set_cell_type: set_cell_type,
     slice: slice,
     _pad0: _pad0,
-    pressure_scale: pressure_scale,
-    face_area: face_area,
-    force_unit: force_unit,
-    torque_unit: torque_unit,
     margin: margin,
     b_unit: b_unit,
     _pad2: _pad[0],
     _pad3: _pad[1],
-    rho_g: rho_g,
 });
 
 pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
 
-/// Bytes of the sums: 6 i64 per body, then the right-hand side's sum per region.
-const SUMS_BYTES: u64 = ((MAX_BODIES * 6 + MAX_REGIONS) * 8) as u64;
+/// Bytes of the sums: the right-hand side's i64 sum per region.
+const SUMS_BYTES: u64 = (MAX_REGIONS * 8) as u64;
 
 /// Rounds of closing fluid pockets and dead ends (coupling.wgsl, `pocket_mark`).
 const POCKET_ROUNDS: usize = 2;
@@ -107,8 +95,9 @@ pub enum CouplingMode {
 }
 
 /// GPU bytes the coupling of `scene`'s bodies takes (0 without bodies): the body slots, the
-/// per-cell body index, the force sums and their staging copy, and the liquid's own copy of
-/// its static solids or the smoke's regions and the staging copy of its SOLID flags.
+/// per-cell body index, the region sums, the strong coupling's bodies and face sums (and
+/// their staging copy), and the liquid's own copy of its static solids or the smoke's
+/// regions and the staging copy of its SOLID flags.
 pub fn memory(scene: &Scene) -> u64 {
     if scene.bodies.is_empty()
         && !(scene.kind == SceneKind::Smoke && scene.smoke.obstacle.is_some())
@@ -119,7 +108,7 @@ pub fn memory(scene: &Scene) -> u64 {
     let common = (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64
         + cells * 4
         + SUMS_BYTES
-        + (MAX_BODIES * 12 * 4) as u64;
+        + super::strong::BYTES;
     common
         + match scene.kind {
             SceneKind::Smoke => (cells + MAX_REGIONS as u64) * 4 + cells * 4,
@@ -155,18 +144,6 @@ impl GpuBody {
     }
 }
 
-/// Fixed-point units (per N, per N m) of the force sums for faces of `area` (m^2) in a
-/// domain of largest extent `length` (m) and a fluid of `density` under gravity `g`
-/// (m/s^2). A unit is 2^-32 of the hydrostatic force on one face at the domain's depth
-/// (plus a 1 Pa floor), a power of two so the f32 uniform holds it exactly; the i64 sums
-/// then hold 2^30 such face forces.
-pub fn force_units(area: f64, length: f64, density: f64, g: f64) -> (f64, f64) {
-    let face = (density * (g * length + 1.0)).max(1e-6) * area;
-    let pow2 = |x: f64| 2f64.powi(x.log2().round() as i32);
-    let force = pow2(2f64.powi(32) / face);
-    (force, pow2(force / length))
-}
-
 /// The coupling stage: its kernels, the bodies' buffers and the force readback.
 pub struct BodyCoupling {
     kernel: Kernel,
@@ -179,14 +156,12 @@ pub struct BodyCoupling {
     pub params: BodyParams,
     /// Body index + 1 per cell, 0 where no body is.
     pub body_id: wgpu::Buffer,
-    /// Fixed-point force and torque sums, 12 u32 per body, then the right-hand side's
-    /// sum per region.
+    /// The right-hand side's fixed-point sum per region (the smoke).
     pub sums: wgpu::Buffer,
     /// The smoke's regions (see [`Regions::gpu_words`]).
     pub regions: wgpu::Buffer,
     /// The liquid's static solids (the smoke binds its own).
     _base: Option<(wgpu::Buffer, wgpu::Buffer)>,
-    reader: BufferReader,
     /// The smoke's SOLID flags, read back for its regions.
     solid_reader: Option<BufferReader>,
     num_particles: u32,
@@ -195,10 +170,8 @@ pub struct BodyCoupling {
 /// What the coupling binds from its mode.
 pub struct CouplingInputs<'a> {
     pub fields: &'a GridFields,
-    /// Pressure solution phi = p dt / rho.
-    pub phi: &'a wgpu::Buffer,
-    /// The pressure right-hand side.
-    pub rhs: &'a wgpu::Buffer,
+    /// The pressure solve's vectors (phi, the right-hand side, the PCG's).
+    pub pcg: &'a PcgVectors,
     pub particles: &'a Particles,
     pub mode: CouplingMode,
     /// The smoke's static solids and their velocities; None in the liquid, which passes
@@ -207,10 +180,6 @@ pub struct CouplingInputs<'a> {
     pub static_cells: Option<(&'a [u32], &'a [[f32; 4]])>,
     /// Area of a cell face, m^2 (h^2, or h times a slice's depth).
     pub face_area: f64,
-    /// Fluid density (kg/m^3), largest domain extent (m), gravity (m/s^2).
-    pub density: f64,
-    pub length: f64,
-    pub gravity: [f64; 3],
 }
 
 impl BodyCoupling {
@@ -224,24 +193,11 @@ impl BodyCoupling {
             (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64,
         );
         let h = f.params.h as f64;
-        let g = inp.gravity;
-        let g_len = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
-        let (force_unit, torque_unit) = force_units(inp.face_area, inp.length, inp.density, g_len);
-        let rho_g = if inp.mode == CouplingMode::Liquid {
-            let r = inp.density;
-            [(r * g[0]) as f32, (r * g[1]) as f32, (r * g[2]) as f32, 0.0]
-        } else {
-            [0.0; 4]
-        };
         let params = BodyParams {
             restore: (inp.mode == CouplingMode::Liquid) as u32,
             set_cell_type: (inp.mode == CouplingMode::Smoke) as u32,
             slice: (f.params.n[2] == 1 && inp.mode == CouplingMode::Smoke) as u32,
-            face_area: inp.face_area as f32,
-            force_unit: force_unit as f32,
-            torque_unit: torque_unit as f32,
             margin: (1e-3 * h) as f32,
-            rho_g,
             // |rhs| <= h (cells crossed per second) stays below 2^27 h for any speed a scene
             // allows, so 2^30 cells of it fit the i64 sum.
             b_unit: 2f64.powi(32 - (h.log2().round() as i32)) as f32,
@@ -290,11 +246,10 @@ impl BodyCoupling {
                 ("cell_type", &f.cell_type),
                 ("body_id", &body_id),
                 ("counters", &f.counters),
-                ("phi", inp.phi),
                 ("sums", &sums),
                 ("pos", &inp.particles.pos),
                 ("vel", &inp.particles.vel),
-                ("rhs", inp.rhs),
+                ("rhs", &inp.pcg.b),
                 ("regions", &regions),
             ],
         );
@@ -310,19 +265,14 @@ impl BodyCoupling {
             sums,
             regions,
             _base: own,
-            reader: BufferReader::new(device, (MAX_BODIES * 12 * 4) as u64, "Bodies::sums"),
             solid_reader: (inp.mode == CouplingMode::Smoke)
                 .then(|| BufferReader::new(device, cells * 4, "Bodies::solid")),
             num_particles: inp.particles.count,
         })
     }
 
-    /// Uploads the bodies' state and the pressure scale of a substep of `dt` in a fluid
-    /// of `density`.
-    pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet, dt: f64) {
-        self.params.pressure_scale = (set.fluid_density / dt.max(1e-12)) as f32;
-        ctx.queue
-            .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
+    /// Uploads the bodies' state.
+    pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet) {
         ctx.queue.write_buffer(
             &self.bodies,
             0,
@@ -342,15 +292,10 @@ impl BodyCoupling {
         }
     }
 
-    /// Clears the force sums; record before the pass that runs [`Self::record_forces`].
-    pub fn clear_forces(&self, enc: &mut wgpu::CommandEncoder) {
+    /// Clears the region sums; record before the pass that runs
+    /// [`Self::record_compatible`].
+    pub fn clear_sums(&self, enc: &mut wgpu::CommandEncoder) {
         enc.clear_buffer(&self.sums, 0, None);
-    }
-
-    /// The pressure force and torque on each body, from the solved phi.
-    pub fn record_forces(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.kernel
-            .dispatch(pass, self.e.forces, &self.group, f.num_cells());
     }
 
     /// In the smoke, finds the separate regions of the closed box once the bodies are
@@ -393,27 +338,15 @@ impl BodyCoupling {
             .dispatch(pass, self.e.rhs_compatible, &self.group, f.num_cells());
     }
 
-    /// Copies the sums for [`Self::read_forces`].
-    pub fn copy_forces(&mut self, enc: &mut wgpu::CommandEncoder) {
-        self.reader.copy_from(enc, &self.sums);
-    }
-
     /// Particles out of the bodies.
     pub fn record_push(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.kernel
             .dispatch(pass, self.e.push_out, &self.group, self.num_particles);
     }
 
-    /// Force (N) and torque (N m) on each of the first `n` bodies, after the copy was
-    /// submitted.
-    pub fn read_forces(&self, ctx: &GpuContext, n: usize) -> Result<Vec<[f64; 6]>, SimError> {
-        let raw: Vec<u32> = self.reader.read(ctx)?;
-        Ok(decode_sums(&raw, n, &self.params))
-    }
-
     /// Uploads the bodies and pushes particles out of them in a submission of its own.
-    pub fn push_now(&mut self, ctx: &GpuContext, set: &BodySet, dt: f64) {
-        self.upload(ctx, set, dt);
+    pub fn push_now(&mut self, ctx: &GpuContext, set: &BodySet) {
+        self.upload(ctx, set);
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -430,40 +363,81 @@ impl BodyCoupling {
     }
 }
 
-/// The 64-bit fixed-point sums as f64 force and torque per body.
-pub fn decode_sums(raw: &[u32], n: usize, p: &BodyParams) -> Vec<[f64; 6]> {
-    (0..n)
-        .map(|b| {
-            let mut out = [0.0; 6];
-            for (k, o) in out.iter_mut().enumerate() {
-                let s = 2 * (b * 6 + k);
-                let v = ((raw[s + 1] as u64) << 32 | raw[s] as u64) as i64;
-                let unit = if k < 3 { p.force_unit } else { p.torque_unit };
-                *o = v as f64 / unit as f64;
-            }
-            out
-        })
-        .collect()
-}
-
 /// A scene's bodies with their coupling: what a simulation holds when its scene has bodies.
 pub struct Bodies {
     pub set: BodySet,
     pub coupling: BodyCoupling,
+    /// Their part of the pressure solve and their forces.
+    pub strong: StrongCoupling,
+    /// The bodies with this substep's velocities before the pressure (the strong scheme's
+    /// v*), as uploaded by [`Self::begin_substep`]; they replace `set` when the substep
+    /// ends.
+    predicted: Option<BodySet>,
 }
 
 impl Bodies {
-    /// The bodies of `set`'s scene coupled through `inputs`; particles that start inside a
-    /// body are pushed out at once.
+    /// The bodies of `set`'s scene coupled through `inputs` (with `set.scheme`); particles
+    /// that start inside a body are pushed out at once.
     pub fn new(
         ctx: &GpuContext,
         set: BodySet,
         inputs: CouplingInputs<'_>,
     ) -> Result<Self, SimError> {
         set.check_start(super::START_OVERLAP_CELLS * inputs.fields.params.h as f64)?;
+        let scales = ForceScales {
+            density: set.fluid_density,
+            face_area: inputs.face_area,
+            h: inputs.fields.params.h as f64,
+            hydrostatic: inputs.mode == CouplingMode::Liquid,
+        };
+        let (f, pcg) = (inputs.fields, inputs.pcg);
         let mut coupling = BodyCoupling::new(ctx, inputs)?;
-        coupling.push_now(ctx, &set, 1.0);
-        Ok(Self { set, coupling })
+        let strong = StrongCoupling::new(
+            ctx,
+            f,
+            pcg,
+            &coupling.body_id,
+            scales,
+            set.scheme == CouplingScheme::Strong,
+        );
+        coupling.push_now(ctx, &set);
+        Ok(Self {
+            set,
+            coupling,
+            strong,
+            predicted: None,
+        })
+    }
+
+    /// The added term of the pressure solve (the strong scheme), None in the weak one.
+    pub fn added_term(&self) -> Option<&dyn crate::sim::core::pressure::AddedTerm> {
+        self.strong
+            .strong
+            .then_some(&self.strong as &dyn crate::sim::core::pressure::AddedTerm)
+    }
+
+    /// Starts a substep of `dt`: in the strong scheme the bodies take the forces other than
+    /// the pressure's (gravity, the user's spring, the air's buoyancy, the face pressure's
+    /// hydrostatic part of the last substep) first, and the GPU gets those velocities.
+    pub fn begin_substep(&mut self, ctx: &GpuContext, f: &GridFields, dt: f64) {
+        let mut p = self.set.clone();
+        if self.strong.strong {
+            p.predict(dt);
+        }
+        self.coupling.upload(ctx, &p);
+        self.strong.upload(ctx, &p, f);
+        self.predicted = Some(p);
+    }
+
+    /// The fluid's force on each of the first `n` bodies over a substep of `dt`, after the
+    /// sums' copy was submitted.
+    pub fn read_forces(
+        &self,
+        ctx: &GpuContext,
+        dt: f64,
+    ) -> Result<Vec<FluidForce>, SimError> {
+        let sums = self.strong.read_sums(ctx, self.set.bodies.len())?;
+        Ok(sums.iter().map(|s| self.strong.scales.force(s, dt)).collect())
     }
 
     /// Ends a full substep of `dt`: reads the fluid's force and torque (the copy was
@@ -480,7 +454,10 @@ impl Bodies {
         max_move: f64,
         (frame, substep): (u64, u32),
     ) -> Result<(), SimError> {
-        let forces = self.coupling.read_forces(ctx, self.set.bodies.len())?;
+        let forces = self.read_forces(ctx, dt)?;
+        if let Some(p) = self.predicted.take() {
+            self.set = p;
+        }
         self.set.set_fluid_forces(&forces);
         self.set.step(dt);
         self.set
@@ -491,7 +468,7 @@ impl Bodies {
                 body,
                 what,
             })?;
-        self.coupling.push_now(ctx, &self.set, dt);
+        self.coupling.push_now(ctx, &self.set);
         Ok(())
     }
 }

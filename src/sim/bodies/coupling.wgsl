@@ -12,15 +12,13 @@
 //   `rhs_compatible`, but a one- or two-cell pocket squeezed by a body is better taken out
 //   than solved); dead ends are where a body's corner closes in. Two mark/fill rounds close pockets and crevices two cells
 //   deep. Marking first and filling after keeps the result independent of thread order.
-// `forces`: per body, the sum of -p n dA over the faces between its cells and FLUID cells,
-//   and of r x (-p n dA), in 64-bit fixed point (two u32 atomics with a carry), so the sum
-//   is the same whatever order the threads add in.
 // `rhs_sum`, `rhs_compatible` (the smoke): a closed box of smoke is a pure Neumann problem,
 //   solvable only when the right-hand side sums to zero. A body's faces carry its velocity,
 //   and a body pressed against a wall or another solid loses the faces it shares with it,
 //   so the fluxes through its remaining faces no longer cancel; the mean of rhs over FLUID
 //   cells is removed (the least-squares solve), which is exact whenever the fluxes were
-//   compatible. Bodies can also wall off pockets: every separate region is its own pure
+//   compatible (the sum is in 64-bit fixed point, two u32 atomics with a carry, so it is
+//   the same whatever order the threads add in). Bodies can also wall off pockets: every separate region is its own pure
 //   Neumann problem, so the mean is removed per region (`regions`, labelled on the host by
 //   src/sim/bodies/regions.rs); `region_freeze` makes the regions beyond MAX_REGIONS solid
 //   at rest.
@@ -45,15 +43,10 @@ struct BodyParams {
     set_cell_type: u32,   // 1: body cells become SOLID in cell_type (the smoke)
     slice: u32,           // 1: one-slice grid, bodies are prisms across z
     _pad0: u32,
-    pressure_scale: f32,  // rho / dt: p = pressure_scale * phi (Pa)
-    face_area: f32,       // m^2
-    force_unit: f32,      // fixed-point units per N
-    torque_unit: f32,     // fixed-point units per N m
     margin: f32,          // m a pushed particle ends outside the body's surface
     b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
     _pad2: f32,
     _pad3: f32,
-    rho_g: vec4<f32>,     // fluid density times gravity (N/m^3) in the liquid, 0 in the smoke
 };
 
 // `body_id` of a cell `pocket_mark` found nearly enclosed (see `pocket_fill`).
@@ -70,18 +63,17 @@ const TWO_32: f32 = 4294967296.0;
 @group(0) @binding(7) var<storage, read_write> cell_type: array<u32>;
 @group(0) @binding(8) var<storage, read_write> body_id: array<u32>;
 @group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>>;
-@group(0) @binding(10) var<storage, read> phi: array<f32>;
-// Per body, 6 components (force xyz, torque xyz), each a (low, high) u32 pair.
-@group(0) @binding(11) var<storage, read_write> sums: array<atomic<u32>>;
-@group(0) @binding(12) var<storage, read_write> pos: array<vec4<f32>>;
-@group(0) @binding(13) var<storage, read_write> vel: array<vec4<f32>>;
+// Per region, the sum of rhs over its FLUID cells as a (low, high) u32 pair.
+@group(0) @binding(10) var<storage, read_write> sums: array<atomic<u32>>;
+@group(0) @binding(11) var<storage, read_write> pos: array<vec4<f32>>;
+@group(0) @binding(12) var<storage, read_write> vel: array<vec4<f32>>;
 // The pressure right-hand side b = -h^2 div u.
-@group(0) @binding(14) var<storage, read_write> rhs: array<f32>;
+@group(0) @binding(13) var<storage, read_write> rhs: array<f32>;
 // Per cell its region (NO_REGION: solid, or frozen), then MAX_REGIONS cell counts.
-@group(0) @binding(15) var<storage, read> regions: array<u32>;
+@group(0) @binding(14) var<storage, read> regions: array<u32>;
 
-// The slots after the bodies' force sums: the sum of rhs over each region's FLUID cells.
-const RHS_SLOT: u32 = MAX_BODIES * 6u;
+// The region sums start at slot 0.
+const RHS_SLOT: u32 = 0u;
 
 // `x` in body `b`'s frame (z dropped in a slice).
 fn to_local(b: Body, x: vec3<f32>) -> vec3<f32> {
@@ -153,50 +145,6 @@ fn add_fixed(slot: u32, v: f32) {
     let old = atomicAdd(&sums[2u * slot], lo);
     let carry = select(0u, 1u, old + lo < old);
     atomicAdd(&sums[2u * slot + 1u], hi + carry);
-}
-
-fn is_fluid(c: vec3<i32>) -> bool {
-    return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
-}
-
-@compute @workgroup_size(WORKGROUP)
-fn forces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-          @builtin(local_invocation_index) li: u32) {
-    let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells) { return; }
-    let id = body_id[c];
-    if (id == 0u || id > MAX_BODIES) { return; }
-    let b = bodies[id - 1u];
-    let x = cell_coord(c, params.n);
-    var f = vec3<f32>(0.0);
-    var t = vec3<f32>(0.0);
-    for (var k = 0u; k < 6u; k++) {
-        let comp = k / 2u;
-        let s = select(-1, 1, (k & 1u) == 1u);
-        let e = unit(comp) * s;
-        let y = x + e;
-        if (!is_fluid(y)) { continue; }
-        // The pressure at the face: the FLUID cell's, carried the half cell back to the
-        // face along the hydrostatic gradient rho g (exact for still liquid; the liquid's
-        // pressure includes gravity, the smoke's does not and its `rho_g` is zero). The
-        // dynamic part is taken at the cell, as the projection applies it.
-        let n = vec3<f32>(e);
-        let p = phi[cell_index(y, params.n)] * bp.pressure_scale
-            - dot(bp.rho_g.xyz, 0.5 * params.h * n);
-
-        // The outward normal of the body's face is e; the fluid pushes along -e.
-        let df = -p * bp.face_area * n;
-        let xf = cell_centre_of(x) + 0.5 * params.h * n;
-        var r = xf - b.centre.xyz;
-        if (bp.slice != 0u) { r.z = 0.0; }
-        f += df;
-        t += cross(r, df);
-    }
-    let base = (id - 1u) * 6u;
-    for (var a = 0u; a < 3u; a++) {
-        add_fixed(base + a, f[a] * bp.force_unit);
-        add_fixed(base + 3u + a, t[a] * bp.torque_unit);
-    }
 }
 
 fn in_domain(x: vec3<f32>) -> bool {

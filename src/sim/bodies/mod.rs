@@ -2,20 +2,25 @@
 //! with the fluid on the GPU ([`coupling`], coupling.wgsl).
 //!
 //! A scene has at most [`MAX_BODIES`] bodies, so their dynamics costs the host microseconds
-//! per substep and keeps f64. Each substep, in order:
-//! 1. the bodies' state goes to the GPU, particles inside a body are pushed out to its
-//!    surface, and every cell whose centre lies inside a body becomes SOLID with the body's
-//!    velocity v + w x r (the boundary stage then gives the faces u.n = u_body.n);
-//! 2. the fluid steps; after the pressure solve the GPU sums -p n dA and r x (-p n dA) over
-//!    the faces between each body's cells and FLUID cells (fixed-point, so the sum does not
-//!    depend on the order of the atomics);
-//! 3. the host reads those sums and integrates every body over the substep
-//!    ([`BodySet::step`]): momentum from the fluid's force, gravity and any user spring
-//!    (symplectic Euler), contact impulses with the walls and between bodies, then the
-//!    position and orientation with the new velocities.
+//! per substep and keeps f64. Each substep, in order (the default, strong scheme):
+//! 1. every dynamic body takes the forces that do not depend on the pressure: gravity, the
+//!    smoke's buoyancy, the user's spring ([`BodySet::predict`]), giving v*;
+//! 2. the bodies' state goes to the GPU, and every cell whose centre lies inside a body
+//!    becomes SOLID with the body's velocity v* + w* x r (the boundary stage then gives the
+//!    faces u.n = u_body.n);
+//! 3. the pressure solve includes each body's motion ([`strong`], strong.wgsl): it solves
+//!    (A + s J^T M^-1 J) phi = b, so the pressure and the bodies' velocities answer each
+//!    other in the same solve, stable at any density ratio; the body's cells then take its
+//!    new velocity and the projection makes the fluid around it divergence-free with it;
+//! 4. the host reads each body's face sums J phi, turns them into the fluid's force and
+//!    torque, and integrates every body over the substep ([`BodySet::step`]): the pressure's
+//!    impulse, contact impulses with the walls and between bodies, then the position and
+//!    orientation with the new velocities; particles are pushed out of the bodies at their
+//!    new places.
 //!
-//! The coupling is weak (explicit): the fluid's force of one substep moves the body in the
-//! next. README "Rigid bodies" says where that stops being stable.
+//! The weak scheme (`body_coupling: weak`) skips 1 and the added term in 3: the fluid's
+//! force of one substep moves the body after the solve, with an estimate of the added mass
+//! that keeps bodies denser than about half the fluid stable.
 //!
 //! In a smoke slice a body is the 3D body across the slice's depth (a box a prism, a sphere
 //! a cylinder of the slice's depth): it moves in x-y and turns about z only.
@@ -23,8 +28,9 @@
 pub mod contact;
 pub mod coupling;
 pub mod regions;
+pub mod strong;
 
-use crate::scene::{BodyMotion, BodyShape, BodySpec, Scene, SceneKind};
+use crate::scene::{BodyMotion, BodyShape, BodySpec, CouplingScheme, Scene, SceneKind};
 use crate::sim::SimError;
 use glam::{DMat3, DQuat, DVec3};
 
@@ -99,6 +105,14 @@ pub struct RigidBody {
     /// Force and torque (about the centre) the fluid exerted in the last substep, N, N m.
     pub fluid_force: DVec3,
     pub fluid_torque: DVec3,
+    /// The part of them from the hydrostatic half cell between the FLUID cells' centres and
+    /// the body's faces (the liquid's; [`strong::FluidForce::surface`]). The strong scheme
+    /// applies it with gravity before the next solve.
+    pub surface_force: DVec3,
+    pub surface_torque: DVec3,
+    /// Speed (m/s, the turning part at the bounding radius) the strong scheme's forces
+    /// before the solve gave the body this substep ([`BodySet::predict`]).
+    pub predicted_gain: f64,
     /// Velocity and angular velocity the grid saw in the last substep (the added-mass
     /// stabilisation in [`BodySet::step`] reads the change since).
     pub seen_velocity: DVec3,
@@ -165,6 +179,9 @@ impl RigidBody {
             prescribed_omega: DVec3::ZERO,
             fluid_force: DVec3::ZERO,
             fluid_torque: DVec3::ZERO,
+            surface_force: DVec3::ZERO,
+            surface_torque: DVec3::ZERO,
+            predicted_gain: 0.0,
             seen_velocity: DVec3::ZERO,
             seen_omega: DVec3::ZERO,
             grab: None,
@@ -301,6 +318,9 @@ pub struct BodySet {
     /// The scene's static solids as fixed bodies the bodies collide with (they are the
     /// grid's static SOLID cells already; they are not stamped, listed or written out).
     pub obstacles: Vec<RigidBody>,
+    /// How the fluid's force enters: with the solve ([`BodySet::predict`] before it,
+    /// [`BodySet::step`] with the pressure after it), or after it (the weak scheme).
+    pub scheme: CouplingScheme,
 }
 
 impl BodySet {
@@ -346,16 +366,64 @@ impl BodySet {
                 super::core::params::DENSITY
             },
             hydrostatic_buoyancy: slice,
-            added_mass: ADDED_MASS,
+            added_mass: match scene.body_coupling {
+                CouplingScheme::Strong => 0.0,
+                CouplingScheme::Weak => ADDED_MASS,
+            },
+            scheme: scene.body_coupling,
         })
     }
 
-    /// Total force on body `i` other than contacts: the fluid's, gravity, buoyancy of the
-    /// smoke's air, the user's spring.
+    /// Total force on body `i` other than contacts that [`BodySet::step`] applies: in the
+    /// weak scheme the fluid's, gravity, buoyancy of the smoke's air, the user's spring; in
+    /// the strong scheme only the pressure's part of the fluid's (the rest went in before
+    /// the solve, [`BodySet::predict`]).
     fn applied(&self, i: usize) -> (DVec3, DVec3) {
         let b = &self.bodies[i];
-        let mut f = b.fluid_force + b.mass * self.gravity;
-        let mut t = b.fluid_torque;
+        match self.scheme {
+            CouplingScheme::Weak => {
+                let (f, t) = self.explicit(i);
+                (f + b.fluid_force, t + b.fluid_torque)
+            }
+            CouplingScheme::Strong => (
+                b.fluid_force - b.surface_force,
+                b.fluid_torque - b.surface_torque,
+            ),
+        }
+    }
+
+    /// The strong scheme's first half of a substep of `dt`: every dynamic body takes the
+    /// forces that do not depend on the pressure (gravity, the smoke's buoyancy, the user's
+    /// spring, and the last substep's hydrostatic part of the face pressure), so the solve
+    /// that follows sees v* and answers with the pressure ([`BodySet::step`]).
+    pub fn predict(&mut self, dt: f64) {
+        for i in 0..self.bodies.len() {
+            if !self.bodies[i].is_dynamic() {
+                continue;
+            }
+            let (mut f, mut t) = self.explicit(i);
+            let b = &mut self.bodies[i];
+            f += b.surface_force;
+            t += b.surface_torque;
+            let dv = dt * f / b.mass;
+            let dw = b.inverse_inertia() * (dt * t);
+            b.momentum += b.mass * dv;
+            b.angular_momentum += b.world_inertia() * dw;
+            if self.slice {
+                b.momentum.z = 0.0;
+                b.angular_momentum.x = 0.0;
+                b.angular_momentum.y = 0.0;
+            }
+            b.predicted_gain = dv.length() + dw.length() * b.aabb_half().length();
+        }
+    }
+
+    /// Force and torque on body `i` that do not come from the fluid's pressure: gravity,
+    /// buoyancy of the smoke's air, the user's spring.
+    fn explicit(&self, i: usize) -> (DVec3, DVec3) {
+        let b = &self.bodies[i];
+        let mut f = b.mass * self.gravity;
+        let mut t = DVec3::ZERO;
         if self.hydrostatic_buoyancy {
             f -= self.fluid_density * b.volume() * self.gravity;
         }
@@ -405,7 +473,9 @@ impl BodySet {
                 (b.inverse_inertia() * (dt * t) + k_turn * (w - b.seen_omega)) / (1.0 + k_turn);
             b.seen_velocity = v;
             b.seen_omega = w;
-            gained[i] = dv.length() + dw.length() * b.aabb_half().length();
+            gained[i] =
+                dv.length() + dw.length() * b.aabb_half().length() + b.predicted_gain;
+            b.predicted_gain = 0.0;
             b.momentum += b.mass * dv;
             b.angular_momentum += b.world_inertia() * dw;
             if self.slice {
@@ -459,15 +529,18 @@ impl BodySet {
 
     /// Stores the fluid's force and torque on each body, zeroing what a slice body cannot
     /// feel (z force, x and y torque).
-    pub fn set_fluid_forces(&mut self, forces: &[[f64; 6]]) {
+    pub fn set_fluid_forces(&mut self, forces: &[strong::FluidForce]) {
+        let flat = |v: DVec3, keep_z: bool| match (self.slice, keep_z) {
+            (true, true) => DVec3::new(0.0, 0.0, v.z),
+            (true, false) => DVec3::new(v.x, v.y, 0.0),
+            (false, _) => v,
+        };
         for (b, f) in self.bodies.iter_mut().zip(forces) {
-            b.fluid_force = DVec3::new(f[0], f[1], f[2]);
-            b.fluid_torque = DVec3::new(f[3], f[4], f[5]);
-            if self.slice {
-                b.fluid_force.z = 0.0;
-                b.fluid_torque.x = 0.0;
-                b.fluid_torque.y = 0.0;
-            }
+            let (force, torque) = f.total();
+            b.fluid_force = flat(force, false);
+            b.fluid_torque = flat(torque, true);
+            b.surface_force = flat(f.surface.0, false);
+            b.surface_torque = flat(f.surface.1, true);
         }
     }
 
@@ -793,6 +866,8 @@ pub(crate) mod tests {
         };
         let mut set = BodySet::from_scene(&scene).unwrap();
         set.added_mass = 0.0;
+        // Rigid dynamics alone: the forces all apply in `step`.
+        set.scheme = crate::scene::CouplingScheme::Weak;
         let l0 = set.bodies[0].angular_momentum;
         let e = |b: &RigidBody| 0.5 * b.omega().dot(b.angular_momentum);
         let e0 = e(&set.bodies[0]);
@@ -820,6 +895,8 @@ pub(crate) mod tests {
         };
         let mut set = BodySet::from_scene(&scene).unwrap();
         set.added_mass = 0.0;
+        // Rigid dynamics alone: the forces all apply in `step`.
+        set.scheme = crate::scene::CouplingScheme::Weak;
         let local = DVec3::new(0.15, 0.0, 0.0);
         let target = DVec3::new(0.6, 0.7, 0.5);
         set.bodies[0].grab = Some(Grab {

@@ -366,7 +366,7 @@ impl Diffusion {
         let kind = pcg.preconditioner;
         ctx.queue
             .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
-        sys.solver.write_config(ctx, &sys.vectors, &pcg);
+        sys.solver.write_config(ctx, &sys.vectors, &pcg, false);
         submit_pass(
             ctx,
             "diffusion::setup",
@@ -376,12 +376,12 @@ impl Diffusion {
                 self.kernel
                     .dispatch(pass, entries[0], &sys.group, sys.params.sys_cells);
                 sys.solver.precond.record_setup(pass, kind);
-                sys.solver.record_start(pass, &sys.grid, kind);
+                sys.solver.record_start(pass, &sys.grid, kind, None);
             },
         );
         let report = sys
             .solver
-            .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None)?;
+            .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None, None)?;
         if report.status != super::pressure::SolveStatus::Converged {
             log::warn!(
                 "diffusion solve ({}) stopped at {} iterations, residual {:.1e} ({:?}); \

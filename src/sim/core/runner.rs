@@ -118,8 +118,17 @@ impl Core {
 
     /// Writes the scene's pressure settings to the solver's config.
     pub(crate) fn write_solver_config(&self) {
-        self.pressure
-            .write_config(&self.ctx, &self.pcg, &self.scene.pressure);
+        self.pressure.write_config(
+            &self.ctx,
+            &self.pcg,
+            &self.scene.pressure,
+            self.added_term().is_some(),
+        );
+    }
+
+    /// What the pressure solve adds to its matrix: the bodies' strong coupling, if any.
+    pub fn added_term(&self) -> Option<&dyn pressure::AddedTerm> {
+        self.bodies.as_ref().and_then(|b| b.added_term())
     }
 
     /// Fails when a live change to `scene` needs a new simulation (the grid, or a longer
@@ -132,6 +141,7 @@ impl Core {
             || scene.domain != self.scene.domain
             || scene.pressure.max_iterations + 1 > self.pcg.history_len
             || scene.bodies != self.scene.bodies
+            || scene.body_coupling != self.scene.body_coupling
         {
             return Err("this change needs a reset".into());
         }
@@ -159,10 +169,12 @@ fn iterate(
     pcg: &PcgVectors,
     scene: &Scene,
     timer: &PassTimer,
+    bodies: Option<&Bodies>,
     stage: &'static str,
 ) -> Result<SolveReport, SimError> {
     let timer = timer.enabled().then_some((timer, stage));
-    Ok(pressure.iterate(ctx, fields, pcg, &scene.pressure, timer)?)
+    let term = bodies.and_then(|b| b.added_term());
+    Ok(pressure.iterate(ctx, fields, pcg, &scene.pressure, timer, term)?)
 }
 
 /// What a mode adds to the runner: its stages, its own GPU work, and its measurements.
@@ -405,7 +417,7 @@ impl<M: Mode> Runner<M> {
         self.core.fields.params.dt = dt as f32;
         self.mode.begin_substep(&mut self.core, dt);
         if let Some(b) = self.core.bodies.as_mut() {
-            b.coupling.upload(&self.core.ctx, &b.set, dt);
+            b.begin_substep(&self.core.ctx, &self.core.fields, dt);
         }
         self.core.ctx.queue.write_buffer(
             &self.core.fields.params_buffer,
@@ -429,7 +441,7 @@ impl<M: Mode> Runner<M> {
                 Some(SharedStage::Pressure) => {
                     if let Some(b) = self.core.bodies.as_mut() {
                         b.coupling.separate_regions(&self.core.ctx, &mut rec, f)?;
-                        b.coupling.clear_forces(rec.encoder());
+                        b.coupling.clear_sums(rec.encoder());
                     }
                     {
                         let ready = rec.matrix_ready;
@@ -438,10 +450,11 @@ impl<M: Mode> Runner<M> {
                         if let Some(b) = &self.core.bodies {
                             b.coupling.record_compatible(&mut pass, f);
                         }
+                        let term = self.core.added_term();
                         if ready {
-                            self.core.pressure.record_start(&mut pass, f, kind);
+                            self.core.pressure.record_start(&mut pass, f, kind, term);
                         } else {
-                            self.core.pressure.record_setup(&mut pass, f, kind);
+                            self.core.pressure.record_setup(&mut pass, f, kind, term);
                         }
                     }
                     rec.submit("Runner::substep_end");
@@ -452,17 +465,23 @@ impl<M: Mode> Runner<M> {
                         &self.core.pcg,
                         &self.core.scene,
                         &self.core.timer,
+                        self.core.bodies.as_ref(),
                         stage.name(),
                     )?);
                 }
                 Some(SharedStage::Project) => {
                     let mut pass = rec.pass(stage);
-                    self.core.project.record(&mut pass, f);
-                    self.core.divergence.record_after(&mut pass, f);
-                    // The pressure's force and torque on the bodies.
+                    // The pressure's force and torque on the bodies; with the strong
+                    // coupling their cells take the velocities the solve found, and the
+                    // faces next to them follow.
                     if let Some(b) = &self.core.bodies {
-                        b.coupling.record_forces(&mut pass, f);
+                        b.strong.record_forces(&mut pass);
                     }
+                    self.core.project.record(&mut pass, f);
+                    if self.core.added_term().is_some() {
+                        self.core.boundary.record(&mut pass, f);
+                    }
+                    self.core.divergence.record_after(&mut pass, f);
                     body_forces = true;
                 }
             }
@@ -473,7 +492,7 @@ impl<M: Mode> Runner<M> {
             .counters_reader
             .copy_from(rec.encoder(), &self.core.fields.counters);
         if let Some(b) = self.core.bodies.as_mut().filter(|_| body_forces) {
-            b.coupling.copy_forces(rec.encoder());
+            b.strong.copy_sums(rec.encoder());
         }
         rec.finish();
         let c: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
@@ -527,7 +546,9 @@ impl<M: Mode> Runner<M> {
         {
             let mut pass = rec.pass(stage);
             core.divergence.record(&mut pass, &core.fields);
-            core.pressure.record_setup(&mut pass, &core.fields, kind);
+            let term = core.added_term();
+            core.pressure
+                .record_setup(&mut pass, &core.fields, kind, term);
         }
         rec.finish();
         let report = iterate(
@@ -537,6 +558,7 @@ impl<M: Mode> Runner<M> {
             &core.pcg,
             &core.scene,
             &core.timer,
+            core.bodies.as_ref(),
             stage.name(),
         )?;
         core.last_solve = Some(report.clone());

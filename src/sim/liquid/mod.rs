@@ -216,19 +216,17 @@ impl Runner<Liquid> {
                 set,
                 bodies::coupling::CouplingInputs {
                     fields: &core.fields,
-                    phi: &core.pcg.p,
-                    rhs: &core.pcg.b,
+                    pcg: &core.pcg,
                     particles: &mode.particles,
                     mode: bodies::coupling::CouplingMode::Liquid,
                     base: None,
                     static_cells: Some((&init.solid, &init.solid_velocity)),
                     face_area: scene.h() * scene.h(),
-                    density: DENSITY,
-                    length: scene.domain.0.max(scene.domain.1).max(scene.domain.2),
-                    gravity: [scene.gravity.0, scene.gravity.1, scene.gravity.2],
                 },
             )?;
             core.bodies = Some(b);
+            // The solve takes the bodies' term from now on.
+            core.write_solver_config();
         }
         Ok(Self { core, mode })
     }
@@ -329,7 +327,7 @@ impl Liquid {
             history: vec![],
             dispatches_per_iteration: core
                 .pressure
-                .dispatches_per_iteration(settings.preconditioner),
+                .dispatches_per_iteration(settings.preconditioner, None),
         }
     }
 
@@ -348,13 +346,13 @@ impl Liquid {
         let kind = core.scene.pressure.preconditioner;
         let f = &core.fields;
         let settings = Self::correction_settings(&core.scene);
-        core.pressure.write_config(&core.ctx, &core.pcg, &settings);
+        core.pressure.write_config(&core.ctx, &core.pcg, &settings, false);
         {
             let mut pass = rec.pass(Stage::VolumeCorrection);
             self.volume.record_rhs(&mut pass, f);
-            core.pressure.record_setup(&mut pass, f, kind);
+            core.pressure.record_setup(&mut pass, f, kind, None);
             for _ in 1..settings.max_iterations {
-                core.pressure.record_iteration(&mut pass, f, kind);
+                core.pressure.record_iteration(&mut pass, f, kind, None);
             }
             core.pressure.record_last_iteration(&mut pass, f);
             self.volume.record_displace(&mut pass, f, &self.particles);

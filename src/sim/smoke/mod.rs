@@ -269,19 +269,17 @@ impl Runner<Smoke> {
                 set,
                 super::bodies::coupling::CouplingInputs {
                     fields: &core.fields,
-                    phi: &core.pcg.p,
-                    rhs: &core.pcg.b,
+                    pcg: &core.pcg,
                     particles: &mode.tracers,
                     mode: super::bodies::coupling::CouplingMode::Smoke,
                     base: Some((&mode.smoke.static_solid, &mode.smoke.static_vel)),
                     static_cells: None,
                     face_area: scene.h() * scene.domain.2,
-                    density: AIR_DENSITY,
-                    length: scene.domain.0.max(scene.domain.1),
-                    gravity: [scene.gravity.0, scene.gravity.1, scene.gravity.2],
                 },
             )?;
             core.bodies = Some(b);
+            // The solve takes the bodies' term from now on.
+            core.write_solver_config();
         }
         Ok(Self { core, mode })
     }

@@ -64,7 +64,11 @@ impl PcgVectors {
                 "PcgVectors::state",
                 pcg::STATE_HEADER_BYTES + 4 * history_len as u64,
             ),
-            config: uniform_buffer(device, "PcgVectors::config", &[0u8; 16]),
+            config: uniform_buffer(
+                device,
+                "PcgVectors::config",
+                &[0u8; std::mem::size_of::<pcg::PcgConfig>()],
+            ),
             history_len,
         }
     }
@@ -78,6 +82,28 @@ impl PcgVectors {
             + pcg::PARTIAL_BYTES * pcg::MAX_REDUCE_GROUPS as u64
             + multigrid::MgPlan::new(n).bytes()
     }
+}
+
+/// A symmetric positive semi-definite term K added to the pressure matrix for a solve: the
+/// PCG then solves (A + K) phi = b, and the preconditioner still preconditions A. The
+/// strong coupling of rigid bodies is one (src/sim/bodies/strong.rs): a low-rank K that
+/// needs a reduction and a broadcast per product, so it is applied matrix-free.
+pub trait AddedTerm {
+    /// Records `op` (reads and writes the PCG vectors the term was bound to).
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, op: TermOp);
+    /// Dispatches one [`TermOp::AddToQ`] records.
+    fn dispatches(&self) -> u32;
+}
+
+/// What an [`AddedTerm`] records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermOp {
+    /// q += K d, inside each iteration (skipped once the solve is done).
+    AddToQ,
+    /// r -= K p, after the initial residual r = b - A p (a warm start's p).
+    SubtractFromR,
+    /// z = K p of the solution, for the true residual (pcg.wgsl reads it).
+    IntoZ,
 }
 
 /// 32-bit words of the state buffer's header.
@@ -138,27 +164,39 @@ impl PressureSolver {
         }
     }
 
-    pub fn write_config(&self, ctx: &GpuContext, v: &PcgVectors, s: &PressureSettings) {
+    /// Writes the solve's settings; `coupled` when the solves that follow pass an
+    /// [`AddedTerm`].
+    pub fn write_config(
+        &self,
+        ctx: &GpuContext,
+        v: &PcgVectors,
+        s: &PressureSettings,
+        coupled: bool,
+    ) {
         let cfg = PcgConfig {
             tol: s.tolerance as f32,
             max_iterations: s.max_iterations.min(v.history_len - 1),
             groups: self.pcg.groups(),
             warm_start: s.warm_start as u32,
+            coupled: coupled as u32,
+            _pad: [0; 3],
         };
         ctx.queue
             .write_buffer(&v.config, 0, bytemuck::bytes_of(&cfg));
     }
 
-    /// Records matrix assembly, preconditioner set-up and the initial residual/direction.
+    /// Records matrix assembly, preconditioner set-up and the initial residual/direction
+    /// (of A + K with an added `term`).
     pub fn record_setup(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         f: &GridFields,
         kind: PreconditionerKind,
+        term: Option<&dyn AddedTerm>,
     ) {
         self.build.record(pass, f);
         self.precond.record_setup(pass, kind);
-        self.record_start(pass, f, kind);
+        self.record_start(pass, f, kind, term);
     }
 
     /// Records the initial residual and direction of a new solve with the matrix and
@@ -168,20 +206,25 @@ impl PressureSolver {
         pass: &mut wgpu::ComputePass<'_>,
         f: &GridFields,
         kind: PreconditionerKind,
+        term: Option<&dyn AddedTerm>,
     ) {
         self.pcg.record_init_residual(pass, f);
+        if let Some(t) = term {
+            t.record(pass, TermOp::SubtractFromR);
+        }
         self.precond.record_apply(pass, f, kind);
         self.pcg.record_init_direction(pass, f);
     }
 
-    /// Records one PCG iteration.
+    /// Records one PCG iteration (on A + K with an added `term`).
     pub fn record_iteration(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         f: &GridFields,
         kind: PreconditionerKind,
+        term: Option<&dyn AddedTerm>,
     ) {
-        self.pcg.record_step(pass, f);
+        self.pcg.record_step(pass, f, term);
         self.precond.record_apply(pass, f, kind);
         self.pcg.record_direction(pass);
     }
@@ -192,7 +235,7 @@ impl PressureSolver {
     /// so the identity stands in for it (with `mg`, one V-cycle saved); the solution, its
     /// residual and the iteration count are those of [`Self::record_iteration`].
     pub fn record_last_iteration(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
-        self.pcg.record_step(pass, f);
+        self.pcg.record_step(pass, f, None);
         self.precond.record_apply(pass, f, PreconditionerKind::None);
         self.pcg.record_direction(pass);
     }
@@ -228,8 +271,12 @@ impl PressureSolver {
         crate::gpu::read_buffer(ctx, &v.z)
     }
 
-    pub fn dispatches_per_iteration(&self, kind: PreconditionerKind) -> u32 {
-        pcg::Pcg::DISPATCHES + self.precond.dispatches(kind)
+    pub fn dispatches_per_iteration(
+        &self,
+        kind: PreconditionerKind,
+        term: Option<&dyn AddedTerm>,
+    ) -> u32 {
+        pcg::Pcg::DISPATCHES + self.precond.dispatches(kind) + term.map_or(0, |t| t.dispatches())
     }
 
     /// Runs the iteration loop after `record_setup` has been submitted: chunks of
@@ -246,6 +293,7 @@ impl PressureSolver {
         v: &PcgVectors,
         s: &PressureSettings,
         timer: Option<(&crate::gpu::PassTimer, &str)>,
+        term: Option<&dyn AddedTerm>,
     ) -> Result<SolveReport, GpuError> {
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
@@ -265,7 +313,7 @@ impl PressureSolver {
                 });
                 let n = chunk.min(max - c * chunk);
                 for _ in 0..n {
-                    self.record_iteration(&mut pass, f, kind);
+                    self.record_iteration(&mut pass, f, kind, term);
                 }
             }
             let slot = (c % 2) as usize;
@@ -298,6 +346,9 @@ impl PressureSolver {
                 label: Some("pressure::true_residual"),
                 timestamp_writes: None,
             });
+            if let Some(t) = term {
+                t.record(&mut pass, TermOp::IntoZ);
+            }
             self.pcg.record_true_residual(&mut pass);
         }
         self.final_reader.copy_from(&mut enc, &v.state);
@@ -328,7 +379,7 @@ impl PressureSolver {
             f32_floor: Some(relative(header.floor_rr)),
             status,
             history,
-            dispatches_per_iteration: self.dispatches_per_iteration(kind),
+            dispatches_per_iteration: self.dispatches_per_iteration(kind, term),
         })
     }
 }

@@ -24,13 +24,21 @@ pub struct PcgConfig {
     pub max_iterations: u32,
     pub groups: u32,
     pub warm_start: u32,
+    /// 1 when the solve adds a term K to A ([`super::AddedTerm`]): the true residual then
+    /// reads K p from z.
+    pub coupled: u32,
+    pub _pad: [u32; 3],
 }
-const _: () = assert!(std::mem::size_of::<PcgConfig>() == 16);
+const _: () = assert!(std::mem::size_of::<PcgConfig>() == 32);
 crate::wgsl_mirror!(pcg_config_layout: PcgConfig = "pcg.wgsl" PcgConfig {
     tol: tol,
     max_iterations: max_iterations,
     groups: groups,
     warm_start: warm_start,
+    coupled: coupled,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+    _pad2: _pad[2],
 });
 
 /// Mirror of the fixed part of `PcgState` in pcg.wgsl (layout checked by
@@ -145,10 +153,19 @@ impl Pcg {
         self.cells(pass, self.e.copy_d, f);
     }
 
-    /// First half of an iteration: q = A d, alpha, p and r updates (3 dispatches; alpha
-    /// is computed inside update_pr, see pcg.wgsl).
-    pub fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+    /// First half of an iteration: q = A d (plus an added term's K d between the two
+    /// halves), then alpha, p and r updates (3 dispatches; alpha is computed inside
+    /// update_pr, see pcg.wgsl).
+    pub fn record_step(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        f: &GridFields,
+        term: Option<&dyn super::AddedTerm>,
+    ) {
         self.cells(pass, self.e.apply_a, f);
+        if let Some(t) = term {
+            t.record(pass, super::TermOp::AddToQ);
+        }
         self.reduce(pass, self.e.dot_dq);
         self.reduce(pass, self.e.update_pr);
     }

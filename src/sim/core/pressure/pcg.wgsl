@@ -38,6 +38,10 @@ struct PcgConfig {
     max_iterations: u32,
     groups: u32,           // workgroups of the reduction kernels
     warm_start: u32,
+    coupled: u32,          // 1: z holds K p of an added term (the bodies), for the true residual
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 };
 
 // Mirrored by `PcgStateHeader` in src/sim/core/pressure/pcg.rs (tests/integration/shaders.rs checks the
@@ -341,6 +345,9 @@ fn true_row(c: u32) -> vec2<f32> {
     let x = cell_coord(c, params.n);
     var acc = Acc(b[c], 0.0, abs(b[c]));
     acc_add(&acc, -row.x, p[c]);
+    // The operator is A + K with an added term (the strong coupling of rigid bodies,
+    // src/sim/bodies/strong.wgsl): `into_z` left (K p)_c in z.
+    if (cfg.coupled != 0u) { acc_add(&acc, -1.0, z[c]); }
     for (var comp = 0u; comp < 3u; comp++) {
         let e = unit(comp);
         if (x[comp] + 1 < i32(params.n[comp])) {

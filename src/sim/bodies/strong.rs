@@ -1,0 +1,324 @@
+//! The bodies in the pressure solve (strong.wgsl): the sums J_k x over each body's faces
+//! that give the fluid's force and torque on it (both coupling schemes), and the strong
+//! coupling's added term s J^T M^-1 J, applied matrix-free inside the PCG
+//! ([`crate::sim::core::pressure::AddedTerm`]). strong.wgsl derives the system.
+
+use super::{BodySet, MAX_BODIES};
+use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
+use crate::sim::core::fields::GridFields;
+use crate::sim::core::pressure::{AddedTerm, PcgVectors, TermOp};
+use crate::sim::SimError;
+use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
+
+crate::kernel_entries!(
+    /// The entry points of strong.wgsl.
+    StrongEntries { reduce_d, reduce_p, add_q, sub_r, into_z, restamp }
+);
+
+/// One body as strong.wgsl reads it. Mirror of `CoupleBody` in strong.wgsl (layout checked
+/// by tests/integration/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct CoupleBody {
+    pub centre: [f32; 4],
+    pub vel: [f32; 4],
+    pub omega: [f32; 4],
+    /// s / m per axis (0 where the body does not move with the fluid).
+    pub inv_mass: [f32; 4],
+    /// Columns of s I^-1, world axes.
+    pub inv_inertia: [[f32; 4]; 3],
+    /// The cells the body may cover, lo <= x < hi.
+    pub lo: [i32; 4],
+    pub hi: [i32; 4],
+}
+const _: () = assert!(std::mem::size_of::<CoupleBody>() == 144);
+crate::wgsl_mirror!(couple_body_layout: CoupleBody = "strong.wgsl" CoupleBody {
+    centre: centre,
+    vel: vel,
+    omega: omega,
+    inv_mass: inv_mass,
+    inv_inertia_x: inv_inertia[0],
+    inv_inertia_y: inv_inertia[1],
+    inv_inertia_z: inv_inertia[2],
+    lo: lo,
+    hi: hi,
+});
+
+/// Mirror of `StrongParams` in strong.wgsl (layout checked by tests/integration/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct StrongParams {
+    pub bodies: u32,
+    pub slice: u32,
+    pub _pad: [u32; 2],
+}
+crate::wgsl_mirror!(strong_params_layout: StrongParams = "strong.wgsl" StrongParams {
+    bodies: bodies,
+    slice: slice,
+    _pad0: _pad[0],
+    _pad1: _pad[1],
+});
+
+/// f32 per body in the sums (strong.wgsl's SUM_STRIDE).
+pub const SUM_STRIDE: usize = 24;
+
+/// GPU bytes of the strong coupling's buffers.
+pub const BYTES: u64 =
+    (MAX_BODIES * (std::mem::size_of::<CoupleBody>() + 2 * SUM_STRIDE * 4)) as u64 + 16;
+
+/// What the sums of one body hold after [`StrongCoupling::record_forces`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FaceSums {
+    /// J phi: sum over the body's faces of (n, r x n) times phi of the FLUID cell.
+    pub j_phi: [f64; 6],
+    /// J (g . n): the same with g . n, for the hydrostatic part of the face pressure.
+    pub j_g: [f64; 6],
+}
+
+/// The fluid's force and torque on a body from its face sums, split as the two schemes use
+/// them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FluidForce {
+    /// Of the pressure at the FLUID cells' centres: -(rho / dt) A_face J phi.
+    pub pressure: (DVec3, DVec3),
+    /// The hydrostatic half cell from those centres to the faces, rho A_face h/2 J (g . n)
+    /// (the liquid; zero in the smoke, whose pressure leaves out the hydrostatic part).
+    pub surface: (DVec3, DVec3),
+}
+
+impl FluidForce {
+    pub fn total(&self) -> (DVec3, DVec3) {
+        (
+            self.pressure.0 + self.surface.0,
+            self.pressure.1 + self.surface.1,
+        )
+    }
+}
+
+/// How the sums turn into forces: fluid density (kg/m^3), face area (m^2), cell size (m),
+/// and whether the face pressure carries the hydrostatic half cell (the liquid).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ForceScales {
+    pub density: f64,
+    pub face_area: f64,
+    pub h: f64,
+    pub hydrostatic: bool,
+}
+
+impl ForceScales {
+    /// The force and torque of `sums` over a substep of `dt`.
+    pub fn force(&self, sums: &FaceSums, dt: f64) -> FluidForce {
+        let v = |s: &[f64; 6], k: f64| {
+            (
+                DVec3::new(s[0], s[1], s[2]) * k,
+                DVec3::new(s[3], s[4], s[5]) * k,
+            )
+        };
+        let surface = if self.hydrostatic {
+            0.5 * self.density * self.face_area * self.h
+        } else {
+            0.0
+        };
+        FluidForce {
+            pressure: v(&sums.j_phi, -self.density * self.face_area / dt.max(1e-300)),
+            surface: v(&sums.j_g, surface),
+        }
+    }
+
+    /// s = h rho A_face: the scale of the added term s J^T M^-1 J.
+    pub fn s(&self) -> f64 {
+        self.h * self.density * self.face_area
+    }
+}
+
+/// The strong coupling's kernels and buffers.
+pub struct StrongCoupling {
+    kernel: Kernel,
+    e: StrongEntries,
+    group: wgpu::BindGroup,
+    pub params: StrongParams,
+    params_buffer: wgpu::Buffer,
+    /// The bodies as strong.wgsl reads them (`MAX_BODIES` slots).
+    pub couple: wgpu::Buffer,
+    /// Per body: J x, J (g . n), w (see strong.wgsl).
+    pub sums: wgpu::Buffer,
+    reader: BufferReader,
+    pub scales: ForceScales,
+    /// Whether the solve takes the added term (the strong scheme), or only the forces are
+    /// summed (the weak one).
+    pub strong: bool,
+    cells: u32,
+}
+
+impl StrongCoupling {
+    pub fn new(
+        ctx: &GpuContext,
+        f: &GridFields,
+        pcg: &PcgVectors,
+        body_id: &wgpu::Buffer,
+        scales: ForceScales,
+        strong: bool,
+    ) -> Self {
+        let device = &ctx.device;
+        let kernel = Kernel::new(device, crate::wgsl!("strong.wgsl"), "Strong");
+        let params = StrongParams {
+            bodies: 0,
+            slice: (f.params.n[2] == 1) as u32,
+            _pad: [0; 2],
+        };
+        let params_buffer = uniform_buffer(device, "Strong::params", bytemuck::bytes_of(&params));
+        let couple = storage_buffer(
+            device,
+            "Strong::couple",
+            (MAX_BODIES * std::mem::size_of::<CoupleBody>()) as u64,
+        );
+        let sums_bytes = (MAX_BODIES * SUM_STRIDE * 4) as u64;
+        let sums = storage_buffer(device, "Strong::sums", sums_bytes);
+        let group = kernel.bind(
+            device,
+            &[
+                ("params", &f.params_buffer),
+                ("sp", &params_buffer),
+                ("cb", &couple),
+                ("body_id", body_id),
+                ("cell_type", &f.cell_type),
+                ("sums", &sums),
+                ("p", &pcg.p),
+                ("d", &pcg.d),
+                ("q", &pcg.q),
+                ("r", &pcg.r),
+                ("z", &pcg.z),
+                ("done", &pcg.state),
+                ("solid_vel", &f.solid_vel),
+            ],
+        );
+        Self {
+            e: StrongEntries::of(&kernel),
+            kernel,
+            group,
+            params,
+            params_buffer,
+            couple,
+            sums,
+            reader: BufferReader::new(device, sums_bytes, "Strong::sums"),
+            scales,
+            strong,
+            cells: f.num_cells(),
+        }
+    }
+
+    /// The bodies of `set` as strong.wgsl reads them, on a grid of `n` cells of `h`. Only
+    /// dynamic bodies of the strong scheme have an inverse mass: the others are velocity
+    /// boundaries the solve cannot move.
+    pub fn couple_bodies(&self, set: &BodySet, n: [u32; 3], h: f64) -> Vec<CoupleBody> {
+        let s = self.scales.s();
+        set.bodies
+            .iter()
+            .map(|b| {
+                let moves = self.strong && b.is_dynamic();
+                let k = if moves { s } else { 0.0 };
+                let mut inv_mass = DVec3::splat(b.inverse_mass() * k);
+                let mut inv_i = b.inverse_inertia() * k;
+                if set.slice {
+                    inv_mass.z = 0.0;
+                    let zz = inv_i.z_axis.z;
+                    inv_i = glam::DMat3::ZERO;
+                    inv_i.z_axis.z = zz;
+                }
+                let c = b.position;
+                let half = b.aabb_half();
+                // Cells whose centre may lie inside, with a cell to spare for f32 rounding.
+                let range = |a: usize| {
+                    let cells = n[a] as f64;
+                    let lo = ((c[a] - half[a]) / h - 0.5).floor() - 1.0;
+                    let hi = ((c[a] + half[a]) / h - 0.5).ceil() + 2.0;
+                    (lo.clamp(0.0, cells) as i32, hi.clamp(0.0, cells) as i32)
+                };
+                let (x, y, z) = (range(0), range(1), range(2));
+                let (z0, z1) = if set.slice { (0, 1) } else { z };
+                let f = |v: DVec3| [v.x as f32, v.y as f32, v.z as f32, 0.0];
+                CoupleBody {
+                    centre: f(c),
+                    vel: f(b.velocity()),
+                    omega: f(b.omega()),
+                    inv_mass: f(inv_mass),
+                    inv_inertia: [f(inv_i.x_axis), f(inv_i.y_axis), f(inv_i.z_axis)],
+                    lo: [x.0, y.0, z0, 0],
+                    hi: [x.1, y.1, z1, 0],
+                }
+            })
+            .collect()
+    }
+
+    /// Uploads `set`'s bodies (their velocities those the solve starts from).
+    pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet, f: &GridFields) {
+        let bodies = self.couple_bodies(set, f.params.n, f.params.h as f64);
+        self.params.bodies = bodies.len() as u32;
+        ctx.queue
+            .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
+        ctx.queue
+            .write_buffer(&self.couple, 0, bytemuck::cast_slice(&bodies));
+    }
+
+    fn per_body(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
+        self.kernel
+            .dispatch_groups(pass, entry, &self.group, &[], self.params.bodies.max(1));
+    }
+
+    fn per_cell(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
+        self.kernel.dispatch(pass, entry, &self.group, self.cells);
+    }
+
+    /// After the solve: the face sums of phi (the forces), and in the strong scheme each
+    /// coupled body's cells given its velocity after the solve; record before the
+    /// projection, which leaves the faces next to solids alone (the boundary stage then
+    /// sets them from the new velocities).
+    pub fn record_forces(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.per_body(pass, self.e.reduce_p);
+        if self.strong {
+            self.per_cell(pass, self.e.restamp);
+        }
+    }
+
+    /// Copies the sums for [`Self::read_sums`].
+    pub fn copy_sums(&mut self, enc: &mut wgpu::CommandEncoder) {
+        self.reader.copy_from(enc, &self.sums);
+    }
+
+    /// The face sums of the first `n` bodies, after the copy was submitted.
+    pub fn read_sums(&self, ctx: &GpuContext, n: usize) -> Result<Vec<FaceSums>, SimError> {
+        let raw: Vec<f32> = self.reader.read(ctx)?;
+        Ok(raw
+            .chunks(SUM_STRIDE)
+            .take(n)
+            .map(|s| FaceSums {
+                j_phi: std::array::from_fn(|k| s[k] as f64),
+                j_g: std::array::from_fn(|k| s[6 + k] as f64),
+            })
+            .collect())
+    }
+}
+
+impl AddedTerm for StrongCoupling {
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, op: TermOp) {
+        match op {
+            TermOp::AddToQ => {
+                self.per_body(pass, self.e.reduce_d);
+                self.per_cell(pass, self.e.add_q);
+            }
+            TermOp::SubtractFromR => {
+                self.per_body(pass, self.e.reduce_p);
+                self.per_cell(pass, self.e.sub_r);
+            }
+            TermOp::IntoZ => {
+                self.per_body(pass, self.e.reduce_p);
+                self.per_cell(pass, self.e.into_z);
+            }
+        }
+    }
+
+    fn dispatches(&self) -> u32 {
+        2
+    }
+}

@@ -1,0 +1,224 @@
+//!include sim/core/prelude.wgsl
+// The bodies in the pressure solve (src/sim/bodies/strong.rs).
+//
+// A face f between a cell of body k and a FLUID cell c_f has the body's outward normal n_f
+// (a grid axis) and, from the body's centre to the face's centre, r_f; j_f = (n_f, r_f x n_f)
+// maps the body's velocity (v, w) to the face's normal speed, and the pressure on the face
+// to a force and torque. J_k x = sum over the body's faces of j_f x_(c_f).
+//
+// The strong coupling (Batty, Bertails & Bridson 2007) solves the body's velocity with the
+// pressure: the body's faces carry v* + M^-1 J^T-impulse, and with phi = p dt / rho the
+// impulse of the pressure on the body is -rho A_face J phi. Putting that velocity into the
+// divergence of each FLUID cell next to the body gives
+//   (A + s J^T M^-1 J) phi = b,     s = h rho A_face,
+// where b already holds the faces at v* (the body's velocity after gravity and the other
+// forces, uploaded before the solve). The added term is symmetric positive semi-definite
+// and of rank 6 per body, so the PCG keeps working on it matrix-free: per iteration
+// `reduce_d` sums J_k d per body (one workgroup per body over the cells of its box, in a
+// fixed order: the same bits every run) and stores w_k = s M_k^-1 J_k d, and `add_q` adds
+// (s J^T M^-1 J d)_c = sum over c's body faces of j_f . w_k to q = A d. The preconditioner
+// still preconditions A alone: each body adds at most 6 outlying eigenvalues.
+//
+// `reduce_p` does the same for the solution phi and also sums J_k (g . n_f), from which the
+// host builds the fluid's force on the body (src/sim/bodies/strong.rs, `read_forces`);
+// `sub_r` takes (K p)_c from the initial residual (a warm start), `into_z` writes K p for
+// the true residual (pcg.wgsl, `true_row`), and `restamp` gives each coupled body's cells
+// the body's velocity after the solve, v* - w_k / h, so the projected faces next to the
+// body carry the velocity the solve made the fluid's divergence vanish with.
+
+// Mirrored by `CoupleBody` in src/sim/bodies/strong.rs (layout checked by tests/integration/shaders.rs).
+struct CoupleBody {
+    centre: vec4<f32>,        // m
+    vel: vec4<f32>,           // v* (m/s): the velocity the body's faces carry in b
+    omega: vec4<f32>,         // w* (rad/s)
+    inv_mass: vec4<f32>,      // s / m per axis; 0 where the body cannot move (kinematic, fixed,
+                              // or off a slice's plane)
+    inv_inertia_x: vec4<f32>, // columns of s I^-1 in world axes (only zz in a slice)
+    inv_inertia_y: vec4<f32>,
+    inv_inertia_z: vec4<f32>,
+    lo: vec4<i32>,            // the cells the body may cover: lo <= x < hi
+    hi: vec4<i32>,
+};
+
+// Mirrored by `StrongParams` in src/sim/bodies/strong.rs (layout checked by tests/integration/shaders.rs).
+struct StrongParams {
+    bodies: u32,     // body slots in use
+    slice: u32,      // 1: one-slice grid, torque about z only
+    _pad0: u32,
+    _pad1: u32,
+};
+
+// Per body: J x (6), J (g . n) (6, `reduce_p` only), w = s M^-1 J x (6), padding (6).
+const SUM_STRIDE: u32 = 24u;
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> sp: StrongParams;
+@group(0) @binding(2) var<storage, read> cb: array<CoupleBody>;
+@group(0) @binding(3) var<storage, read> body_id: array<u32>;
+@group(0) @binding(4) var<storage, read> cell_type: array<u32>;
+@group(0) @binding(5) var<storage, read_write> sums: array<f32>;
+@group(0) @binding(6) var<storage, read> p: array<f32>;
+@group(0) @binding(7) var<storage, read> d: array<f32>;
+@group(0) @binding(8) var<storage, read_write> q: array<f32>;
+@group(0) @binding(9) var<storage, read_write> r: array<f32>;
+@group(0) @binding(10) var<storage, read_write> z: array<f32>;
+// The PCG's state; word PCG_DONE_WORD is its done flag (see pcg.wgsl).
+@group(0) @binding(11) var<storage, read> done: array<u32>;
+@group(0) @binding(12) var<storage, read_write> solid_vel: array<vec4<f32>>;
+
+var<workgroup> red: array<array<f32, 12>, REDUCE_WG>;
+var<workgroup> wg_done: u32;
+
+fn is_done_uniform(li: u32) -> bool {
+    if (li == 0u) { wg_done = done[PCG_DONE_WORD]; }
+    return workgroupUniformLoad(&wg_done) != 0u;
+}
+
+// The direction of face k (0..5): -x, +x, -y, +y, -z, +z.
+fn face_dir(k: u32) -> vec3<i32> {
+    return unit(k / 2u) * select(-1, 1, (k & 1u) == 1u);
+}
+
+// r_f x n_f for the face of cell `cell` towards `e`, n_f = `n` (+-e), from the centre of `b`.
+fn lever(b: CoupleBody, cell: vec3<i32>, e: vec3<i32>, n: vec3<f32>) -> vec3<f32> {
+    let xf = (vec3<f32>(cell) + vec3<f32>(0.5) + 0.5 * vec3<f32>(e)) * params.h;
+    var rr = xf - b.centre.xyz;
+    if (sp.slice != 0u) { rr.z = 0.0; }
+    return cross(rr, n);
+}
+
+fn is_fluid_cell(c: vec3<i32>) -> bool {
+    return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
+}
+
+// J_k x (and J_k (g . n) when `with_g`) over body k's faces, one workgroup per body.
+fn reduce_body(k: u32, li: u32, use_p: bool) {
+    var acc: array<f32, 12>;
+    for (var i = 0u; i < 12u; i++) { acc[i] = 0.0; }
+    if (k < sp.bodies) {
+        let b = cb[k];
+        let lo = b.lo.xyz;
+        let ext = max(b.hi.xyz - lo, vec3<i32>(0));
+        let count = u32(ext.x) * u32(ext.y) * u32(ext.z);
+        for (var i = li; i < count; i += REDUCE_WG) {
+            let ex = u32(ext.x);
+            let ey = u32(ext.y);
+            let cc = lo + vec3<i32>(i32(i % ex), i32((i / ex) % ey), i32(i / (ex * ey)));
+            if (body_id[cell_index(cc, params.n)] != k + 1u) { continue; }
+            for (var f = 0u; f < 6u; f++) {
+                let e = face_dir(f);
+                let y = cc + e;
+                if (!is_fluid_cell(y)) { continue; }
+                let yi = cell_index(y, params.n);
+                let x = select(d[yi], p[yi], use_p);
+                let n = vec3<f32>(e);
+                let t = lever(b, cc, e, n);
+                acc[0] += n.x * x; acc[1] += n.y * x; acc[2] += n.z * x;
+                acc[3] += t.x * x; acc[4] += t.y * x; acc[5] += t.z * x;
+                if (use_p) {
+                    let gn = dot(params.gravity, n);
+                    acc[6] += n.x * gn; acc[7] += n.y * gn; acc[8] += n.z * gn;
+                    acc[9] += t.x * gn; acc[10] += t.y * gn; acc[11] += t.z * gn;
+                }
+            }
+        }
+    }
+    red[li] = acc;
+    for (var stride = REDUCE_WG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) {
+            for (var j = 0u; j < 12u; j++) { red[li][j] += red[li + stride][j]; }
+        }
+    }
+    workgroupBarrier();
+    if (li == 0u && k < sp.bodies) {
+        let s = red[0];
+        let base = k * SUM_STRIDE;
+        for (var j = 0u; j < 12u; j++) { sums[base + j] = s[j]; }
+        let b = cb[k];
+        let w_lin = b.inv_mass.xyz * vec3<f32>(s[0], s[1], s[2]);
+        let ang = vec3<f32>(s[3], s[4], s[5]);
+        let w_ang = b.inv_inertia_x.xyz * ang.x + b.inv_inertia_y.xyz * ang.y
+            + b.inv_inertia_z.xyz * ang.z;
+        sums[base + 12u] = w_lin.x; sums[base + 13u] = w_lin.y; sums[base + 14u] = w_lin.z;
+        sums[base + 15u] = w_ang.x; sums[base + 16u] = w_ang.y; sums[base + 17u] = w_ang.z;
+    }
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn reduce_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    reduce_body(wg.x, li, false);
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn reduce_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    reduce_body(wg.x, li, true);
+}
+
+// (s J^T M^-1 J x)_c from the w the last reduction stored: over c's faces with a body cell.
+fn coupled_row(c: u32) -> f32 {
+    if (cell_type[c] != FLUID) { return 0.0; }
+    let x = cell_coord(c, params.n);
+    var s = 0.0;
+    for (var f = 0u; f < 6u; f++) {
+        let e = face_dir(f);
+        let y = x + e;
+        if (!in_grid(y, params.n)) { continue; }
+        let id = body_id[cell_index(y, params.n)];
+        if (id == 0u || id > sp.bodies) { continue; }
+        let k = id - 1u;
+        // The body's outward normal points from its cell y back to c.
+        let n = -vec3<f32>(e);
+        let t = lever(cb[k], x, e, n);
+        let base = k * SUM_STRIDE + 12u;
+        let w_lin = vec3<f32>(sums[base], sums[base + 1u], sums[base + 2u]);
+        let w_ang = vec3<f32>(sums[base + 3u], sums[base + 4u], sums[base + 5u]);
+        s += dot(n, w_lin) + dot(t, w_ang);
+    }
+    return s;
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn add_q(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    q[c] = q[c] + coupled_row(c);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn sub_r(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    r[c] = r[c] - coupled_row(c);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn into_z(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    z[c] = coupled_row(c);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn restamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    let id = body_id[c];
+    if (id == 0u || id > sp.bodies) { return; }
+    let k = id - 1u;
+    let b = cb[k];
+    let base = k * SUM_STRIDE + 12u;
+    let v = b.vel.xyz - vec3<f32>(sums[base], sums[base + 1u], sums[base + 2u]) * params.inv_h;
+    let w = b.omega.xyz
+        - vec3<f32>(sums[base + 3u], sums[base + 4u], sums[base + 5u]) * params.inv_h;
+    let x = (vec3<f32>(cell_coord(c, params.n)) + vec3<f32>(0.5)) * params.h;
+    var rr = x - b.centre.xyz;
+    if (sp.slice != 0u) { rr.z = 0.0; }
+    solid_vel[c] = vec4<f32>(v + cross(w, rr), 0.0);
+}
