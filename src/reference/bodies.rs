@@ -116,3 +116,94 @@ pub fn body_forces(
     }
     out
 }
+
+/// A body as the strong coupling sees it (src/sim/bodies/strong.wgsl): its centre and its
+/// inverse mass and inverse inertia, each already times s = h rho A_face.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RefCoupledBody {
+    pub centre: [f64; 3],
+    /// s / m per axis.
+    pub inv_mass: [f64; 3],
+    /// s I^-1, rows (symmetric, so also its columns).
+    pub inv_inertia: [[f64; 3]; 3],
+}
+
+/// Each FLUID-facing face of every body: (body, fluid cell, j = (n, r x n)) with n the
+/// body's outward normal and r from its centre to the face's centre (z dropped in a
+/// slice), in the order of the body's cells.
+fn coupled_faces(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    body_id: &[u32],
+    cell_type: &[u8],
+    slice: bool,
+) -> Vec<(usize, usize, [f64; 6])> {
+    let mut out = vec![];
+    for (c, &id) in body_id.iter().enumerate().take(g.cells()) {
+        let id = id as usize;
+        if id == 0 || id > bodies.len() {
+            continue;
+        }
+        let b = &bodies[id - 1];
+        let x = g.coord(c).map(|v| v as i64);
+        for axis in 0..3 {
+            for s in [-1i64, 1] {
+                let mut e = [0i64; 3];
+                e[axis] = s;
+                let y = [x[0] + e[0], x[1] + e[1], x[2] + e[2]];
+                let Some(cy) = g.cell_at(y).filter(|&i| cell_type[i] == FLUID) else {
+                    continue;
+                };
+                let n = e.map(|v| v as f64);
+                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * n[a]) * g.h);
+                let mut r: [f64; 3] = std::array::from_fn(|a| xf[a] - b.centre[a]);
+                if slice {
+                    r[2] = 0.0;
+                }
+                let t = cross(r, n);
+                out.push((id - 1, cy, [n[0], n[1], n[2], t[0], t[1], t[2]]));
+            }
+        }
+    }
+    out
+}
+
+/// The strong coupling's added term K x = s J^T M^-1 J x per cell (zero outside the FLUID
+/// cells next to a body), in f64.
+pub fn coupled_term(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    body_id: &[u32],
+    cell_type: &[u8],
+    x: &[f32],
+    slice: bool,
+) -> Vec<f64> {
+    let faces = coupled_faces(g, bodies, body_id, cell_type, slice);
+    let mut jx = vec![[0.0f64; 6]; bodies.len()];
+    for &(k, c, j) in &faces {
+        for a in 0..6 {
+            jx[k][a] += j[a] * x[c] as f64;
+        }
+    }
+    let w: Vec<[f64; 6]> = bodies
+        .iter()
+        .zip(&jx)
+        .map(|(b, s)| {
+            let ang = [s[3], s[4], s[5]];
+            let wa = b.inv_inertia.map(|row| dot(row, ang));
+            [
+                b.inv_mass[0] * s[0],
+                b.inv_mass[1] * s[1],
+                b.inv_mass[2] * s[2],
+                wa[0],
+                wa[1],
+                wa[2],
+            ]
+        })
+        .collect();
+    let mut out = vec![0.0; g.cells()];
+    for &(k, c, j) in &faces {
+        out[c] += (0..6).map(|a| j[a] * w[k][a]).sum::<f64>();
+    }
+    out
+}

@@ -431,13 +431,12 @@ impl Bodies {
 
     /// The fluid's force on each of the first `n` bodies over a substep of `dt`, after the
     /// sums' copy was submitted.
-    pub fn read_forces(
-        &self,
-        ctx: &GpuContext,
-        dt: f64,
-    ) -> Result<Vec<FluidForce>, SimError> {
+    pub fn read_forces(&self, ctx: &GpuContext, dt: f64) -> Result<Vec<FluidForce>, SimError> {
         let sums = self.strong.read_sums(ctx, self.set.bodies.len())?;
-        Ok(sums.iter().map(|s| self.strong.scales.force(s, dt)).collect())
+        Ok(sums
+            .iter()
+            .map(|s| self.strong.scales.force(s, dt))
+            .collect())
     }
 
     /// Ends a full substep of `dt`: reads the fluid's force and torque (the copy was

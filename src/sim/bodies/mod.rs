@@ -473,8 +473,7 @@ impl BodySet {
                 (b.inverse_inertia() * (dt * t) + k_turn * (w - b.seen_omega)) / (1.0 + k_turn);
             b.seen_velocity = v;
             b.seen_omega = w;
-            gained[i] =
-                dv.length() + dw.length() * b.aabb_half().length() + b.predicted_gain;
+            gained[i] = dv.length() + dw.length() * b.aabb_half().length() + b.predicted_gain;
             b.predicted_gain = 0.0;
             b.momentum += b.mass * dv;
             b.angular_momentum += b.world_inertia() * dw;

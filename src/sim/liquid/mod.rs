@@ -346,7 +346,8 @@ impl Liquid {
         let kind = core.scene.pressure.preconditioner;
         let f = &core.fields;
         let settings = Self::correction_settings(&core.scene);
-        core.pressure.write_config(&core.ctx, &core.pcg, &settings, false);
+        core.pressure
+            .write_config(&core.ctx, &core.pcg, &settings, false);
         {
             let mut pass = rec.pass(Stage::VolumeCorrection);
             self.volume.record_rhs(&mut pass, f);
