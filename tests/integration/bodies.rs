@@ -827,3 +827,79 @@ fn coupled_operator_matches_the_f64_reference_in_both_modes() {
     sim.substep(0.01, SmokeStage::Project).unwrap();
     check_coupled_operator(&ctx, &sim);
 }
+
+/// A pool 0.8 m deep in a 1 m box at 32^3 with a sphere of radius 0.1 m (3.2 cells) at its
+/// centre, 0.4 m (4 radii) from the walls and the surface.
+fn deep_pool(density: f64) -> Scene {
+    Scene {
+        name: "sphere in a deep pool".into(),
+        resolution: (32, 32, 32),
+        fluid: vec![Shape::Box {
+            min: (0.0, 0.0, 0.0),
+            max: (1.0, 0.8, 1.0),
+            velocity: (0.0, 0.0, 0.0),
+        }],
+        bodies: vec![body(
+            BodyShape::Sphere { radius: 0.1 },
+            (0.5, 0.4, 0.5),
+            density,
+        )],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_sphere_released_in_still_liquid_accelerates_with_its_added_mass() {
+    // Released from rest, a sphere accelerates at a = (rho_f V_d - rho_b V) g / (rho_b V +
+    // C rho_f V_d), V_d the volume of the cells it covers (the volume the pressure pushes
+    // on) and C its added mass over the displaced fluid's mass: 1/2 for a sphere in
+    // unbounded ideal fluid. The strong coupling's solve makes one C hold for every body
+    // density; the weak scheme guesses it, and without it a 0.1x sphere would start at
+    // 9 g. Measured from the 2nd substep (the first lacks the face pressure's hydrostatic
+    // half cell, applied one substep late) to the 4th.
+    //
+    // Cells all-or-nothing inside the body make a staircase whose steps the flow must go
+    // around: measured C = 0.73 at 0.1x and 0.69 at 2x on 24^3 to 48^3 grids, not
+    // converging with the grid. Solid face fractions (README "Rigid bodies") are what
+    // brings it to 1/2; until then this checks that C is one number (within 10%) and
+    // within [0.45, 0.8].
+    let rho_f = eddy::sim::DENSITY;
+    let mut cs = vec![];
+    for ratio in [0.1, 2.0] {
+        let rho_b = ratio * rho_f;
+        let scene = deep_pool(rho_b);
+        let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+        let dt = 0.002;
+        let mut v = vec![];
+        for _ in 0..4 {
+            sim.substep(dt, Stage::Advect).unwrap();
+            v.push(sim.bodies.as_ref().unwrap().set.bodies[0].velocity());
+        }
+        let a = (v[3].y - v[1].y) / (2.0 * dt);
+        let ids: Vec<u32> = eddy::gpu::read_buffer(
+            &common::gpu(),
+            &sim.bodies.as_ref().unwrap().coupling.body_id,
+        )
+        .unwrap();
+        let h = scene.h();
+        let vd = ids.iter().filter(|&&i| i == 1).count() as f64 * h * h * h;
+        let vol = 4.0 / 3.0 * std::f64::consts::PI * 0.1f64.powi(3);
+        assert!((vd / vol - 1.0).abs() < 0.1, "covered volume {vd} of {vol}");
+        // a (rho_b V + C rho_f V_d) = (rho_f V_d - rho_b V) g
+        let g = 9.81;
+        let c = ((rho_f * vd - rho_b * vol) * g / a - rho_b * vol) / (rho_f * vd);
+        assert!(
+            (0.45..0.8).contains(&c),
+            "{ratio}x water: acceleration {a:.3} m/s^2, added mass coefficient {c:.3}"
+        );
+        let side = v[3].x.abs() + v[3].z.abs();
+        assert!(side < 0.01 * v[3].y.abs(), "{ratio}x: sideways {}", v[3]);
+        cs.push(c);
+    }
+    assert!(
+        (cs[0] / cs[1] - 1.0).abs() < 0.1,
+        "added mass coefficient {:.3} at 0.1x, {:.3} at 2x",
+        cs[0],
+        cs[1]
+    );
+}
