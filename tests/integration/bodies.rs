@@ -903,3 +903,66 @@ fn a_sphere_released_in_still_liquid_accelerates_with_its_added_mass() {
         cs[1]
     );
 }
+
+#[test]
+fn a_beach_ball_a_cork_and_a_stone_settle_in_a_pool() {
+    // The issue that made the strong coupling the default: bodies far lighter than water
+    // (a beach ball at 0.05x, a cork at 0.25x) spun up to 170 rad/s and left the domain
+    // while the run went on. Dropped from above the surface, each must settle: the
+    // floaters at the surface, the stone on the floor, nothing fast or spinning.
+    let ball_volume = 4.0 / 3.0 * std::f64::consts::PI * 0.1f64.powi(3);
+    let cork_volume = 0.375 * 0.25 * 0.375;
+    // The pool's 0.5 m plus what the three displace.
+    let level = 0.5 + 0.05 * ball_volume + 0.25 * cork_volume + 0.14f64.powi(3);
+    let mut scene = pool(vec![
+        body(BodyShape::Sphere { radius: 0.1 }, (0.27, 0.62, 0.27), 50.0),
+        body(flat_box(), (0.7, 0.66, 0.7), 250.0),
+        body(
+            BodyShape::Box {
+                half_extents: (0.07, 0.07, 0.07),
+            },
+            (0.27, 0.75, 0.73),
+            2500.0,
+        ),
+    ]);
+    scene.resolution = (24, 24, 24);
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    for _ in 0..90 {
+        sim.step_frame().unwrap();
+    }
+    let set = &sim.bodies.as_ref().unwrap().set;
+    for (i, b) in set.bodies.iter().enumerate() {
+        let (v, w) = (b.velocity().length(), b.omega().length());
+        assert!(
+            v < 0.25 && w < 5.0,
+            "body {i}: speed {v} m/s, spin {w} rad/s"
+        );
+        let p = b.position;
+        assert!(
+            p.min_element() > 0.0 && p.max_element() < 1.0,
+            "body {i} at {p}"
+        );
+    }
+    let [ball, cork, stone] = [&set.bodies[0], &set.bodies[1], &set.bodies[2]];
+    // The ball floats with about 5% of its volume under (its lowest 0.03 m), the cork
+    // box a quarter of its 0.25 m height: each within a cell (1/24 m) of that, as
+    // all-or-nothing cells resolve it.
+    let h = scene.h();
+    let ball_bottom = level - 0.03;
+    assert!(
+        (ball.position.y - 0.1 - ball_bottom).abs() < h,
+        "ball at {}",
+        ball.position.y
+    );
+    let cork_bottom = level - 0.25 * 0.25;
+    assert!(
+        (cork.position.y - 0.125 - cork_bottom).abs() < h,
+        "cork at {}",
+        cork.position.y
+    );
+    assert!(
+        (stone.position.y - 0.07).abs() < 0.01,
+        "stone at {}",
+        stone.position.y
+    );
+}
