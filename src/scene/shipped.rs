@@ -24,13 +24,15 @@ macro_rules! shipped {
 }
 
 /// Every file of `scenes/` (a test checks that none is missing).
-pub const SHIPPED: [ShippedScene; 10] = shipped![
+pub const SHIPPED: [ShippedScene; 12] = shipped![
+    "buoyancy",
     "dam_break",
     "double_dam_break",
     "drop_into_pool",
     "floating_bodies",
     "obstacle",
     "smoke_convection",
+    "smoke_convection_bodies",
     "smoke_empty",
     "smoke_obstacles",
     "smoke_plume",

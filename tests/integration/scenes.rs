@@ -54,6 +54,8 @@ fn every_shipped_scene_is_valid() {
         "smoke_convection.ron",
         "floating_bodies.ron",
         "smoke_rigid_bodies.ron",
+        "smoke_convection_bodies.ron",
+        "buoyancy.ron",
     ] {
         assert!(
             names.iter().any(|n| n == required),
