@@ -73,11 +73,14 @@ impl BenchOptions {
 }
 
 pub fn parse_problem(s: &str) -> Result<StandardProblem, String> {
-    StandardProblem::ALL
+    StandardProblem::NAMED
         .iter()
         .copied()
         .find(|p| p.name() == s)
-        .ok_or_else(|| format!("unknown problem {s:?}; expected dam_break or settled_pool"))
+        .ok_or_else(|| {
+            let names: Vec<&str> = StandardProblem::NAMED.iter().map(|p| p.name()).collect();
+            format!("unknown problem {s:?}; expected one of {}", names.join(", "))
+        })
 }
 
 /// One row of the table.

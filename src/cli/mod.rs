@@ -167,7 +167,8 @@ enum Command {
         /// 128,256,512].
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<u32>>,
-        /// Problems, comma separated: dam_break, settled_pool.
+        /// Problems, comma separated: dam_break, settled_pool, floating_bodies (16 bodies in the
+        /// strong coupling), floating_bodies_weak (the same, weak: A alone).
         #[arg(long, value_delimiter = ',', default_value = "dam_break,settled_pool")]
         problems: Vec<String>,
         /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip,mg].

@@ -12,15 +12,32 @@ pub enum StandardProblem {
     /// one-dimensional (b constant over the bottom layer) and plain CG would solve it in as
     /// many iterations as the pool is deep, which says nothing about preconditioners.
     SettledPool,
+    /// The settled pool with 16 bodies (boxes and spheres of 0.1x to 0.85x water) floating
+    /// on it, measured after `settle_frames`: the strong coupling's solve (A plus the
+    /// bodies' term).
+    FloatingBodies,
+    /// The same with the weak coupling: the same grid, the bodies as velocity boundaries
+    /// (A alone), what the strong coupling's term costs is the difference.
+    FloatingBodiesWeak,
 }
 
 impl StandardProblem {
+    /// The default set.
     pub const ALL: [StandardProblem; 2] = [StandardProblem::DamBreak, StandardProblem::SettledPool];
+    /// Every problem `eddy bench --problems` knows.
+    pub const NAMED: [StandardProblem; 4] = [
+        StandardProblem::DamBreak,
+        StandardProblem::SettledPool,
+        StandardProblem::FloatingBodies,
+        StandardProblem::FloatingBodiesWeak,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             StandardProblem::DamBreak => "dam_break",
             StandardProblem::SettledPool => "settled_pool",
+            StandardProblem::FloatingBodies => "floating_bodies",
+            StandardProblem::FloatingBodiesWeak => "floating_bodies_weak",
         }
     }
 
@@ -29,6 +46,7 @@ impl StandardProblem {
         match self {
             StandardProblem::DamBreak => 0,
             StandardProblem::SettledPool => 30,
+            StandardProblem::FloatingBodies | StandardProblem::FloatingBodiesWeak => 5,
         }
     }
 
@@ -40,14 +58,16 @@ impl StandardProblem {
                 max: (0.4, 0.6, 1.0),
                 velocity: (0.0, 0.0, 0.0),
             },
-            StandardProblem::SettledPool => Shape::Box {
+            _ => Shape::Box {
                 min: (0.0, 0.0, 0.0),
                 max: (1.0, 0.4, 1.0),
                 velocity: (0.0, 0.0, 0.0),
             },
         };
         let solids = match self {
-            StandardProblem::DamBreak => vec![],
+            StandardProblem::DamBreak
+            | StandardProblem::FloatingBodies
+            | StandardProblem::FloatingBodiesWeak => vec![],
             // A block on the floor makes the pool's system genuinely 3D.
             StandardProblem::SettledPool => vec![Shape::Box {
                 min: (0.55, 0.0, 0.3),
@@ -55,13 +75,53 @@ impl StandardProblem {
                 velocity: (0.0, 0.0, 0.0),
             }],
         };
+        let (bodies, body_coupling) = match self {
+            StandardProblem::FloatingBodies => (floating_bodies(), CouplingScheme::Strong),
+            StandardProblem::FloatingBodiesWeak => (floating_bodies(), CouplingScheme::Weak),
+            _ => (vec![], CouplingScheme::Strong),
+        };
         Scene {
             name: self.name().into(),
             domain: (1.0, 1.0, 1.0),
             resolution: (n, n, n),
             fluid: vec![fluid],
             solids,
+            bodies,
+            body_coupling,
             ..Scene::default()
         }
     }
+}
+
+/// 16 bodies on a 4 x 4 grid over the pool, alternately boxes and spheres, 0.1x to 0.85x
+/// water, each at about the height where it floats.
+fn floating_bodies() -> Vec<BodySpec> {
+    (0..16)
+        .map(|i| {
+            let (x, z) = (0.125 + 0.25 * (i % 4) as f64, 0.125 + 0.25 * (i / 4) as f64);
+            let ratio = 0.1 + 0.05 * i as f64;
+            let (shape, half) = if i % 2 == 0 {
+                (
+                    BodyShape::Box {
+                        half_extents: (0.07, 0.05, 0.07),
+                    },
+                    0.05,
+                )
+            } else {
+                (BodyShape::Sphere { radius: 0.07 }, 0.07)
+            };
+            BodySpec {
+                shape,
+                // The bottom at the waterline's depth for its density (exact for a box).
+                center: (x, 0.4 + half - 2.0 * half * ratio, z),
+                density: ratio * crate::sim::DENSITY,
+                velocity: (0.0, 0.0, 0.0),
+                angular_velocity: (0.0, 0.0, 0.0),
+                rotation_deg: (0.0, 0.0, 0.0),
+                restitution: 0.2,
+                friction: 0.5,
+                motion: BodyMotion::Dynamic,
+            }
+        })
+        .collect()
 }

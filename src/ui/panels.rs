@@ -567,15 +567,22 @@ pub struct BodyRow {
     pub mass: f64,
     pub velocity: [f64; 3],
     pub omega: [f64; 3],
+    /// The fluid's force and torque in the last substep: from the pressure the solve found
+    /// (at the FLUID cells' centres), and the hydrostatic correction (the liquid: the half
+    /// cell from those centres to the body's faces; the smoke, whose pressure leaves out
+    /// the hydrostatic part: the air's buoyancy -rho_air V g), and their sum.
+    pub pressure_force: [f64; 3],
+    pub correction_force: [f64; 3],
     pub force: [f64; 3],
     pub torque: [f64; 3],
 }
 
 /// The scene's rigid bodies: mass, velocity and angular velocity, and the force and
-/// torque the fluid's pressure put on each in the last substep.
+/// torque the fluid put on each in the last substep, and the coupling scheme.
 #[derive(Default)]
 pub struct BodiesPanel {
     pub rows: Vec<BodyRow>,
+    pub scheme: crate::scene::CouplingScheme,
 }
 
 impl BodiesPanel {
@@ -583,10 +590,19 @@ impl BodiesPanel {
     pub fn update(&mut self, set: &crate::sim::bodies::BodySet) {
         use crate::sim::bodies::Solid;
         let v3 = |v: glam::DVec3| [v.x, v.y, v.z];
+        self.scheme = set.scheme;
         self.rows = set
             .bodies
             .iter()
-            .map(|b| BodyRow {
+            .map(|b| {
+                let correction = if set.hydrostatic_buoyancy {
+                    -set.fluid_density * b.volume() * set.gravity
+                } else {
+                    b.surface_force
+                };
+                (b, correction)
+            })
+            .map(|(b, correction)| BodyRow {
                 shape: match b.solid {
                     Solid::Box { .. } => format!("box, {:?}", b.motion).to_lowercase(),
                     Solid::Sphere { .. } if set.slice => {
@@ -597,7 +613,9 @@ impl BodiesPanel {
                 mass: b.mass,
                 velocity: v3(b.velocity()),
                 omega: v3(b.omega()),
-                force: v3(b.fluid_force),
+                pressure_force: v3(b.fluid_force - b.surface_force),
+                correction_force: v3(correction),
+                force: v3(b.fluid_force - b.surface_force + correction),
                 torque: v3(b.fluid_torque),
             })
             .collect();
@@ -607,6 +625,15 @@ impl BodiesPanel {
         let v = |a: [f64; 3]| format!("({:+.3}, {:+.3}, {:+.3})", a[0], a[1], a[2]);
         // Forces on light smoke bodies are micronewtons: keep their digits.
         let e = |a: [f64; 3]| format!("({:+.2e}, {:+.2e}, {:+.2e})", a[0], a[1], a[2]);
+        ui.label(match self.scheme {
+            crate::scene::CouplingScheme::Strong => {
+                "coupling: strong (the bodies are in the pressure solve; its iterations are \
+                 the coupled solve's)"
+            }
+            crate::scene::CouplingScheme::Weak => {
+                "coupling: weak (the pressure moves the bodies after the solve)"
+            }
+        });
         for (i, r) in self.rows.iter().enumerate() {
             ui.label(egui::RichText::new(format!("body {i}: {}", r.shape)).strong());
             egui::Grid::new(("body", i)).num_columns(2).show(ui, |ui| {
@@ -618,6 +645,16 @@ impl BodiesPanel {
                 ui.end_row();
                 ui.label("angular velocity");
                 ui.label(format!("{} rad/s", v(r.omega)));
+                ui.end_row();
+                ui.label("pressure force")
+                    .on_hover_text("from the pressure the solve found at the FLUID cells' centres");
+                ui.label(format!("{} N", e(r.pressure_force)));
+                ui.end_row();
+                ui.label("hydrostatic correction").on_hover_text(
+                    "the liquid: the hydrostatic half cell from the cells' centres to the \
+                     body's faces; the smoke: the air's buoyancy -rho_air V g",
+                );
+                ui.label(format!("{} N", e(r.correction_force)));
                 ui.end_row();
                 ui.label("fluid force");
                 ui.label(format!("{} N", e(r.force)));
