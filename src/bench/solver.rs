@@ -79,7 +79,10 @@ pub fn parse_problem(s: &str) -> Result<StandardProblem, String> {
         .find(|p| p.name() == s)
         .ok_or_else(|| {
             let names: Vec<&str> = StandardProblem::NAMED.iter().map(|p| p.name()).collect();
-            format!("unknown problem {s:?}; expected one of {}", names.join(", "))
+            format!(
+                "unknown problem {s:?}; expected one of {}",
+                names.join(", ")
+            )
         })
 }
 

@@ -82,6 +82,16 @@ enum Command {
         /// (mesh_NNNNN.ply: vertex normals, closed by caps at the walls).
         #[arg(long, value_name = "K", allow_hyphen_values = true)]
         dump_mesh: Option<u64>,
+        /// Write the grid fields every K frames as VTK XML image data (fields_NNNNN.vti, the
+        /// MAC faces as faces_u/v/w_NNNNN.vti; the liquid's particles as
+        /// particles_NNNNN.vtp) and fields.pvd, the collection ParaView opens as a time series.
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
+        dump_fields: Option<u64>,
+        /// With --dump-fields: the fields, comma separated [default: all]. Liquid:
+        /// cell_type, pressure, velocity, faces, divergence, level_set, particles. Smoke:
+        /// cell_type, pressure, velocity, faces, divergence, vorticity, temperature, dye.
+        #[arg(long, value_delimiter = ',', requires = "dump_fields")]
+        fields: Option<Vec<String>>,
         /// Sample the surface R times finer than the grid (1 to 8) [default: 1].
         #[arg(
             long,
@@ -386,6 +396,8 @@ fn real_main() -> Result<ExitCode> {
             overwrite,
             dump_particles,
             dump_mesh,
+            dump_fields,
+            fields,
             mesh_resolution,
             export_system,
             preconditioner,
@@ -406,6 +418,7 @@ fn real_main() -> Result<ExitCode> {
                 overwrite,
                 dump: dump_particles,
                 mesh: dump_mesh.map(|every| (every, mesh_resolution.unwrap_or(1))),
+                fields: dump_fields.map(|every| (every, fields.unwrap_or_default())),
                 export: export_system,
                 check_invariants,
             };

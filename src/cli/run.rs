@@ -84,6 +84,8 @@ pub(crate) struct RunOptions {
     pub(crate) dump: Option<u64>,
     /// `--dump-mesh K` and `--mesh-resolution R`.
     pub(crate) mesh: Option<(u64, u32)>,
+    /// `--dump-fields K` and `--fields` (empty: all).
+    pub(crate) fields: Option<(u64, Vec<String>)>,
     pub(crate) export: Option<PathBuf>,
     pub(crate) check_invariants: bool,
 }
@@ -230,6 +232,10 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         }
         eddy::mesh::params_for(scene, resolution)?;
     }
+    let mut caches = match &opts.fields {
+        Some((every, names)) => Some(FieldCaches::new(scene, &opts.out, *every, names)?),
+        None => None,
+    };
     // Every output path is usable before minutes of simulation are spent.
     prepare_out(&opts.out, opts.overwrite)?;
     if let Some(dir) = &opts.export {
@@ -279,6 +285,9 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
         meshes.dump(s, scene, &opts.out, 0, m, None)?;
     }
+    if let Some(c) = caches.as_mut() {
+        c.dump(&sim, 0)?;
+    }
 
     let bar = progress_bar(opts.frames);
     let start = std::time::Instant::now();
@@ -309,6 +318,9 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             }
             if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
                 meshes.dump(s, scene, &opts.out, st.frame, m, Some(&bar))?;
+            }
+            if let Some(c) = caches.as_mut() {
+                c.dump(&sim, st.frame)?;
             }
             done = st.frame;
             if opts.check_invariants {
@@ -392,6 +404,9 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         );
     }
     summary += &meshes.summary();
+    if let Some(c) = &caches {
+        summary += &c.summary();
+    }
     if unconverged > 0 {
         note!("warning: {unconverged} pressure solve(s) stopped above the tolerance");
     }
@@ -495,6 +510,109 @@ impl MeshLog {
             self.written,
             1e3 * self.total_s / self.written as f64,
             1e3 * self.max_s
+        )
+    }
+}
+
+/// `--dump-fields`: the VTK field caches of a run and their `.pvd` collection.
+pub(crate) struct FieldCaches {
+    out: PathBuf,
+    every: u64,
+    names: Vec<String>,
+    collection: eddy::output::vtk::Collection,
+    written: u64,
+    bytes: u64,
+}
+
+impl FieldCaches {
+    /// Checks `names` against the fields `scene`'s mode has (empty: all of them).
+    fn new(scene: &Scene, out: &Path, every: u64, names: &[String]) -> Result<Self> {
+        if every == 0 {
+            bail!("--dump-fields must be at least 1");
+        }
+        let (mode, known): (&str, &[&str]) = match scene.kind {
+            SceneKind::Liquid => ("liquid", &eddy::output::vtk::LIQUID_FIELDS),
+            SceneKind::Smoke => ("smoke", &eddy::output::vtk::SMOKE_FIELDS),
+        };
+        let mut chosen = vec![];
+        for n in names {
+            let n = n.trim().to_ascii_lowercase();
+            if n == "all" {
+                chosen.extend(known.iter().map(|s| s.to_string()));
+            } else if known.contains(&n.as_str()) {
+                chosen.push(n);
+            } else {
+                bail!(
+                    "--fields: {n:?} is not a field of a {mode} scene; expected some of {} (or all)",
+                    known.join(", ")
+                );
+            }
+        }
+        if chosen.is_empty() {
+            chosen = known.iter().map(|s| s.to_string()).collect();
+        }
+        chosen.dedup();
+        Ok(Self {
+            out: out.to_path_buf(),
+            every,
+            names: chosen,
+            collection: eddy::output::vtk::Collection::new(out.join("fields.pvd")),
+            written: 0,
+            bytes: 0,
+        })
+    }
+
+    fn dump(&mut self, sim: &RunSim, frame: u64) -> Result<()> {
+        if !frame.is_multiple_of(self.every) {
+            return Ok(());
+        }
+        use eddy::output::vtk;
+        let frame_data = match sim {
+            RunSim::Liquid(s) => s.field_frame(&self.names)?,
+            RunSim::Smoke(s) => s.field_frame(&self.names)?,
+        };
+        let time = sim_time(sim);
+        let mut files = vec![];
+        if !frame_data.cells.is_empty() {
+            let name = format!("fields_{frame:05}.vti");
+            vtk::write_cells(&self.out.join(&name), &frame_data)
+                .with_context(|| format!("cannot write {}", self.out.join(&name).display()))?;
+            files.push(name);
+        }
+        if frame_data.faces.is_some() {
+            let comps = if frame_data.is_slice() { 2 } else { 3 };
+            for (comp, axis) in ["u", "v", "w"].iter().enumerate().take(comps) {
+                let name = format!("faces_{axis}_{frame:05}.vti");
+                vtk::write_faces(&self.out.join(&name), &frame_data, comp, axis)
+                    .with_context(|| format!("cannot write {}", self.out.join(&name).display()))?;
+                files.push(name);
+            }
+        }
+        if let (RunSim::Liquid(s), true) = (sim, self.names.iter().any(|n| n == "particles")) {
+            let (pos, vel) = s.read_particles()?;
+            let name = format!("particles_{frame:05}.vtp");
+            vtk::write_particles(&self.out.join(&name), &pos, &vel)
+                .with_context(|| format!("cannot write {}", self.out.join(&name).display()))?;
+            files.push(name);
+        }
+        for (part, name) in files.iter().enumerate() {
+            self.bytes += std::fs::metadata(self.out.join(name)).map_or(0, |m| m.len());
+            self.collection.add(time, part, name);
+        }
+        self.collection
+            .write()
+            .with_context(|| format!("cannot write {}", self.out.join("fields.pvd").display()))?;
+        self.written += 1;
+        Ok(())
+    }
+
+    fn summary(&self) -> String {
+        format!(
+            "field caches: {} frame(s) of {} ({:.1} MB) listed in {} (open it in ParaView)\n",
+            self.written,
+            self.names.join(", "),
+            self.bytes as f64 / 1e6,
+            self.out.join("fields.pvd").display()
         )
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod bodies;
 pub mod stats;
+pub mod vtk;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -121,16 +122,29 @@ impl FolderContents {
 }
 
 /// True for names eddy writes into an output folder: `stats.csv`, `bodies.csv`,
-/// `particles_NNNNN.ply`, `mesh_NNNNN.ply`,
+/// `particles_NNNNN.ply`, `mesh_NNNNN.ply`, the field caches (`fields_NNNNN.vti`,
+/// `faces_{u,v,w}_NNNNN.vti`, `particles_NNNNN.vtp`, `fields.pvd`),
 /// the system export's files, and any of them with the temporary suffix.
 pub fn is_eddy_file(name: &str) -> bool {
     let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
-    let dump = ["particles_", "mesh_"]
-        .iter()
-        .find_map(|p| name.strip_prefix(p))
-        .and_then(|r| r.strip_suffix(".ply"))
-        .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()));
+    let numbered = |prefix: &str, ext: &str| {
+        name.strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(ext))
+            .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let dump = [
+        ("particles_", ".ply"),
+        ("mesh_", ".ply"),
+        ("fields_", ".vti"),
+        ("faces_u_", ".vti"),
+        ("faces_v_", ".vti"),
+        ("faces_w_", ".vti"),
+        ("particles_", ".vtp"),
+    ]
+    .iter()
+    .any(|(p, e)| numbered(p, e));
     dump || [
+        "fields.pvd",
         "stats.csv",
         "bodies.csv",
         "A.mtx",

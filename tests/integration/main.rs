@@ -11,6 +11,7 @@ mod bench_cli;
 mod bodies;
 mod cli;
 mod diffusion;
+mod fields;
 mod first_run;
 mod liquid_volume;
 mod mesh;

@@ -603,3 +603,72 @@ pub(crate) fn read_mg(
         values,
     })
 }
+
+impl Simulation {
+    /// The grid fields named in `names` (of [`crate::output::vtk::LIQUID_FIELDS`]; the
+    /// particles are written apart) for a field cache: cell types, pressure (Pa), the
+    /// cell-centred velocity (the mean of each component's two faces), the MAC faces, the
+    /// divergence after the projection, and the level set of the surface.
+    pub fn field_frame(
+        &self,
+        names: &[String],
+    ) -> Result<crate::output::vtk::FieldFrame, SimError> {
+        use crate::output::vtk::{CellArray, FieldFrame};
+        let n = self.fields.params.n;
+        let has = |s: &str| names.iter().any(|x| x == s);
+        let mut cells = vec![];
+        let mut scalar = |name: &str, field: Field| -> Result<(), SimError> {
+            if has(name) {
+                cells.push(CellArray {
+                    name: name.into(),
+                    components: 1,
+                    values: self.read_field(field)?.values,
+                });
+            }
+            Ok(())
+        };
+        scalar("cell_type", Field::CellType)?;
+        scalar("pressure", Field::Pressure)?;
+        scalar("divergence", Field::DivergenceAfter)?;
+        scalar("level_set", Field::LevelSet)?;
+        let faces = if has("velocity") || has("faces") {
+            Some([
+                self.read_field(Field::U)?.values,
+                self.read_field(Field::V)?.values,
+                self.read_field(Field::W)?.values,
+            ])
+        } else {
+            None
+        };
+        if let (true, Some(f)) = (has("velocity"), &faces) {
+            let [nx, ny, nz] = n.map(|v| v as usize);
+            let mut values = Vec::with_capacity(nx * ny * nz * 3);
+            for k in 0..nz {
+                for j in 0..ny {
+                    for i in 0..nx {
+                        let u = 0.5
+                            * (f[0][i + (nx + 1) * (j + ny * k)]
+                                + f[0][i + 1 + (nx + 1) * (j + ny * k)]);
+                        let v = 0.5
+                            * (f[1][i + nx * (j + (ny + 1) * k)]
+                                + f[1][i + nx * (j + 1 + (ny + 1) * k)]);
+                        let w =
+                            0.5 * (f[2][i + nx * (j + ny * k)] + f[2][i + nx * (j + ny * (k + 1))]);
+                        values.extend([u, v, w]);
+                    }
+                }
+            }
+            cells.push(CellArray {
+                name: "velocity".into(),
+                components: 3,
+                values,
+            });
+        }
+        Ok(FieldFrame {
+            dims: n,
+            h: self.fields.params.h as f64,
+            cells,
+            faces: faces.filter(|_| has("faces")),
+        })
+    }
+}

@@ -274,3 +274,63 @@ impl SmokeSimulation {
         })
     }
 }
+
+impl SmokeSimulation {
+    /// The slice's fields named in `names` (of [`crate::output::vtk::SMOKE_FIELDS`]) for a
+    /// field cache: cell types, pressure (Pa), the cell-centred velocity (z zero), the MAC
+    /// faces (u, v), the divergence after the projection, the vorticity (z), temperature
+    /// and dye (rgb). Values in SOLID cells are 0, as in the views.
+    pub fn field_frame(
+        &self,
+        names: &[String],
+    ) -> Result<crate::output::vtk::FieldFrame, SimError> {
+        use crate::output::vtk::{CellArray, FieldFrame};
+        let has = |s: &str| names.iter().any(|x| x == s);
+        let mut cells = vec![];
+        for (name, field) in [
+            ("cell_type", SmokeField::Obstacles),
+            ("pressure", SmokeField::Pressure),
+            ("divergence", SmokeField::DivergenceAfter),
+            ("vorticity", SmokeField::Vorticity),
+            ("temperature", SmokeField::Temperature),
+        ] {
+            if has(name) {
+                cells.push(CellArray {
+                    name: name.into(),
+                    components: 1,
+                    values: self.read_view(field)?.values,
+                });
+            }
+        }
+        if has("dye") {
+            let rgb = self.read_view(SmokeField::Dye)?.rgb.unwrap_or_default();
+            cells.push(CellArray {
+                name: "dye".into(),
+                components: 3,
+                values: rgb.iter().flatten().copied().collect(),
+            });
+        }
+        if has("velocity") {
+            let v = self.read_centre_velocity()?;
+            cells.push(CellArray {
+                name: "velocity".into(),
+                components: 3,
+                values: v.iter().flat_map(|u| [u[0], u[1], 0.0]).collect(),
+            });
+        }
+        let faces = if has("faces") {
+            let v = self.read_velocity()?;
+            let nu = self.fields.params.num_u as usize;
+            let nv = self.fields.params.num_v as usize;
+            Some([v[..nu].to_vec(), v[nu..nu + nv].to_vec(), vec![]])
+        } else {
+            None
+        };
+        Ok(FieldFrame {
+            dims: self.dims(),
+            h: self.fields.params.h as f64,
+            cells,
+            faces,
+        })
+    }
+}

@@ -1,0 +1,271 @@
+//! Field caches (`eddy run --dump-fields`): what eddy writes as VTK XML is read back by
+//! vtkio's parser (not eddy's writer code) and must equal the GPU's fields at every cell and
+//! face, with the grid's extent, origin and spacing in metres, for a liquid and a smoke run;
+//! the `.pvd` collection lists every file with its time.
+
+use crate::common;
+use eddy::output::vtk;
+use eddy::scene::{Scene, SceneKind};
+use eddy::sim::{liquid::views::Field, smoke::SmokeSimulation, Simulation};
+use std::path::{Path, PathBuf};
+use vtkio::model::{Attribute, DataSet, IOBuffer, Piece, VertexNumbers};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("eddy-fields-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What vtkio reads from an image file: whole extent (inclusive ranges), origin, spacing,
+/// and its (point or cell) arrays by name.
+struct Image {
+    extent: [[i32; 2]; 3],
+    origin: [f32; 3],
+    spacing: [f32; 3],
+    arrays: Vec<(String, usize, Vec<f32>)>,
+}
+
+fn arrays(attrs: &[Attribute]) -> Vec<(String, usize, Vec<f32>)> {
+    attrs
+        .iter()
+        .map(|a| match a {
+            Attribute::DataArray(d) => {
+                let values = match &d.data {
+                    IOBuffer::F32(v) => v.clone(),
+                    other => panic!("{}: not f32 data: {other:?}", d.name),
+                };
+                (d.name.clone(), d.num_comp(), values)
+            }
+            other => panic!("unexpected attribute {other:?}"),
+        })
+        .collect()
+}
+
+fn read_image(path: &Path) -> Image {
+    let vtk = vtkio::Vtk::import(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let DataSet::ImageData {
+        extent,
+        origin,
+        spacing,
+        pieces,
+        ..
+    } = vtk.data
+    else {
+        panic!("{}: not image data", path.display());
+    };
+    let vtkio::model::Extent::Ranges(r) = extent else {
+        panic!("no ranges")
+    };
+    let Piece::Inline(piece) = &pieces[0] else {
+        panic!("not inline")
+    };
+    let mut all = arrays(&piece.data.cell);
+    all.extend(arrays(&piece.data.point));
+    Image {
+        extent: r.map(|x| [*x.start(), *x.end()]),
+        origin,
+        spacing,
+        arrays: all,
+    }
+}
+
+fn array<'a>(img: &'a Image, name: &str) -> &'a (String, usize, Vec<f32>) {
+    img.arrays
+        .iter()
+        .find(|a| a.0 == name)
+        .unwrap_or_else(|| panic!("no array {name}"))
+}
+
+#[test]
+fn liquid_field_caches_read_back_equal_the_gpu_fields() {
+    let mut scene = Scene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/dam_break.ron"))
+        .unwrap()
+        .with_resolution(16);
+    scene.name = "fields".into();
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    for _ in 0..3 {
+        sim.step_frame().unwrap();
+    }
+    let names: Vec<String> = vtk::LIQUID_FIELDS.iter().map(|s| s.to_string()).collect();
+    let frame = sim.field_frame(&names).unwrap();
+    let dir = scratch("liquid");
+    vtk::write_cells(&dir.join("cells.vti"), &frame).unwrap();
+    let [nx, ny, nz] = sim.fields.params.n;
+    let h = scene.h() as f32;
+    let img = read_image(&dir.join("cells.vti"));
+    assert_eq!(img.extent, [[0, nx as i32], [0, ny as i32], [0, nz as i32]]);
+    assert_eq!(img.origin, [0.0; 3]);
+    assert_eq!(img.spacing, [h; 3]);
+    for (name, field) in [
+        ("cell_type", Field::CellType),
+        ("pressure", Field::Pressure),
+        ("divergence", Field::DivergenceAfter),
+        ("level_set", Field::LevelSet),
+    ] {
+        let gpu = sim.read_field(field).unwrap().values;
+        let (_, comps, values) = array(&img, name);
+        assert_eq!(*comps, 1);
+        assert_eq!(values, &gpu, "{name}");
+        assert!(gpu.iter().any(|v| *v != 0.0), "{name} is all zeros");
+    }
+    // Faces: u at (i h, (j + 1/2) h, (k + 1/2) h), one point per face.
+    let u = sim.read_field(Field::U).unwrap();
+    for (comp, axis, field) in [(0, "u", Field::U), (1, "v", Field::V), (2, "w", Field::W)] {
+        let path = dir.join(format!("faces_{axis}.vti"));
+        vtk::write_faces(&path, &frame, comp, axis).unwrap();
+        let img = read_image(&path);
+        let mut dims = [nx, ny, nz];
+        dims[comp] += 1;
+        assert_eq!(img.extent, dims.map(|d| [0, d as i32 - 1]), "{axis}");
+        let mut origin = [0.5 * h; 3];
+        origin[comp] = 0.0;
+        assert_eq!(img.origin, origin, "{axis}");
+        assert_eq!(
+            array(&img, axis).2,
+            sim.read_field(field).unwrap().values,
+            "{axis}"
+        );
+    }
+    // The cell-centred velocity is the mean of the two faces, at a cell in the moving column.
+    let (i, j, k) = (3u32, 2u32, 2u32);
+    let c = (i + nx * (j + ny * k)) as usize;
+    let expect = 0.5 * (u.get(i, j, k) + u.get(i + 1, j, k));
+    let (_, comps, vel) = array(&img, "velocity");
+    assert_eq!(*comps, 3);
+    assert!(expect != 0.0 && (vel[3 * c] - expect).abs() <= 1e-6 * expect.abs());
+    // Particles: one vertex each, the velocity as point data.
+    let (pos, pvel) = sim.read_particles().unwrap();
+    vtk::write_particles(&dir.join("p.vtp"), &pos, &pvel).unwrap();
+    let vtk = vtkio::Vtk::import(dir.join("p.vtp")).unwrap();
+    let DataSet::PolyData { pieces, .. } = vtk.data else {
+        panic!("not polydata")
+    };
+    let Piece::Inline(p) = &pieces[0] else {
+        panic!("not inline")
+    };
+    let IOBuffer::F32(points) = &p.points else {
+        panic!("points not f32")
+    };
+    assert_eq!(points.len(), 3 * pos.len());
+    assert_eq!(&points[3 * 17..3 * 18], &pos[17][..3]);
+    let Some(VertexNumbers::XML { connectivity, .. }) = &p.verts else {
+        panic!("no vertices: {:?}", p.verts)
+    };
+    assert_eq!(connectivity.len(), pos.len());
+    let (_, comps, v) = &arrays(&p.data.point)[0];
+    assert_eq!(*comps, 3);
+    assert_eq!(&v[3 * 17..3 * 18], &pvel[17][..3]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn smoke_field_caches_are_2d_images_of_the_slice() {
+    let scene = Scene::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/smoke_plume.ron"
+    ))
+    .unwrap()
+    .with_resolution(48);
+    assert_eq!(scene.kind, SceneKind::Smoke);
+    let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+    for _ in 0..5 {
+        sim.step_frame().unwrap();
+    }
+    let names: Vec<String> = vtk::SMOKE_FIELDS.iter().map(|s| s.to_string()).collect();
+    let frame = sim.field_frame(&names).unwrap();
+    let dir = scratch("smoke");
+    vtk::write_cells(&dir.join("cells.vti"), &frame).unwrap();
+    let [nx, ny, _] = sim.dims();
+    let img = read_image(&dir.join("cells.vti"));
+    // A 2D image of points at the cells' centres.
+    assert_eq!(img.extent, [[0, nx as i32 - 1], [0, ny as i32 - 1], [0, 0]]);
+    let h = scene.h() as f32;
+    assert_eq!(img.origin, [0.5 * h, 0.5 * h, 0.0]);
+    assert_eq!(img.spacing[..2], [h, h]);
+    let view = |f| sim.read_view(f).unwrap().values;
+    use eddy::sim::smoke::views::SmokeField;
+    assert_eq!(array(&img, "temperature").2, view(SmokeField::Temperature));
+    assert_eq!(array(&img, "pressure").2, view(SmokeField::Pressure));
+    assert!(array(&img, "temperature").2.iter().any(|t| *t > 0.1));
+    let dye = &array(&img, "dye");
+    assert_eq!((dye.1, dye.2.len()), (3, 3 * (nx * ny) as usize));
+    let vel = sim.read_centre_velocity().unwrap();
+    let (_, comps, v) = array(&img, "velocity");
+    assert_eq!(*comps, 3);
+    let c = (nx / 2 + nx * (ny / 4)) as usize;
+    assert_eq!(
+        [v[3 * c], v[3 * c + 1], v[3 * c + 2]],
+        [vel[c][0], vel[c][1], 0.0]
+    );
+    assert!(vel[c][1] > 0.0, "no plume at the probe: {:?}", vel[c]);
+    vtk::write_faces(&dir.join("v.vti"), &frame, 1, "v").unwrap();
+    let img = read_image(&dir.join("v.vti"));
+    assert_eq!(img.extent, [[0, nx as i32 - 1], [0, ny as i32], [0, 0]]);
+    assert_eq!(img.origin, [0.5 * scene.h() as f32, 0.0, 0.0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn eddy_run_dump_fields_writes_a_collection_paraview_opens() {
+    let out = std::env::temp_dir().join(format!("eddy-fields-run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_eddy"))
+            .args([
+                "run",
+                "dam_break",
+                "--resolution",
+                "12",
+                "--frames",
+                "4",
+                "--out",
+            ])
+            .arg(&out)
+            .args(extra)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--dump-fields", "2", "--fields", "pressure,faces"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pvd = std::fs::read_to_string(out.join("fields.pvd")).unwrap();
+    // Frames 0, 2 and 4: the cells and the three face grids each.
+    for frame in ["00000", "00002", "00004"] {
+        for f in ["fields_", "faces_u_", "faces_v_", "faces_w_"] {
+            let name = format!("{f}{frame}.vti");
+            assert!(
+                pvd.contains(&format!("file=\"{name}\"")),
+                "{name} not in {pvd}"
+            );
+            read_image(&out.join(&name));
+        }
+    }
+    assert!(
+        !out.join("particles_00002.vtp").exists(),
+        "particles were not asked for"
+    );
+    let times: Vec<f64> = pvd
+        .split("timestep=\"")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len(), 12);
+    assert!((times[4] - 2.0 / 60.0).abs() < 1e-6, "{times:?}");
+    let img = read_image(&out.join("fields_00002.vti"));
+    assert_eq!(img.arrays.len(), 1);
+    let _ = std::fs::remove_dir_all(&out);
+    for (args, needle) in [
+        (
+            vec!["--dump-fields", "2", "--fields", "vorticity"],
+            "not a field of a liquid scene",
+        ),
+        (vec!["--dump-fields", "0"], "at least 1"),
+    ] {
+        let o = run(&args);
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(needle), "{err}");
+        assert!(!out.exists() || std::fs::read_dir(&out).unwrap().count() == 0);
+    }
+}
