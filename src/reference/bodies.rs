@@ -207,3 +207,29 @@ pub fn coupled_term(
     }
     out
 }
+
+/// The smoke's closed box: P K P x with P = I - 1 1^T / n over the FLUID cells (the
+/// projection off the constant, which a body against a wall would otherwise give an
+/// eigenvalue: src/sim/bodies/strong.wgsl), in f64.
+pub fn coupled_term_projected(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    body_id: &[u32],
+    cell_type: &[u8],
+    x: &[f32],
+    slice: bool,
+) -> Vec<f64> {
+    let fluid: Vec<usize> = (0..g.cells()).filter(|&c| cell_type[c] == FLUID).collect();
+    let n = fluid.len().max(1) as f64;
+    let mean = fluid.iter().map(|&c| x[c] as f64).sum::<f64>() / n;
+    // K is linear: K (x - mean 1) = K x - mean K 1, both from f32 inputs exactly.
+    let kx = coupled_term(g, bodies, body_id, cell_type, x, slice);
+    let ones = vec![1.0f32; x.len()];
+    let k1 = coupled_term(g, bodies, body_id, cell_type, &ones, slice);
+    let mut y: Vec<f64> = (0..g.cells()).map(|c| kx[c] - mean * k1[c]).collect();
+    let y_mean = fluid.iter().map(|&c| y[c]).sum::<f64>() / n;
+    for &c in &fluid {
+        y[c] -= y_mean;
+    }
+    y
+}

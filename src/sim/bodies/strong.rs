@@ -6,14 +6,14 @@
 use super::{BodySet, MAX_BODIES};
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
 use crate::sim::core::fields::GridFields;
-use crate::sim::core::pressure::{AddedTerm, PcgVectors, TermOp};
+use crate::sim::core::pressure::{pcg, AddedTerm, PcgVectors, TermOp};
 use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
 use glam::DVec3;
 
 crate::kernel_entries!(
     /// The entry points of strong.wgsl.
-    StrongEntries { reduce_d, reduce_p, add_q, sub_r, into_z, restamp }
+    StrongEntries { sum_d, sum_p, reduce_d, reduce_p, reduce_one, add_q, sub_r, into_z, restamp }
 );
 
 /// One body as strong.wgsl reads it. Mirror of `CoupleBody` in strong.wgsl (layout checked
@@ -27,7 +27,9 @@ pub struct CoupleBody {
     /// s / m per axis (0 where the body does not move with the fluid).
     pub inv_mass: [f32; 4],
     /// Columns of s I^-1, world axes.
-    pub inv_inertia: [[f32; 4]; 3],
+    pub inv_inertia_x: [f32; 4],
+    pub inv_inertia_y: [f32; 4],
+    pub inv_inertia_z: [f32; 4],
     /// The cells the body may cover, lo <= x < hi.
     pub lo: [i32; 4],
     pub hi: [i32; 4],
@@ -38,9 +40,9 @@ crate::wgsl_mirror!(couple_body_layout: CoupleBody = "strong.wgsl" CoupleBody {
     vel: vel,
     omega: omega,
     inv_mass: inv_mass,
-    inv_inertia_x: inv_inertia[0],
-    inv_inertia_y: inv_inertia[1],
-    inv_inertia_z: inv_inertia[2],
+    inv_inertia_x: inv_inertia_x,
+    inv_inertia_y: inv_inertia_y,
+    inv_inertia_z: inv_inertia_z,
     lo: lo,
     hi: hi,
 });
@@ -51,21 +53,31 @@ crate::wgsl_mirror!(couple_body_layout: CoupleBody = "strong.wgsl" CoupleBody {
 pub struct StrongParams {
     pub bodies: u32,
     pub slice: u32,
-    pub _pad: [u32; 2],
+    /// 1: the term is P K P, P the projection off the constant over the FLUID cells (the
+    /// smoke's closed box, see strong.wgsl).
+    pub project: u32,
+    /// Workgroups of the FLUID-cell sums.
+    pub groups: u32,
 }
 crate::wgsl_mirror!(strong_params_layout: StrongParams = "strong.wgsl" StrongParams {
     bodies: bodies,
     slice: slice,
-    _pad0: _pad[0],
-    _pad1: _pad[1],
+    project: project,
+    groups: groups,
 });
 
 /// f32 per body in the sums (strong.wgsl's SUM_STRIDE).
 pub const SUM_STRIDE: usize = 24;
 
-/// GPU bytes of the strong coupling's buffers.
-pub const BYTES: u64 =
-    (MAX_BODIES * (std::mem::size_of::<CoupleBody>() + 2 * SUM_STRIDE * 4)) as u64 + 16;
+/// f32 of the sums: per body, then the FLUID cells' sum and count (and padding).
+const SUM_FLOATS: usize = MAX_BODIES * SUM_STRIDE + 8;
+
+/// GPU bytes of the strong coupling's buffers: the bodies, the sums and their staging
+/// copy, the partial sums, the parameters.
+pub const BYTES: u64 = (MAX_BODIES * std::mem::size_of::<CoupleBody>()
+    + 2 * SUM_FLOATS * 4
+    + 2 * 4 * pcg::MAX_REDUCE_GROUPS as usize
+    + std::mem::size_of::<StrongParams>()) as u64;
 
 /// What the sums of one body hold after [`StrongCoupling::record_forces`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -141,8 +153,9 @@ pub struct StrongCoupling {
     params_buffer: wgpu::Buffer,
     /// The bodies as strong.wgsl reads them (`MAX_BODIES` slots).
     pub couple: wgpu::Buffer,
-    /// Per body: J x, J (g . n), w (see strong.wgsl).
+    /// Per body: J x, J (g . n), w, J 1 (see strong.wgsl).
     pub sums: wgpu::Buffer,
+    _partials: wgpu::Buffer,
     reader: BufferReader,
     pub scales: ForceScales,
     /// Whether the solve takes the added term (the strong scheme), or only the forces are
@@ -162,10 +175,13 @@ impl StrongCoupling {
     ) -> Self {
         let device = &ctx.device;
         let kernel = Kernel::new(device, crate::wgsl!("strong.wgsl"), "Strong");
+        let slice = f.params.n[2] == 1;
         let params = StrongParams {
             bodies: 0,
-            slice: (f.params.n[2] == 1) as u32,
-            _pad: [0; 2],
+            slice: slice as u32,
+            // The smoke is a closed box: no AIR cell ever fixes the pressure's level.
+            project: (strong && !scales.hydrostatic) as u32,
+            groups: pcg::reduce_groups(f.num_cells()),
         };
         let params_buffer = uniform_buffer(device, "Strong::params", bytemuck::bytes_of(&params));
         let couple = storage_buffer(
@@ -173,8 +189,13 @@ impl StrongCoupling {
             "Strong::couple",
             (MAX_BODIES * std::mem::size_of::<CoupleBody>()) as u64,
         );
-        let sums_bytes = (MAX_BODIES * SUM_STRIDE * 4) as u64;
+        let sums_bytes = (SUM_FLOATS * 4) as u64;
         let sums = storage_buffer(device, "Strong::sums", sums_bytes);
+        let partials = storage_buffer(
+            device,
+            "Strong::partials",
+            2 * 4 * pcg::MAX_REDUCE_GROUPS as u64,
+        );
         let group = kernel.bind(
             device,
             &[
@@ -191,6 +212,7 @@ impl StrongCoupling {
                 ("z", &pcg.z),
                 ("done", &pcg.state),
                 ("solid_vel", &f.solid_vel),
+                ("partials", &partials),
             ],
         );
         Self {
@@ -201,6 +223,7 @@ impl StrongCoupling {
             params_buffer,
             couple,
             sums,
+            _partials: partials,
             reader: BufferReader::new(device, sums_bytes, "Strong::sums"),
             scales,
             strong,
@@ -243,7 +266,9 @@ impl StrongCoupling {
                     vel: f(b.velocity()),
                     omega: f(b.omega()),
                     inv_mass: f(inv_mass),
-                    inv_inertia: [f(inv_i.x_axis), f(inv_i.y_axis), f(inv_i.z_axis)],
+                    inv_inertia_x: f(inv_i.x_axis),
+                    inv_inertia_y: f(inv_i.y_axis),
+                    inv_inertia_z: f(inv_i.z_axis),
                     lo: [x.0, y.0, z0, 0],
                     hi: [x.1, y.1, z1, 0],
                 }
@@ -270,11 +295,20 @@ impl StrongCoupling {
         self.kernel.dispatch(pass, entry, &self.group, self.cells);
     }
 
+    /// With the projection: the sum of x over the FLUID cells, before a reduction.
+    fn fluid_sum(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
+        if self.params.project != 0 {
+            self.kernel
+                .dispatch_groups(pass, entry, &self.group, &[], self.params.groups);
+        }
+    }
+
     /// After the solve: the face sums of phi (the forces), and in the strong scheme each
     /// coupled body's cells given its velocity after the solve; record before the
     /// projection, which leaves the faces next to solids alone (the boundary stage then
     /// sets them from the new velocities).
     pub fn record_forces(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.fluid_sum(pass, self.e.sum_p);
         self.per_body(pass, self.e.reduce_p);
         if self.strong {
             self.per_cell(pass, self.e.restamp);
@@ -304,14 +338,21 @@ impl AddedTerm for StrongCoupling {
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, op: TermOp) {
         match op {
             TermOp::AddToQ => {
+                self.fluid_sum(pass, self.e.sum_d);
                 self.per_body(pass, self.e.reduce_d);
                 self.per_cell(pass, self.e.add_q);
             }
             TermOp::SubtractFromR => {
+                // The bodies' open faces (J 1) for the projection, once per solve.
+                if self.params.project != 0 {
+                    self.per_body(pass, self.e.reduce_one);
+                }
+                self.fluid_sum(pass, self.e.sum_p);
                 self.per_body(pass, self.e.reduce_p);
                 self.per_cell(pass, self.e.sub_r);
             }
             TermOp::IntoZ => {
+                self.fluid_sum(pass, self.e.sum_p);
                 self.per_body(pass, self.e.reduce_p);
                 self.per_cell(pass, self.e.into_z);
             }
@@ -319,6 +360,6 @@ impl AddedTerm for StrongCoupling {
     }
 
     fn dispatches(&self) -> u32 {
-        2
+        2 + self.params.project
     }
 }

@@ -19,6 +19,16 @@
 // (s J^T M^-1 J d)_c = sum over c's body faces of j_f . w_k to q = A d. The preconditioner
 // still preconditions A alone: each body adds at most 6 outlying eigenvalues.
 //
+// The smoke's closed box is a pure Neumann problem: A's null space holds the constant, which
+// the preconditioner projects out (multigrid.wgsl's coarse solve), and the right-hand side is
+// made compatible (coupling.wgsl). A body against a wall, a solid or another body has faces
+// that do not close (c_k = J_k 1 is not zero), and its term would give the constant mode an
+// eigenvalue the preconditioner cannot see: the PCG then breaks down. With `project` the term
+// is P K P instead, P = I - 1 1^T / n_fluid: J_k P x = J_k x - c_k mean(x) (`sum_d`/`sum_p`
+// sum x over the FLUID cells first), and P K x subtracts sum_k c_k . w_k / n_fluid from every
+// FLUID cell (the sum of K x over the cells, exactly). A body then cannot change the volume
+// of the closed box's fluid, which is the container's own constraint.
+//
 // `reduce_p` does the same for the solution phi and also sums J_k (g . n_f), from which the
 // host builds the fluid's force on the body (src/sim/bodies/strong.rs, `read_forces`);
 // `sub_r` takes (K p)_c from the initial residual (a warm start), `into_z` writes K p for
@@ -44,12 +54,14 @@ struct CoupleBody {
 struct StrongParams {
     bodies: u32,     // body slots in use
     slice: u32,      // 1: one-slice grid, torque about z only
-    _pad0: u32,
-    _pad1: u32,
+    project: u32,    // 1: the term is P K P (a closed box, see above)
+    groups: u32,     // workgroups of `sum_d` / `sum_p`
 };
 
-// Per body: J x (6), J (g . n) (6, `reduce_p` only), w = s M^-1 J x (6), padding (6).
+// Per body: J x (6), J (g . n) (6, `reduce_p` only), w = s M^-1 J x (6), c = J 1 (6,
+// `reduce_one`). After the bodies: the sum of x over the FLUID cells and their count.
 const SUM_STRIDE: u32 = 24u;
+const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> sp: StrongParams;
@@ -65,9 +77,12 @@ const SUM_STRIDE: u32 = 24u;
 // The PCG's state; word PCG_DONE_WORD is its done flag (see pcg.wgsl).
 @group(0) @binding(11) var<storage, read> done: array<u32>;
 @group(0) @binding(12) var<storage, read_write> solid_vel: array<vec4<f32>>;
+// Per `sum_d`/`sum_p` workgroup: the sum of x over its FLUID cells and their count.
+@group(0) @binding(13) var<storage, read_write> partials: array<f32>;
 
 var<workgroup> red: array<array<f32, 12>, REDUCE_WG>;
 var<workgroup> wg_done: u32;
+var<workgroup> wg_corr: f32;
 
 fn is_done_uniform(li: u32) -> bool {
     if (li == 0u) { wg_done = done[PCG_DONE_WORD]; }
@@ -91,8 +106,82 @@ fn is_fluid_cell(c: vec3<i32>) -> bool {
     return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
 }
 
-// J_k x (and J_k (g . n) when `with_g`) over body k's faces, one workgroup per body.
-fn reduce_body(k: u32, li: u32, use_p: bool) {
+// Per workgroup, the sum of x (d or p) over FLUID cells and their count, strided like the
+// PCG's reductions.
+fn sum_fluid(wg: u32, li: u32, use_p: bool) {
+    var s = 0.0;
+    var n = 0.0;
+    let stride = sp.groups * REDUCE_WG;
+    for (var c = wg * REDUCE_WG + li; c < params.num_cells; c += stride) {
+        if (cell_type[c] == FLUID) {
+            s += select(d[c], p[c], use_p);
+            n += 1.0;
+        }
+    }
+    red[li][0] = s;
+    red[li][1] = n;
+    for (var stride2 = REDUCE_WG / 2u; stride2 > 0u; stride2 = stride2 / 2u) {
+        workgroupBarrier();
+        if (li < stride2) {
+            red[li][0] += red[li + stride2][0];
+            red[li][1] += red[li + stride2][1];
+        }
+    }
+    workgroupBarrier();
+    if (li == 0u) {
+        partials[2u * wg] = red[0][0];
+        partials[2u * wg + 1u] = red[0][1];
+    }
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn sum_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    sum_fluid(wg.x, li, false);
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn sum_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    sum_fluid(wg.x, li, true);
+}
+
+// The partials of the last `sum_d`/`sum_p`: (sum of x, FLUID cells), in a fixed order.
+fn fluid_totals(li: u32) -> vec2<f32> {
+    var s = 0.0;
+    var n = 0.0;
+    for (var i = li; i < sp.groups; i += REDUCE_WG) {
+        s += partials[2u * i];
+        n += partials[2u * i + 1u];
+    }
+    workgroupBarrier();
+    red[li][0] = s;
+    red[li][1] = n;
+    for (var stride = REDUCE_WG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) {
+            red[li][0] += red[li + stride][0];
+            red[li][1] += red[li + stride][1];
+        }
+    }
+    workgroupBarrier();
+    let t = vec2<f32>(red[0][0], red[0][1]);
+    workgroupBarrier();
+    return t;
+}
+
+// J_k x over body k's faces, one workgroup per body: x is d (`what` 0), p (1, with
+// J_k (g . n) beside it) or 1 (2, into the slots of c_k).
+fn reduce_body(k: u32, li: u32, what: u32) {
+    let use_p = what == 1u;
+    var mean = 0.0;
+    if (sp.project != 0u && what != 2u) {
+        let t = fluid_totals(li);
+        mean = t.x / max(t.y, 1.0);
+        if (k == 0u && li == 0u) {
+            sums[TOTALS] = t.x;
+            sums[TOTALS + 1u] = t.y;
+        }
+    }
     var acc: array<f32, 12>;
     for (var i = 0u; i < 12u; i++) { acc[i] = 0.0; }
     if (k < sp.bodies) {
@@ -110,7 +199,8 @@ fn reduce_body(k: u32, li: u32, use_p: bool) {
                 let y = cc + e;
                 if (!is_fluid_cell(y)) { continue; }
                 let yi = cell_index(y, params.n);
-                let x = select(d[yi], p[yi], use_p);
+                var x = select(d[yi], p[yi], use_p);
+                if (what == 2u) { x = 1.0; }
                 let n = vec3<f32>(e);
                 let t = lever(b, cc, e, n);
                 acc[0] += n.x * x; acc[1] += n.y * x; acc[2] += n.z * x;
@@ -132,8 +222,14 @@ fn reduce_body(k: u32, li: u32, use_p: bool) {
     }
     workgroupBarrier();
     if (li == 0u && k < sp.bodies) {
-        let s = red[0];
+        var s = red[0];
         let base = k * SUM_STRIDE;
+        if (what == 2u) {
+            for (var j = 0u; j < 6u; j++) { sums[base + 18u + j] = s[j]; }
+            return;
+        }
+        // J P x = J x - c_k mean(x).
+        for (var j = 0u; j < 6u; j++) { s[j] -= sums[base + 18u + j] * mean; }
         for (var j = 0u; j < 12u; j++) { sums[base + j] = s[j]; }
         let b = cb[k];
         let w_lin = b.inv_mass.xyz * vec3<f32>(s[0], s[1], s[2]);
@@ -148,16 +244,41 @@ fn reduce_body(k: u32, li: u32, use_p: bool) {
 @compute @workgroup_size(REDUCE_WG)
 fn reduce_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    reduce_body(wg.x, li, false);
+    reduce_body(wg.x, li, 0u);
 }
 
 @compute @workgroup_size(REDUCE_WG)
 fn reduce_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    reduce_body(wg.x, li, true);
+    reduce_body(wg.x, li, 1u);
 }
 
-// (s J^T M^-1 J x)_c from the w the last reduction stored: over c's faces with a body cell.
-fn coupled_row(c: u32) -> f32 {
+@compute @workgroup_size(REDUCE_WG)
+fn reduce_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    reduce_body(wg.x, li, 2u);
+}
+
+// With `project`: sum_k c_k . w_k / n_fluid, what P takes from every FLUID cell of K x
+// (every thread of the workgroup calls it; bodies <= MAX_BODIES <= WORKGROUP).
+fn projection(li: u32) -> f32 {
+    if (sp.project == 0u) { return 0.0; }
+    var t = 0.0;
+    if (li < sp.bodies) {
+        let base = li * SUM_STRIDE;
+        for (var j = 0u; j < 6u; j++) { t += sums[base + 18u + j] * sums[base + 12u + j]; }
+    }
+    red[li][0] = t;
+    for (var stride = WORKGROUP / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) { red[li][0] += red[li + stride][0]; }
+    }
+    workgroupBarrier();
+    if (li == 0u) { wg_corr = red[0][0] / max(sums[TOTALS + 1u], 1.0); }
+    return workgroupUniformLoad(&wg_corr);
+}
+
+// (s J^T M^-1 J x)_c from the w the last reduction stored: over c's faces with a body cell,
+// less `corr` (P's share, see `projection`).
+fn coupled_row(c: u32, corr: f32) -> f32 {
     if (cell_type[c] != FLUID) { return 0.0; }
     let x = cell_coord(c, params.n);
     var s = 0.0;
@@ -176,32 +297,35 @@ fn coupled_row(c: u32) -> f32 {
         let w_ang = vec3<f32>(sums[base + 3u], sums[base + 4u], sums[base + 5u]);
         s += dot(n, w_lin) + dot(t, w_ang);
     }
-    return s;
+    return s - corr;
 }
 
 @compute @workgroup_size(WORKGROUP)
 fn add_q(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
+    let corr = projection(li);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    q[c] = q[c] + coupled_row(c);
+    q[c] = q[c] + coupled_row(c, corr);
 }
 
 @compute @workgroup_size(WORKGROUP)
 fn sub_r(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
+    let corr = projection(li);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    r[c] = r[c] - coupled_row(c);
+    r[c] = r[c] - coupled_row(c, corr);
 }
 
 @compute @workgroup_size(WORKGROUP)
 fn into_z(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
+    let corr = projection(li);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    z[c] = coupled_row(c);
+    z[c] = coupled_row(c, corr);
 }
 
 @compute @workgroup_size(WORKGROUP)
