@@ -205,7 +205,11 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
             "spacing     off (particle_spacing: 0)".to_string()
         });
         if particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES {
-            let fluid = initial_fluid_cells(&scene, &scene.initial_state());
+            let mut init = scene.initial_state();
+            if let Some(set) = eddy::sim::bodies::BodySet::from_scene(&scene) {
+                set.displace_seeded(&mut init);
+            }
+            let fluid = initial_fluid_cells(&scene, &init);
             line(format!("fluid cells {fluid} at the first step"));
             if fluid == 0 {
                 warnings.push(format!(

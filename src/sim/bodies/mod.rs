@@ -324,6 +324,30 @@ pub struct BodySet {
 }
 
 impl BodySet {
+    /// Drops the seeded particles that lie inside a body: a body placed in the liquid
+    /// displaces it, so the liquid is the scene's fluid less the bodies. Without this the
+    /// first substep pushed those particles out to the body's surface (adding the body's
+    /// volume to the liquid) and gave the ones in front of a moving body its velocity
+    /// (momentum that nothing took from the body). Returns how many were dropped.
+    pub fn displace_seeded(&self, init: &mut crate::scene::InitialState) -> usize {
+        let before = init.positions.len();
+        let keep: Vec<bool> = init
+            .positions
+            .iter()
+            .map(|p| {
+                let x = DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64);
+                !self.bodies.iter().any(|b| b.contains(x, self.slice))
+            })
+            .collect();
+        let mut k = keep.iter();
+        init.positions.retain(|_| *k.next().unwrap());
+        let mut k = keep.iter();
+        init.velocities.retain(|_| *k.next().unwrap());
+        before - init.positions.len()
+    }
+}
+
+impl BodySet {
     /// The bodies of `scene`, or None when it has none (then nothing in a step changes).
     pub fn from_scene(scene: &Scene) -> Option<Self> {
         if scene.bodies.is_empty() {

@@ -165,7 +165,10 @@ impl Runner<Liquid> {
         // Sizes first: a grid or a particle count too large for the adapter is refused
         // before the host spends memory on seeding.
         check_scene_limits(&ctx, scene)?;
-        let init = scene.initial_state();
+        let mut init = scene.initial_state();
+        if let Some(set) = bodies::BodySet::from_scene(scene) {
+            set.displace_seeded(&mut init);
+        }
         let mut params =
             SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
         params.pic_ratio = scene.pic_ratio as f32;
