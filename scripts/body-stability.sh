@@ -6,6 +6,7 @@
 # largest speed and spin in the last frame.
 #
 #   scripts/body-stability.sh [strong|weak] [EDDY]   (EDDY: default target/release/eddy)
+#   RATIOS="0.5 100" scripts/body-stability.sh      (only these density ratios)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scheme="${1:-strong}"
@@ -58,7 +59,7 @@ run() { # kind ratio frames
 
 echo "| density / fluid's | liquid ($scheme) | smoke ($scheme) |"
 echo "|---|---|---|"
-for ratio in 0.01 0.05 0.1 0.3 0.5 1 2 10 100; do
+for ratio in ${RATIOS:-0.01 0.05 0.1 0.3 0.5 1 2 10 100}; do
   l=$(run liquid "$ratio" 180)
   if awk "BEGIN{exit !($ratio >= 0.5)}"; then s=$(run smoke "$ratio" 240); else s="(below the smoke's range)"; fi
   echo "| $ratio | $l | $s |"
