@@ -61,16 +61,19 @@ enum Command {
     /// Simulate a scene headless and write stats.csv (and optional particle dumps).
     /// Ctrl-C (or SIGTERM) stops after the current frame's outputs; a second one at once.
     Run {
-        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
-        scene: PathBuf,
-        /// Frames to simulate.
+        /// Scene file (RON), or the name of a shipped scene (`eddy scenes`). With --resume,
+        /// optional: the checkpoint holds its scene.
+        #[arg(required_unless_present = "resume")]
+        scene: Option<PathBuf>,
+        /// Frames to simulate: the run ends after frame N (with --resume too, so the same
+        /// command line plus --resume finishes a stopped run).
         // Hyphen values reach the parser, so `--frames -1` is named in the error as a bad
         // value rather than reported as an unknown argument `-1`.
         #[arg(long, default_value_t = 120, allow_hyphen_values = true)]
         frames: u64,
-        /// Output directory; must be empty or new unless --overwrite is given.
-        #[arg(long, default_value = "out")]
-        out: PathBuf,
+        /// Output directory; must be empty or new unless --overwrite is given [default: out].
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Reuse a non-empty --out: delete the stats, particle and mesh dumps of an earlier run
         /// there first (other files are kept and listed).
         #[arg(long)]
@@ -113,6 +116,25 @@ enum Command {
         /// every particle (tracer) is finite and inside the domain (reads them back: slower).
         #[arg(long)]
         check_invariants: bool,
+        /// Write a checkpoint every K frames (DIR/checkpoint_NNNNN.eddy: everything that
+        /// determines the rest of the run, for --resume).
+        #[arg(long, value_name = "K", allow_hyphen_values = true)]
+        checkpoint_every: Option<u64>,
+        /// With --checkpoint-every: keep the newest N checkpoints (at least 1).
+        #[arg(
+            long,
+            value_name = "N",
+            default_value_t = 2,
+            allow_hyphen_values = true
+        )]
+        keep_checkpoints: u64,
+        /// Continue the run in DIR from its newest checkpoint (bit for bit the run that was
+        /// not stopped); rows and dumps past the checkpoint's frame are dropped first.
+        #[arg(long, value_name = "DIR", conflicts_with = "overwrite")]
+        resume: Option<PathBuf>,
+        /// With --resume: run SCENE even though it differs from the checkpoint's scene.
+        #[arg(long, requires = "resume")]
+        allow_scene_change: bool,
     },
     /// Open the viewer on a scene (plain `eddy` opens it on the dam break).
     #[command(after_help = view_fields_help())]
@@ -403,16 +425,47 @@ fn real_main() -> Result<ExitCode> {
             preconditioner,
             resolution,
             check_invariants,
+            checkpoint_every,
+            keep_checkpoints,
+            resume,
+            allow_scene_change,
         }) => {
-            let mut s = Scene::load(&scene)?;
+            let resumed = match &resume {
+                Some(dir) => Some(run::open_resume(dir, out.as_deref())?),
+                None => None,
+            };
+            let (mut s, scene_path) = match (&scene, &resumed) {
+                (Some(path), _) => (Scene::load(path)?, path.clone()),
+                (None, Some((path, c))) => (c.scene.clone(), path.clone()),
+                (None, None) => unreachable!("clap requires SCENE without --resume"),
+            };
             if let Some(p) = preconditioner {
                 s.pressure.preconditioner = p;
             }
             if let Some(n) = resolution {
-                s = with_resolution_flag(&s, n, &scene)?;
+                s = with_resolution_flag(&s, n, &scene_path)?;
             }
+            if let Some((path, c)) = &resumed {
+                run::check_resumed_scene(path, &c.scene, &s, allow_scene_change)?;
+            }
+            let checkpoint = match checkpoint_every {
+                Some(0) => anyhow::bail!("--checkpoint-every must be at least 1"),
+                Some(k) => {
+                    if !(1..=100_000).contains(&keep_checkpoints) {
+                        anyhow::bail!(
+                            "--keep-checkpoints must be 1 to 100000, got {keep_checkpoints}"
+                        );
+                    }
+                    Some((k, keep_checkpoints as usize))
+                }
+                None => None,
+            };
+            let out = match (&resume, out) {
+                (Some(dir), _) => dir.clone(),
+                (None, o) => o.unwrap_or_else(|| PathBuf::from("out")),
+            };
             let opts = RunOptions {
-                scene_path: scene,
+                scene_path,
                 frames,
                 out,
                 overwrite,
@@ -421,6 +474,8 @@ fn real_main() -> Result<ExitCode> {
                 fields: dump_fields.map(|every| (every, fields.unwrap_or_default())),
                 export: export_system,
                 check_invariants,
+                checkpoint,
+                resume: resumed.map(|(_, c)| c),
             };
             run(&s, &opts)
         }

@@ -88,6 +88,125 @@ pub(crate) struct RunOptions {
     pub(crate) fields: Option<(u64, Vec<String>)>,
     pub(crate) export: Option<PathBuf>,
     pub(crate) check_invariants: bool,
+    /// `--checkpoint-every K` and `--keep-checkpoints N`.
+    pub(crate) checkpoint: Option<(u64, usize)>,
+    /// `--resume`: the checkpoint the run goes on from (`out` is its folder).
+    pub(crate) resume: Option<eddy::output::checkpoint::Checkpoint>,
+}
+
+/// `--resume DIR`: the newest checkpoint of DIR, read and checked, and its path.
+pub(crate) fn open_resume(
+    dir: &Path,
+    out: Option<&Path>,
+) -> Result<(PathBuf, eddy::output::checkpoint::Checkpoint)> {
+    if let Some(o) = out.filter(|o| *o != dir) {
+        bail!(
+            "--resume {} goes on writing into that folder; --out {} names another",
+            dir.display(),
+            o.display()
+        );
+    }
+    if !dir.is_dir() {
+        bail!("--resume {}: no such folder", dir.display());
+    }
+    eddy::output::checkpoint::newest(dir).map_err(|e| {
+        anyhow!("cannot resume: {e} (nothing in the folder was changed; remove or rename a damaged checkpoint to resume from the one before it)")
+    })
+}
+
+/// A resumed run's scene must be the checkpoint's unless `--allow-scene-change` says
+/// otherwise; the fields that differ are named.
+pub(crate) fn check_resumed_scene(
+    path: &Path,
+    saved: &Scene,
+    now: &Scene,
+    allow: bool,
+) -> Result<()> {
+    if saved.to_ron() == now.to_ron() {
+        return Ok(());
+    }
+    let (a, b) = (
+        serde_json::to_value(saved).unwrap_or_default(),
+        serde_json::to_value(now).unwrap_or_default(),
+    );
+    let mut fields: Vec<String> = match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => a
+            .keys()
+            .chain(b.keys())
+            .filter(|k| a.get(*k) != b.get(*k))
+            .cloned()
+            .collect(),
+        _ => vec![],
+    };
+    fields.sort();
+    fields.dedup();
+    let what = if fields.is_empty() {
+        "its settings".to_string()
+    } else {
+        fields.join(", ")
+    };
+    if allow {
+        note!(
+            "warning: --allow-scene-change: the scene differs from {}'s in {what}; the run \
+             goes on with the new one",
+            path.display()
+        );
+        Ok(())
+    } else {
+        bail!(
+            "the scene differs from the one {} was run with, in {what}; the resumed run would \
+             not be the run that was stopped (--allow-scene-change runs it anyway)",
+            path.display()
+        )
+    }
+}
+
+/// Checkpoints written, their size and the time each took.
+#[derive(Default)]
+pub(crate) struct CheckpointLog {
+    written: u64,
+    bytes: u64,
+    total_s: f64,
+}
+
+impl CheckpointLog {
+    fn write(
+        &mut self,
+        sim: &RunSim,
+        scene: &Scene,
+        out: &Path,
+        frame: u64,
+        (every, keep): (u64, usize),
+    ) -> Result<()> {
+        if !frame.is_multiple_of(every) {
+            return Ok(());
+        }
+        let t = std::time::Instant::now();
+        let state = match sim {
+            RunSim::Liquid(s) => s.save_state()?,
+            RunSim::Smoke(s) => s.save_state()?,
+        };
+        let (path, bytes) = eddy::output::checkpoint::write(out, scene, &state)
+            .with_context(|| format!("cannot write the checkpoint of frame {frame}"))?;
+        eddy::output::checkpoint::prune(out, keep)
+            .with_context(|| format!("cannot remove old checkpoints beside {}", path.display()))?;
+        self.written += 1;
+        self.bytes = bytes;
+        self.total_s += t.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    fn summary(&self) -> String {
+        if self.written == 0 {
+            return String::new();
+        }
+        format!(
+            "checkpoints: {} written, {:.2} MB each, {:.0} ms each to save\n",
+            self.written,
+            self.bytes as f64 / 1e6,
+            1e3 * self.total_s / self.written as f64
+        )
+    }
 }
 
 /// A liquid or smoke simulation behind the one frame loop of `eddy run`.
@@ -236,8 +355,18 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         Some((every, names)) => Some(FieldCaches::new(scene, &opts.out, *every, names)?),
         None => None,
     };
+    let start_frame = opts.resume.as_ref().map_or(0, |c| c.state.frame);
+    if opts.resume.is_some() && opts.frames <= start_frame {
+        bail!(
+            "the newest checkpoint in {} is of frame {start_frame}: --frames N is the frame \
+             the run ends at, so it must be larger",
+            opts.out.display()
+        );
+    }
     // Every output path is usable before minutes of simulation are spent.
-    prepare_out(&opts.out, opts.overwrite)?;
+    if opts.resume.is_none() {
+        prepare_out(&opts.out, opts.overwrite)?;
+    }
     if let Some(dir) = &opts.export {
         if dir.exists() && !dir.is_dir() {
             bail!("--export-system {}: is a file, not a folder", dir.display());
@@ -259,6 +388,27 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             Simulation::new(ctx.clone(), scene).with_context(at)?,
         ))
     };
+    if let Some(c) = &opts.resume {
+        let restored = match &mut sim {
+            RunSim::Liquid(s) => s.restore_state(&c.state),
+            RunSim::Smoke(s) => s.restore_state(&c.state),
+        };
+        restored.with_context(|| {
+            format!(
+                "cannot resume from the checkpoint of frame {start_frame} in {} (nothing in the \
+                 folder was changed)",
+                opts.out.display()
+            )
+        })?;
+        if c.eddy_version != env!("CARGO_PKG_VERSION") {
+            note!(
+                "warning: the checkpoint was written by eddy {}, this is {}: the resumed run \
+                 may differ from the one that was stopped",
+                c.eddy_version,
+                env!("CARGO_PKG_VERSION")
+            );
+        }
+    }
     for w in seeding_warnings(scene) {
         note!("warning: {}: {w}", opts.scene_path.display());
     }
@@ -266,32 +416,69 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     // empty (and reusable) rather than holding a header-only stats.csv.
     let stats_path = opts.out.join("stats.csv");
     let header = FrameStats::csv_header(scene.kind);
-    let mut csv = RowWriter::create(&stats_path, header)
-        .with_context(|| format!("cannot create {}", stats_path.display()))?;
     // One row per body per frame, beside stats.csv.
     let bodies_path = opts.out.join("bodies.csv");
+    let open_csv = |path: &Path, header: &str| -> Result<RowWriter> {
+        if opts.resume.is_none() {
+            return RowWriter::create(path, header)
+                .with_context(|| format!("cannot create {}", path.display()));
+        }
+        let dropped = eddy::output::truncate_rows_after(path, header, start_frame)
+            .with_context(|| format!("cannot resume {}", path.display()))?;
+        if dropped > 0 {
+            note!(
+                "{}: dropped {} past the checkpoint's frame {start_frame} (the stopped run \
+                 went on after it); they are simulated again",
+                path.display(),
+                count(dropped as u64, "row")
+            );
+        }
+        RowWriter::append(path).with_context(|| format!("cannot append to {}", path.display()))
+    };
+    let mut csv = open_csv(&stats_path, header)?;
     let mut bodies_csv = match sim.bodies() {
-        Some(_) => Some(
-            RowWriter::create(&bodies_path, eddy::output::bodies::CSV_HEADER)
-                .with_context(|| format!("cannot create {}", bodies_path.display()))?,
-        ),
+        Some(_) => Some(open_csv(&bodies_path, eddy::output::bodies::CSV_HEADER)?),
         None => None,
     };
+    if opts.resume.is_some() {
+        let removed = eddy::output::remove_dumps_after(&opts.out, start_frame)
+            .with_context(|| format!("cannot clear {}", opts.out.display()))?;
+        if removed > 0 {
+            note!(
+                "{}: removed {} past the checkpoint's frame {start_frame}",
+                opts.out.display(),
+                count(removed as u64, "dump")
+            );
+        }
+        if let Some(c) = caches.as_mut() {
+            c.resume(start_frame)?;
+        }
+        note!(
+            "resuming at frame {start_frame} (t = {:.6} s) from {}",
+            sim_time(&sim),
+            opts.out
+                .join(eddy::output::checkpoint::file_name(start_frame))
+                .display()
+        );
+    }
     let expected_particles = sim.particles();
-    if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
-        dump_particles(s, &opts.out, 0, k)?;
-    }
     let mut meshes = MeshLog::default();
-    if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
-        meshes.dump(s, scene, &opts.out, 0, m, None)?;
+    if opts.resume.is_none() {
+        if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
+            dump_particles(s, &opts.out, 0, k)?;
+        }
+        if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
+            meshes.dump(s, scene, &opts.out, 0, m, None)?;
+        }
+        if let Some(c) = caches.as_mut() {
+            c.dump(&sim, 0)?;
+        }
     }
-    if let Some(c) = caches.as_mut() {
-        c.dump(&sim, 0)?;
-    }
+    let mut checkpoints = CheckpointLog::default();
 
-    let bar = progress_bar(opts.frames);
+    let bar = progress_bar(opts.frames - start_frame);
     let start = std::time::Instant::now();
-    let mut done = 0u64;
+    let mut done = start_frame;
     let mut total_substeps = 0u64;
     let mut unconverged = 0u64;
     let mut stage_ms = eddy::gpu::StageTiming::default();
@@ -321,6 +508,9 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             }
             if let Some(c) = caches.as_mut() {
                 c.dump(&sim, st.frame)?;
+            }
+            if let Some(every) = opts.checkpoint {
+                checkpoints.write(&sim, scene, &opts.out, st.frame, every)?;
             }
             done = st.frame;
             if opts.check_invariants {
@@ -391,7 +581,14 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             stats_path.display()
         )
     } else {
-        run_summary(&ctx, done, total_substeps, secs, &stats_path, &stage_ms)
+        run_summary(
+            &ctx,
+            done - start_frame,
+            total_substeps,
+            secs,
+            &stats_path,
+            &stage_ms,
+        )
     };
     if total_substeps > 0 {
         let per = |n: u64| n as f64 / total_substeps as f64;
@@ -404,6 +601,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         );
     }
     summary += &meshes.summary();
+    summary += &checkpoints.summary();
     if let Some(c) = &caches {
         summary += &c.summary();
     }
@@ -560,6 +758,14 @@ impl FieldCaches {
             written: 0,
             bytes: 0,
         })
+    }
+
+    /// A resumed run: the collection keeps the files of frames up to `frame`.
+    fn resume(&mut self, frame: u64) -> Result<()> {
+        let path = self.out.join("fields.pvd");
+        self.collection = eddy::output::vtk::Collection::resume(path.clone(), frame)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        Ok(())
     }
 
     fn dump(&mut self, sim: &RunSim, frame: u64) -> Result<()> {

@@ -6,6 +6,7 @@
 //! temporary name and renamed into place once complete.
 
 pub mod bodies;
+pub mod checkpoint;
 pub mod stats;
 pub mod vtk;
 
@@ -80,6 +81,13 @@ impl RowWriter {
         Ok(w)
     }
 
+    /// Opens `path`, which holds rows already, to append more.
+    pub fn append(path: &Path) -> std::io::Result<Self> {
+        Ok(Self {
+            file: std::fs::OpenOptions::new().append(true).open(path)?,
+        })
+    }
+
     /// Appends one line with a single write, then flushes it.
     pub fn row(&mut self, line: &str) -> std::io::Result<()> {
         let mut bytes = Vec::with_capacity(line.len() + 1);
@@ -123,8 +131,9 @@ impl FolderContents {
 
 /// True for names eddy writes into an output folder: `stats.csv`, `bodies.csv`,
 /// `particles_NNNNN.ply`, `mesh_NNNNN.ply`, the field caches (`fields_NNNNN.vti`,
-/// `faces_{u,v,w}_NNNNN.vti`, `particles_NNNNN.vtp`, `fields.pvd`),
-/// the system export's files, and any of them with the temporary suffix.
+/// `faces_{u,v,w}_NNNNN.vti`, `particles_NNNNN.vtp`, `fields.pvd`), the checkpoints
+/// (`checkpoint_NNNNN.eddy`), the system export's files, and any of them with the
+/// temporary suffix.
 pub fn is_eddy_file(name: &str) -> bool {
     let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
     let numbered = |prefix: &str, ext: &str| {
@@ -140,6 +149,7 @@ pub fn is_eddy_file(name: &str) -> bool {
         ("faces_v_", ".vti"),
         ("faces_w_", ".vti"),
         ("particles_", ".vtp"),
+        ("checkpoint_", ".eddy"),
     ]
     .iter()
     .any(|(p, e)| numbered(p, e));
@@ -352,6 +362,66 @@ pub fn write_matrix_market(dir: &Path, sys: &ExportedSystem) -> std::io::Result<
         }
         Ok(())
     })
+}
+
+/// A resumed run's CSV (`stats.csv`, `bodies.csv`: the frame first on every row): checks
+/// its header is `header` and drops the rows of frames after `frame`, which a stopped run
+/// left past its checkpoint (rewritten atomically). Returns how many rows went.
+pub fn truncate_rows_after(path: &Path, header: &str, frame: u64) -> std::io::Result<usize> {
+    let text = std::fs::read_to_string(path)?;
+    let mut lines = text.lines();
+    if lines.next() != Some(header) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "its header is not the one this run writes (another mode or eddy version)",
+        ));
+    }
+    let mut kept = vec![header];
+    let mut dropped = 0;
+    for line in lines {
+        let row_frame = line.split(',').next().and_then(|f| f.parse::<u64>().ok());
+        match row_frame {
+            Some(f) if f <= frame => kept.push(line),
+            _ => dropped += 1,
+        }
+    }
+    if dropped > 0 {
+        write_atomically(path, |w| {
+            for l in &kept {
+                writeln!(w, "{l}")?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(dropped)
+}
+
+/// The frame number of a numbered dump eddy writes (`particles_00012.ply`,
+/// `faces_u_00012.vti`, `checkpoint_00012.eddy`, also while temporary), else None.
+pub fn dump_frame(name: &str) -> Option<u64> {
+    if !is_eddy_file(name) {
+        return None;
+    }
+    let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
+    let stem = name.rsplit_once('.')?.0;
+    let digits = stem.rsplit_once('_')?.1;
+    digits.parse().ok()
+}
+
+/// Removes the numbered dumps of `dir` past `frame` and every temporary file eddy left
+/// there (a resumed run writes them anew). Returns how many went.
+pub fn remove_dumps_after(dir: &Path, frame: u64) -> std::io::Result<usize> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let temp = name.ends_with(TEMP_SUFFIX) && is_eddy_file(&name);
+        if temp || dump_frame(&name).is_some_and(|f| f > frame) {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 #[cfg(test)]

@@ -217,6 +217,41 @@ impl Collection {
         }
     }
 
+    /// The collection at `path` as an earlier run wrote it, keeping the files of frames up
+    /// to `frame` (a resumed run goes on from there); a new one when there is none.
+    pub fn resume(path: PathBuf, frame: u64) -> std::io::Result<Self> {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::new(path)),
+            Err(e) => return Err(e),
+        };
+        let attr = |line: &str, key: &str| -> Option<String> {
+            let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
+            let end = start + line[start..].find('"')?;
+            Some(line[start..end].to_string())
+        };
+        let mut entries = vec![];
+        for line in text.lines().filter(|l| l.contains("<DataSet")) {
+            let (Some(t), Some(part), Some(file)) = (
+                attr(line, "timestep"),
+                attr(line, "part"),
+                attr(line, "file"),
+            ) else {
+                continue;
+            };
+            let file = file
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            let keep = super::dump_frame(&file).is_some_and(|f| f <= frame);
+            if let (true, Ok(t), Ok(part)) = (keep, t.parse::<f64>(), part.parse::<usize>()) {
+                entries.push((t, part, file));
+            }
+        }
+        Ok(Self { path, entries })
+    }
+
     /// Adds `file` (a name relative to the collection's folder) at `time`, as `part`.
     pub fn add(&mut self, time: f64, part: usize, file: &str) {
         self.entries.push((time, part, file.to_string()));

@@ -9,6 +9,7 @@ mod common;
 mod apic;
 mod bench_cli;
 mod bodies;
+mod checkpoint;
 mod cli;
 mod diffusion;
 mod fields;

@@ -323,6 +323,69 @@ pub struct BodySet {
     pub scheme: CouplingScheme,
 }
 
+/// f64 words of one body's motion in [`BodySet::state_words`].
+const BODY_WORDS: usize = 38;
+
+impl BodySet {
+    /// Every body's motion as f64 words (a saved state, src/sim/core/state.rs): position,
+    /// orientation, momenta, prescribed motion, the fluid's last forces and what the weak
+    /// scheme's correction remembers. What the scene gives (shape, mass, material) is not
+    /// saved, nor a grab (the viewer's, never part of a headless run).
+    pub fn state_words(&self) -> Vec<f64> {
+        let mut w = vec![self.bodies.len() as f64];
+        for b in &self.bodies {
+            let q = b.orientation;
+            w.extend(b.position.to_array());
+            w.extend([q.x, q.y, q.z, q.w]);
+            for v in [
+                b.momentum,
+                b.angular_momentum,
+                b.prescribed_velocity,
+                b.prescribed_omega,
+                b.fluid_force,
+                b.fluid_torque,
+                b.surface_force,
+                b.surface_torque,
+                b.seen_velocity,
+                b.seen_omega,
+            ] {
+                w.extend(v.to_array());
+            }
+            w.push(b.predicted_gain);
+        }
+        w
+    }
+
+    /// Restores what [`Self::state_words`] saved into the bodies of the same scene.
+    pub fn restore_words(&mut self, w: &[f64]) -> Result<(), SimError> {
+        let n = self.bodies.len();
+        if w.first().copied() != Some(n as f64) || w.len() != 1 + n * BODY_WORDS {
+            return Err(SimError::Unsupported(format!(
+                "the saved state holds {} bodies, the scene {n}",
+                w.first().copied().unwrap_or(0.0)
+            )));
+        }
+        for (b, w) in self.bodies.iter_mut().zip(w[1..].chunks_exact(BODY_WORDS)) {
+            let v = |i: usize| DVec3::new(w[i], w[i + 1], w[i + 2]);
+            b.position = v(0);
+            b.orientation = DQuat::from_xyzw(w[3], w[4], w[5], w[6]);
+            b.momentum = v(7);
+            b.angular_momentum = v(10);
+            b.prescribed_velocity = v(13);
+            b.prescribed_omega = v(16);
+            b.fluid_force = v(19);
+            b.fluid_torque = v(22);
+            b.surface_force = v(25);
+            b.surface_torque = v(28);
+            b.seen_velocity = v(31);
+            b.seen_omega = v(34);
+            b.predicted_gain = w[37];
+            b.grab = None;
+        }
+        Ok(())
+    }
+}
+
 impl BodySet {
     /// Drops the seeded particles that lie inside a body: a body placed in the liquid
     /// displaces it, so the liquid is the scene's fluid less the bodies. Without this the

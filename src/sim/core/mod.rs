@@ -11,3 +11,4 @@ pub mod pressure;
 pub mod project;
 pub mod recorder;
 pub mod runner;
+pub mod state;

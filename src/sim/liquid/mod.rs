@@ -619,3 +619,47 @@ impl Simulation {
             .apply_preconditioner(&self.ctx, &self.fields, &self.pcg, kind, r)?)
     }
 }
+
+impl Simulation {
+    /// The state after the last frame (src/sim/core/state.rs): the shared part and the
+    /// particles (positions, velocities, and the APIC matrices when the scene uses them).
+    pub fn save_state(&self) -> Result<crate::sim::core::state::SimState, SimError> {
+        let mut s = self.core.capture_core(SceneKind::Liquid)?;
+        let p = &self.mode.particles;
+        s.push_words("particles", &[p.count as f64, p.has_affine() as u8 as f64]);
+        if p.count > 0 {
+            s.push_buffer(&self.ctx, "particles.pos", &p.pos)?;
+            s.push_buffer(&self.ctx, "particles.vel", &p.vel)?;
+            if p.has_affine() {
+                s.push_buffer(&self.ctx, "particles.affine", &p.affine)?;
+            }
+        }
+        Ok(s)
+    }
+
+    /// Continues from `state`, saved from a simulation of this scene.
+    pub fn restore_state(
+        &mut self,
+        state: &crate::sim::core::state::SimState,
+    ) -> Result<(), SimError> {
+        let counts = state.words("particles")?;
+        let p = &self.mode.particles;
+        if counts.first().copied() != Some(p.count as f64) {
+            return Err(SimError::Unsupported(format!(
+                "the saved state holds {} particles, the scene seeds {}",
+                counts.first().copied().unwrap_or(0.0),
+                p.count
+            )));
+        }
+        self.core.restore_core(state, SceneKind::Liquid)?;
+        let p = &self.mode.particles;
+        if p.count > 0 {
+            state.restore_buffer(&self.ctx, "particles.pos", &p.pos)?;
+            state.restore_buffer(&self.ctx, "particles.vel", &p.vel)?;
+            if p.has_affine() {
+                state.restore_buffer(&self.ctx, "particles.affine", &p.affine)?;
+            }
+        }
+        Ok(())
+    }
+}

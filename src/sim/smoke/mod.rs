@@ -659,3 +659,64 @@ impl SmokeSimulation {
         self.mode.trail_slot
     }
 }
+
+impl SmokeSimulation {
+    /// The state after the last frame (src/sim/core/state.rs): the shared part, the dye and
+    /// temperature, the tracers and their trails, and the solids painted in the viewer.
+    pub fn save_state(&self) -> Result<crate::sim::core::state::SimState, SimError> {
+        let mut s = self.core.capture_core(SceneKind::Smoke)?;
+        let m = &self.mode;
+        s.push_words("smoke", &[m.tracers.count as f64, m.trail_slot as f64]);
+        s.push_buffer(&self.ctx, "smoke.dye", &m.smoke.dye)?;
+        if m.tracers.count > 0 {
+            s.push_buffer(&self.ctx, "tracers.pos", &m.tracers.pos)?;
+            s.push_buffer(&self.ctx, "tracers.trail", &m.smoke.trail)?;
+        }
+        s.push(
+            "smoke.static_solid",
+            bytemuck::cast_slice(&m.static_solid).to_vec(),
+        );
+        s.push(
+            "smoke.static_vel",
+            bytemuck::cast_slice(&m.static_vel).to_vec(),
+        );
+        Ok(s)
+    }
+
+    /// Continues from `state`, saved from a simulation of this scene.
+    pub fn restore_state(
+        &mut self,
+        state: &crate::sim::core::state::SimState,
+    ) -> Result<(), SimError> {
+        let w = state.words("smoke")?;
+        if w.len() != 2 || w[0] != self.mode.tracers.count as f64 || w[1] >= TRAIL_LEN as f64 {
+            return Err(SimError::Unsupported(format!(
+                "the saved state holds {} tracers, the scene {}",
+                w.first().copied().unwrap_or(0.0),
+                self.mode.tracers.count
+            )));
+        }
+        let solid = state.get("smoke.static_solid")?;
+        let vel = state.get("smoke.static_vel")?;
+        if solid.len() != self.mode.static_solid.len() * 4
+            || vel.len() != self.mode.static_vel.len() * 16
+        {
+            return Err(SimError::Unsupported(
+                "the saved solids are of another grid".into(),
+            ));
+        }
+        self.core.restore_core(state, SceneKind::Smoke)?;
+        let ctx = &self.core.ctx;
+        let m = &mut self.mode;
+        state.restore_buffer(ctx, "smoke.dye", &m.smoke.dye)?;
+        if m.tracers.count > 0 {
+            state.restore_buffer(ctx, "tracers.pos", &m.tracers.pos)?;
+            state.restore_buffer(ctx, "tracers.trail", &m.smoke.trail)?;
+        }
+        m.trail_slot = w[1] as u32;
+        m.static_solid = bytemuck::pod_collect_to_vec(solid);
+        m.static_vel = bytemuck::pod_collect_to_vec(vel);
+        m.static_dirty = true;
+        Ok(())
+    }
+}

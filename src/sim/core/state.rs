@@ -1,0 +1,179 @@
+//! A simulation's state between two frames: everything that determines the rest of a run
+//! and is not in its scene. Captured after a frame and restored into a simulation freshly
+//! made from the same scene, it continues the run bit for bit on the same adapter (the
+//! checkpoints of `eddy run --checkpoint-every`, the viewer's saved states;
+//! src/output/checkpoint.rs is the file format).
+//!
+//! What carries over: the clock, the frame counter and the largest speed (it sets the next
+//! CFL substep); the face velocities and the pressure, which warm-starts the next solve
+//! (every other grid field a substep rebuilds before reading it); each body's
+//! motion; the liquid's particles (with their APIC matrices) or the smoke's dye and
+//! temperature, tracers and trails, and its painted solids. No random numbers are drawn
+//! after seeding, so there is no generator state to keep.
+
+use super::runner::Core;
+use crate::gpu::{read_buffer, GpuContext};
+use crate::scene::SceneKind;
+use crate::sim::SimError;
+
+/// One named part of a state: a GPU buffer's bytes, or host values in little-endian words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The state of a simulation after frame `frame`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimState {
+    pub kind: SceneKind,
+    pub frame: u64,
+    /// Simulated time, s.
+    pub time: f64,
+    pub sections: Vec<Section>,
+}
+
+impl SimState {
+    /// The bytes of section `name`, or an error naming it.
+    pub fn get(&self, name: &str) -> Result<&[u8], SimError> {
+        self.sections
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.bytes.as_slice())
+            .ok_or_else(|| SimError::Unsupported(format!("the saved state has no {name:?}")))
+    }
+
+    /// Total bytes of the sections.
+    pub fn bytes(&self) -> usize {
+        self.sections.iter().map(|s| s.bytes.len()).sum()
+    }
+
+    pub(crate) fn push(&mut self, name: &str, bytes: Vec<u8>) {
+        self.sections.push(Section {
+            name: name.into(),
+            bytes,
+        });
+    }
+
+    /// Adds the bytes of GPU buffer `buf` as section `name`.
+    pub(crate) fn push_buffer(
+        &mut self,
+        ctx: &GpuContext,
+        name: &str,
+        buf: &wgpu::Buffer,
+    ) -> Result<(), SimError> {
+        let words: Vec<u32> = read_buffer(ctx, buf)?;
+        self.push(name, bytemuck::cast_slice(&words).to_vec());
+        Ok(())
+    }
+
+    /// Writes section `name` back into `buf`, which must have its size.
+    pub(crate) fn restore_buffer(
+        &self,
+        ctx: &GpuContext,
+        name: &str,
+        buf: &wgpu::Buffer,
+    ) -> Result<(), SimError> {
+        let bytes = self.get(name)?;
+        if bytes.len() as u64 != buf.size() {
+            return Err(SimError::Unsupported(format!(
+                "the saved {name:?} holds {} bytes, this simulation's {} (another scene or \
+                 resolution?)",
+                bytes.len(),
+                buf.size()
+            )));
+        }
+        ctx.queue.write_buffer(buf, 0, bytes);
+        Ok(())
+    }
+
+    /// Section `name` as f64 words.
+    pub(crate) fn words(&self, name: &str) -> Result<Vec<f64>, SimError> {
+        let bytes = self.get(name)?;
+        if !bytes.len().is_multiple_of(8) {
+            return Err(SimError::Unsupported(format!(
+                "the saved {name:?} is not a list of numbers"
+            )));
+        }
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect())
+    }
+
+    pub(crate) fn push_words(&mut self, name: &str, words: &[f64]) {
+        self.push(name, words.iter().flat_map(|w| w.to_le_bytes()).collect());
+    }
+}
+
+impl Core {
+    /// The state both modes share: clock, frame, speed, grid fields, pressure, bodies.
+    pub(crate) fn capture_core(&self, kind: SceneKind) -> Result<SimState, SimError> {
+        let mut s = SimState {
+            kind,
+            frame: self.frame,
+            time: self.time,
+            sections: vec![],
+        };
+        s.push_words(
+            "core",
+            &[
+                self.time,
+                self.frame as f64,
+                self.max_speed as f64,
+                self.warned_f32_floor as u8 as f64,
+            ],
+        );
+        for (name, buf) in self.carried_buffers() {
+            s.push_buffer(&self.ctx, name, buf)?;
+        }
+        if let Some(b) = &self.bodies {
+            s.push_words("bodies", &b.set.state_words());
+        }
+        Ok(s)
+    }
+
+    /// The grid buffers a substep reads before it writes them: the face velocities (the
+    /// smoke's carry over; the liquid's P2G rebuilds them) and the pressure, which
+    /// warm-starts the next solve. Every other grid field is rebuilt from these, the
+    /// particles, the dye and the bodies (measured: of the grid buffers, only these two
+    /// change a resumed run of tests/integration/checkpoint.rs when left out).
+    fn carried_buffers(&self) -> [(&'static str, &wgpu::Buffer); 2] {
+        [("fields.vel", &self.fields.vel), ("pcg.p", &self.pcg.p)]
+    }
+
+    /// Restores what [`Self::capture_core`] saved.
+    pub(crate) fn restore_core(&mut self, s: &SimState, kind: SceneKind) -> Result<(), SimError> {
+        if s.kind != kind {
+            return Err(SimError::Unsupported(format!(
+                "the saved state is of a {:?} simulation, this one is {:?}",
+                s.kind, kind
+            )));
+        }
+        let core = s.words("core")?;
+        if core.len() != 4 {
+            return Err(SimError::Unsupported(
+                "the saved core state is malformed".into(),
+            ));
+        }
+        for (name, buf) in self.carried_buffers() {
+            s.restore_buffer(&self.ctx, name, buf)?;
+        }
+        match (&mut self.bodies, s.get("bodies")) {
+            (Some(b), Ok(_)) => b.set.restore_words(&s.words("bodies")?)?,
+            (None, Err(_)) => {}
+            (Some(_), Err(e)) => return Err(e),
+            (None, Ok(_)) => {
+                return Err(SimError::Unsupported(
+                    "the saved state has bodies, this simulation none".into(),
+                ))
+            }
+        }
+        self.time = core[0];
+        self.frame = core[1] as u64;
+        self.max_speed = core[2] as f32;
+        self.warned_f32_floor = core[3] != 0.0;
+        self.substeps_in_frame = 0;
+        Ok(())
+    }
+}
