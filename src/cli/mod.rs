@@ -163,6 +163,10 @@ enum Command {
         /// Save the window as PNG after --frames frames.
         #[arg(long, requires = "frames")]
         screenshot: Option<PathBuf>,
+        /// Start from a saved state (F5 in the viewer) or a checkpoint of `eddy run
+        /// --checkpoint-every` (its scene replaces SCENE); F5 saves there, F9 loads it.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
         /// Show a slice of this grid field (liquid scenes; the names are listed below).
         #[arg(long, value_name = "FIELD")]
         field: Option<eddy::sim::liquid::views::Field>,
@@ -277,6 +281,7 @@ fn real_main() -> Result<ExitCode> {
             camera,
             size,
             screenshot,
+            state,
             field,
             axis,
             slice,
@@ -325,6 +330,7 @@ fn real_main() -> Result<ExitCode> {
                 record: record.map(|dir| eddy::ui::record::Recording { dir, every }),
                 camera,
                 size,
+                state,
             })?;
             Ok(ExitCode::SUCCESS)
         }

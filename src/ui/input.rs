@@ -59,6 +59,8 @@ impl Viewer {
                 match event.logical_key {
                     Key::Named(NamedKey::Space) => self.controls.playing = !self.controls.playing,
                     Key::Named(NamedKey::Escape) => event_loop.exit(),
+                    Key::Named(NamedKey::F5) => self.controls.actions.push(Action::SaveState),
+                    Key::Named(NamedKey::F9) => self.controls.actions.push(Action::LoadState),
                     Key::Character(c) => match c.as_str() {
                         "f" | "F" => self.controls.actions.push(Action::FrameDomain),
                         "p" | "P" => self.controls.actions.push(Action::Screenshot),

@@ -79,6 +79,9 @@ pub struct ViewerOptions {
     pub camera: Option<[f32; 3]>,
     /// Window size in pixels (recorded frames have this size); 1280 x 800 points when None.
     pub size: Option<[u32; 2]>,
+    /// A saved state or a checkpoint of `eddy run` to start from (its scene replaces
+    /// `scene`); also where "Save state" writes.
+    pub state: Option<PathBuf>,
 }
 
 impl Default for ViewerOptions {
@@ -96,6 +99,7 @@ impl Default for ViewerOptions {
             record: None,
             camera: None,
             size: None,
+            state: None,
         }
     }
 }
@@ -326,6 +330,64 @@ impl Viewer {
         }
     }
 
+    /// Writes the simulation's state to the state file; the message says what happened.
+    fn save_state(&mut self) -> Result<String, String> {
+        let state = match &self.sim {
+            Sim::Liquid(s) => s.save_state(),
+            Sim::Smoke(m) => m.sim.save_state(),
+        }
+        .map_err(|e| format!("cannot save: {e}"))?;
+        let path = PathBuf::from(&self.controls.state_path);
+        let frame = state.frame;
+        let bytes = crate::output::checkpoint::encode(&self.scene, &state);
+        crate::output::write_atomically(&path, |w| std::io::Write::write_all(w, &bytes))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(format!(
+            "saved frame {frame} to {} ({:.1} MB)",
+            path.display(),
+            bytes.len() as f64 / 1e6
+        ))
+    }
+
+    /// Goes back to the state in the state file, with its scene (a fresh simulation of it,
+    /// then the state); the simulation shown is kept when the file cannot be used.
+    fn load_state(&mut self, pause: bool) -> Result<Result<String, String>, ViewerError> {
+        let path = PathBuf::from(&self.controls.state_path);
+        let c = match crate::output::checkpoint::read(&path) {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(format!("cannot load: {e}"))),
+        };
+        let mut sim = match Sim::new(self.ctx.clone(), &c.scene) {
+            Ok(s) => s,
+            Err(e @ SimError::TooLarge { .. }) | Err(e @ SimError::Unsupported(_)) => {
+                return Ok(Err(format!("cannot load: {e}")))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let restored = match &mut sim {
+            Sim::Liquid(s) => s.restore_state(&c.state),
+            Sim::Smoke(m) => m.sim.restore_state(&c.state),
+        };
+        if let Err(e) = restored {
+            return Ok(Err(format!("cannot load {}: {e}", path.display())));
+        }
+        // Paused, so the moment it returns to can be looked at.
+        if pause {
+            self.controls.playing = false;
+        }
+        self.sim = sim;
+        self.scene = c.scene;
+        self.params.edit = self.scene.clone();
+        self.revision += 1;
+        self.bind_scene();
+        Ok(Ok(format!(
+            "loaded frame {} (t = {:.3} s) from {}",
+            c.state.frame,
+            c.state.time,
+            path.display()
+        )))
+    }
+
     fn apply_actions(&mut self) -> Result<(), ViewerError> {
         let mut actions = std::mem::take(&mut self.controls.actions);
         actions.append(&mut self.params.actions);
@@ -359,6 +421,14 @@ impl Viewer {
                     }
                     Err(e) => self.controls.error = Some(e.to_string()),
                 },
+                Action::SaveState => {
+                    let r = self.save_state();
+                    self.controls.state_message = Some(r.unwrap_or_else(|e| e));
+                }
+                Action::LoadState => {
+                    let r = self.load_state(true)?;
+                    self.controls.state_message = Some(r.unwrap_or_else(|e| e));
+                }
                 Action::ApplyParameters => match match &mut self.sim {
                     Sim::Liquid(s) => s.apply_live_settings(&self.params.edit),
                     Sim::Smoke(m) => m.sim.apply_live_settings(&self.params.edit),

@@ -21,6 +21,9 @@ pub enum Action {
     Screenshot,
     LoadScene(PathBuf),
     ApplyParameters,
+    /// Save the simulation's state to the state file (F5), or load it back (F9).
+    SaveState,
+    LoadState,
 }
 
 /// Play, step, "stop after stage", reset, scene picker.
@@ -34,6 +37,11 @@ pub struct ControlsPanel {
     pub actions: Vec<Action>,
     /// Smoke scenes pick their stop-after stage in the smoke panel.
     pub smoke: bool,
+    /// Where "Save state" writes and "Load state" reads (the checkpoint format of
+    /// `eddy run --checkpoint-every`, so a run's checkpoint loads too).
+    pub state_path: String,
+    /// What the last save or load did.
+    pub state_message: Option<String>,
 }
 
 impl ControlsPanel {
@@ -80,6 +88,26 @@ impl ControlsPanel {
                 self.actions.push(Action::Screenshot);
             }
         });
+        ui.horizontal(|ui| {
+            if ui
+                .button("Save state")
+                .on_hover_text("F5: the whole simulation, to the file below")
+                .clicked()
+            {
+                self.actions.push(Action::SaveState);
+            }
+            if ui
+                .button("Load state")
+                .on_hover_text("F9: back to the saved moment (its scene too)")
+                .clicked()
+            {
+                self.actions.push(Action::LoadState);
+            }
+        });
+        ui.add(egui::TextEdit::singleline(&mut self.state_path).hint_text("state file"));
+        if let Some(m) = &self.state_message {
+            ui.label(m);
+        }
         let name = |p: &PathBuf| {
             p.file_name().map_or_else(
                 || p.display().to_string(),

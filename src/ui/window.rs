@@ -175,6 +175,8 @@ impl Viewer {
                 error,
                 actions: vec![],
                 smoke: scene.kind == SceneKind::Smoke,
+                state_path: "eddy_state.eddy".into(),
+                state_message: None,
             },
             params: ParametersPanel {
                 edit: scene.clone(),
@@ -247,6 +249,14 @@ impl Viewer {
             ctx,
         };
         v.bind_scene();
+        if let Some(p) = &opts.state {
+            v.controls.state_path = p.display().to_string();
+            match v.load_state(false)? {
+                Ok(m) => say(&m),
+                Err(m) => return Err(ViewerError::Options(m)),
+            }
+            frame_camera(&mut v.camera, &v.scene);
+        }
         if let Some([yaw, pitch, distance]) = opts.camera {
             v.camera.yaw = yaw.to_radians();
             v.camera.pitch = pitch.to_radians();

@@ -390,3 +390,43 @@ fn bodies_show_as_shaded_solids_in_the_3d_view() {
         let _ = std::fs::remove_file(f);
     }
 }
+
+#[test]
+fn the_viewer_opens_a_checkpoint_of_a_headless_run() {
+    // A run's checkpoint is a saved state: the viewer starts from it (its scene, frame and
+    // particles) and goes on; a file that is not one is refused with its name.
+    let dir = tmp("ckpt-run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args(["run", "dam_break", "--resolution", "16", "--frames", "6"])
+        .args(["--checkpoint-every", "6", "--out", dir.to_str().unwrap()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let ckpt = dir.join("checkpoint_00006.eddy");
+    let shot = tmp("ckpt.png");
+    let out = view(&[
+        "--state",
+        ckpt.to_str().unwrap(),
+        "--frames",
+        "2",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "viewer failed: {err}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("loaded frame 6"), "{said}");
+    assert!(coloured_fraction(&shot) > 0.02, "no liquid shown");
+    let junk = tmp("junk.eddy");
+    std::fs::write(&junk, b"not a state").unwrap();
+    let out = view(&["--state", junk.to_str().unwrap(), "--frames", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "junk state accepted");
+    assert!(err.contains("not an eddy checkpoint"), "{err}");
+}
