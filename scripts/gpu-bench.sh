@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs eddy's whole benchmark set in one go and writes it to a dated folder under
+# benchmarks/, named after the adapter (BENCHMARKS.md, "One command for a GPU"):
+#
+#   1. the solver table: every preconditioner on the dam break and the settled pool at
+#      64^3, 128^3 and 256^3 (iterations, ms per solve, the true residual);
+#   2. the coupled solve's cost: 16 floating bodies, strong against weak, at 64^3;
+#   3. the full substep of the dam break at 128^3 and 256^3 with GPU ms per stage and the
+#      host traffic per substep (`eddy run`'s summary);
+#   4. the default scene (dam_break as shipped): substeps/s over 120 frames;
+#   5. the smoke: steps/s at 512^2 and 1024^2 (tolerance 1e-4);
+#   6. `eddy check` of the largest case: GPU memory per cell and per particle.
+#
+#   scripts/gpu-bench.sh [EDDY]          EDDY: default target/release/eddy (built if missing)
+#   QUICK=1 scripts/gpu-bench.sh         small sizes, for checking the script without a GPU
+#
+# On a lent GPU machine: build the release binary here, carry it (and the Vulkan loader),
+# run this once, and copy the folder back; its tables go into BENCHMARKS.md with the
+# adapter named.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+eddy="${1:-target/release/eddy}"
+if [ ! -x "$eddy" ]; then
+  cargo build --release
+fi
+if [ -n "${QUICK:-}" ]; then
+  solver_sizes=16,32; body_size=16; substep_sizes="24 32"; frames=10; smoke_sizes=64,128
+else
+  solver_sizes=64,128,256; body_size=64; substep_sizes="128 256"; frames=120; smoke_sizes=512,1024
+fi
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
+adapter=$("$eddy" check dam_break 2>&1 | sed -n 's/^adapter *\(.*\): the scene.*/\1/p' | head -1)
+adapter="${adapter:-unknown adapter}"
+slug=$(printf '%s' "$adapter" | tr -cs 'A-Za-z0-9' '-' | cut -c1-40 | sed 's/-*$//')
+out="benchmarks/$(date -u +%Y-%m-%d)-${slug:-adapter}${QUICK:+-quick}"
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+log() { printf '%s\n' "$*" | tee -a "$out/summary.md"; }
+
+: > "$out/summary.md"
+log "# eddy benchmarks, $(date -u +%Y-%m-%dT%H:%MZ)"
+log ""
+log "- adapter: $adapter"
+log "- eddy: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+log "- host: $(nproc) cores, $(uname -srm)"
+log ""
+
+step() { echo "gpu-bench: $*" >&2; }
+
+step "1/6 solver table at $solver_sizes"
+"$eddy" bench --sizes "$solver_sizes" --json "$out/solver.json" > "$out/solver.txt"
+log "## Solver table ($solver_sizes)"; log '```'; cat "$out/solver.txt" >> "$out/summary.md"; log '```'
+
+step "2/6 16 floating bodies, strong against weak, at $body_size"
+"$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_weak \
+  --preconditioners mg,ip --json "$out/bodies.json" > "$out/bodies.txt"
+log "## Coupled solve, 16 bodies ($body_size^3)"; log '```'; cat "$out/bodies.txt" >> "$out/summary.md"; log '```'
+
+for n in $substep_sizes; do
+  step "3/6 full substep, dam break at $n"
+  "$eddy" run dam_break --resolution "$n" --frames 5 --out "$tmp/substep_$n" \
+    > "$out/substep_$n.txt" 2> "$out/substep_$n.err"
+  log "## Full substep, dam break at $n cells"; log '```'; cat "$out/substep_$n.txt" >> "$out/summary.md"; log '```'
+done
+
+step "4/6 default scene, $frames frames"
+"$eddy" run dam_break --frames "$frames" --out "$tmp/default" > "$out/default.txt" 2> "$out/default.err"
+log "## Default scene ($frames frames)"; log '```'; head -1 "$out/default.txt" >> "$out/summary.md"; log '```'
+
+step "5/6 smoke at $smoke_sizes"
+"$eddy" bench --smoke --sizes "$smoke_sizes" --json "$out/smoke.json" > "$out/smoke.txt"
+log "## Smoke ($smoke_sizes)"; log '```'; cat "$out/smoke.txt" >> "$out/summary.md"; log '```'
+
+largest=${substep_sizes##* }
+step "6/6 memory at $largest"
+"$eddy" check dam_break > "$out/check_default.txt" 2>&1 || true
+printf '(name: "dam break %s", domain: (1.0, 1.0, 0.5), resolution: (%s, %s, %s),\n fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.35, 0.6, 0.5))])\n' \
+  "$largest" "$largest" "$largest" "$((largest / 2))" > "$tmp/large.ron"
+"$eddy" check "$tmp/large.ron" > "$out/check_$largest.txt" 2>&1 || true
+log "## Memory (eddy check, dam break at $largest)"; log '```'; cat "$out/check_$largest.txt" >> "$out/summary.md"; log '```'
+
+step "done: $out/summary.md"
+echo "$out"
