@@ -509,12 +509,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             if let Some(c) = caches.as_mut() {
                 c.dump(&sim, st.frame)?;
             }
-            if let Some(every) = opts.checkpoint {
-                checkpoints.write(&sim, scene, &opts.out, st.frame, every)?;
-            }
             done = st.frame;
             if opts.check_invariants {
                 check_invariants(&sim, scene, &st, expected_particles)?;
+            }
+            // After the checks: a frame that broke an invariant is no state to go on from.
+            if let Some(every) = opts.checkpoint {
+                checkpoints.write(&sim, scene, &opts.out, st.frame, every)?;
             }
             if st.frame == 1 && st.fluid_cells == 0 {
                 bar.suspend(|| {

@@ -103,7 +103,8 @@ const POCKET_ROUNDS: usize = 2;
 /// them (a cell whose centre lies in a body takes the first such body's v + w x r), then,
 /// when there are bodies, two rounds that close pockets (a non-solid cell with solids or
 /// walls on three of its four in-plane sides becomes SOLID at rest; each round decides
-/// every cell before filling any). Dye inside every SOLID cell is cleared.
+/// every cell before filling any) and a pass that fills the cells left closed on all four.
+/// Dye inside every SOLID cell is cleared.
 pub fn mark(
     g: &Grid,
     static_solid: &[u32],
@@ -138,7 +139,10 @@ pub fn mark(
     }
     if !bodies.is_empty() {
         let axes = if g.nz == 1 { 2 } else { 3 };
-        for _ in 0..POCKET_ROUNDS {
+        // The rounds, then a last pass that takes only cells closed on every side (the
+        // last round may close one in: it would have no row in A).
+        for round in 0..=POCKET_ROUNDS {
+            let open_allowed = if round < POCKET_ROUNDS { 1 } else { 0 };
             let closed = |c: usize| {
                 let x = g.coord(c);
                 let mut n = 0;
@@ -153,7 +157,7 @@ pub fn mark(
                         }
                     }
                 }
-                n + 1 >= 2 * axes
+                n + open_allowed >= 2 * axes
             };
             let pockets: Vec<usize> = (0..g.cells())
                 .filter(|&c| types[c] != SOLID && closed(c))

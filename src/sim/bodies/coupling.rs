@@ -19,7 +19,10 @@ use bytemuck::{Pod, Zeroable};
 
 crate::kernel_entries!(
     /// The entry points of coupling.wgsl.
-    BodiesEntries { stamp, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill }
+    BodiesEntries {
+        stamp, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill,
+        isolated_fill
+    }
 );
 
 /// One body as the kernels read it. Mirror of `Body` in coupling.wgsl (layout
@@ -290,6 +293,11 @@ impl BodyCoupling {
             self.kernel
                 .dispatch(pass, self.e.pocket_fill, &self.group, f.num_cells());
         }
+        // A cell the last round closed in on every side has no row in A: filled too.
+        self.kernel
+            .dispatch(pass, self.e.isolated_fill, &self.group, f.num_cells());
+        self.kernel
+            .dispatch(pass, self.e.pocket_fill, &self.group, f.num_cells());
     }
 
     /// Clears the region sums; record before the pass that runs

@@ -11,7 +11,8 @@
 //   conserve its volume (the smoke makes each region's right-hand side compatible, see
 //   `rhs_compatible`, but a one- or two-cell pocket squeezed by a body is better taken out
 //   than solved); dead ends are where a body's corner closes in. Two mark/fill rounds close pockets and crevices two cells
-//   deep. Marking first and filling after keeps the result independent of thread order.
+//   deep. Marking first and filling after keeps the result independent of thread order;
+//   `isolated_fill` then takes the cells the last round closed in on every side.
 // `rhs_sum`, `rhs_compatible` (the smoke): a closed box of smoke is a pure Neumann problem,
 //   solvable only when the right-hand side sums to zero. A body's faces carry its velocity,
 //   and a body pressed against a wall or another solid loses the faces it shares with it,
@@ -262,6 +263,24 @@ fn pocket_mark(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
         closed += select(0u, 1u, walled_or_solid(x - e)) + select(0u, 1u, walled_or_solid(x + e));
     }
     if (closed + 1u >= 2u * axes) { body_id[c] = POCKET; }
+}
+
+// After the last round: a fluid cell with no fluid neighbour left (closed in by that round's
+// fills) has no row in A at all (zero diagonal), and the preconditioners divide by it; it
+// becomes SOLID at rest too. Its neighbours are all solid, so filling it changes no other
+// thread's count: one pass, no marking.
+@compute @workgroup_size(WORKGROUP)
+fn isolated_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || solid[c] != 0u) { return; }
+    let x = cell_coord(c, params.n);
+    let axes = select(3u, 2u, bp.slice != 0u);
+    for (var a = 0u; a < axes; a++) {
+        let e = unit(a);
+        if (!walled_or_solid(x - e) || !walled_or_solid(x + e)) { return; }
+    }
+    body_id[c] = POCKET;
 }
 
 @compute @workgroup_size(WORKGROUP)
