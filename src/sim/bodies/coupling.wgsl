@@ -249,20 +249,23 @@ fn walled_or_solid(c: vec3<i32>) -> bool {
     return !in_grid(c, params.n) || solid[cell_index(c, params.n)] != 0u;
 }
 
+// Sides of cell `x` (in-plane only on a slice) with neither a wall nor a solid beyond.
+fn open_sides(x: vec3<i32>) -> u32 {
+    let axes = select(3u, 2u, bp.slice != 0u);
+    var open = 0u;
+    for (var a = 0u; a < axes; a++) {
+        let e = unit(a);
+        open += select(1u, 0u, walled_or_solid(x - e)) + select(1u, 0u, walled_or_solid(x + e));
+    }
+    return open;
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn pocket_mark(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells || solid[c] != 0u) { return; }
-    let x = cell_coord(c, params.n);
-    let axes = select(3u, 2u, bp.slice != 0u);
-    var closed = 0u;
-    for (var a = 0u; a < 3u; a++) {
-        if (a >= axes) { continue; }
-        let e = unit(a);
-        closed += select(0u, 1u, walled_or_solid(x - e)) + select(0u, 1u, walled_or_solid(x + e));
-    }
-    if (closed + 1u >= 2u * axes) { body_id[c] = POCKET; }
+    if (open_sides(cell_coord(c, params.n)) <= 1u) { body_id[c] = POCKET; }
 }
 
 // After the last round: a fluid cell with no fluid neighbour left (closed in by that round's
@@ -274,13 +277,7 @@ fn isolated_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
                  @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells || solid[c] != 0u) { return; }
-    let x = cell_coord(c, params.n);
-    let axes = select(3u, 2u, bp.slice != 0u);
-    for (var a = 0u; a < axes; a++) {
-        let e = unit(a);
-        if (!walled_or_solid(x - e) || !walled_or_solid(x + e)) { return; }
-    }
-    body_id[c] = POCKET;
+    if (open_sides(cell_coord(c, params.n)) == 0u) { body_id[c] = POCKET; }
 }
 
 @compute @workgroup_size(WORKGROUP)
