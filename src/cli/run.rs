@@ -561,6 +561,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     };
     let result = frame_loop();
     bar.abandon();
+    // Stopped by a signal between checkpoints: the last complete frame is saved too, so
+    // --resume goes on from where the run was stopped rather than from the checkpoint before.
+    if let (Ok(()), Some((every, keep)), Some(_)) = (&result, opts.checkpoint, stop.requested()) {
+        if done > start_frame && !done.is_multiple_of(every) {
+            checkpoints.write(&sim, scene, &opts.out, done, (1, keep))?;
+        }
+    }
     let secs = start.elapsed().as_secs_f64();
     let kept = if done == 0 {
         format!("{} holds the header only", stats_path.display())
