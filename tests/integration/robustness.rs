@@ -562,3 +562,66 @@ fn check_invariants_passes_a_healthy_run() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("invariants held for 3 frame(s)"), "{err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_run_stopped_by_sigterm_checkpoints_its_last_frame_and_resumes_there() {
+    let dir = scratch("sigterm-ckpt");
+    let scene = dir.join("s.ron");
+    std::fs::write(
+        &scene,
+        "(domain: (1.0, 1.0, 1.0), resolution: (12, 12, 12), fluid: [Box(min: (0,0,0), max: (0.4,0.6,1.0))])",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let s = scene.to_str().unwrap();
+    let o = out.to_str().unwrap();
+    let args = [
+        "run",
+        s,
+        "--frames",
+        "100000",
+        "--out",
+        o,
+        "--checkpoint-every",
+        "1000",
+    ];
+    let r = interrupt_after(&args, &out, 3, "-TERM");
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(143), "{err}");
+    let rows = std::fs::read_to_string(out.join("stats.csv")).unwrap();
+    let last = rows.lines().count() as u64 - 1;
+    let ckpt = out.join(eddy::output::checkpoint::file_name(last));
+    assert!(
+        ckpt.exists(),
+        "no checkpoint of the last frame {last}: {err}"
+    );
+    // Resumed two frames further, it matches a run that was never stopped.
+    let end = (last + 2).to_string();
+    let resumed = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args(["run", "--resume", o, "--frames", &end])
+        .output()
+        .unwrap();
+    assert!(
+        resumed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let straight = dir.join("straight");
+    let whole = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args([
+            "run",
+            s,
+            "--frames",
+            &end,
+            "--out",
+            straight.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(whole.status.success());
+    assert_eq!(
+        std::fs::read(out.join("stats.csv")).unwrap(),
+        std::fs::read(straight.join("stats.csv")).unwrap()
+    );
+}
