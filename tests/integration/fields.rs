@@ -1,5 +1,6 @@
 //! Field caches (`eddy run --dump-fields`): what eddy writes as VTK XML is read back by
-//! vtkio's parser (not eddy's writer code) and must equal the GPU's fields at every cell and
+//! vtkio's parser (not eddy's writer code), and by a raw reader here that shares no code
+//! with either, and must equal the GPU's fields at every cell and
 //! face, with the grid's extent, origin and spacing in metres, for a liquid and a smoke run;
 //! the `.pvd` collection lists every file with its time.
 
@@ -40,6 +41,91 @@ fn arrays(attrs: &[Attribute]) -> Vec<(String, usize, Vec<f32>)> {
             other => panic!("unexpected attribute {other:?}"),
         })
         .collect()
+}
+
+/// A second reader that shares no code with eddy or vtkio: the file's text scanned for
+/// its `ImageData` attributes and each `DataArray`'s base64 block, whose first 8 bytes
+/// (header_type UInt64, which the root element must declare, as ParaView reads it) give
+/// the byte count of the little-endian f32 values that follow. Checks that it reads what
+/// vtkio read: the extent, origin, spacing and every array, bit for bit.
+fn check_with_raw_reader(path: &Path, img: &Image) {
+    use base64::Engine;
+    let text = std::fs::read_to_string(path).unwrap();
+    let attr = |tag: &str, key: &str| -> String {
+        let t = &text[text
+            .find(&format!("<{tag} "))
+            .unwrap_or_else(|| panic!("no <{tag}>"))..];
+        let t = &t[..t.find('>').unwrap()];
+        let k = t
+            .find(&format!(" {key}=\""))
+            .unwrap_or_else(|| panic!("<{tag}> has no {key}"));
+        let v = &t[k + key.len() + 3..];
+        v[..v.find('"').unwrap()].to_string()
+    };
+    assert_eq!(
+        attr("VTKFile", "header_type"),
+        "UInt64",
+        "{}",
+        path.display()
+    );
+    assert_eq!(attr("VTKFile", "byte_order"), "LittleEndian");
+    let nums =
+        |s: String| -> Vec<f64> { s.split_whitespace().map(|v| v.parse().unwrap()).collect() };
+    let extent = nums(attr("ImageData", "WholeExtent"));
+    let want: Vec<f64> = img
+        .extent
+        .iter()
+        .flat_map(|r| [r[0] as f64, r[1] as f64])
+        .collect();
+    assert_eq!(extent, want, "extent");
+    assert_eq!(
+        nums(attr("ImageData", "Origin")),
+        img.origin.map(|v| v as f64).to_vec()
+    );
+    assert_eq!(
+        nums(attr("ImageData", "Spacing")),
+        img.spacing.map(|v| v as f64).to_vec()
+    );
+    let mut rest = text.as_str();
+    let mut seen = 0;
+    while let Some(at) = rest.find("<DataArray ") {
+        rest = &rest[at..];
+        let open = rest.find('>').unwrap();
+        let head = &rest[..open];
+        let name = head
+            .split("Name=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert!(
+            head.contains("type=\"Float32\"") && head.contains("format=\"binary\""),
+            "{head}"
+        );
+        let close = rest.find("</DataArray>").unwrap();
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(rest[open + 1..close].trim())
+            .unwrap_or_else(|e| panic!("{name}: not base64: {e}"));
+        let bytes = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
+        assert_eq!(bytes, raw.len() - 8, "{name}: its size word");
+        let values: Vec<f32> = raw[8..]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let (_, _, theirs) = array(img, name);
+        assert!(
+            values.len() == theirs.len()
+                && values
+                    .iter()
+                    .zip(theirs)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{name}: the raw reader and vtkio disagree"
+        );
+        seen += 1;
+        rest = &rest[close..];
+    }
+    assert_eq!(seen, img.arrays.len(), "arrays");
 }
 
 fn read_image(path: &Path) -> Image {
@@ -94,6 +180,7 @@ fn liquid_field_caches_read_back_equal_the_gpu_fields() {
     let [nx, ny, nz] = sim.fields.params.n;
     let h = scene.h() as f32;
     let img = read_image(&dir.join("cells.vti"));
+    check_with_raw_reader(&dir.join("cells.vti"), &img);
     assert_eq!(img.extent, [[0, nx as i32], [0, ny as i32], [0, nz as i32]]);
     assert_eq!(img.origin, [0.0; 3]);
     assert_eq!(img.spacing, [h; 3]);
@@ -178,6 +265,7 @@ fn smoke_field_caches_are_2d_images_of_the_slice() {
     vtk::write_cells(&dir.join("cells.vti"), &frame).unwrap();
     let [nx, ny, _] = sim.dims();
     let img = read_image(&dir.join("cells.vti"));
+    check_with_raw_reader(&dir.join("cells.vti"), &img);
     // A 2D image of points at the cells' centres.
     assert_eq!(img.extent, [[0, nx as i32 - 1], [0, ny as i32 - 1], [0, 0]]);
     let h = scene.h() as f32;
@@ -201,6 +289,7 @@ fn smoke_field_caches_are_2d_images_of_the_slice() {
     assert!(vel[c][1] > 0.0, "no plume at the probe: {:?}", vel[c]);
     vtk::write_faces(&dir.join("v.vti"), &frame, 1, "v").unwrap();
     let img = read_image(&dir.join("v.vti"));
+    check_with_raw_reader(&dir.join("v.vti"), &img);
     assert_eq!(img.extent, [[0, nx as i32 - 1], [0, ny as i32], [0, 0]]);
     assert_eq!(img.origin, [0.5 * scene.h() as f32, 0.0, 0.0]);
     let _ = std::fs::remove_dir_all(&dir);
