@@ -173,9 +173,24 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         est.unwrap_or_else(|| eddy::sim::smoke::memory_estimate(&scene))
     } else {
         let particles = scene.particle_count();
+        // Seeded as the simulation seeds (less what bodies displace), when not too many.
+        let init =
+            (particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES).then(|| {
+                let bodies = eddy::sim::bodies::BodySet::from_scene(&scene);
+                eddy::sim::liquid::seed(&scene, bodies.as_ref())
+            });
+        let displaced = init
+            .as_ref()
+            .map_or(0, |i| particles - i.positions.len() as u64);
         line(format!(
-            "particles   {particles} ({} per fluid cell)",
-            scene.particles_per_cell
+            "particles   {} ({} per fluid cell{})",
+            particles - displaced,
+            scene.particles_per_cell,
+            if displaced > 0 {
+                format!("; {displaced} fewer where bodies displace the liquid")
+            } else {
+                String::new()
+            }
         ));
         line(match scene.transfer {
             eddy::scene::TransferKind::Flip => {
@@ -204,12 +219,8 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         } else {
             "spacing     off (particle_spacing: 0)".to_string()
         });
-        if particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES {
-            let mut init = scene.initial_state();
-            if let Some(set) = eddy::sim::bodies::BodySet::from_scene(&scene) {
-                set.displace_seeded(&mut init);
-            }
-            let fluid = initial_fluid_cells(&scene, &init);
+        if let Some(init) = &init {
+            let fluid = initial_fluid_cells(&scene, init);
             line(format!("fluid cells {fluid} at the first step"));
             if fluid == 0 {
                 warnings.push(format!(

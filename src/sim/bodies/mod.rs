@@ -394,18 +394,16 @@ impl BodySet {
     /// (momentum that nothing took from the body). Returns how many were dropped.
     pub fn displace_seeded(&self, init: &mut crate::scene::InitialState) -> usize {
         let before = init.positions.len();
-        let keep: Vec<bool> = init
+        let outside = |p: &[f32; 4]| {
+            let x = DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64);
+            !self.bodies.iter().any(|b| b.contains(x, self.slice))
+        };
+        (init.positions, init.velocities) = init
             .positions
             .iter()
-            .map(|p| {
-                let x = DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64);
-                !self.bodies.iter().any(|b| b.contains(x, self.slice))
-            })
-            .collect();
-        let mut k = keep.iter();
-        init.positions.retain(|_| *k.next().unwrap());
-        let mut k = keep.iter();
-        init.velocities.retain(|_| *k.next().unwrap());
+            .zip(&init.velocities)
+            .filter(|(p, _)| outside(p))
+            .unzip();
         before - init.positions.len()
     }
 }

@@ -154,6 +154,17 @@ pub struct Liquid {
 /// The liquid simulation.
 pub type Simulation = Runner<Liquid>;
 
+/// The scene's seeding less the particles inside `bodies` (the scene's, if it has any): a
+/// body placed in the liquid displaces it. What the simulation starts from, and what
+/// `eddy check` estimates the first step from.
+pub fn seed(scene: &Scene, bodies: Option<&bodies::BodySet>) -> crate::scene::InitialState {
+    let mut init = scene.initial_state();
+    if let Some(set) = bodies {
+        set.displace_seeded(&mut init);
+    }
+    init
+}
+
 impl Runner<Liquid> {
     pub fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Self, SimError> {
         if scene.kind != SceneKind::Liquid {
@@ -165,10 +176,8 @@ impl Runner<Liquid> {
         // Sizes first: a grid or a particle count too large for the adapter is refused
         // before the host spends memory on seeding.
         check_scene_limits(&ctx, scene)?;
-        let mut init = scene.initial_state();
-        if let Some(set) = bodies::BodySet::from_scene(scene) {
-            set.displace_seeded(&mut init);
-        }
+        let set = bodies::BodySet::from_scene(scene);
+        let init = seed(scene, set.as_ref());
         let mut params =
             SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
         params.pic_ratio = scene.pic_ratio as f32;
@@ -213,7 +222,7 @@ impl Runner<Liquid> {
             .iter()
             .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
             .fold(0.0, f32::max);
-        if let Some(set) = bodies::BodySet::from_scene(scene) {
+        if let Some(set) = set {
             let b = bodies::coupling::Bodies::new(
                 &core.ctx,
                 set,
@@ -626,7 +635,7 @@ impl Simulation {
     pub fn save_state(&self) -> Result<crate::sim::core::state::SimState, SimError> {
         let mut s = self.core.capture_core(SceneKind::Liquid)?;
         let p = &self.mode.particles;
-        s.push_words("particles", &[p.count as f64, p.has_affine() as u8 as f64]);
+        s.push_words("particles", &[p.count as f64]);
         if p.count > 0 {
             s.push_buffer(&self.ctx, "particles.pos", &p.pos)?;
             s.push_buffer(&self.ctx, "particles.vel", &p.vel)?;
@@ -644,7 +653,7 @@ impl Simulation {
     ) -> Result<(), SimError> {
         let counts = state.words("particles")?;
         let p = &self.mode.particles;
-        if counts.first().copied() != Some(p.count as f64) {
+        if counts != [p.count as f64] {
             return Err(SimError::Unsupported(format!(
                 "the saved state holds {} particles, the scene seeds {}",
                 counts.first().copied().unwrap_or(0.0),
