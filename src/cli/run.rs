@@ -176,11 +176,8 @@ impl CheckpointLog {
         scene: &Scene,
         out: &Path,
         frame: u64,
-        (every, keep): (u64, usize),
+        keep: usize,
     ) -> Result<()> {
-        if !frame.is_multiple_of(every) {
-            return Ok(());
-        }
         let t = std::time::Instant::now();
         let state = match sim {
             RunSim::Liquid(s) => s.save_state()?,
@@ -514,8 +511,8 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                 check_invariants(&sim, scene, &st, expected_particles)?;
             }
             // After the checks: a frame that broke an invariant is no state to go on from.
-            if let Some(every) = opts.checkpoint {
-                checkpoints.write(&sim, scene, &opts.out, st.frame, every)?;
+            if let Some((_, keep)) = opts.checkpoint.filter(|c| st.frame.is_multiple_of(c.0)) {
+                checkpoints.write(&sim, scene, &opts.out, st.frame, keep)?;
             }
             if st.frame == 1 && st.fluid_cells == 0 {
                 bar.suspend(|| {
@@ -565,7 +562,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     // --resume goes on from where the run was stopped rather than from the checkpoint before.
     if let (Ok(()), Some((every, keep)), Some(_)) = (&result, opts.checkpoint, stop.requested()) {
         if done > start_frame && !done.is_multiple_of(every) {
-            checkpoints.write(&sim, scene, &opts.out, done, (1, keep))?;
+            checkpoints.write(&sim, scene, &opts.out, done, keep)?;
         }
     }
     let secs = start.elapsed().as_secs_f64();

@@ -115,14 +115,10 @@ impl Core {
             time: self.time,
             sections: vec![],
         };
+        // The clock and the frame are the state's own fields.
         s.push_words(
             "core",
-            &[
-                self.time,
-                self.frame as f64,
-                self.max_speed as f64,
-                self.warned_f32_floor as u8 as f64,
-            ],
+            &[self.max_speed as f64, self.warned_f32_floor as u8 as f64],
         );
         for (name, buf) in self.carried_buffers() {
             s.push_buffer(&self.ctx, name, buf)?;
@@ -151,7 +147,7 @@ impl Core {
             )));
         }
         let core = s.words("core")?;
-        if core.len() != 4 {
+        if core.len() != 2 {
             return Err(SimError::Unsupported(
                 "the saved core state is malformed".into(),
             ));
@@ -169,10 +165,10 @@ impl Core {
                 ))
             }
         }
-        self.time = core[0];
-        self.frame = core[1] as u64;
-        self.max_speed = core[2] as f32;
-        self.warned_f32_floor = core[3] != 0.0;
+        self.time = s.time;
+        self.frame = s.frame;
+        self.max_speed = core[0] as f32;
+        self.warned_f32_floor = core[1] != 0.0;
         self.substeps_in_frame = 0;
         Ok(())
     }
