@@ -239,11 +239,7 @@ impl Collection {
             ) else {
                 continue;
             };
-            let file = file
-                .replace("&quot;", "\"")
-                .replace("&lt;", "<")
-                .replace("&gt;", ">")
-                .replace("&amp;", "&");
+            let file = xml_unescape(&file);
             let keep = super::dump_frame(&file).is_some_and(|f| f <= frame);
             if let (true, Ok(t), Ok(part)) = (keep, t.parse::<f64>(), part.parse::<usize>()) {
                 entries.push((t, part, file));
@@ -276,6 +272,14 @@ impl Collection {
             writeln!(w, "</VTKFile>")
         })
     }
+}
+
+/// The inverse of [`xml_escape`].
+fn xml_unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&gt;", ">")
+        .replace("&lt;", "<")
+        .replace("&amp;", "&")
 }
 
 fn xml_escape(s: &str) -> String {

@@ -311,15 +311,20 @@ impl Viewer {
         self.view.max_index = [r.0, r.1, r.2];
     }
 
+    /// Shows `sim`, a simulation of `scene`, from now on.
+    fn install(&mut self, sim: Sim, scene: Scene) {
+        self.sim = sim;
+        self.scene = scene;
+        self.params.edit = self.scene.clone();
+        self.revision += 1;
+        self.bind_scene();
+    }
+
     /// Replaces the simulation with a fresh one of `scene` (keeps the old one on error).
     fn reset_to(&mut self, scene: Scene) -> Result<(), ViewerError> {
         match Sim::new(self.ctx.clone(), &scene) {
             Ok(sim) => {
-                self.sim = sim;
-                self.scene = scene;
-                self.params.edit = self.scene.clone();
-                self.revision += 1;
-                self.bind_scene();
+                self.install(sim, scene);
                 Ok(())
             }
             Err(e @ SimError::TooLarge { .. }) | Err(e @ SimError::Unsupported(_)) => {
@@ -375,11 +380,7 @@ impl Viewer {
         if pause {
             self.controls.playing = false;
         }
-        self.sim = sim;
-        self.scene = c.scene;
-        self.params.edit = self.scene.clone();
-        self.revision += 1;
-        self.bind_scene();
+        self.install(sim, c.scene);
         Ok(Ok(format!(
             "loaded frame {} (t = {:.3} s) from {}",
             c.state.frame,

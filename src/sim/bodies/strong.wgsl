@@ -106,6 +106,25 @@ fn is_fluid_cell(c: vec3<i32>) -> bool {
     return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
 }
 
+// The workgroup's sums of `s` and `n` (a fixed tree, the same bits every run), to every
+// thread. Call from uniform control flow.
+fn workgroup_sum2(li: u32, s: f32, n: f32) -> vec2<f32> {
+    workgroupBarrier();
+    red[li][0] = s;
+    red[li][1] = n;
+    for (var stride = REDUCE_WG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) {
+            red[li][0] += red[li + stride][0];
+            red[li][1] += red[li + stride][1];
+        }
+    }
+    workgroupBarrier();
+    let t = vec2<f32>(red[0][0], red[0][1]);
+    workgroupBarrier();
+    return t;
+}
+
 // Per workgroup, the sum of x (d or p) over FLUID cells and their count, strided like the
 // PCG's reductions.
 fn sum_fluid(wg: u32, li: u32, use_p: bool) {
@@ -118,19 +137,10 @@ fn sum_fluid(wg: u32, li: u32, use_p: bool) {
             n += 1.0;
         }
     }
-    red[li][0] = s;
-    red[li][1] = n;
-    for (var stride2 = REDUCE_WG / 2u; stride2 > 0u; stride2 = stride2 / 2u) {
-        workgroupBarrier();
-        if (li < stride2) {
-            red[li][0] += red[li + stride2][0];
-            red[li][1] += red[li + stride2][1];
-        }
-    }
-    workgroupBarrier();
+    let t = workgroup_sum2(li, s, n);
     if (li == 0u) {
-        partials[2u * wg] = red[0][0];
-        partials[2u * wg + 1u] = red[0][1];
+        partials[2u * wg] = t.x;
+        partials[2u * wg + 1u] = t.y;
     }
 }
 
@@ -153,20 +163,7 @@ fn fluid_totals(li: u32) -> vec2<f32> {
         s += partials[2u * i];
         n += partials[2u * i + 1u];
     }
-    workgroupBarrier();
-    red[li][0] = s;
-    red[li][1] = n;
-    for (var stride = REDUCE_WG / 2u; stride > 0u; stride = stride / 2u) {
-        workgroupBarrier();
-        if (li < stride) {
-            red[li][0] += red[li + stride][0];
-            red[li][1] += red[li + stride][1];
-        }
-    }
-    workgroupBarrier();
-    let t = vec2<f32>(red[0][0], red[0][1]);
-    workgroupBarrier();
-    return t;
+    return workgroup_sum2(li, s, n);
 }
 
 // J_k x over body k's faces, one workgroup per body: x is d (`what` 0), p (1, with
