@@ -1125,6 +1125,14 @@ fn a_neutrally_buoyant_body_keeps_moving_with_a_moving_liquid() {
     neutral_body_in_moving_liquid(30);
 }
 
+/// Whether cell (i, j) of a smoke slice is inside the grid and FLUID, from its cell types.
+fn slice_fluid(sim: &SmokeSimulation) -> impl Fn(isize, isize) -> bool {
+    let n = sim.fields.params.n;
+    let (nx, ny) = (n[0] as isize, n[1] as isize);
+    let types: Vec<u32> = eddy::gpu::read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
+    move |i, j| (0..nx).contains(&i) && (0..ny).contains(&j) && types[(i + nx * j) as usize] == 1
+}
+
 /// Kinetic energy of the air in a `nx` x `ny` slice (each face weighted by the share of its
 /// two cells that are FLUID; a wall face by its one cell's half) plus the bodies'.
 fn slice_energy(sim: &SmokeSimulation) -> f64 {
@@ -1134,14 +1142,7 @@ fn slice_energy(sim: &SmokeSimulation) -> f64 {
     let cell_volume = h * h * sim.scene.domain.2;
     let rho = eddy::sim::AIR_DENSITY;
     let u = sim.read_velocity().unwrap();
-    let types: Vec<u32> = eddy::gpu::read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
-    let fluid = |i: isize, j: isize| {
-        i >= 0
-            && j >= 0
-            && (i as usize) < nx
-            && (j as usize) < ny
-            && types[i as usize + nx * j as usize] == 1
-    };
+    let fluid = slice_fluid(sim);
     let share = |a: bool, b: bool| 0.5 * (a as u32 + b as u32) as f64;
     let mut e = 0.0;
     for j in 0..ny {
@@ -1243,17 +1244,9 @@ fn no_fluid_cell_is_left_closed_in_on_every_side() {
     ];
     let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
     sim.substep(0.005, SmokeStage::Project).unwrap();
-    let types: Vec<u32> = eddy::gpu::read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
-    let (nx, ny) = (32usize, 48usize);
-    let fluid = |i: isize, j: isize| {
-        i >= 0
-            && j >= 0
-            && (i as usize) < nx
-            && (j as usize) < ny
-            && types[i as usize + nx * j as usize] == 1
-    };
-    for j in 0..ny as isize {
-        for i in 0..nx as isize {
+    let fluid = slice_fluid(&sim);
+    for j in 0..48 {
+        for i in 0..32 {
             if fluid(i, j) {
                 assert!(
                     fluid(i - 1, j) || fluid(i + 1, j) || fluid(i, j - 1) || fluid(i, j + 1),

@@ -432,6 +432,18 @@ fn complete_rows(csv: &str, columns: usize) -> Vec<Vec<f64>> {
     rows
 }
 
+/// A 12^3 dam break in `dir`, for the runs that are stopped by a signal.
+#[cfg(unix)]
+fn small_dam_break(dir: &Path) -> PathBuf {
+    let scene = dir.join("s.ron");
+    std::fs::write(
+        &scene,
+        "(domain: (1.0, 1.0, 1.0), resolution: (12, 12, 12), fluid: [Box(min: (0,0,0), max: (0.4,0.6,1.0))])",
+    )
+    .unwrap();
+    scene
+}
+
 /// Starts `eddy run`, waits until stats.csv holds `rows` rows, then sends `signal`.
 #[cfg(unix)]
 fn interrupt_after(args: &[&str], out: &Path, rows: usize, signal: &str) -> Output {
@@ -470,12 +482,7 @@ fn interrupt_after(args: &[&str], out: &Path, rows: usize, signal: &str) -> Outp
 #[test]
 fn sigint_mid_run_keeps_every_finished_frame_and_only_complete_dumps() {
     let dir = scratch("sigint");
-    let scene = dir.join("s.ron");
-    std::fs::write(
-        &scene,
-        "(domain: (1.0, 1.0, 1.0), resolution: (12, 12, 12), fluid: [Box(min: (0,0,0), max: (0.4,0.6,1.0))])",
-    )
-    .unwrap();
+    let scene = small_dam_break(&dir);
     let out = dir.join("out");
     let args = [
         "run",
@@ -567,12 +574,7 @@ fn check_invariants_passes_a_healthy_run() {
 #[test]
 fn a_run_stopped_by_sigterm_checkpoints_its_last_frame_and_resumes_there() {
     let dir = scratch("sigterm-ckpt");
-    let scene = dir.join("s.ron");
-    std::fs::write(
-        &scene,
-        "(domain: (1.0, 1.0, 1.0), resolution: (12, 12, 12), fluid: [Box(min: (0,0,0), max: (0.4,0.6,1.0))])",
-    )
-    .unwrap();
+    let scene = small_dam_break(&dir);
     let out = dir.join("out");
     let s = scene.to_str().unwrap();
     let o = out.to_str().unwrap();
