@@ -132,6 +132,44 @@ fn sphere_circles(out: &mut Vec<LineVertex>, c: Vec3, r: f32, axes: [Vec3; 3], c
     }
 }
 
+/// A cylinder's two end circles and four lines along its side (shapes with no outline of
+/// their own draw nothing).
+fn cylinder_edges(out: &mut Vec<LineVertex>, shape: &Shape, color: [f32; 3]) {
+    let Shape::Cylinder {
+        center,
+        axis,
+        radius,
+        length,
+        ..
+    } = shape
+    else {
+        return;
+    };
+    let a = crate::scene::unit(*axis);
+    let a = Vec3::new(a[0] as f32, a[1] as f32, a[2] as f32);
+    let c = Vec3::new(center.0 as f32, center.1 as f32, center.2 as f32);
+    let u = a.any_orthonormal_vector();
+    let v = a.cross(u);
+    let (r, half) = (*radius as f32, 0.5 * *length as f32);
+    let n = 48;
+    for end in [-half, half] {
+        let o = c + end * a;
+        for i in 0..n {
+            let t0 = i as f32 / n as f32 * std::f32::consts::TAU;
+            let t1 = (i + 1) as f32 / n as f32 * std::f32::consts::TAU;
+            seg(
+                out,
+                o + r * (u * t0.cos() + v * t0.sin()),
+                o + r * (u * t1.cos() + v * t1.sin()),
+                color,
+            );
+        }
+    }
+    for w in [u, v, -u, -v] {
+        seg(out, c - half * a + r * w, c + half * a + r * w, color);
+    }
+}
+
 /// The rigid bodies where they are now: boxes as their 12 edges, spheres as three great
 /// circles turning with them (a slice's bodies are prisms and cylinders across its depth).
 pub fn body_lines(set: &crate::sim::bodies::BodySet) -> Vec<LineVertex> {
@@ -187,6 +225,7 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
                     solid,
                 );
             }
+            other => cylinder_edges(&mut out, other, solid),
         }
     }
     out

@@ -201,6 +201,19 @@ pub fn shape_body(shape: &Shape, motion: BodyMotion) -> BodySpec {
             ),
         ),
         Shape::Sphere { center, radius, .. } => (BodyShape::Sphere { radius: *radius }, *center),
+        // Validation keeps other shapes out of `smoke.obstacle`; were one to come here it
+        // would be the box of its bounds.
+        other => {
+            let (lo, hi) = other.bounds();
+            return shape_body(
+                &Shape::Box {
+                    min: (lo[0], lo[1], lo[2]),
+                    max: (hi[0], hi[1], hi[2]),
+                    velocity: (0.0, 0.0, 0.0),
+                },
+                motion,
+            );
+        }
     };
     BodySpec {
         shape,

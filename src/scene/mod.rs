@@ -173,6 +173,16 @@ pub enum Shape {
         #[serde(default)]
         velocity: (f64, f64, f64),
     },
+    /// A solid cylinder: `length` along `axis` (any non-zero direction), centred on
+    /// `center`. A short one is a disc (a faucet's mouth, a drain's plug hole).
+    Cylinder {
+        center: (f64, f64, f64),
+        axis: (f64, f64, f64),
+        radius: f64,
+        length: f64,
+        #[serde(default)]
+        velocity: (f64, f64, f64),
+    },
 }
 
 impl Shape {
@@ -190,6 +200,19 @@ impl Shape {
                 let d = [p[0] - center.0, p[1] - center.1, p[2] - center.2];
                 d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= radius * radius
             }
+            Shape::Cylinder {
+                center,
+                axis,
+                radius,
+                length,
+                ..
+            } => {
+                let a = unit(*axis);
+                let d = [p[0] - center.0, p[1] - center.1, p[2] - center.2];
+                let along = d[0] * a[0] + d[1] * a[1] + d[2] * a[2];
+                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
+                along.abs() <= 0.5 * length && r2 <= radius * radius
+            }
         }
     }
 
@@ -204,12 +227,16 @@ impl Shape {
                 let d = [p[0] - center.0, p[1] - center.1];
                 d[0] * d[0] + d[1] * d[1] <= radius * radius
             }
+            // The cylinder's cross-section in the slice's mid-plane (z = its centre's).
+            Shape::Cylinder { center, .. } => self.contains([p[0], p[1], center.2]),
         }
     }
 
     pub fn velocity(&self) -> [f64; 3] {
         let v = match self {
-            Shape::Box { velocity, .. } | Shape::Sphere { velocity, .. } => velocity,
+            Shape::Box { velocity, .. }
+            | Shape::Sphere { velocity, .. }
+            | Shape::Cylinder { velocity, .. } => velocity,
         };
         [v.0, v.1, v.2]
     }
@@ -222,7 +249,47 @@ impl Shape {
                 [center.0 - radius, center.1 - radius, center.2 - radius],
                 [center.0 + radius, center.1 + radius, center.2 + radius],
             ),
+            Shape::Cylinder {
+                center,
+                axis,
+                radius,
+                length,
+                ..
+            } => {
+                // Per axis: half the length's projection plus the end discs' reach.
+                let a = unit(*axis);
+                let c = [center.0, center.1, center.2];
+                let mut lo = [0.0; 3];
+                let mut hi = [0.0; 3];
+                for i in 0..3 {
+                    let e = 0.5 * length * a[i].abs() + radius * (1.0 - a[i] * a[i]).max(0.0).sqrt();
+                    lo[i] = c[i] - e;
+                    hi[i] = c[i] + e;
+                }
+                (lo, hi)
+            }
         }
+    }
+
+    /// Volume, m^3.
+    pub fn volume(&self) -> f64 {
+        match self {
+            Shape::Box { min, max, .. } => (max.0 - min.0) * (max.1 - min.1) * (max.2 - min.2),
+            Shape::Sphere { radius, .. } => 4.0 / 3.0 * std::f64::consts::PI * radius.powi(3),
+            Shape::Cylinder { radius, length, .. } => {
+                std::f64::consts::PI * radius * radius * length
+            }
+        }
+    }
+}
+
+/// `v` scaled to unit length (`v` itself when it is zero).
+pub fn unit(v: (f64, f64, f64)) -> [f64; 3] {
+    let n = (v.0 * v.0 + v.1 * v.1 + v.2 * v.2).sqrt();
+    if n > 0.0 {
+        [v.0 / n, v.1 / n, v.2 / n]
+    } else {
+        [v.0, v.1, v.2]
     }
 }
 

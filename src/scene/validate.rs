@@ -351,6 +351,7 @@ impl SmokeSettings {
         for (i, src) in self.sources.iter().enumerate() {
             let at = format!("smoke.sources[{i}]");
             validate_shape(&src.shape).map_err(|m| format!("{at}.shape: {m}"))?;
+            box_or_sphere(&src.shape).map_err(|m| format!("{at}.shape: {m}"))?;
             if !inside(&src.shape) {
                 return Err(format!("{at} lies outside the domain [0, {domain:?}]"));
             }
@@ -375,6 +376,7 @@ impl SmokeSettings {
         }
         if let Some(o) = &self.obstacle {
             validate_shape(o).map_err(|m| format!("smoke.obstacle: {m}"))?;
+            box_or_sphere(o).map_err(|m| format!("smoke.obstacle: {m}"))?;
             let (lo, hi) = o.bounds();
             if (0..2).any(|a| lo[a] < 0.0 || hi[a] > domain[a]) {
                 return Err(format!(
@@ -410,6 +412,15 @@ fn check_point(p: &(f64, f64, f64)) -> bool {
         .all(|x| x.is_finite() && x.abs() <= MAX_COORDINATE)
 }
 
+/// Smoke sources and the smoke's obstacle are a Box or a Sphere (the GPU's emitter kinds,
+/// the body shapes).
+fn box_or_sphere(s: &Shape) -> Result<(), String> {
+    match s {
+        Shape::Box { .. } | Shape::Sphere { .. } => Ok(()),
+        _ => Err("must be a Box or a Sphere here".into()),
+    }
+}
+
 /// Checks one shape; each message names the field at fault.
 fn validate_shape(s: &Shape) -> Result<(), String> {
     let coord = |name: &str, p: &(f64, f64, f64)| {
@@ -442,6 +453,28 @@ fn validate_shape(s: &Shape) -> Result<(), String> {
                 return Err(format!(
                     "sphere radius must be positive and at most {MAX_COORDINATE:e} m, got {radius}"
                 ));
+            }
+            velocity
+        }
+        Shape::Cylinder {
+            center,
+            axis,
+            radius,
+            length,
+            velocity,
+        } => {
+            coord("cylinder center", center)?;
+            coord("cylinder axis", axis)?;
+            let n = (axis.0 * axis.0 + axis.1 * axis.1 + axis.2 * axis.2).sqrt();
+            if !(n > 1e-12) {
+                return Err(format!("cylinder axis {axis:?} must be a non-zero direction"));
+            }
+            for (name, v) in [("radius", radius), ("length", length)] {
+                if !(v.is_finite() && *v > 0.0 && *v <= MAX_COORDINATE) {
+                    return Err(format!(
+                        "cylinder {name} must be positive and at most {MAX_COORDINATE:e} m, got {v}"
+                    ));
+                }
             }
             velocity
         }

@@ -99,6 +99,14 @@ impl Emitter {
                     *radius as f32,
                 ];
             }
+            // Validation keeps sources to boxes and spheres; anything else would be the
+            // box of its bounds.
+            other => {
+                let (lo, hi) = other.bounds();
+                e.kind = EMIT_BOX;
+                e.lo = [lo[0] as f32, lo[1] as f32, lo[2] as f32, 0.0];
+                e.hi = [hi[0] as f32, hi[1] as f32, hi[2] as f32, 0.0];
+            }
         }
         e
     }
