@@ -8,6 +8,7 @@
 mod bodies;
 pub mod catalog;
 mod diffusion;
+pub mod mesh;
 mod problems;
 mod seed;
 pub mod shipped;
