@@ -18,9 +18,14 @@ pub struct SceneSummary {
 }
 
 impl ShippedScene {
-    /// Parses and validates the embedded text (messages name it `NAME (built in)`).
+    /// Parses and validates the embedded text (messages name it `NAME (built in)`), with
+    /// the embedded meshes.
     pub fn scene(&self) -> Result<Scene, SceneError> {
-        Scene::parse(self.source, Path::new(&format!("{} (built in)", self.name)))
+        Scene::parse_with(
+            self.source,
+            Path::new(&format!("{} (built in)", self.name)),
+            &super::mesh::MeshBase::Shipped,
+        )
     }
 
     pub fn summary(&self) -> Result<SceneSummary, SceneError> {
@@ -94,6 +99,25 @@ mod tests {
                 "{}",
                 s.name
             );
+        }
+    }
+
+    #[test]
+    fn every_file_in_scenes_meshes_is_shipped_and_identical() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/meshes");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| format!("meshes/{}", e.unwrap().file_name().to_string_lossy()))
+            .collect();
+        files.sort();
+        let shipped: Vec<&str> = super::super::shipped::SHIPPED_MESHES
+            .iter()
+            .map(|m| m.path)
+            .collect();
+        assert_eq!(files, shipped);
+        for m in &super::super::shipped::SHIPPED_MESHES {
+            let disk = std::fs::read(Path::new(dir).join(&m.path["meshes/".len()..])).unwrap();
+            assert!(disk == m.bytes, "{}", m.path);
         }
     }
 

@@ -971,6 +971,97 @@ impl SolidMesh {
     }
 }
 
+/// Where a scene's relative mesh paths are found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeshBase {
+    /// The scene file's folder. A relative path with no file there that names a mesh shipped
+    /// with eddy (`meshes/pillar.obj`) reads the copy compiled in, as a shipped scene's name
+    /// does.
+    Folder(PathBuf),
+    /// A scene compiled into eddy: its meshes are the ones compiled in.
+    Shipped,
+}
+
+/// Reads the mesh `path` (relative to `base`) and places it.
+pub fn load_placed(
+    path: &str,
+    placement: &Placement,
+    base: &MeshBase,
+) -> Result<SolidMesh, MeshError> {
+    let written = Path::new(path);
+    let shipped = written
+        .is_relative()
+        .then(|| crate::scene::shipped::find_mesh(path))
+        .flatten();
+    let file = match base {
+        MeshBase::Folder(dir) => Some(dir.join(written)),
+        MeshBase::Shipped => None,
+    };
+    // Messages name the file eddy looked for.
+    let named = file.clone().unwrap_or_else(|| written.to_path_buf());
+    let format = MeshFormat::of(written).map_err(|e| match e {
+        MeshError::Format { ext, .. } => MeshError::Format {
+            path: named.clone(),
+            ext,
+        },
+        e => e,
+    })?;
+    let read = match &file {
+        Some(f) => match read_limited(f) {
+            Err(MeshError::Missing { .. }) if shipped.is_some() => None,
+            r => Some(r?),
+        },
+        None => None,
+    };
+    let (bytes, source) = match (read, shipped) {
+        (Some(b), _) => (std::borrow::Cow::Owned(b), named),
+        (None, Some(m)) => (
+            std::borrow::Cow::Borrowed(m.bytes),
+            PathBuf::from(format!("{} (built in)", m.path)),
+        ),
+        (None, None) => {
+            return Err(MeshError::Missing {
+                path: PathBuf::from(format!("{path} (built in: no mesh of that name)")),
+            })
+        }
+    };
+    let mesh = parse_mesh(&bytes, format, &source)?;
+    Ok(SolidMesh::new(
+        mesh.placed(placement),
+        source.display().to_string(),
+    ))
+}
+
+/// A `Mesh` shape's loaded mesh, shared by the scene's clones. Scenes compare by their
+/// text, so two slots are always equal.
+#[derive(Clone, Default)]
+pub struct MeshSlot(Option<Arc<SolidMesh>>);
+
+impl MeshSlot {
+    pub fn new(mesh: SolidMesh) -> Self {
+        Self(Some(Arc::new(mesh)))
+    }
+
+    pub fn get(&self) -> Option<&Arc<SolidMesh>> {
+        self.0.as_ref()
+    }
+}
+
+impl PartialEq for MeshSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for MeshSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(m) => write!(f, "{m:?}"),
+            None => f.write_str("not loaded"),
+        }
+    }
+}
+
 /// The obstacle shipped as `scenes/meshes/pillar.obj`: a bridge pier standing on y = 0,
 /// 1 m tall, 0.5 m long along x with a wedge nose pointing to -x (upstream) and a round tail,
 /// 0.2 m wide along z, centred on x = z = 0. Its plan is the convex outline of a wedge of
@@ -1548,6 +1639,201 @@ mod tests {
         assert!(bvh.contains([0.0, 0.5, 0.0]));
         assert!(bvh.contains([-0.2, 0.5, 0.0]));
         assert!(!bvh.contains([-0.2, 0.5, 0.08]));
+    }
+
+    /// `mesh` as OBJ text.
+    pub(crate) fn to_obj(mesh: &TriMesh) -> String {
+        let mut s = String::new();
+        for v in &mesh.vertices {
+            s += &format!("v {} {} {}\n", v[0], v[1], v[2]);
+        }
+        for t in &mesh.triangles {
+            s += &format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+        }
+        s
+    }
+
+    /// A folder of its own holding `files`.
+    fn temp_folder(files: &[(&str, &[u8])]) -> PathBuf {
+        let dir = temp_path("scene");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, bytes) in files {
+            std::fs::write(dir.join(name), bytes).unwrap();
+        }
+        dir
+    }
+
+    const LIQUID: &str = "(domain: (1.0, 0.5, 0.5), resolution: (32, 16, 16), \
+        fluid: [Box(min: (0, 0, 0), max: (0.3, 0.4, 0.5))], solids: [SOLID])";
+
+    fn liquid_with(solid: &str) -> String {
+        LIQUID.replace("SOLID", solid)
+    }
+
+    #[test]
+    fn a_scene_reads_its_mesh_solid_next_to_it_and_voxelises_it_by_the_sign() {
+        use crate::scene::{Scene, Shape};
+        let sphere = to_obj(&icosphere([0.0; 3], 1.0, 3));
+        let dir = temp_folder(&[("ball.obj", sphere.as_bytes())]);
+        let text = liquid_with(
+            "Box(min: (0.9, 0, 0), max: (1, 0.1, 0.1)), \
+             Mesh(path: \"ball.obj\", scale: 0.2, translation: (0.6, 0.25, 0.25))",
+        );
+        let path = dir.join("scene.ron");
+        std::fs::write(&path, &text).unwrap();
+        let s = Scene::load(&path).unwrap();
+        let m = s.solids[1].solid_mesh().expect("loaded");
+        assert_eq!(m.mesh.triangles.len(), 1280);
+        assert_eq!(m.source, dir.join("ball.obj").display().to_string());
+        let (lo, hi) = s.solids[1].bounds();
+        assert!(
+            (lo[0] - 0.4).abs() < 1e-9 && (hi[1] - 0.45).abs() < 1e-9,
+            "{lo:?} {hi:?}"
+        );
+        // SOLID cells: the box's, and the mesh's where its signed distance is negative.
+        let (solid, _) = s.solid_cells();
+        let sdf = voxelise(&m.mesh, s.dims(), [s.h(); 3]);
+        let [nx, ny, _] = s.dims();
+        let mut mesh_cells = 0;
+        for (c, (flag, d)) in solid.iter().zip(&sdf).enumerate() {
+            let ijk = [c as u32 % nx, c as u32 / nx % ny, c as u32 / (nx * ny)];
+            let p = ijk.map(|i| (i as f64 + 0.5) * s.h());
+            let in_box = s.solids[0].contains(p);
+            assert_eq!(*flag != 0, in_box || *d < 0.0, "cell {c}");
+            mesh_cells += (*d < 0.0) as u32;
+        }
+        assert!(mesh_cells > 200, "{mesh_cells}");
+        assert_eq!(
+            s.solid_cell_count(),
+            solid.iter().filter(|f| **f != 0).count() as u64
+        );
+        // No particle is seeded in the mesh (the fluid box does not reach it; move it there).
+        assert!(s.initial_state().positions.iter().all(|p| !m.contains([
+            p[0] as f64,
+            p[1] as f64,
+            p[2] as f64
+        ])));
+        // The scene's text and equality are what the file says: the mesh is not in them.
+        let back = Scene::parse(&s.to_ron(), &path).unwrap();
+        assert_eq!(back, s);
+        assert!(!s.to_ron().contains("loaded"), "{}", s.to_ron());
+        assert!(matches!(&s.solids[1], Shape::Mesh { scale, .. } if *scale == 0.2));
+    }
+
+    #[test]
+    fn a_smoke_slice_cuts_its_mesh_at_mid_depth() {
+        use crate::scene::Scene;
+        // The pillar stood up along z (turned 90 degrees about x), across the slice.
+        let text = "(kind: smoke, domain: (2.0, 1.0, 0.02), resolution: (64, 32, 1), \
+            solids: [Mesh(path: \"meshes/pillar.obj\", rotation_deg: (90, 0, 0), \
+            translation: (0.8, 0.5, -0.1))])";
+        for base in [MeshBase::Shipped, MeshBase::Folder(temp_folder(&[]))] {
+            let s = Scene::parse_with(text, Path::new("s.ron"), &base).unwrap();
+            let m = s.solids[0].solid_mesh().unwrap();
+            assert_eq!(m.source, "meshes/pillar.obj (built in)");
+            let (lo, hi) = m.bounds;
+            assert!((lo[2] + 0.1).abs() < 1e-9 && (hi[2] - 0.9).abs() < 1e-9);
+            let (solid, _) = s.solid_cells();
+            let h = s.h();
+            for (c, flag) in solid.iter().enumerate() {
+                let p = [(c % 64) as f64 + 0.5, (c / 64) as f64 + 0.5].map(|x| x * h);
+                let expect = m.contains([p[0], p[1], 0.01]);
+                assert_eq!(*flag != 0, expect, "cell {c}");
+            }
+            // 0.5 x 0.2 m at cells of 1/32 m: about 90 cells.
+            let n = s.solid_cell_count();
+            assert!((70..110).contains(&n), "{n}");
+        }
+    }
+
+    #[test]
+    fn mesh_errors_name_the_solid_and_the_file() {
+        use crate::scene::Scene;
+        let ball = to_obj(&icosphere([0.0; 3], 1.0, 1));
+        let junk: Vec<u8> = (0..300u32).map(|i| (i * 31 % 256) as u8).collect();
+        let dir = temp_folder(&[
+            ("ball.obj", ball.as_bytes()),
+            ("junk.obj", &junk),
+            ("empty.stl", b""),
+            ("nan.obj", b"v 0 0 0\nv 1 nan 0\nv 0 1 0\nf 1 2 3\n"),
+            ("flat.obj", b"v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n"),
+        ]);
+        let load = |solid: &str| {
+            let path = dir.join("scene.ron");
+            std::fs::write(&path, liquid_with(solid)).unwrap();
+            Scene::load(&path).map(|_| ()).unwrap_err().to_string()
+        };
+        let file = |name: &str| dir.join(name).display().to_string();
+        for (solid, needles) in [
+            (
+                "Mesh(path: \"gone.obj\")",
+                vec!["solids[0]", &file("gone.obj"), "no such file"],
+            ),
+            (
+                "Mesh(path: \"junk.obj\")",
+                vec!["solids[0]", &file("junk.obj"), "binary data"],
+            ),
+            (
+                "Mesh(path: \"empty.stl\")",
+                vec!["solids[0]", &file("empty.stl"), "no triangles"],
+            ),
+            (
+                "Mesh(path: \"nan.obj\")",
+                vec!["solids[0]", &file("nan.obj"), "vertex 2"],
+            ),
+            (
+                "Mesh(path: \"flat.obj\")",
+                vec!["solids[0]", &file("flat.obj"), "degenerate"],
+            ),
+            (
+                "Mesh(path: \"ball.ply\")",
+                vec!["solids[0]", &file("ball.ply"), ".ply"],
+            ),
+            (
+                "Mesh(path: \"ball.obj\", scale: 0.0)",
+                vec!["solids[0]", "scale must be positive"],
+            ),
+            (
+                "Mesh(path: \"ball.obj\", scale: 5.0, translation: (9, 9, 9))",
+                vec!["solids[0]", "outside the domain"],
+            ),
+        ] {
+            let err = load(solid);
+            for n in needles {
+                assert!(err.contains(n), "{solid}: {err}");
+            }
+            assert!(!err.contains('\n'), "{err}");
+        }
+        // A mesh only where eddy supports one.
+        let path = dir.join("scene.ron");
+        let fluid = LIQUID
+            .replace(
+                "fluid: [Box(min: (0, 0, 0), max: (0.3, 0.4, 0.5))]",
+                "fluid: [Mesh(path: \"ball.obj\")]",
+            )
+            .replace("SOLID", "");
+        std::fs::write(&path, fluid).unwrap();
+        let err = Scene::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("fluid[0]: a Mesh can only be a solid"),
+            "{err}"
+        );
+        let smoke = "(kind: smoke, domain: (1.0, 1.0, 0.02), resolution: (16, 16, 1), smoke: \
+            (sources: [(shape: Mesh(path: \"ball.obj\"), dye: (1, 1, 1))]))";
+        std::fs::write(&path, smoke).unwrap();
+        let err = Scene::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("smoke.sources[0].shape") && err.contains("only be a solid"),
+            "{err}"
+        );
+        // A scene built in code reads its meshes with load_meshes.
+        let mut s: Scene = ron::from_str(&liquid_with(
+            "Mesh(path: \"ball.obj\", scale: 0.1, translation: (0.5, 0.2, 0.2))",
+        ))
+        .unwrap();
+        assert!(s.validate().unwrap_err().contains("not loaded"));
+        s.load_meshes(&MeshBase::Folder(dir.clone())).unwrap();
+        s.validate().unwrap();
     }
 
     /// Figures for the README and BENCHMARKS (`cargo test --release --lib measure_mesh --

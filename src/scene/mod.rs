@@ -184,6 +184,30 @@ pub enum Shape {
         #[serde(default)]
         velocity: (f64, f64, f64),
     },
+    /// A triangle mesh read from an OBJ or STL file (`solids` only; see
+    /// src/scene/mesh.rs): `path` relative to the scene file's folder, scaled by `scale` about
+    /// the file's origin, turned by `rotation_deg` about the world x, then y, then z axes,
+    /// then moved by `translation` (m). Inside is where its generalised winding number
+    /// exceeds 1/2, so a mesh with holes or gaps still has an inside.
+    Mesh {
+        path: String,
+        #[serde(default = "unit_scale")]
+        scale: f64,
+        #[serde(default)]
+        translation: (f64, f64, f64),
+        #[serde(default)]
+        rotation_deg: (f64, f64, f64),
+        #[serde(default)]
+        velocity: (f64, f64, f64),
+        /// The mesh as read and placed: filled in when the scene loads (`Scene::load`,
+        /// `Scene::load_meshes`), not part of the scene's text or its equality.
+        #[serde(skip)]
+        loaded: mesh::MeshSlot,
+    },
+}
+
+fn unit_scale() -> f64 {
+    1.0
 }
 
 impl Shape {
@@ -214,7 +238,41 @@ impl Shape {
                 let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
                 along.abs() <= 0.5 * length && r2 <= radius * radius
             }
+            // Negative signed distance (false while not loaded).
+            Shape::Mesh { loaded, .. } => loaded.get().is_some_and(|m| m.contains(p)),
         }
+    }
+
+    /// The loaded mesh of a `Mesh` shape (None for the other shapes, or before loading).
+    pub fn solid_mesh(&self) -> Option<&std::sync::Arc<mesh::SolidMesh>> {
+        match self {
+            Shape::Mesh { loaded, .. } => loaded.get(),
+            _ => None,
+        }
+    }
+
+    /// Reads a `Mesh` shape's file (relative paths against `base`) and places it; the
+    /// other shapes have nothing to load. The message names the file.
+    pub fn load_mesh(&mut self, base: &mesh::MeshBase) -> Result<(), String> {
+        if let Shape::Mesh {
+            path,
+            scale,
+            translation,
+            rotation_deg,
+            loaded,
+            ..
+        } = self
+        {
+            let placement = mesh::Placement {
+                scale: *scale,
+                rotation_deg: *rotation_deg,
+                translation: *translation,
+            };
+            validate::check_placement(path, &placement)?;
+            let m = mesh::load_placed(path, &placement, base).map_err(|e| e.to_string())?;
+            *loaded = mesh::MeshSlot::new(m);
+        }
+        Ok(())
     }
 
     /// Containment in x and y only: smoke scenes are slices, and their shapes are prisms
@@ -230,6 +288,12 @@ impl Shape {
             }
             // The cylinder's cross-section in the slice's mid-plane (z = its centre's).
             Shape::Cylinder { center, .. } => self.contains([p[0], p[1], center.2]),
+            // The mesh's cross-section half way up its bounds in z. (A slice's SOLID cells
+            // cut it at the slice's own mid-depth: `Scene::solid_cells`.)
+            Shape::Mesh { loaded, .. } => loaded.get().is_some_and(|m| {
+                let (lo, hi) = m.bounds;
+                m.contains([p[0], p[1], 0.5 * (lo[2] + hi[2])])
+            }),
         }
     }
 
@@ -237,7 +301,8 @@ impl Shape {
         let v = match self {
             Shape::Box { velocity, .. }
             | Shape::Sphere { velocity, .. }
-            | Shape::Cylinder { velocity, .. } => velocity,
+            | Shape::Cylinder { velocity, .. }
+            | Shape::Mesh { velocity, .. } => velocity,
         };
         [v.0, v.1, v.2]
     }
@@ -269,6 +334,14 @@ impl Shape {
                 }
                 (lo, hi)
             }
+            // The placed mesh's; a point at `translation` before it is loaded.
+            Shape::Mesh {
+                loaded,
+                translation: t,
+                ..
+            } => loaded
+                .get()
+                .map_or(([t.0, t.1, t.2], [t.0, t.1, t.2]), |m| m.bounds),
         }
     }
 
@@ -280,6 +353,10 @@ impl Shape {
             Shape::Cylinder { radius, length, .. } => {
                 std::f64::consts::PI * radius * radius * length
             }
+            // Enclosed volume of the placed mesh (exact for a closed one; 0 before loading).
+            Shape::Mesh { loaded, .. } => loaded
+                .get()
+                .map_or(0.0, |m| m.mesh.signed_volume().abs()),
         }
     }
 }
@@ -456,7 +533,7 @@ impl Scene {
         // A shipped scene's name works from any folder; an existing file always wins.
         if !path.exists() {
             if let Some(shipped) = crate::scene::shipped::for_missing_path(path) {
-                return Self::parse(shipped.source, path);
+                return Self::parse_with(shipped.source, path, &mesh::MeshBase::Shipped);
             }
         }
         let io = |cause: std::io::Error| match cause.kind() {
@@ -504,8 +581,19 @@ impl Scene {
         Self::parse(&text, path)
     }
 
-    /// Parses and validates scene text; `path` is only used in messages.
+    /// Parses and validates scene text; `path` names it in messages, and its folder is where
+    /// relative mesh paths are found.
     pub fn parse(text: &str, path: &Path) -> Result<Scene, SceneError> {
+        let folder = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        Self::parse_with(text, path, &mesh::MeshBase::Folder(folder))
+    }
+
+    /// [`Self::parse`] with the meshes found through `base`.
+    pub fn parse_with(
+        text: &str,
+        path: &Path,
+        base: &mesh::MeshBase,
+    ) -> Result<Scene, SceneError> {
         // Editors on Windows save a byte-order mark; it is not part of the RON text.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let scene: Scene = ron::from_str(text).map_err(|e| {
@@ -523,13 +611,26 @@ impl Scene {
                 message,
             }
         })?;
-        scene.validate().map_err(|message| SceneError::Invalid {
+        let mut scene = scene;
+        let invalid = |message| SceneError::Invalid {
             path: path.to_path_buf(),
             message,
-        })?;
-        let mut scene = scene;
+        };
+        scene.load_meshes(base).map_err(invalid)?;
+        scene.validate().map_err(invalid)?;
         scene.obstacle_to_body();
         Ok(scene)
+    }
+
+    /// Reads and places every mesh of `solids` (relative paths against `base`): what
+    /// [`Self::load`] does before validating, and what a scene built in code with mesh
+    /// solids calls before it is validated or run. Each message names `solids[i]` and the
+    /// file.
+    pub fn load_meshes(&mut self, base: &mesh::MeshBase) -> Result<(), String> {
+        for (i, s) in self.solids.iter_mut().enumerate() {
+            s.load_mesh(base).map_err(|m| format!("solids[{i}]: {m}"))?;
+        }
+        Ok(())
     }
 
     /// Turns a smoke scene's `smoke.obstacle` into the kinematic body it stands for, the

@@ -46,26 +46,50 @@ impl Scene {
         ]
     }
 
+    /// Per solid, the cells of this grid a mesh solid holds (computed once per mesh and
+    /// grid, on all cores; None for the other shapes).
+    fn mesh_masks(&self) -> Vec<Option<std::sync::Arc<mesh::CellMask>>> {
+        let h = self.h();
+        let hz = self.domain.2 / self.resolution.2 as f64;
+        self.solids
+            .iter()
+            .map(|s| s.solid_mesh().map(|m| m.cell_mask(self.dims(), [h, h, hz])))
+            .collect()
+    }
+
+    /// Whether solid `s` holds cell (i, j, k) of centre `p`: a mesh when its signed distance
+    /// at the cell centre is negative (in a slice, the centre at mid-depth), the other shapes
+    /// when they contain the centre (in a slice, in x and y).
+    fn solid_holds(
+        &self,
+        s: &Shape,
+        mask: Option<&mesh::CellMask>,
+        [i, j, k]: [u32; 3],
+        p: [f64; 3],
+    ) -> bool {
+        match mask {
+            Some(m) => m.get(i, j, k),
+            None if self.kind == SceneKind::Smoke => s.contains_xy([p[0], p[1]]),
+            None => s.contains(p),
+        }
+    }
+
     /// Voxelises the solids (a cell is SOLID when its centre is inside a solid shape).
     pub fn solid_cells(&self) -> (Vec<u32>, Vec<[f32; 4]>) {
         let [nx, ny, nz] = self.dims();
         let n = self.cell_count() as usize;
         let mut solid = vec![0u32; n];
         let mut vel = vec![[0f32; 4]; n];
+        let masks = self.mesh_masks();
         for k in 0..nz {
             for j in 0..ny {
                 for i in 0..nx {
                     let c = (i + nx * (j + ny * k)) as usize;
                     let p = self.cell_centre(i, j, k);
-                    let smoke = self.kind == SceneKind::Smoke;
-                    let inside = |s: &&Shape| {
-                        if smoke {
-                            s.contains_xy([p[0], p[1]])
-                        } else {
-                            s.contains(p)
-                        }
+                    let inside = |(s, m): &(&Shape, &Option<std::sync::Arc<mesh::CellMask>>)| {
+                        self.solid_holds(s, m.as_deref(), [i, j, k], p)
                     };
-                    if let Some(s) = self.solids.iter().rev().find(inside) {
+                    if let Some((s, _)) = self.solids.iter().zip(&masks).rev().find(inside) {
                         solid[c] = 1;
                         let v = s.velocity();
                         vel[c] = [v[0] as f32, v[1] as f32, v[2] as f32, 0.0];
@@ -79,20 +103,16 @@ impl Scene {
     /// SOLID cells, counted without allocating the grid (see `solid_cells`).
     pub fn solid_cell_count(&self) -> u64 {
         let [nx, ny, nz] = self.dims();
-        let smoke = self.kind == SceneKind::Smoke;
+        let masks = self.mesh_masks();
         let mut n = 0u64;
         for k in 0..nz {
             for j in 0..ny {
                 for i in 0..nx {
                     let p = self.cell_centre(i, j, k);
-                    let inside = |s: &Shape| {
-                        if smoke {
-                            s.contains_xy([p[0], p[1]])
-                        } else {
-                            s.contains(p)
-                        }
+                    let inside = |(s, m): (&Shape, &Option<std::sync::Arc<mesh::CellMask>>)| {
+                        self.solid_holds(s, m.as_deref(), [i, j, k], p)
                     };
-                    n += self.solids.iter().any(inside) as u64;
+                    n += self.solids.iter().zip(&masks).any(inside) as u64;
                 }
             }
         }
@@ -107,11 +127,15 @@ impl Scene {
             return;
         }
         let [nx, ny, nz] = self.dims();
+        let masks = self.mesh_masks();
         for k in 0..nz {
             for j in 0..ny {
                 for i in 0..nx {
                     let centre = self.cell_centre(i, j, k);
-                    if self.solids.iter().any(|s| s.contains(centre)) {
+                    let solid = |(s, m): (&Shape, &Option<std::sync::Arc<mesh::CellMask>>)| {
+                        self.solid_holds(s, m.as_deref(), [i, j, k], centre)
+                    };
+                    if self.solids.iter().zip(&masks).any(solid) {
                         continue;
                     }
                     if let Some(shape) = self.fluid.iter().position(|s| s.contains(centre)) {

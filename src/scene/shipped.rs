@@ -39,6 +39,27 @@ pub const SHIPPED: [ShippedScene; 12] = shipped![
     "smoke_rigid_bodies",
 ];
 
+/// A mesh file of `scenes/meshes/`, embedded at build time: what the shipped scenes' mesh
+/// solids read, from any folder.
+pub struct ShippedMesh {
+    /// The path as a scene in `scenes/` writes it (`meshes/pillar.obj`).
+    pub path: &'static str,
+    pub bytes: &'static [u8],
+}
+
+/// Every file of `scenes/meshes/` (a test checks that none is missing).
+pub const SHIPPED_MESHES: [ShippedMesh; 1] = [ShippedMesh {
+    path: "meshes/pillar.obj",
+    bytes: include_bytes!("../../scenes/meshes/pillar.obj"),
+}];
+
+/// The shipped mesh a scene's relative `path` names (`meshes/pillar.obj`, or
+/// `./meshes/pillar.obj`).
+pub fn find_mesh(path: &str) -> Option<&'static ShippedMesh> {
+    let path = path.trim_start_matches("./");
+    SHIPPED_MESHES.iter().find(|m| m.path == path)
+}
+
 /// The shipped scene called `name` (`dam_break` or `dam_break.ron`).
 pub fn find(name: &str) -> Option<&'static ShippedScene> {
     let stem = name.strip_suffix(".ron").unwrap_or(name);

@@ -138,6 +138,12 @@ impl Scene {
         }
         for (what, shapes) in [("fluid", &self.fluid), ("solids", &self.solids)] {
             for (i, s) in shapes.iter().enumerate() {
+                if what == "fluid" && matches!(s, Shape::Mesh { .. }) {
+                    return Err(format!(
+                        "fluid[{i}]: a Mesh can only be a solid (in `solids`); fluid shapes are \
+                         Box, Sphere or Cylinder"
+                    ));
+                }
                 validate_shape(s).map_err(|m| format!("{what}[{i}]: {m}"))?;
                 let (lo, hi) = s.bounds();
                 // Smoke scenes are one-cell slices: their shapes are read in x and y only.
@@ -421,6 +427,32 @@ fn box_or_sphere(s: &Shape) -> Result<(), String> {
     }
 }
 
+/// Checks a mesh's placement before it is read; the messages name the field.
+pub(super) fn check_placement(path: &str, p: &super::mesh::Placement) -> Result<(), String> {
+    if path.is_empty() || path.chars().any(|c| c.is_control()) {
+        return Err(format!("mesh path {path:?} must name a file"));
+    }
+    if !(p.scale.is_finite() && p.scale > 0.0 && p.scale <= MAX_COORDINATE) {
+        return Err(format!(
+            "mesh scale must be positive and at most {MAX_COORDINATE:e}, got {}",
+            p.scale
+        ));
+    }
+    if !check_point(&p.translation) {
+        return Err(format!(
+            "mesh translation {:?} must be finite and within {MAX_COORDINATE:e} m of the origin",
+            p.translation
+        ));
+    }
+    let r = p.rotation_deg;
+    if [r.0, r.1, r.2].iter().any(|x| !(x.is_finite() && x.abs() <= 1e6)) {
+        return Err(format!(
+            "mesh rotation_deg {r:?} must be finite and at most 1e6 degrees"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks one shape; each message names the field at fault.
 fn validate_shape(s: &Shape) -> Result<(), String> {
     let coord = |name: &str, p: &(f64, f64, f64)| {
@@ -475,6 +507,37 @@ fn validate_shape(s: &Shape) -> Result<(), String> {
                         "cylinder {name} must be positive and at most {MAX_COORDINATE:e} m, got {v}"
                     ));
                 }
+            }
+            velocity
+        }
+        Shape::Mesh {
+            path,
+            scale,
+            translation,
+            rotation_deg,
+            velocity,
+            loaded,
+        } => {
+            check_placement(
+                path,
+                &super::mesh::Placement {
+                    scale: *scale,
+                    rotation_deg: *rotation_deg,
+                    translation: *translation,
+                },
+            )?;
+            let Some(m) = loaded.get() else {
+                return Err(format!(
+                    "mesh {path} is not loaded: a Mesh can only be a solid (in `solids`), \
+                     read when the scene loads (a scene built in code calls \
+                     Scene::load_meshes)"
+                ));
+            };
+            let (lo, hi) = m.bounds;
+            if !(lo.iter().chain(&hi).all(|x| x.abs() <= MAX_COORDINATE)) {
+                return Err(format!(
+                    "mesh {path} placed reaches {lo:?} .. {hi:?}, beyond {MAX_COORDINATE:e} m"
+                ));
             }
             velocity
         }
