@@ -282,9 +282,14 @@ pub(crate) fn check_invariants(
     }
     if st.particles != expected_particles {
         bail!(
-            "frame {}: {} particles, {expected_particles} expected",
+            "frame {}: {} particles, {expected_particles} expected{}",
             st.frame,
-            st.particles
+            st.particles,
+            if scene.has_flow() {
+                " (the frame before's count plus those emitted less those removed)"
+            } else {
+                ""
+            }
         );
     }
     let d = scene.domain_size();
@@ -458,7 +463,9 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                 .display()
         );
     }
-    let expected_particles = sim.particles();
+    // Emitters add particles and drains and open sides remove them: the count a frame must
+    // have is the last one's plus its emitted less its removed.
+    let mut expected_particles = sim.particles();
     let mut meshes = MeshLog::default();
     if opts.resume.is_none() {
         if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
@@ -507,6 +514,10 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                 c.dump(&sim, st.frame)?;
             }
             done = st.frame;
+            if let Some(l) = st.liquid() {
+                expected_particles = (expected_particles as u64 + l.particles_emitted)
+                    .saturating_sub(l.particles_removed) as u32;
+            }
             if opts.check_invariants {
                 check_invariants(&sim, scene, &st, expected_particles)?;
             }
@@ -605,6 +616,24 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             per(traffic.bytes_read)
         );
     }
+    if let RunSim::Liquid(s) = &sim {
+        if let Some(flow) = &s.mode.flow {
+            let t = flow.totals;
+            summary += &format!(
+                "inflow/outflow over the whole run: {} particles emitted, {} removed, {} now \
+                 (max_particles {}){}\n",
+                t.emitted,
+                t.removed,
+                s.mode.particles.count,
+                s.mode.particles.capacity,
+                if t.not_emitted > 0 {
+                    format!("; {} not emitted for want of room", t.not_emitted)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
     summary += &meshes.summary();
     summary += &checkpoints.summary();
     if let Some(c) = &caches {
@@ -616,7 +645,12 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     if opts.check_invariants {
         note!(
             "invariants held for {done} frame(s): every solve within tolerance, all \
-             {expected_particles} particles finite and inside the domain"
+             {expected_particles} particles finite and inside the domain{}",
+            if scene.has_flow() {
+                " (the count is the frame before's plus those emitted less those removed)"
+            } else {
+                ""
+            }
         );
     }
     if let (Some(dir), RunSim::Liquid(s)) = (&opts.export, &sim) {

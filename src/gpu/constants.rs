@@ -105,8 +105,14 @@ shared_constants! {
     COUNTER_CORRECTION_BB: usize = 8;
     COUNTER_CORRECTION_RR: usize = 9;
     COUNTER_CORRECTION_ITERATIONS: usize = 10;
+    /// Particles after the inflow/outflow stage, its particles emitted and removed, and the
+    /// particles it could not emit for want of room (flow.wgsl).
+    COUNTER_PARTICLES: usize = 12;
+    COUNTER_EMITTED: usize = 13;
+    COUNTER_REMOVED: usize = 14;
+    COUNTER_NOT_EMITTED: usize = 15;
     /// Slots in the counters buffer.
-    COUNTERS: usize = 12;
+    COUNTERS: usize = 16;
     /// Fixed-point scale of COUNTER_DENSITY_ERROR_SUM: each cell adds at most
     /// DENSITY_ERROR_CLAMP * DENSITY_ERROR_SCALE = 256, so 2^24 FLUID cells fit in a u32.
     DENSITY_ERROR_SCALE: f32 = 64.0;
@@ -212,6 +218,19 @@ shared_constants! {
     /// `Emitter::kind`: gaussian splat (centre lo.xyz, radius lo.w), dye and velocity added.
     EMIT_SPLAT: u32 = 2;
 
+    // --- liquid inflow and outflow (src/sim/liquid/flow.wgsl) ---
+    /// Most emitters, and most drains, of a scene.
+    MAX_EMITTERS: u32 = 16;
+    MAX_DRAINS: u32 = 16;
+    /// `FlowShape::kind`: box [lo, hi].
+    FLOW_BOX: u32 = 0;
+    /// `FlowShape::kind`: sphere (centre a.xyz, radius a.w).
+    FLOW_SPHERE: u32 = 1;
+    /// `FlowShape::kind`: cylinder (centre a.xyz, radius a.w, unit axis b.xyz, half length b.w).
+    FLOW_CYLINDER: u32 = 2;
+    /// `FlowParams::slot_rank` of a sub-cell that gets no particle.
+    FLOW_NONE: u32 = 4294967295;
+
     // --- rendering ---
     /// `View::mode` of render_particles.wgsl: colour by speed.
     PARTICLE_COLOR_SPEED: u32 = 0;
@@ -277,6 +296,10 @@ mod tests {
             COUNTER_CORRECTION_BB,
             COUNTER_CORRECTION_RR,
             COUNTER_CORRECTION_ITERATIONS,
+            COUNTER_PARTICLES,
+            COUNTER_EMITTED,
+            COUNTER_REMOVED,
+            COUNTER_NOT_EMITTED,
         ];
         for (i, a) in slots.iter().enumerate() {
             assert!(*a < COUNTERS);

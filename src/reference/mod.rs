@@ -16,6 +16,7 @@
 
 pub mod bodies;
 pub mod diffusion;
+pub mod flow;
 mod free_surface;
 mod grid;
 mod multigrid;

@@ -8,6 +8,7 @@
 mod bodies;
 pub mod catalog;
 mod diffusion;
+pub mod flow;
 pub mod mesh;
 mod problems;
 mod seed;
@@ -19,6 +20,7 @@ pub use bodies::{
     MAX_BODY_DENSITY, MIN_BODY_DENSITY,
 };
 pub use diffusion::{DiffusionSettings, Wall, WallSpot, WallValues, MAX_DIFFUSION, MAX_WALL_SPOTS};
+pub use flow::{Drain, Emitter, Side};
 pub use problems::StandardProblem;
 pub use seed::{InitialState, SplitMix64};
 
@@ -452,6 +454,21 @@ pub struct Scene {
     pub pressure: PressureSettings,
     /// Smoke settings (smoke scenes only).
     pub smoke: SmokeSettings,
+    /// Liquid scenes: inflows (src/scene/flow.rs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub emitters: Vec<Emitter>,
+    /// Liquid scenes: shapes that remove the particles inside them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drains: Vec<Drain>,
+    /// Liquid scenes: domain sides the liquid leaves through (`[x_max]`): particles in the
+    /// side's outermost cell layer are removed, so that layer is AIR (p = 0).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub open_sides: Vec<Side>,
+    /// Liquid scenes: most particles at once (the buffers' size). Default: the seeded
+    /// particles plus what the emitters add, at most what fills the domain
+    /// (`Scene::particle_capacity`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_particles: Option<u64>,
 }
 
 impl Default for Scene {
@@ -480,6 +497,10 @@ impl Default for Scene {
             body_coupling: CouplingScheme::Strong,
             pressure: PressureSettings::default(),
             smoke: SmokeSettings::default(),
+            emitters: Vec::new(),
+            drains: Vec::new(),
+            open_sides: Vec::new(),
+            max_particles: None,
         }
     }
 }

@@ -94,8 +94,10 @@ impl Scene {
         }
         match self.kind {
             SceneKind::Liquid => {
-                if self.fluid.is_empty() {
-                    return Err("a liquid scene needs at least one shape in `fluid`".into());
+                if self.fluid.is_empty() && self.emitters.is_empty() {
+                    return Err(
+                        "a liquid scene needs at least one shape in `fluid` or an emitter".into(),
+                    );
                 }
                 // A smoke block in a liquid scene would be ignored without a word.
                 if self.smoke != SmokeSettings::default() {
@@ -226,6 +228,7 @@ impl Scene {
             b.validate(d, self.kind == SceneKind::Smoke)
                 .map_err(|m| format!("bodies[{i}]: {m}"))?;
         }
+        self.validate_flow()?;
         diffusion::check_diffusion("viscosity", self.viscosity)?;
         self.diffusion.validate()?;
         self.pressure.validate()
@@ -445,7 +448,10 @@ pub(super) fn check_placement(path: &str, p: &super::mesh::Placement) -> Result<
         ));
     }
     let r = p.rotation_deg;
-    if [r.0, r.1, r.2].iter().any(|x| !(x.is_finite() && x.abs() <= 1e6)) {
+    if [r.0, r.1, r.2]
+        .iter()
+        .any(|x| !(x.is_finite() && x.abs() <= 1e6))
+    {
         return Err(format!(
             "mesh rotation_deg {r:?} must be finite and at most 1e6 degrees"
         ));
@@ -454,7 +460,7 @@ pub(super) fn check_placement(path: &str, p: &super::mesh::Placement) -> Result<
 }
 
 /// Checks one shape; each message names the field at fault.
-fn validate_shape(s: &Shape) -> Result<(), String> {
+pub(super) fn validate_shape(s: &Shape) -> Result<(), String> {
     let coord = |name: &str, p: &(f64, f64, f64)| {
         if check_point(p) {
             Ok(())

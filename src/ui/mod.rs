@@ -306,6 +306,8 @@ impl Viewer {
             &overlay_lines(&self.scene, self.sim.bodies()),
         );
         self.update_solids();
+        self.renderer
+            .set_scene_solids(&self.ctx.device, &self.scene);
         self.slice_key = None;
         let r = self.scene.resolution;
         self.view.max_index = [r.0, r.1, r.2];
@@ -449,7 +451,13 @@ impl Viewer {
     fn step(&mut self) -> Result<(), ViewerError> {
         let full = match &mut self.sim {
             Sim::Liquid(sim) => {
+                let before = self.stats.particles;
                 let full = advance(sim, self.controls.stop_after, &mut self.stats)?;
+                // Inflow and outflow change the count: draw the particles there are now.
+                if sim.mode.particles.count != before {
+                    self.stats.particles = sim.mode.particles.count;
+                    self.renderer.bind_particles(&self.ctx.device, sim);
+                }
                 if self.view.auto_particle_range {
                     self.view.particles.lo = 0.0;
                     self.view.particles.hi = sim.max_speed.max(0.1);

@@ -13,6 +13,7 @@ mod checkpoint;
 mod cli;
 mod diffusion;
 mod fields;
+mod flow;
 mod first_run;
 mod liquid_volume;
 mod mesh;

@@ -208,6 +208,7 @@ fn ref_region(s: &Shape) -> cs::Region {
             centre: [center.0, center.1],
             radius: *radius,
         },
+        other => panic!("smoke sources are boxes and spheres, not {other:?}"),
     }
 }
 

@@ -274,6 +274,12 @@ impl BodyCoupling {
         })
     }
 
+    /// Particles the push-out runs over (the liquid's count changes with its inflow and
+    /// outflow).
+    pub fn set_particles(&mut self, count: u32) {
+        self.num_particles = count;
+    }
+
     /// Uploads the bodies' state.
     pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet) {
         ctx.queue.write_buffer(

@@ -90,7 +90,11 @@ impl GridFields {
 
 /// Particle state: positions and velocities as vec4 (w unused), plus per-particle views.
 pub struct Particles {
+    /// Particles now (the first `count` of each buffer).
     pub count: u32,
+    /// Particles the buffers hold: the count at creation, or more where the liquid's
+    /// emitters add particles (`Scene::particle_capacity`).
+    pub capacity: u32,
     pub pos: wgpu::Buffer,
     pub vel: wgpu::Buffer,
     /// FLIP velocity change of the last grid-to-particle (xyz, |.| in w).
@@ -112,10 +116,23 @@ impl Particles {
         pos: &[[f32; 4]],
         vel: &[[f32; 4]],
     ) -> Self {
-        let n = pos.len() as u64;
+        Self::with_capacity(device, queue, pos, vel, pos.len() as u32)
+    }
+
+    /// Buffers for `capacity` particles, the first `pos.len()` of them given.
+    pub fn with_capacity(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        pos: &[[f32; 4]],
+        vel: &[[f32; 4]],
+        capacity: u32,
+    ) -> Self {
+        let count = pos.len() as u32;
+        let n = capacity.max(count) as u64;
         let make = |label: &str| storage_buffer(device, label, n * 16);
         let p = Self {
-            count: n as u32,
+            count,
+            capacity: n as u32,
             pos: make("Particles::pos"),
             vel: make("Particles::vel"),
             flip_delta: make("Particles::flip_delta"),
@@ -126,7 +143,7 @@ impl Particles {
             ),
             affine: storage_buffer(device, "Particles::affine", AFFINE_BYTES),
         };
-        if n > 0 {
+        if count > 0 {
             queue.write_buffer(&p.pos, 0, bytemuck::cast_slice(pos));
             queue.write_buffer(&p.vel, 0, bytemuck::cast_slice(vel));
         }
@@ -144,7 +161,7 @@ impl Particles {
 
     /// Whether [`Self::affine`] holds a matrix for every particle.
     pub fn has_affine(&self) -> bool {
-        self.affine.size() >= Self::affine_bytes(self.count as u64).max(AFFINE_BYTES)
+        self.affine.size() >= Self::affine_bytes(self.capacity as u64).max(AFFINE_BYTES)
     }
 
     /// Allocates the affine matrices for every particle, zeroed (APIC then starts as PIC
@@ -157,7 +174,7 @@ impl Particles {
         self.affine = storage_buffer(
             device,
             "Particles::affine",
-            Self::affine_bytes(self.count as u64),
+            Self::affine_bytes(self.capacity as u64),
         );
         true
     }

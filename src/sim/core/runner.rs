@@ -603,6 +603,10 @@ pub struct LiquidColumns {
     pub volume_iterations: u32,
     /// Iterations of all viscosity solves in the frame (0 when inviscid).
     pub viscosity_iterations: u32,
+    /// Particles the emitters added in the frame.
+    pub particles_emitted: u64,
+    /// Particles drains and open sides removed in the frame.
+    pub particles_removed: u64,
 }
 
 /// The smoke's own stats.csv columns.

@@ -67,6 +67,40 @@ impl SimState {
         Ok(())
     }
 
+    /// Adds the first `bytes` bytes of GPU buffer `buf` as section `name`.
+    pub(crate) fn push_buffer_prefix(
+        &mut self,
+        ctx: &GpuContext,
+        name: &str,
+        buf: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<(), SimError> {
+        let words: Vec<u32> = read_buffer(ctx, buf)?;
+        let all: &[u8] = bytemuck::cast_slice(&words);
+        self.push(name, all[..(bytes as usize).min(all.len())].to_vec());
+        Ok(())
+    }
+
+    /// Writes section `name` back into the start of `buf`, which must hold `bytes` bytes
+    /// and the section exactly that many.
+    pub(crate) fn restore_buffer_prefix(
+        &self,
+        ctx: &GpuContext,
+        name: &str,
+        buf: &wgpu::Buffer,
+        bytes: u64,
+    ) -> Result<(), SimError> {
+        let saved = self.get(name)?;
+        if saved.len() as u64 != bytes || bytes > buf.size() {
+            return Err(SimError::Unsupported(format!(
+                "the saved {name:?} holds {} bytes, {bytes} expected",
+                saved.len()
+            )));
+        }
+        ctx.queue.write_buffer(buf, 0, saved);
+        Ok(())
+    }
+
     /// Writes section `name` back into `buf`, which must have its size.
     pub(crate) fn restore_buffer(
         &self,

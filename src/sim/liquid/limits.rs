@@ -35,6 +35,17 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
             0
         }
         + volume_correction::bytes(faces)
+        + if scene.has_flow() {
+            let emit_cells = scene
+                .emitters
+                .iter()
+                .filter(|e| e.flux.is_none())
+                .map(|e| scene.shape_cells(&e.shape))
+                .sum();
+            super::flow::bytes(scene, particles, apic, emit_cells)
+        } else {
+            0
+        }
         + diffusion::memory(scene).0
         + bodies::coupling::memory(scene);
     let candidates = [
@@ -49,7 +60,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         (
             particles.saturating_mul(16),
             "particle buffer (16 bytes per particle)",
-            "reduce the resolution, the fluid shapes or particles_per_cell",
+            "reduce the resolution, the fluid shapes, particles_per_cell or max_particles",
         ),
     ];
     let (largest_buffer, largest_name, largest_hint) = candidates
@@ -80,7 +91,10 @@ pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstim
         n <= crate::scene::MAX_PARTICLES && n.saturating_mul(per_particle) <= buffer_limit(ctx)
     };
     let bound = scene.particle_bound();
-    let particles = if fits(bound) {
+    let particles = if scene.has_flow() || scene.max_particles.is_some() {
+        // The buffers hold the capacity, not only what is seeded.
+        scene.particle_capacity(scene.particle_count())
+    } else if fits(bound) {
         bound
     } else {
         scene.particle_count()

@@ -7,6 +7,7 @@
 
 pub mod advect;
 pub mod extrapolate;
+pub mod flow;
 pub mod forces;
 pub mod g2p;
 pub mod limits;
@@ -130,6 +131,10 @@ pub struct LiquidSubstep {
     pub correction: Option<SolveReport>,
     /// The viscosity solve, when it ran.
     pub viscosity: Option<SolveReport>,
+    /// Particles the inflow added and the outflow removed (a full substep of a scene with
+    /// emitters, drains or open sides).
+    pub emitted: u32,
+    pub removed: u32,
 }
 
 /// The liquid's particles and the stages only the liquid has.
@@ -149,6 +154,11 @@ pub struct Liquid {
     spacing: Option<spacing::Spacing>,
     advect: advect::Advect,
     stats: stats::ParticleStats,
+    /// Particles the stats kernel summed over this substep (the flow may change the count
+    /// after it).
+    stats_count: u32,
+    /// Inflow and outflow, in scenes with emitters, drains or open sides.
+    pub flow: Option<flow::Flow>,
 }
 
 /// The liquid simulation.
@@ -198,7 +208,17 @@ impl Runner<Liquid> {
             0,
             bytemuck::cast_slice(&init.solid_velocity),
         );
-        let mut particles = Particles::new(device, &ctx.queue, &init.positions, &init.velocities);
+        let capacity = scene.particle_capacity(init.positions.len() as u64);
+        let mut particles = Particles::with_capacity(
+            device,
+            &ctx.queue,
+            &init.positions,
+            &init.velocities,
+            u32::try_from(capacity).map_err(|_| SimError::TooManyParticles {
+                particles: capacity,
+                max: crate::scene::MAX_PARTICLES,
+            })?,
+        );
         if scene.transfer == crate::scene::TransferKind::Apic {
             particles.ensure_affine(device);
         }
@@ -215,6 +235,10 @@ impl Runner<Liquid> {
             spacing: None,
             advect: advect::Advect::new(device, fields, &particles),
             stats: stats::ParticleStats::new(device, fields, &particles),
+            stats_count: particles.count,
+            flow: scene
+                .has_flow()
+                .then(|| flow::Flow::new(ctx, scene, fields, &particles, &init.solid)),
             particles,
         };
         core.max_speed = init
@@ -394,7 +418,16 @@ impl Mode for Liquid {
         let h = core.scene.h();
         let g = core.scene.gravity;
         let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
-        core.scene.cfl * h / (core.max_speed_with_bodies() + (h * gmag).sqrt()).max(1e-9)
+        // Emitted liquid moves at its emitter's speed from its first substep.
+        let emitters = core
+            .scene
+            .emitters
+            .iter()
+            .filter(|e| e.active(core.time))
+            .map(|e| e.speed() as f32)
+            .fold(0.0, f32::max);
+        let speed = core.max_speed_with_bodies().max(emitters as f64);
+        core.scene.cfl * h / (speed + (h * gmag).sqrt()).max(1e-9)
     }
 
     fn particles(&self) -> u32 {
@@ -404,6 +437,15 @@ impl Mode for Liquid {
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {
         self.dt = dt;
         self.viscosity = None;
+        // The count the last substep's inflow and outflow left.
+        core.fields.params.num_particles = self.particles.count;
+        if let Some(b) = core.bodies.as_mut() {
+            b.coupling.set_particles(self.particles.count);
+        }
+        if let Some(flow) = self.flow.as_mut() {
+            let at = (&core.fields, &self.particles);
+            flow.begin(&core.ctx, &core.scene, at, core.time, dt);
+        }
         let scene = &core.scene;
         if scene.particle_spacing > 0.0 {
             let device = &core.ctx.device;
@@ -487,6 +529,12 @@ impl Mode for Liquid {
                 let mut pass = rec.pass(stage);
                 self.advect.record(&mut pass, &self.particles);
                 self.stats.record(&mut pass, &self.particles);
+                self.stats_count = self.particles.count;
+                // Then particles leave through drains and open sides and the emitters add
+                // theirs; the new count comes back with the counters.
+                if let Some(flow) = &self.flow {
+                    flow.record(&mut pass);
+                }
             }
             Stage::Boundary | Stage::Pressure | Stage::Project => {
                 unreachable!("the runner records the shared stage {stage:?}")
@@ -503,6 +551,22 @@ impl Mode for Liquid {
     ) -> Result<LiquidSubstep, SimError> {
         let fluid = c[COUNTER_FLUID_CELLS];
         let corrected = last >= Stage::VolumeCorrection && Self::corrects(core);
+        let (mut emitted, mut removed) = (0, 0);
+        if let Some(flow) = self.flow.as_mut().filter(|_| last == Stage::Advect) {
+            let count = flow.finish(c);
+            emitted = c[crate::gpu::constants::COUNTER_EMITTED];
+            removed = c[crate::gpu::constants::COUNTER_REMOVED];
+            let lost = c[crate::gpu::constants::COUNTER_NOT_EMITTED];
+            if lost > 0 && !flow.warned_full {
+                flow.warned_full = true;
+                log::warn!(
+                    "t = {:.4} s: the liquid holds max_particles = {} particles; the emitters                      stop adding until particles leave ({lost} not emitted this substep;                      raise max_particles in the scene to go on filling)",
+                    core.time,
+                    self.particles.capacity
+                );
+            }
+            self.particles.count = count;
+        }
         Ok(LiquidSubstep {
             surface_volume: c[COUNTER_SURFACE_VOLUME] as i32 as f32 / SURFACE_VOLUME_SCALE,
             density_error_max: f32::from_bits(c[COUNTER_DENSITY_ERROR_MAX]),
@@ -513,6 +577,8 @@ impl Mode for Liquid {
             },
             correction: corrected.then(|| Self::correction_report(core, c)),
             viscosity: self.viscosity.take(),
+            emitted,
+            removed,
         })
     }
 
@@ -530,7 +596,7 @@ impl Mode for Liquid {
         let mass = DENSITY * h * h * h / scene.particles_per_cell as f64;
         let kinetic: f64 = energy
             .iter()
-            .take(self.particles.count.div_ceil(crate::gpu::WORKGROUP) as usize)
+            .take(self.stats_count.div_ceil(crate::gpu::WORKGROUP) as usize)
             .map(|e| *e as f64)
             .sum::<f64>()
             * mass;
@@ -552,6 +618,8 @@ impl Mode for Liquid {
                     .filter_map(|s| s.viscosity.as_ref())
                     .map(|v| v.iterations)
                     .sum(),
+                particles_emitted: all.iter().map(|s| s.emitted as u64).sum(),
+                particles_removed: all.iter().map(|s| s.removed as u64).sum(),
             }),
         ))
     }
@@ -563,13 +631,15 @@ pub type ParticleState = (Vec<[f32; 4]>, Vec<[f32; 4]>);
 impl Simulation {
     /// Particle positions and velocities (vec4, w unused).
     pub fn read_particles(&self) -> Result<ParticleState, SimError> {
-        if self.mode.particles.count == 0 {
+        let n = self.mode.particles.count as usize;
+        if n == 0 {
             return Ok((vec![], vec![]));
         }
-        Ok((
-            crate::gpu::read_buffer(&self.ctx, &self.mode.particles.pos)?,
-            crate::gpu::read_buffer(&self.ctx, &self.mode.particles.vel)?,
-        ))
+        let mut pos: Vec<[f32; 4]> = crate::gpu::read_buffer(&self.ctx, &self.mode.particles.pos)?;
+        let mut vel: Vec<[f32; 4]> = crate::gpu::read_buffer(&self.ctx, &self.mode.particles.vel)?;
+        pos.truncate(n);
+        vel.truncate(n);
+        Ok((pos, vel))
     }
 
     /// The last pressure solve's system (A, b, and the solution phi).
@@ -584,10 +654,59 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Runs the inflow/outflow stage alone, as a substep of `dt` would at its end, on the
+    /// current particles and cell types; returns (emitted, removed), or `None` in a scene
+    /// without inflow or outflow. Tests compare it with the f64 reference.
+    pub fn run_flow(&mut self, dt: f64) -> Result<Option<(u32, u32)>, SimError> {
+        let core = &mut self.core;
+        let mode = &mut self.mode;
+        let Some(flow) = mode.flow.as_mut() else {
+            return Ok(None);
+        };
+        core.fields.params.num_particles = mode.particles.count;
+        core.ctx.queue.write_buffer(
+            &core.fields.params_buffer,
+            0,
+            bytemuck::bytes_of(&core.fields.params),
+        );
+        flow.begin(
+            &core.ctx,
+            &core.scene,
+            (&core.fields, &mode.particles),
+            core.time,
+            dt,
+        );
+        let mut enc = core
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("Simulation::run_flow"),
+            });
+        enc.clear_buffer(&core.fields.counters, 0, None);
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("flow"),
+                timestamp_writes: None,
+            });
+            flow.record(&mut pass);
+        }
+        core.ctx.submit(enc.finish());
+        let c: Vec<u32> = crate::gpu::read_buffer(&core.ctx, &core.fields.counters)?;
+        mode.particles.count = flow.finish(&c);
+        use crate::gpu::constants::{COUNTER_EMITTED, COUNTER_REMOVED};
+        Ok(Some((c[COUNTER_EMITTED], c[COUNTER_REMOVED])))
+    }
+
     /// Replaces the particle state (same count as the scene seeded). Tests use it to run
     /// the stages on arbitrary input.
     pub fn upload_particles(&mut self, pos: &[[f32; 4]], vel: &[[f32; 4]]) -> Result<(), SimError> {
-        if pos.len() != self.mode.particles.count as usize || vel.len() != pos.len() {
+        // With inflow or outflow the count may change, up to the buffers' capacity.
+        let fits = if self.mode.flow.is_some() {
+            pos.len() <= self.mode.particles.capacity as usize
+        } else {
+            pos.len() == self.mode.particles.count as usize
+        };
+        if !fits || vel.len() != pos.len() {
             return Err(SimError::Unsupported(format!(
                 "upload_particles: expected {} particles, got {} positions and {} velocities",
                 self.mode.particles.count,
@@ -595,12 +714,16 @@ impl Simulation {
                 vel.len()
             )));
         }
-        self.ctx
-            .queue
-            .write_buffer(&self.mode.particles.pos, 0, bytemuck::cast_slice(pos));
-        self.ctx
-            .queue
-            .write_buffer(&self.mode.particles.vel, 0, bytemuck::cast_slice(vel));
+        self.mode.particles.count = pos.len() as u32;
+        self.fields.params.num_particles = pos.len() as u32;
+        if !pos.is_empty() {
+            self.ctx
+                .queue
+                .write_buffer(&self.mode.particles.pos, 0, bytemuck::cast_slice(pos));
+            self.ctx
+                .queue
+                .write_buffer(&self.mode.particles.vel, 0, bytemuck::cast_slice(vel));
+        }
         self.max_speed = vel
             .iter()
             .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
@@ -631,17 +754,22 @@ impl Simulation {
 
 impl Simulation {
     /// The state after the last frame (src/sim/core/state.rs): the shared part and the
-    /// particles (positions, velocities, and the APIC matrices when the scene uses them).
+    /// particles (positions, velocities, and the APIC matrices when the scene uses them),
+    /// and in a scene with inflow or outflow that stage's host state.
     pub fn save_state(&self) -> Result<crate::sim::core::state::SimState, SimError> {
         let mut s = self.core.capture_core(SceneKind::Liquid)?;
         let p = &self.mode.particles;
+        let n = p.count as u64;
         s.push_words("particles", &[p.count as f64]);
         if p.count > 0 {
-            s.push_buffer(&self.ctx, "particles.pos", &p.pos)?;
-            s.push_buffer(&self.ctx, "particles.vel", &p.vel)?;
+            s.push_buffer_prefix(&self.ctx, "particles.pos", &p.pos, 16 * n)?;
+            s.push_buffer_prefix(&self.ctx, "particles.vel", &p.vel, 16 * n)?;
             if p.has_affine() {
-                s.push_buffer(&self.ctx, "particles.affine", &p.affine)?;
+                s.push_buffer_prefix(&self.ctx, "particles.affine", &p.affine, 48 * n)?;
             }
+        }
+        if let Some(flow) = &self.mode.flow {
+            s.push_words("flow", &flow.state_words());
         }
         Ok(s)
     }
@@ -653,22 +781,41 @@ impl Simulation {
     ) -> Result<(), SimError> {
         let counts = state.words("particles")?;
         let p = &self.mode.particles;
-        if counts != [p.count as f64] {
+        let saved = counts.first().copied().unwrap_or(-1.0);
+        // Without inflow or outflow the count never changes; with them it may be anything
+        // the buffers hold.
+        let fits = if self.mode.flow.is_some() {
+            counts.len() == 1 && saved >= 0.0 && saved <= p.capacity as f64
+        } else {
+            counts == [p.count as f64]
+        };
+        if !fits {
             return Err(SimError::Unsupported(format!(
-                "the saved state holds {} particles, the scene seeds {}",
-                counts.first().copied().unwrap_or(0.0),
-                p.count
+                "the saved state holds {saved} particles, the scene {} {}",
+                if self.mode.flow.is_some() { "holds at most" } else { "seeds" },
+                if self.mode.flow.is_some() { p.capacity } else { p.count }
             )));
         }
+        let flow_words = match &self.mode.flow {
+            Some(_) => Some(state.words("flow")?),
+            None => None,
+        };
         self.core.restore_core(state, SceneKind::Liquid)?;
+        let n = saved as u32;
         let p = &self.mode.particles;
-        if p.count > 0 {
-            state.restore_buffer(&self.ctx, "particles.pos", &p.pos)?;
-            state.restore_buffer(&self.ctx, "particles.vel", &p.vel)?;
+        if n > 0 {
+            let b = 16 * n as u64;
+            state.restore_buffer_prefix(&self.ctx, "particles.pos", &p.pos, b)?;
+            state.restore_buffer_prefix(&self.ctx, "particles.vel", &p.vel, b)?;
             if p.has_affine() {
-                state.restore_buffer(&self.ctx, "particles.affine", &p.affine)?;
+                state.restore_buffer_prefix(&self.ctx, "particles.affine", &p.affine, 3 * b)?;
             }
         }
+        if let (Some(flow), Some(w)) = (self.mode.flow.as_mut(), flow_words) {
+            flow.restore_words(&w).map_err(SimError::Unsupported)?;
+        }
+        self.mode.particles.count = n;
+        self.fields.params.num_particles = n;
         Ok(())
     }
 }

@@ -61,7 +61,7 @@ impl Spacing {
             "Spacing::params",
             bytemuck::bytes_of(&SpacingParams::default()),
         );
-        let particles = p.count.max(1) as u64;
+        let particles = p.capacity.max(1) as u64;
         let head = storage_buffer(device, "Spacing::head", cells * 4);
         let next = storage_buffer(device, "Spacing::next", particles * 4);
         let shifted = storage_buffer(device, "Spacing::shifted", particles * 16);

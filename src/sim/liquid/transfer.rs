@@ -36,12 +36,15 @@ impl Simulation {
             let mut scene = self.scene.clone();
             scene.transfer = kind;
             let (core, mode) = (&self.core, &mut self.mode);
-            check_limits(&core.ctx, &scene, mode.particles.count as u64)?;
+            check_limits(&core.ctx, &scene, mode.particles.capacity as u64)?;
             let device = &core.ctx.device;
             if mode.particles.ensure_affine(device) {
                 // The stages' bind groups still hold the placeholder.
                 mode.p2g = P2g::new(device, &core.fields, &mode.particles);
                 mode.g2p = G2p::new(device, &core.fields, &mode.particles);
+                if let Some(flow) = mode.flow.as_mut() {
+                    flow.rebind(device, &core.fields, &mode.particles);
+                }
             }
             let mut enc = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("Simulation::set_transfer"),
