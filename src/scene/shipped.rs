@@ -24,7 +24,7 @@ macro_rules! shipped {
 }
 
 /// Every file of `scenes/` (a test checks that none is missing).
-pub const SHIPPED: [ShippedScene; 12] = shipped![
+pub const SHIPPED: [ShippedScene; 13] = shipped![
     "buoyancy",
     "dam_break",
     "double_dam_break",
@@ -34,6 +34,7 @@ pub const SHIPPED: [ShippedScene; 12] = shipped![
     "smoke_convection",
     "smoke_convection_bodies",
     "smoke_empty",
+    "smoke_mesh_obstacle",
     "smoke_obstacles",
     "smoke_plume",
     "smoke_rigid_bodies",
