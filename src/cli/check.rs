@@ -60,6 +60,49 @@ pub(crate) fn initial_fluid_cells(scene: &Scene, init: &InitialState) -> usize {
     .count()
 }
 
+/// One line per mesh solid: its file, triangles, bounds as placed, and its voxelisation on
+/// the scene's grid (timed afresh, without the cache) with the SOLID cells it makes.
+pub(crate) fn mesh_lines(scene: &Scene, warnings: &mut Vec<String>) -> Vec<String> {
+    let h = scene.h();
+    let hz = scene.domain.2 / scene.resolution.2 as f64;
+    let mut out = Vec::new();
+    for (i, s) in scene.solids.iter().enumerate() {
+        let Some(m) = s.solid_mesh() else { continue };
+        let start = std::time::Instant::now();
+        let mask = m.compute_cell_mask(scene.dims(), [h, h, hz]);
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let cells = mask.count();
+        let (lo, hi) = m.bounds;
+        let v = |p: [f64; 3]| format!("({:.4}, {:.4}, {:.4})", p[0], p[1], p[2]);
+        let dropped = if m.mesh.dropped > 0 {
+            format!(" ({} degenerate dropped)", m.mesh.dropped)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "  solids[{i}] mesh {}: {} triangles{dropped}, bounds {} .. {} m; voxelised in \
+             {ms:.1} ms: {cells} SOLID cells{}",
+            m.source,
+            m.mesh.triangles.len(),
+            v(lo),
+            v(hi),
+            if scene.kind == SceneKind::Smoke {
+                format!(" (cut at z = {:.4} m)", 0.5 * scene.domain.2)
+            } else {
+                String::new()
+            }
+        ));
+        if cells == 0 {
+            warnings.push(format!(
+                "solids[{i}] (mesh {}) holds no cell centre: it makes no SOLID cell on this \
+                 grid (smaller than a cell of {h:.4} m, or outside the slice)",
+                m.source
+            ));
+        }
+    }
+    out
+}
+
 pub(crate) fn check(path: &Path) -> Result<ExitCode> {
     let scene = Scene::load(path)?;
     let at = || path.display().to_string();
@@ -104,6 +147,9 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
     ));
     let solid = scene.solid_cell_count();
     line(format!("solid cells {solid}"));
+    for l in mesh_lines(&scene, &mut warnings) {
+        line(l);
+    }
     let d = &scene.diffusion;
     let implicit = format!("implicit, {} to {:e}", d.preconditioner.name(), d.tolerance);
     line(if scene.viscosity > 0.0 {

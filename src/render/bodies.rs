@@ -187,6 +187,48 @@ pub fn body_instances(
     (boxes, spheres)
 }
 
+/// The scene's mesh solids as one mesh in world coordinates, flat-shaded (three vertices
+/// per triangle, each with its face's outward normal; a mesh wound inside out is turned
+/// round), drawn as one instance with the identity matrix. A slice's are none: its solids
+/// show as outlines ([`super::lines::mesh_outline`]).
+pub fn scene_solid_mesh(scene: &crate::scene::Scene) -> Mesh {
+    let mut m = Mesh::default();
+    if scene.kind == crate::scene::SceneKind::Smoke {
+        return m;
+    }
+    for solid in scene.solids.iter().filter_map(|s| s.solid_mesh()) {
+        let flip = solid.mesh.signed_volume() < 0.0;
+        for t in &solid.mesh.triangles {
+            let mut p = t.map(|i| DVec3::from(solid.mesh.vertices[i as usize]));
+            if flip {
+                p.swap(1, 2);
+            }
+            let n = (p[1] - p[0])
+                .cross(p[2] - p[0])
+                .normalize_or_zero()
+                .as_vec3();
+            let base = m.vertices.len() as u32;
+            for v in p {
+                m.vertices.push(MeshVertex {
+                    pos: v.as_vec3().into(),
+                    normal: n.into(),
+                });
+            }
+            m.indices.extend([base, base + 1, base + 2]);
+        }
+    }
+    m
+}
+
+/// The instance that draws [`scene_solid_mesh`]: the identity, in the scene solids' colour.
+pub fn scene_solid_instance() -> BodyInstance {
+    let c = super::lines::SOLID_COLOR;
+    BodyInstance {
+        model: Mat4::IDENTITY.to_cols_array_2d(),
+        color: [c[0], c[1], c[2], 1.0],
+    }
+}
+
 /// Mirror of `View` in bodies.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -269,6 +311,8 @@ pub(super) struct BodyPipeline {
     uniform: wgpu::Buffer,
     boxes: GpuMesh,
     spheres: GpuMesh,
+    /// The scene's mesh solids (static: set with the scene).
+    solids: Option<GpuMesh>,
 }
 
 impl BodyPipeline {
@@ -348,7 +392,18 @@ impl BodyPipeline {
             uniform,
             boxes: GpuMesh::new(device, "box", &box_mesh()),
             spheres: GpuMesh::new(device, "sphere", &sphere_mesh(SPHERE_STACKS, SPHERE_SLICES)),
+            solids: None,
         }
+    }
+
+    /// Uploads the scene's mesh solids (none for a scene without, or a slice).
+    pub(super) fn set_scene_solids(&mut self, device: &wgpu::Device, scene: &crate::scene::Scene) {
+        let mesh = scene_solid_mesh(scene);
+        self.solids = (!mesh.indices.is_empty()).then(|| {
+            let mut g = GpuMesh::new(device, "scene_solids", &mesh);
+            g.set(device, &[scene_solid_instance()]);
+            g
+        });
     }
 
     /// Uploads the bodies of `set` (none when `None`), body `grabbed` highlighted.
@@ -390,13 +445,19 @@ impl BodyPipeline {
     }
 
     fn draw_with(&self, pass: &mut wgpu::RenderPass<'_>, pipeline: &wgpu::RenderPipeline) {
-        if self.boxes.instances.is_none() && self.spheres.instances.is_none() {
+        if self.boxes.instances.is_none()
+            && self.spheres.instances.is_none()
+            && self.solids.is_none()
+        {
             return;
         }
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &self.group, &[]);
         self.boxes.draw(pass);
         self.spheres.draw(pass);
+        if let Some(s) = &self.solids {
+            s.draw(pass);
+        }
     }
 }
 
@@ -538,6 +599,41 @@ mod tests {
         assert_eq!(spheres[0].color[..3], GRABBED_COLOR);
         let (_, spheres) = body_instances(&set, None);
         assert_eq!(spheres[0].color[..3], KINEMATIC_COLOR);
+    }
+
+    #[test]
+    fn mesh_solids_are_one_flat_shaded_mesh_facing_out() {
+        use crate::scene::mesh::MeshBase;
+        let text = "(domain: (1.0, 1.0, 1.0), resolution: (8, 8, 8), \
+             fluid: [Box(min: (0, 0, 0), max: (0.2, 0.2, 0.2))], \
+             solids: [Box(min: (0.8, 0, 0), max: (1, 0.1, 0.1)), \
+                      Mesh(path: \"meshes/pillar.obj\", translation: (0.5, 0.0, 0.5))])";
+        let scene =
+            Scene::parse_with(text, std::path::Path::new("t.ron"), &MeshBase::Shipped).unwrap();
+        let m = scene_solid_mesh(&scene);
+        assert_eq!((m.vertices.len(), m.indices.len()), (3 * 1344, 3 * 1344));
+        let centre = Vec3::new(0.5, 0.5, 0.5);
+        for (t, idx) in m.triangles().zip(m.indices.chunks_exact(3)) {
+            let n = Vec3::from(m.vertices[idx[0] as usize].normal);
+            assert!((n - normal(t).normalize()).length() < 1e-4);
+            // The pier is convex: every face looks away from its axis.
+            let c = (t[0] + t[1] + t[2]) / 3.0;
+            let mut out = c - centre;
+            if n.y.abs() < 0.5 {
+                out.y = 0.0;
+            }
+            assert!(n.dot(out) > 0.0, "face at {c} looks {n}");
+        }
+        assert_eq!(
+            scene_solid_instance().color[..3],
+            crate::render::lines::SOLID_COLOR
+        );
+        // A slice draws its solids as outlines only.
+        let smoke = crate::scene::shipped::find("smoke_mesh_obstacle")
+            .unwrap()
+            .scene()
+            .unwrap();
+        assert!(scene_solid_mesh(&smoke).indices.is_empty());
     }
 
     #[test]

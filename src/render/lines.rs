@@ -196,7 +196,90 @@ pub fn body_lines(set: &crate::sim::bodies::BodySet) -> Vec<LineVertex> {
     out
 }
 
-/// Domain box and solids (boxes as edges, spheres as three great circles).
+/// The colour of the scene's own solids: their outlines here, mesh solids' shading in
+/// src/render/bodies.rs.
+pub const SOLID_COLOR: [f32; 3] = [0.95, 0.6, 0.2];
+
+/// Most segments a mesh solid's outline draws; a mesh whose feature edges are more is drawn
+/// as its bounding box.
+const MAX_OUTLINE_SEGMENTS: usize = 200_000;
+
+/// A mesh solid's outline: in a slice, where the slice's mid-depth plane cuts its triangles;
+/// in 3D, its feature edges (where the faces meet at more than 30 degrees, and open edges),
+/// or its bounding box when those are too many.
+pub fn mesh_outline(
+    out: &mut Vec<LineVertex>,
+    mesh: &crate::scene::mesh::SolidMesh,
+    slice_z: Option<f64>,
+    color: [f32; 3],
+) {
+    use glam::DVec3;
+    let m = &mesh.mesh;
+    let corner = |t: &[u32; 3], k: usize| DVec3::from(m.vertices[t[k] as usize]);
+    let mut segs: Vec<(DVec3, DVec3)> = Vec::new();
+    if let Some(z) = slice_z {
+        for t in &m.triangles {
+            let p: [DVec3; 3] = std::array::from_fn(|k| corner(t, k));
+            // A corner on the plane counts as above it, so no crossing is counted twice.
+            let above = p.map(|v| v.z >= z);
+            let mut cut = Vec::new();
+            for k in 0..3 {
+                let (a, b) = (p[k], p[(k + 1) % 3]);
+                if above[k] != above[(k + 1) % 3] {
+                    cut.push(a + (b - a) * ((z - a.z) / (b.z - a.z)));
+                }
+            }
+            if let [a, b] = cut[..] {
+                segs.push((a, b));
+            }
+        }
+    } else {
+        let mut edges: std::collections::HashMap<(u32, u32), Vec<DVec3>> = Default::default();
+        for t in &m.triangles {
+            let p: [DVec3; 3] = std::array::from_fn(|k| corner(t, k));
+            let n = (p[1] - p[0]).cross(p[2] - p[0]).normalize_or_zero();
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                edges.entry((a.min(b), a.max(b))).or_default().push(n);
+            }
+        }
+        let sharp = 30f64.to_radians().cos();
+        for ((a, b), normals) in &edges {
+            let feature = match normals[..] {
+                [n1, n2] => n1.dot(n2) < sharp,
+                _ => true,
+            };
+            if feature {
+                segs.push((
+                    DVec3::from(m.vertices[*a as usize]),
+                    DVec3::from(m.vertices[*b as usize]),
+                ));
+            }
+        }
+        // The map's order is arbitrary: sort, so the lines are the same every time.
+        segs.sort_by(|x, y| {
+            (x.0.to_array(), x.1.to_array())
+                .partial_cmp(&(y.0.to_array(), y.1.to_array()))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        if segs.len() > MAX_OUTLINE_SEGMENTS {
+            let (lo, hi) = mesh.bounds;
+            box_edges(
+                out,
+                DVec3::from(lo).as_vec3(),
+                DVec3::from(hi).as_vec3(),
+                color,
+            );
+            return;
+        }
+    }
+    for (a, b) in segs {
+        seg(out, a.as_vec3(), b.as_vec3(), color);
+    }
+}
+
+/// Domain box and solids (boxes as edges, spheres as three great circles, meshes as their
+/// outlines).
 pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
     let mut out = Vec::new();
     let d = scene.domain_size();
@@ -206,7 +289,8 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
         Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32),
         [0.7, 0.7, 0.75],
     );
-    let solid = [0.95, 0.6, 0.2];
+    let solid = SOLID_COLOR;
+    let slice_z = (scene.kind == crate::scene::SceneKind::Smoke).then_some(0.5 * d[2]);
     for s in &scene.solids {
         match s {
             Shape::Box { min, max, .. } => box_edges(
@@ -224,6 +308,11 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
                     [Vec3::X, Vec3::Y, Vec3::Z],
                     solid,
                 );
+            }
+            Shape::Mesh { loaded, .. } => {
+                if let Some(m) = loaded.get() {
+                    mesh_outline(&mut out, m, slice_z, solid);
+                }
             }
             other => cylinder_edges(&mut out, other, solid),
         }
@@ -296,6 +385,43 @@ pub fn velocity_arrows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mesh_solid_is_outlined_by_its_cut_in_a_slice_and_its_edges_in_3d() {
+        use crate::scene::mesh::MeshBase;
+        let smoke = crate::scene::shipped::find("smoke_mesh_obstacle")
+            .unwrap()
+            .scene()
+            .unwrap();
+        let lines = scene_lines(&smoke);
+        let cut: Vec<&[LineVertex]> = lines
+            .chunks_exact(2)
+            .filter(|s| s[0].color == SOLID_COLOR)
+            .collect();
+        assert!(cut
+            .iter()
+            .flat_map(|s| s.iter())
+            .all(|v| (v.pos[2] - 0.01).abs() < 1e-6));
+        // The pier's plan, 0.8 times its perimeter (half-disc, straight sides, wedge, tip).
+        let length: f32 = cut
+            .iter()
+            .map(|s| (Vec3::from(s[1].pos) - Vec3::from(s[0].pos)).length())
+            .sum();
+        assert!((length - 0.95).abs() < 0.02, "{length}");
+        let liquid = Scene::parse_with(
+            "(domain: (1.0, 1.0, 1.0), resolution: (8, 8, 8), \
+             fluid: [Box(min: (0, 0, 0), max: (0.2, 0.2, 0.2))], \
+             solids: [Mesh(path: \"meshes/pillar.obj\", translation: (0.5, 0.0, 0.5))])",
+            std::path::Path::new("t.ron"),
+            &MeshBase::Shipped,
+        )
+        .unwrap();
+        let edges = scene_lines(&liquid).len() / 2 - 12;
+        // Top and bottom outlines (96 edges each), the nose's two creases and the tail's
+        // two seams where the straight sides meet the half-disc are sharper than 30 degrees;
+        // the smooth sides are not drawn.
+        assert!((192..260).contains(&edges), "{edges}");
+    }
 
     #[test]
     fn domain_box_has_twelve_edges() {

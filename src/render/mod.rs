@@ -169,6 +169,12 @@ impl SceneRenderer {
         self.bodies.set(device, set, grabbed);
     }
 
+    /// Uploads the scene's mesh solids, shaded like the bodies in 3D views (a slice's show
+    /// as outlines in the lines).
+    pub fn set_scene_solids(&mut self, device: &wgpu::Device, scene: &crate::scene::Scene) {
+        self.bodies.set_scene_solids(device, scene);
+    }
+
     pub fn set_lines(&mut self, device: &wgpu::Device, lines: &[LineVertex]) {
         self.lines.set(device, lines);
     }

@@ -392,6 +392,37 @@ fn bodies_show_as_shaded_solids_in_the_3d_view() {
 }
 
 #[test]
+fn mesh_solids_show_as_shaded_solids_in_the_3d_view() {
+    use eddy::render::lines::SOLID_COLOR;
+    let scene = tmp("mesh_solid.ron");
+    // The shipped pier (meshes/pillar.obj, found with no file beside the scene).
+    std::fs::write(
+        &scene,
+        "(domain: (1.0, 0.5, 0.5), resolution: (16, 8, 8), \
+         fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.3, 0.3, 0.5))], \
+         solids: [Mesh(path: \"meshes/pillar.obj\", scale: 0.6, translation: (0.6, 0.0, 0.25))])",
+    )
+    .unwrap();
+    let shot = tmp("mesh_solid.png");
+    let out = view(&[
+        scene.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // The pier covers a patch of the window in the solids' colour, lit like the bodies
+    // (its outline alone would cover a few hundred pixels).
+    let share = body_shaded_share(&shot, SOLID_COLOR);
+    assert!(share > 0.01, "the mesh covers {:.3}%", 100.0 * share);
+    for f in [&scene, &shot] {
+        let _ = std::fs::remove_file(f);
+    }
+}
+
+#[test]
 fn the_viewer_opens_a_checkpoint_of_a_headless_run() {
     // A run's checkpoint is a saved state: the viewer starts from it (its scene, frame and
     // particles) and goes on; a file that is not one is refused with its name.
