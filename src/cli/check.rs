@@ -103,6 +103,68 @@ pub(crate) fn mesh_lines(scene: &Scene, warnings: &mut Vec<String>) -> Vec<Strin
     out
 }
 
+/// `eddy check`'s lines on inflow and outflow: each emitter and drain, the open sides,
+/// and the particles the buffers hold.
+pub(crate) fn flow_lines(scene: &Scene, seeded: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let when = |start: f64, stop: Option<f64>| match stop {
+        Some(s) => format!("from {start} s to {s} s"),
+        None => format!("from {start} s on"),
+    };
+    for (i, e) in scene.emitters.iter().enumerate() {
+        let v = e.shape.velocity();
+        let how = match e.flux {
+            Some(q) => format!("{q:e} m^3/s at random points"),
+            None => format!(
+                "kept full: {} cells, about {:.3e} m^3/s",
+                scene.shape_cells(&e.shape),
+                e.estimated_flux()
+            ),
+        };
+        out.push(format!(
+            "emitter {i}   {how}, velocity ({}, {}, {}) m/s, {}",
+            v[0],
+            v[1],
+            v[2],
+            when(e.start, e.stop)
+        ));
+    }
+    for (i, d) in scene.drains.iter().enumerate() {
+        let (lo, hi) = d.shape.bounds();
+        out.push(format!(
+            "drain {i}     bounds ({:.3}, {:.3}, {:.3}) .. ({:.3}, {:.3}, {:.3}) m, {}",
+            lo[0],
+            lo[1],
+            lo[2],
+            hi[0],
+            hi[1],
+            hi[2],
+            when(d.start, d.stop)
+        ));
+    }
+    if !scene.open_sides.is_empty() {
+        let sides: Vec<String> = scene
+            .open_sides
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect();
+        out.push(format!(
+            "open sides  {} (particles in the outermost cell layer are removed)",
+            sides.join(", ")
+        ));
+    }
+    out.push(format!(
+        "capacity    {} particles{}",
+        scene.particle_capacity(seeded),
+        if scene.max_particles.is_some() {
+            " (max_particles)"
+        } else {
+            " (the seeded plus what the emitters add, at most the domain's fill)"
+        }
+    ));
+    out
+}
+
 pub(crate) fn check(path: &Path) -> Result<ExitCode> {
     let scene = Scene::load(path)?;
     let at = || path.display().to_string();
@@ -238,6 +300,11 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
                 String::new()
             }
         ));
+        if scene.has_flow() || scene.max_particles.is_some() {
+            for l in flow_lines(&scene, particles - displaced) {
+                line(l);
+            }
+        }
         line(match scene.transfer {
             eddy::scene::TransferKind::Flip => {
                 format!("transfer    flip ({}% PIC)", 100.0 * scene.pic_ratio)

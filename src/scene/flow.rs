@@ -77,6 +77,11 @@ impl Side {
         (i / 2, i % 2 == 1)
     }
 
+    /// The side as a scene writes it (`x_max`).
+    pub fn name(self) -> &'static str {
+        ["x_min", "x_max", "y_min", "y_max", "z_min", "z_max"][self as usize]
+    }
+
     /// Bit of this side in `open_mask`.
     pub fn bit(self) -> u32 {
         1 << self as u32
@@ -409,7 +414,7 @@ mod tests {
     fn capacity_counts_the_emission_up_to_the_domain() {
         let s = channel();
         let seeded = s.particle_count();
-        assert_eq!(seeded, 8 * 4 * 4 * 8);
+        assert_eq!(seeded, 8 * 2 * 4 * 8);
         let vp = s.particle_volume();
         let want = seeded as f64 + ((0.25 * 0.25 * 0.5 * 2.0 + 0.125 * 0.25 * 0.25) / vp).ceil();
         assert_eq!(s.particle_capacity(seeded), want as u64);
@@ -491,5 +496,9 @@ mod tests {
         assert_eq!(Side::ZMax.bit(), 32);
         let s: Vec<Side> = ron::from_str("[x_max, y_min]").unwrap();
         assert_eq!(s, vec![Side::XMax, Side::YMin]);
+        for side in Side::ALL {
+            let text = ron::to_string(&side).unwrap();
+            assert_eq!(text, side.name());
+        }
     }
 }

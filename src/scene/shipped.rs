@@ -24,13 +24,15 @@ macro_rules! shipped {
 }
 
 /// Every file of `scenes/` (a test checks that none is missing).
-pub const SHIPPED: [ShippedScene; 13] = shipped![
+pub const SHIPPED: [ShippedScene; 15] = shipped![
     "buoyancy",
     "dam_break",
     "double_dam_break",
     "drop_into_pool",
+    "faucet_drain",
     "floating_bodies",
     "obstacle",
+    "open_channel",
     "smoke_convection",
     "smoke_convection_bodies",
     "smoke_empty",
