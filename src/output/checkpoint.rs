@@ -38,6 +38,10 @@ struct Header {
     frame: u64,
     time: f64,
     scene: String,
+    /// The folder the scene's relative mesh paths were read against (absolute), when it
+    /// has mesh solids: resuming reads them from there, wherever the checkpoint is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mesh_folder: Option<String>,
     sections: Vec<(String, u64)>,
 }
 
@@ -79,6 +83,9 @@ pub fn encode(scene: &Scene, state: &SimState) -> Vec<u8> {
         frame: state.frame,
         time: state.time,
         scene: scene.to_ron(),
+        mesh_folder: scene
+            .mesh_folder()
+            .map(|f| f.to_string_lossy().into_owned()),
         sections: state
             .sections
             .iter()
@@ -141,8 +148,15 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> 
         "smoke" => SceneKind::Smoke,
         k => return Err(bad(format!("unknown mode {k:?}"))),
     };
-    let scene = Scene::parse(&header.scene, path)
-        .map_err(|e| bad(format!("its scene does not load: {e}")))?;
+    let scene = match &header.mesh_folder {
+        Some(f) => Scene::parse_with(
+            &header.scene,
+            path,
+            &crate::scene::mesh::MeshBase::Folder(f.into()),
+        ),
+        None => Scene::parse(&header.scene, path),
+    }
+    .map_err(|e| bad(format!("its scene does not load: {e}")))?;
     let mut at = header_end;
     let sections = header
         .sections

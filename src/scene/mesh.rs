@@ -876,6 +876,8 @@ pub struct SolidMesh {
     /// The placed mesh (world coordinates, m), degenerate triangles dropped.
     pub mesh: TriMesh,
     pub bounds: ([f64; 3], [f64; 3]),
+    /// Where the scene's relative mesh paths were found (a folder made absolute).
+    pub base: MeshBase,
     bvh: Bvh,
     masks: Mutex<Vec<(MaskKey, Arc<CellMask>)>>,
 }
@@ -896,6 +898,7 @@ impl SolidMesh {
         let bvh = Bvh::new(&mesh);
         Self {
             source,
+            base: MeshBase::Shipped,
             bounds: mesh.bounds(),
             mesh,
             bvh,
@@ -1026,10 +1029,13 @@ pub fn load_placed(
         }
     };
     let mesh = parse_mesh(&bytes, format, &source)?;
-    Ok(SolidMesh::new(
-        mesh.placed(placement),
-        source.display().to_string(),
-    ))
+    let mut solid = SolidMesh::new(mesh.placed(placement), source.display().to_string());
+    // Kept absolute, so a checkpoint of the scene finds its meshes from anywhere.
+    solid.base = match base {
+        MeshBase::Folder(dir) => MeshBase::Folder(std::path::absolute(dir).unwrap_or(dir.clone())),
+        MeshBase::Shipped => MeshBase::Shipped,
+    };
+    Ok(solid)
 }
 
 /// A `Mesh` shape's loaded mesh, shared by the scene's clones. Scenes compare by their

@@ -356,9 +356,9 @@ impl Shape {
                 std::f64::consts::PI * radius * radius * length
             }
             // Enclosed volume of the placed mesh (exact for a closed one; 0 before loading).
-            Shape::Mesh { loaded, .. } => loaded
-                .get()
-                .map_or(0.0, |m| m.mesh.signed_volume().abs()),
+            Shape::Mesh { loaded, .. } => {
+                loaded.get().map_or(0.0, |m| m.mesh.signed_volume().abs())
+            }
         }
     }
 }
@@ -610,11 +610,7 @@ impl Scene {
     }
 
     /// [`Self::parse`] with the meshes found through `base`.
-    pub fn parse_with(
-        text: &str,
-        path: &Path,
-        base: &mesh::MeshBase,
-    ) -> Result<Scene, SceneError> {
+    pub fn parse_with(text: &str, path: &Path, base: &mesh::MeshBase) -> Result<Scene, SceneError> {
         // Editors on Windows save a byte-order mark; it is not part of the RON text.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let scene: Scene = ron::from_str(text).map_err(|e| {
@@ -652,6 +648,18 @@ impl Scene {
             s.load_mesh(base).map_err(|m| format!("solids[{i}]: {m}"))?;
         }
         Ok(())
+    }
+
+    /// The folder (made absolute) the scene's mesh solids were read against, when one was:
+    /// what a checkpoint keeps so that resuming it finds the same files.
+    pub fn mesh_folder(&self) -> Option<&Path> {
+        self.solids
+            .iter()
+            .filter_map(|s| s.solid_mesh())
+            .find_map(|m| match &m.base {
+                mesh::MeshBase::Folder(dir) => Some(dir.as_path()),
+                mesh::MeshBase::Shipped => None,
+            })
     }
 
     /// Turns a smoke scene's `smoke.obstacle` into the kinematic body it stands for, the

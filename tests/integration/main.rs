@@ -17,6 +17,7 @@ mod flow;
 mod first_run;
 mod liquid_volume;
 mod mesh;
+mod mesh_solids;
 mod mg_views;
 mod msrv;
 mod physics;
