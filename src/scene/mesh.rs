@@ -254,7 +254,6 @@ fn parse_obj(bytes: &[u8], path: &Path) -> Result<Parsed, MeshError> {
         single_index: false,
         ignore_points: true,
         ignore_lines: true,
-        ..Default::default()
     };
     let mut reader = std::io::Cursor::new(bytes);
     let (models, _materials) = tobj::load_obj_buf(&mut reader, &options, |_| {
@@ -949,7 +948,7 @@ impl SolidMesh {
             // Cells whose centre (i + 0.5) h lies in [lo, hi].
             let f = (lo[a] / h[a] - 0.5).ceil().max(0.0);
             let l = (hi[a] / h[a] - 0.5).floor().min(dims[a] as f64 - 1.0);
-            if !(l >= f) {
+            if l.is_nan() || f.is_nan() || l < f {
                 return CellMask {
                     lo: [0; 3],
                     size: [0; 3],
