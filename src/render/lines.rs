@@ -317,7 +317,54 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
             other => cylinder_edges(&mut out, other, solid),
         }
     }
+    // Inflow blue, outflow red: emitters, drains, and the open sides' removal layer.
+    for (shapes, color) in [
+        (
+            scene.emitters.iter().map(|e| &e.shape).collect::<Vec<_>>(),
+            EMITTER_COLOR,
+        ),
+        (scene.drains.iter().map(|d| &d.shape).collect(), DRAIN_COLOR),
+    ] {
+        for s in shapes {
+            flow_shape_lines(&mut out, s, color);
+        }
+    }
+    let h = scene.h() as f32;
+    for side in &scene.open_sides {
+        let (a, far) = side.axis();
+        let mut lo = Vec3::ZERO;
+        let mut hi = Vec3::new(d[0] as f32, d[1] as f32, d[2] as f32);
+        if far {
+            lo[a] = hi[a] - h;
+        } else {
+            hi[a] = h;
+        }
+        box_edges(&mut out, lo, hi, DRAIN_COLOR);
+    }
     out
+}
+
+/// Colours of the emitters' outlines, and of the drains' and open sides'.
+pub const EMITTER_COLOR: [f32; 3] = [0.3, 0.55, 1.0];
+pub const DRAIN_COLOR: [f32; 3] = [0.95, 0.3, 0.3];
+
+fn flow_shape_lines(out: &mut Vec<LineVertex>, s: &Shape, color: [f32; 3]) {
+    match s {
+        Shape::Box { min, max, .. } => box_edges(
+            out,
+            Vec3::new(min.0 as f32, min.1 as f32, min.2 as f32),
+            Vec3::new(max.0 as f32, max.1 as f32, max.2 as f32),
+            color,
+        ),
+        Shape::Sphere { center, radius, .. } => sphere_circles(
+            out,
+            Vec3::new(center.0 as f32, center.1 as f32, center.2 as f32),
+            *radius as f32,
+            [Vec3::X, Vec3::Y, Vec3::Z],
+            color,
+        ),
+        other => cylinder_edges(out, other, color),
+    }
 }
 
 /// Arrows of the cell-centre velocity (average of the two faces per component) on the
@@ -421,6 +468,25 @@ mod tests {
         // two seams where the straight sides meet the half-disc are sharper than 30 degrees;
         // the smooth sides are not drawn.
         assert!((192..260).contains(&edges), "{edges}");
+    }
+
+    #[test]
+    fn emitters_drains_and_open_sides_are_outlined_in_their_colours() {
+        let scene: Scene = ron::from_str(
+            "(domain: (1.0, 1.0, 1.0), resolution: (8, 8, 8),
+              fluid: [Box(min: (0.0, 0.0, 0.0), max: (1.0, 0.2, 1.0))],
+              emitters: [(shape: Box(min: (0.0, 0.5, 0.0), max: (0.2, 0.7, 0.2), velocity: (1.0, 0.0, 0.0)))],
+              drains: [(shape: Sphere(center: (0.5, 0.0, 0.5), radius: 0.1))],
+              open_sides: [x_max])",
+        )
+        .unwrap();
+        let lines = scene_lines(&scene);
+        let count = |c: [f32; 3]| lines.iter().filter(|v| v.color == c).count() / 2;
+        assert_eq!(count(EMITTER_COLOR), 12);
+        // Three great circles of 48 segments, and the open side's layer box.
+        assert_eq!(count(DRAIN_COLOR), 3 * 48 + 12);
+        let layer: Vec<_> = lines.iter().filter(|v| v.color == DRAIN_COLOR).collect();
+        assert!(layer.iter().any(|v| (v.pos[0] - 0.875).abs() < 1e-6));
     }
 
     #[test]
