@@ -10,10 +10,11 @@
 
 use super::scene_pipeline;
 use crate::gpu::RenderLayout;
+use crate::scene::motion::Keyframe;
 use crate::scene::BodyMotion;
 use crate::sim::bodies::{BodySet, RigidBody, Solid};
 use bytemuck::{Pod, Zeroable};
-use glam::{DMat4, DVec3, Mat4, Vec3};
+use glam::{DMat4, DQuat, DVec3, Mat4, Vec3};
 use wgpu::util::DeviceExt;
 
 /// A mesh vertex: position and outward unit normal.
@@ -196,28 +197,67 @@ pub fn scene_solid_mesh(scene: &crate::scene::Scene) -> Mesh {
     if scene.kind == crate::scene::SceneKind::Smoke {
         return m;
     }
-    for solid in scene.solids.iter().filter_map(|s| s.solid_mesh()) {
-        let flip = solid.mesh.signed_volume() < 0.0;
-        for t in &solid.mesh.triangles {
-            let mut p = t.map(|i| DVec3::from(solid.mesh.vertices[i as usize]));
-            if flip {
-                p.swap(1, 2);
-            }
-            let n = (p[1] - p[0])
-                .cross(p[2] - p[0])
-                .normalize_or_zero()
-                .as_vec3();
-            let base = m.vertices.len() as u32;
-            for v in p {
-                m.vertices.push(MeshVertex {
-                    pos: v.as_vec3().into(),
-                    normal: n.into(),
-                });
-            }
-            m.indices.extend([base, base + 1, base + 2]);
+    // Keyframed meshes move: `moving_solids` draws them.
+    for s in scene.solids.iter().filter(|s| s.keyframes().is_empty()) {
+        if let Some(solid) = s.solid_mesh() {
+            append_flat(&mut m, &solid.mesh);
         }
     }
     m
+}
+
+/// The scene's keyframed mesh solids, each a flat-shaded mesh as placed at t = 0 with its
+/// path (drawn with [`moving_instance`]).
+pub fn moving_solids(scene: &crate::scene::Scene) -> Vec<(Mesh, Vec<Keyframe>)> {
+    scene
+        .solids
+        .iter()
+        .filter(|s| !s.keyframes().is_empty())
+        .filter_map(|s| {
+            let solid = s.solid_mesh()?;
+            let mut m = Mesh::default();
+            append_flat(&mut m, &solid.mesh);
+            Some((m, s.keyframes().to_vec()))
+        })
+        .collect()
+}
+
+/// The instance that moves a keyframed mesh from where it is at t = 0 to where its path
+/// puts it at `t`: pose(t) pose(0)^-1, in the scene solids' colour.
+pub fn moving_instance(keys: &[Keyframe], t: f64) -> BodyInstance {
+    let pose = |t: f64| {
+        let (r, x) = crate::scene::motion::pose_at(keys, t);
+        let q = DQuat::from_rotation_z(r.2.to_radians())
+            * DQuat::from_rotation_y(r.1.to_radians())
+            * DQuat::from_rotation_x(r.0.to_radians());
+        DMat4::from_rotation_translation(q.normalize(), DVec3::new(x.0, x.1, x.2))
+    };
+    let mut i = scene_solid_instance();
+    i.model = (pose(t) * pose(0.0).inverse()).as_mat4().to_cols_array_2d();
+    i
+}
+
+/// Appends `mesh`'s triangles, each with its own flat normal facing out.
+fn append_flat(m: &mut Mesh, mesh: &crate::scene::mesh::TriMesh) {
+    let flip = mesh.signed_volume() < 0.0;
+    for t in &mesh.triangles {
+        let mut p = t.map(|i| DVec3::from(mesh.vertices[i as usize]));
+        if flip {
+            p.swap(1, 2);
+        }
+        let n = (p[1] - p[0])
+            .cross(p[2] - p[0])
+            .normalize_or_zero()
+            .as_vec3();
+        let base = m.vertices.len() as u32;
+        for v in p {
+            m.vertices.push(MeshVertex {
+                pos: v.as_vec3().into(),
+                normal: n.into(),
+            });
+        }
+        m.indices.extend([base, base + 1, base + 2]);
+    }
 }
 
 /// The instance that draws [`scene_solid_mesh`]: the identity, in the scene solids' colour.
@@ -313,6 +353,8 @@ pub(super) struct BodyPipeline {
     spheres: GpuMesh,
     /// The scene's mesh solids (static: set with the scene).
     solids: Option<GpuMesh>,
+    /// Its keyframed mesh solids, each with its path (moved by `set_solid_time`).
+    moving: Vec<(GpuMesh, Vec<Keyframe>)>,
 }
 
 impl BodyPipeline {
@@ -393,6 +435,7 @@ impl BodyPipeline {
             boxes: GpuMesh::new(device, "box", &box_mesh()),
             spheres: GpuMesh::new(device, "sphere", &sphere_mesh(SPHERE_STACKS, SPHERE_SLICES)),
             solids: None,
+            moving: Vec::new(),
         }
     }
 
@@ -404,6 +447,18 @@ impl BodyPipeline {
             g.set(device, &[scene_solid_instance()]);
             g
         });
+        self.moving = moving_solids(scene)
+            .into_iter()
+            .map(|(m, keys)| (GpuMesh::new(device, "moving_solid", &m), keys))
+            .collect();
+        self.set_solid_time(device, 0.0);
+    }
+
+    /// Puts the keyframed mesh solids where their paths are at time `t`.
+    pub(super) fn set_solid_time(&mut self, device: &wgpu::Device, t: f64) {
+        for (g, keys) in &mut self.moving {
+            g.set(device, &[moving_instance(keys, t)]);
+        }
     }
 
     /// Uploads the bodies of `set` (none when `None`), body `grabbed` highlighted.
@@ -448,6 +503,7 @@ impl BodyPipeline {
         if self.boxes.instances.is_none()
             && self.spheres.instances.is_none()
             && self.solids.is_none()
+            && self.moving.is_empty()
         {
             return;
         }
@@ -457,6 +513,9 @@ impl BodyPipeline {
         self.spheres.draw(pass);
         if let Some(s) = &self.solids {
             s.draw(pass);
+        }
+        for (g, _) in &self.moving {
+            g.draw(pass);
         }
     }
 }
@@ -599,6 +658,29 @@ mod tests {
         assert_eq!(spheres[0].color[..3], GRABBED_COLOR);
         let (_, spheres) = body_instances(&set, None);
         assert_eq!(spheres[0].color[..3], KINEMATIC_COLOR);
+    }
+
+    #[test]
+    fn a_keyframed_mesh_is_drawn_where_its_path_puts_it() {
+        let keys = [
+            Keyframe {
+                time: 0.0,
+                translation: (0.2, 0.1, 0.3),
+                rotation_deg: (0.0, 0.0, 0.0),
+            },
+            Keyframe {
+                time: 2.0,
+                translation: (0.6, 0.1, 0.3),
+                rotation_deg: (0.0, 90.0, 0.0),
+            },
+        ];
+        let at = |t: f64, p: Vec3| Mat4::from_cols_array_2d(&moving_instance(&keys, t).model)
+            .transform_point3(p);
+        // The placed mesh's point 0.1 m ahead of the origin, at t = 0 and t = 2.
+        let p = Vec3::new(0.3, 0.1, 0.3);
+        assert!((at(0.0, p) - p).length() < 1e-6);
+        // Turned 90 degrees about y (x goes to -z) and moved 0.4 m along x.
+        assert!((at(2.0, p) - Vec3::new(0.6, 0.1, 0.2)).length() < 1e-6, "{}", at(2.0, p));
     }
 
     #[test]

@@ -309,11 +309,15 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
                     solid,
                 );
             }
-            Shape::Mesh { loaded, .. } => {
+            // A keyframed mesh moves: it is drawn shaded where its path puts it.
+            Shape::Mesh {
+                loaded, keyframes, ..
+            } if keyframes.is_empty() => {
                 if let Some(m) = loaded.get() {
                     mesh_outline(&mut out, m, slice_z, solid);
                 }
             }
+            Shape::Mesh { .. } => {}
             other => cylinder_edges(&mut out, other, solid),
         }
     }

@@ -175,6 +175,11 @@ impl SceneRenderer {
         self.bodies.set_scene_solids(device, scene);
     }
 
+    /// Puts the scene's keyframed mesh solids where their paths are at time `t`.
+    pub fn set_solid_time(&mut self, device: &wgpu::Device, t: f64) {
+        self.bodies.set_solid_time(device, t);
+    }
+
     pub fn set_lines(&mut self, device: &wgpu::Device, lines: &[LineVertex]) {
         self.lines.set(device, lines);
     }

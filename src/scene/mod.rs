@@ -9,6 +9,7 @@ mod bodies;
 pub mod catalog;
 mod diffusion;
 pub mod flow;
+pub mod motion;
 pub mod mesh;
 mod problems;
 mod seed;
@@ -201,6 +202,11 @@ pub enum Shape {
         rotation_deg: (f64, f64, f64),
         #[serde(default)]
         velocity: (f64, f64, f64),
+        /// A path over time (liquid scenes): the keys place the mesh instead of
+        /// `translation` and `rotation_deg`, and its cells' solid velocity follows the
+        /// motion (src/scene/motion.rs).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        keyframes: Vec<motion::Keyframe>,
         /// The mesh as read and placed: filled in when the scene loads (`Scene::load`,
         /// `Scene::load_meshes`), not part of the scene's text or its equality.
         #[serde(skip)]
@@ -245,6 +251,14 @@ impl Shape {
         }
     }
 
+    /// The path of a keyframed `Mesh` (empty for a mesh that stays, and the other shapes).
+    pub fn keyframes(&self) -> &[motion::Keyframe] {
+        match self {
+            Shape::Mesh { keyframes, .. } => keyframes,
+            _ => &[],
+        }
+    }
+
     /// The loaded mesh of a `Mesh` shape (None for the other shapes, or before loading).
     pub fn solid_mesh(&self) -> Option<&std::sync::Arc<mesh::SolidMesh>> {
         match self {
@@ -262,13 +276,21 @@ impl Shape {
             translation,
             rotation_deg,
             loaded,
+            keyframes,
             ..
         } = self
         {
+            // A keyframed mesh is loaded where its path starts.
+            let (rotation_deg, translation) = if keyframes.is_empty() {
+                (*rotation_deg, *translation)
+            } else {
+                motion::validate_keyframes(keyframes)?;
+                motion::pose_at(keyframes, 0.0)
+            };
             let placement = mesh::Placement {
                 scale: *scale,
-                rotation_deg: *rotation_deg,
-                translation: *translation,
+                rotation_deg,
+                translation,
             };
             validate::check_placement(path, &placement)?;
             let m = mesh::load_placed(path, &placement, base).map_err(|e| e.to_string())?;

@@ -24,13 +24,14 @@ macro_rules! shipped {
 }
 
 /// Every file of `scenes/` (a test checks that none is missing).
-pub const SHIPPED: [ShippedScene; 15] = shipped![
+pub const SHIPPED: [ShippedScene; 16] = shipped![
     "buoyancy",
     "dam_break",
     "double_dam_break",
     "drop_into_pool",
     "faucet_drain",
     "floating_bodies",
+    "moving_pier",
     "obstacle",
     "open_channel",
     "smoke_convection",

@@ -229,6 +229,25 @@ impl Scene {
                 .map_err(|m| format!("bodies[{i}]: {m}"))?;
         }
         self.validate_flow()?;
+        for (i, s) in self.solids.iter().enumerate() {
+            if let Shape::Mesh { keyframes, .. } = s {
+                if keyframes.is_empty() {
+                    continue;
+                }
+                if self.kind != SceneKind::Liquid {
+                    return Err(format!(
+                        "solids[{i}]: keyframed meshes move in liquid scenes; a smoke scene \
+                         moves a solid as a kinematic body"
+                    ));
+                }
+                if !self.bodies.is_empty() {
+                    return Err(format!(
+                        "solids[{i}]: a keyframed mesh and rigid bodies in one scene are not \
+                         supported (bodies keep the static solids they were given)"
+                    ));
+                }
+            }
+        }
         diffusion::check_diffusion("viscosity", self.viscosity)?;
         self.diffusion.validate()?;
         self.pressure.validate()
@@ -523,7 +542,17 @@ pub(super) fn validate_shape(s: &Shape) -> Result<(), String> {
             rotation_deg,
             velocity,
             loaded,
+            keyframes,
         } => {
+            if !keyframes.is_empty() {
+                super::motion::validate_keyframes(keyframes)?;
+                if *translation != (0.0, 0.0, 0.0) || *rotation_deg != (0.0, 0.0, 0.0) {
+                    return Err(format!(
+                        "mesh {path}: a keyframed mesh is placed by its keyframes; leave out \
+                         translation and rotation_deg"
+                    ));
+                }
+            }
             check_placement(
                 path,
                 &super::mesh::Placement {

@@ -458,6 +458,9 @@ impl Viewer {
                     self.stats.particles = sim.mode.particles.count;
                     self.renderer.bind_particles(&self.ctx.device, sim);
                 }
+                if sim.mode.moving.is_some() {
+                    self.renderer.set_solid_time(&self.ctx.device, sim.time);
+                }
                 if self.view.auto_particle_range {
                     self.view.particles.lo = 0.0;
                     self.view.particles.hi = sim.max_speed.max(0.1);

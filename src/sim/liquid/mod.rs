@@ -12,6 +12,7 @@ pub mod forces;
 pub mod g2p;
 pub mod limits;
 pub mod mark_cells;
+pub mod moving;
 pub mod p2g;
 pub mod spacing;
 pub mod stats;
@@ -159,6 +160,8 @@ pub struct Liquid {
     stats_count: u32,
     /// Inflow and outflow, in scenes with emitters, drains or open sides.
     pub flow: Option<flow::Flow>,
+    /// Keyframed mesh solids, stamped over the static solids before each substep.
+    pub moving: Option<moving::MovingSolids>,
 }
 
 /// The liquid simulation.
@@ -239,6 +242,7 @@ impl Runner<Liquid> {
             flow: scene
                 .has_flow()
                 .then(|| flow::Flow::new(ctx, scene, fields, &particles, &init.solid)),
+            moving: moving::MovingSolids::from_scene(scene).map_err(SimError::Unsupported)?,
             particles,
         };
         core.max_speed = init
@@ -426,7 +430,9 @@ impl Mode for Liquid {
             .filter(|e| e.active(core.time))
             .map(|e| e.speed() as f32)
             .fold(0.0, f32::max);
-        let speed = core.max_speed_with_bodies().max(emitters as f64);
+        // A keyframed mesh moves its solid cells at its path's speed.
+        let meshes = self.moving.as_ref().map_or(0.0, |m| m.path_speed());
+        let speed = core.max_speed_with_bodies().max(emitters as f64).max(meshes);
         core.scene.cfl * h / (speed + (h * gmag).sqrt()).max(1e-9)
     }
 
@@ -445,6 +451,12 @@ impl Mode for Liquid {
         if let Some(flow) = self.flow.as_mut() {
             let at = (&core.fields, &self.particles);
             flow.begin(&core.ctx, &core.scene, at, core.time, dt);
+        }
+        if let Some(m) = self.moving.as_mut() {
+            m.stamp(&core.scene, core.time, dt);
+            let q = &core.ctx.queue;
+            q.write_buffer(&core.fields.solid, 0, bytemuck::cast_slice(&m.solid));
+            q.write_buffer(&core.fields.solid_vel, 0, bytemuck::cast_slice(&m.vel));
         }
         let scene = &core.scene;
         if scene.particle_spacing > 0.0 {
