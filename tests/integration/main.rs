@@ -19,6 +19,7 @@ mod liquid_volume;
 mod mesh;
 mod mesh_solids;
 mod mg_views;
+mod moving_mesh;
 mod msrv;
 mod physics;
 mod pressure;
