@@ -16,3 +16,4 @@ pub mod render;
 pub mod scene;
 pub mod sim;
 pub mod ui;
+pub mod validate;

@@ -33,6 +33,7 @@ mod out_dir;
 mod run;
 mod runtime_dir;
 mod signals;
+mod validate;
 mod view;
 
 use bench::{check_json_path, run_bench};
@@ -244,6 +245,28 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Run the validation cases (each at several resolutions against its reference) and
+    /// write DIR/index.html with plots, the plots as PNG and SVG, and summary.csv; exits
+    /// non-zero when a case misses its tolerance.
+    Validate {
+        /// Small grids and short runs (a software adapter; the default).
+        #[arg(long, conflicts_with = "full")]
+        quick: bool,
+        /// Larger grids, for a real GPU.
+        #[arg(long)]
+        full: bool,
+        /// Cases, comma separated [default: all]: pressure, hydrostatic, viscous, floating,
+        /// dam_break.
+        #[arg(long, value_delimiter = ',')]
+        cases: Vec<String>,
+        /// Report folder; must be empty or new unless --overwrite is given [default:
+        /// validation].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Reuse a non-empty --out: delete an earlier report's files there first.
+        #[arg(long)]
+        overwrite: bool,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -335,6 +358,18 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Check { scene }) => check(&scene),
+        Some(Command::Validate {
+            quick: _,
+            full,
+            cases,
+            out,
+            overwrite,
+        }) => validate::run_validate(
+            full,
+            &cases,
+            &out.unwrap_or_else(|| PathBuf::from("validation")),
+            overwrite,
+        ),
         Some(Command::Bench {
             sizes,
             problems,
