@@ -305,3 +305,31 @@ fn the_open_channel_lets_out_what_enters() {
         assert!((p[0] as f64) < last + 1e-6, "a particle at x = {} in the open layer", p[0]);
     }
 }
+
+#[test]
+fn a_full_buffer_is_one_warning_and_the_run_goes_on() {
+    let dir = std::env::temp_dir().join(format!("eddy-flow-full-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/faucet_drain.ron"
+    ))
+    .unwrap()
+    .replace("drains: [", "max_particles: Some(9800),\n    drains: [");
+    let scene = dir.join("full.ron");
+    std::fs::write(&scene, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args(["run", scene.to_str().unwrap(), "--frames", "12", "--check-invariants"])
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("the liquid holds max_particles").count(), 1, "{err}");
+    assert!(err.contains("not emitted"), "{err}");
+    assert!(stdout.contains("not emitted for want of room"), "{stdout}");
+    assert!(stdout.contains("(max_particles 9800)"), "{stdout}");
+}

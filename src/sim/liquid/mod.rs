@@ -572,7 +572,9 @@ impl Mode for Liquid {
             if lost > 0 && !flow.warned_full {
                 flow.warned_full = true;
                 log::warn!(
-                    "t = {:.4} s: the liquid holds max_particles = {} particles; the emitters                      stop adding until particles leave ({lost} not emitted this substep;                      raise max_particles in the scene to go on filling)",
+                    "t = {:.4} s: the liquid holds max_particles = {} particles; the emitters \
+                     stop adding until particles leave ({lost} not emitted this substep; \
+                     raise max_particles in the scene to go on filling)",
                     core.time,
                     self.particles.capacity
                 );
