@@ -523,7 +523,7 @@ pub(super) fn validate_shape(s: &Shape) -> Result<(), String> {
             coord("cylinder center", center)?;
             coord("cylinder axis", axis)?;
             let n = (axis.0 * axis.0 + axis.1 * axis.1 + axis.2 * axis.2).sqrt();
-            if !(n > 1e-12) {
+            if n.is_nan() || n <= 1e-12 {
                 return Err(format!("cylinder axis {axis:?} must be a non-zero direction"));
             }
             for (name, v) in [("radius", radius), ("length", length)] {
