@@ -256,7 +256,7 @@ enum Command {
         #[arg(long)]
         full: bool,
         /// Cases, comma separated [default: all]: pressure, hydrostatic, viscous, floating,
-        /// dam_break.
+        /// dam_break, standing_wave, advection.
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
         /// Report folder; must be empty or new unless --overwrite is given [default:

@@ -3,11 +3,13 @@
 //! summary.csv. One file per case; each case's measurement is a plain function of the
 //! simulation's output, unit-tested on a tiny hand-computed input.
 
+pub mod advection;
 pub mod dam_break;
 pub mod floating;
 pub mod hydrostatic;
 pub mod pressure;
 pub mod report;
+pub mod standing_wave;
 pub mod viscous;
 
 use crate::gpu::GpuContext;
@@ -77,18 +79,20 @@ pub const CASES: &[Case] = &[
         title: "Volume conservation of the dam break",
         run: dam_break::run,
     },
+    Case {
+        name: "standing_wave",
+        title: "Standing wave: period and damping, FLIP, PIC and APIC",
+        run: standing_wave::run,
+    },
+    Case {
+        name: "advection",
+        title: "Advection: a rotating disc of dye",
+        run: advection::run,
+    },
 ];
 
 /// Cases of issue 30 that `eddy validate` does not run yet (listed on the page).
 pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "standing_wave",
-        "standing wave: period and damping per period against omega^2 = g k tanh(k h), FLIP, PIC and APIC",
-    ),
-    (
-        "advection",
-        "advection: a rotating disc of dye or tracers, area and shape kept, per smoke advection scheme",
-    ),
     (
         "cavity",
         "lid-driven cavity at Re 100 against Ghia, Ghia & Shin (1982) centre-line profiles",

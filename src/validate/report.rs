@@ -149,11 +149,47 @@ where
         .legend_area_size(45)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
+        .position(legend_corner(plot))
         .draw()
         .map_err(e)?;
     root.present().map_err(e)?;
     Ok(())
+}
+
+/// The corner of the plot the legend hides the fewest points in (the upper right on a tie).
+pub fn legend_corner(plot: &Plot) -> SeriesLabelPosition {
+    let (x0, x1) = bounds(plot, true);
+    let (y0, y1) = bounds(plot, false);
+    let unit = |v: f64, lo: f64, hi: f64, log: bool| {
+        if log {
+            (v.max(f64::MIN_POSITIVE).ln() - lo.ln()) / (hi.ln() - lo.ln())
+        } else {
+            (v - lo) / (hi - lo)
+        }
+    };
+    let mut counts = [0usize; 4];
+    for p in plot.series.iter().flat_map(|s| s.points.iter()) {
+        let (u, v) = (unit(p.0, x0, x1, plot.log_x), unit(p.1, y0, y1, plot.log_y));
+        // The legend's box: about 45% of the width and 30% of the height.
+        let right = u > 0.55;
+        let left = u < 0.45;
+        let top = v > 0.7;
+        let bottom = v < 0.3;
+        for (i, inside) in [top && right, top && left, bottom && right, bottom && left]
+            .into_iter()
+            .enumerate()
+        {
+            counts[i] += inside as usize;
+        }
+    }
+    let best = (0..4).min_by_key(|&i| (counts[i], i)).unwrap_or(0);
+    [
+        SeriesLabelPosition::UpperRight,
+        SeriesLabelPosition::UpperLeft,
+        SeriesLabelPosition::LowerRight,
+        SeriesLabelPosition::LowerLeft,
+    ][best]
+        .clone()
 }
 
 fn shape_of(i: usize) -> usize {

@@ -33,4 +33,5 @@ mod spacing;
 mod stages;
 mod surface;
 mod traffic;
+mod validate;
 mod viewer;
