@@ -60,6 +60,7 @@ impl DiffusionSettings {
             max_iterations: self.max_iterations,
             check_every: 8,
             warm_start: true,
+            refine: 0.0,
         }
     }
 }

@@ -410,6 +410,15 @@ pub struct PressureSettings {
     pub check_every: u32,
     /// Start from the previous step's pressure.
     pub warm_start: bool,
+    /// Mixed-precision iterative refinement: after each solve, correct the solution until
+    /// max|b - A p| / max|b|, computed in f64, is at most this (0: off).
+    /// src/sim/core/pressure/refine.rs.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refine: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Default for PressureSettings {
@@ -420,6 +429,7 @@ impl Default for PressureSettings {
             max_iterations: 1000,
             check_every: 2,
             warm_start: false,
+            refine: 0.0,
         }
     }
 }

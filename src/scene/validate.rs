@@ -228,6 +228,13 @@ impl Scene {
             b.validate(d, self.kind == SceneKind::Smoke)
                 .map_err(|m| format!("bodies[{i}]: {m}"))?;
         }
+        if self.pressure.refine > 0.0 && !self.bodies.is_empty() {
+            return Err(
+                "pressure.refine: not with rigid bodies (the coupled solve's term lives on the \
+                 GPU; the refinement corrects A alone)"
+                    .into(),
+            );
+        }
         self.validate_flow()?;
         for (i, s) in self.solids.iter().enumerate() {
             if let Shape::Mesh { keyframes, .. } = s {
@@ -280,6 +287,12 @@ impl PressureSettings {
         }
         if self.check_every == 0 {
             return Err("pressure.check_every must be at least 1".into());
+        }
+        if !(self.refine == 0.0 || (1e-14..=1e-3).contains(&self.refine)) {
+            return Err(format!(
+                "pressure.refine must be 0 (off) or a true residual in [1e-14, 1e-3], got {}",
+                self.refine
+            ));
         }
         Ok(())
     }

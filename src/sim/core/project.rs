@@ -12,6 +12,8 @@ pub struct Project {
     kernel: Kernel,
     e: ProjectEntries,
     group: wgpu::BindGroup,
+    /// The same gradient of a refined solution's low part (`pressure.refine`).
+    group_lo: Option<wgpu::BindGroup>,
 }
 
 impl Project {
@@ -31,6 +33,28 @@ impl Project {
             e: ProjectEntries::of(&kernel),
             kernel,
             group,
+            group_lo: None,
+        }
+    }
+
+    /// Binds `p_lo`, the low part of a refined solution, for [`Self::record_lo`].
+    pub fn bind_lo(&mut self, device: &wgpu::Device, f: &GridFields, p_lo: &wgpu::Buffer) {
+        self.group_lo = Some(self.kernel.bind(
+            device,
+            &[
+                ("params", &f.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("phi", p_lo),
+                ("grid_vel", &f.vel),
+                ("surface", &f.surface),
+            ],
+        ));
+    }
+
+    /// Subtracts the gradient of `p_lo` as well (the projection is linear in phi).
+    pub fn record_lo(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        if let Some(g) = &self.group_lo {
+            self.kernel.dispatch(pass, self.e.main, g, f.num_faces());
         }
     }
 

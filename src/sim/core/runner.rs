@@ -67,6 +67,12 @@ pub struct Core {
     /// them (they bind its particles) and stamps them in its marking stage; the runner
     /// sums the pressure's force on them and moves them after each full substep.
     pub bodies: Option<Bodies>,
+    /// `pressure.refine`: the refined solution's low part (allocated with the first
+    /// refinement) and what the last refinement did.
+    pub(crate) p_lo: Option<wgpu::Buffer>,
+    pub last_refine: Option<crate::sim::core::pressure::refine::RefineReport>,
+    /// Whether this substep's solve was refined (the projection subtracts `p_lo` too).
+    refined: bool,
 }
 
 impl Core {
@@ -100,10 +106,37 @@ impl Core {
             last_timing: StageTiming::default(),
             last_substep_timing: StageTiming::default(),
             bodies: None,
+            p_lo: None,
+            last_refine: None,
+            refined: false,
             ctx,
         };
         core.write_solver_config();
         core
+    }
+
+    /// `pressure.refine`: refines the solve that just ran to a true residual of `target`
+    /// (src/sim/core/pressure/refine.rs), the projection then subtracting `p_lo` too. Takes
+    /// the fields it needs, so a recorder may hold the context meanwhile.
+    fn refine(
+        (pressure, project, p_lo): (&mut PressureSolver, &mut project::Project, &mut Option<wgpu::Buffer>),
+        ctx: &GpuContext,
+        fields: &GridFields,
+        pcg: &PcgVectors,
+        settings: &crate::scene::PressureSettings,
+    ) -> Result<crate::sim::core::pressure::refine::RefineReport, SimError> {
+        let p_lo = p_lo.get_or_insert_with(|| {
+            let buf =
+                crate::gpu::storage_buffer(&ctx.device, "Core::p_lo", fields.num_cells() as u64 * 4);
+            project.bind_lo(&ctx.device, fields, &buf);
+            buf
+        });
+        Ok(pressure.refine(ctx, fields, pcg, p_lo, settings, settings.refine)?)
+    }
+
+    /// The low part of the last refined solution (`pressure.refine`; None before one).
+    pub fn p_lo(&self) -> Option<&wgpu::Buffer> {
+        self.p_lo.as_ref()
     }
 
     /// The largest speed the CFL step must respect, m/s: the fluid's, or a rigid body's
@@ -458,7 +491,7 @@ impl<M: Mode> Runner<M> {
                         }
                     }
                     rec.submit("Runner::substep_end");
-                    solve = Some(iterate(
+                    let mut report = iterate(
                         &mut self.core.pressure,
                         &self.core.ctx,
                         &self.core.fields,
@@ -467,7 +500,26 @@ impl<M: Mode> Runner<M> {
                         &self.core.timer,
                         self.core.bodies.as_ref(),
                         stage.name(),
-                    )?);
+                    )?;
+                    self.core.refined = false;
+                    let target = self.core.scene.pressure.refine;
+                    if target > 0.0 && self.core.bodies.is_none() {
+                        let r = Core::refine(
+                            (
+                                &mut self.core.pressure,
+                                &mut self.core.project,
+                                &mut self.core.p_lo,
+                            ),
+                            &self.core.ctx,
+                            &self.core.fields,
+                            &self.core.pcg,
+                            &self.core.scene.pressure,
+                        )?;
+                        report.true_residual = Some(r.true_residual);
+                        self.core.last_refine = Some(r);
+                        self.core.refined = true;
+                    }
+                    solve = Some(report);
                 }
                 Some(SharedStage::Project) => {
                     let mut pass = rec.pass(stage);
@@ -478,6 +530,9 @@ impl<M: Mode> Runner<M> {
                         b.strong.record_forces(&mut pass);
                     }
                     self.core.project.record(&mut pass, f);
+                    if self.core.refined {
+                        self.core.project.record_lo(&mut pass, f);
+                    }
                     if self.core.added_term().is_some() {
                         self.core.boundary.record(&mut pass, f);
                     }
@@ -563,6 +618,26 @@ impl<M: Mode> Runner<M> {
         )?;
         core.last_solve = Some(report.clone());
         Ok(report)
+    }
+
+    /// The pressure system the last solve solved, frozen for the solver lab
+    /// (`pressure::lab`): call after a substep that ran the pressure stage. Refuses systems
+    /// with rigid bodies in the strong coupling and warm-started solves.
+    pub fn freeze_system(&self) -> Result<pressure::lab::FrozenSystem, SimError> {
+        let core = &self.core;
+        let origin = format!(
+            "{}, frame {}, t = {:.6} s, grid {:?}",
+            core.scene.name, core.frame, core.time, core.fields.params.n
+        );
+        pressure::lab::capture(
+            &core.ctx,
+            &core.fields,
+            &core.pcg,
+            &core.scene.pressure,
+            core.added_term().is_some(),
+            core.last_solve.as_ref(),
+            origin,
+        )
     }
 
     /// GPU time of the last `solve_pressure_again` (or substep) pressure stage, ms, when the

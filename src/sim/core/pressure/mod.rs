@@ -1,10 +1,12 @@
 //! The pressure solve: packed matrix, PCG, preconditioners, and the host loop that checks
 //! convergence every few iterations without making the GPU wait.
 
+pub mod lab;
 pub mod matrix;
 pub mod multigrid;
 pub mod pcg;
 pub mod precond;
+pub mod refine;
 
 use crate::gpu::constants::{PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT};
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError};
