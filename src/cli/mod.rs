@@ -244,6 +244,14 @@ enum Command {
         /// Also write the results as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Race the preconditioners on a pressure system exported by `eddy run
+        /// --export-system DIR` (its tolerance unless --tolerance is given).
+        #[arg(long, conflicts_with_all = ["smoke", "transfer"])]
+        system: Option<PathBuf>,
+        /// With --system: write the table as CSV to FILE and the residual histories to
+        /// FILE's stem + `_history.csv`.
+        #[arg(long, requires = "system")]
+        csv: Option<PathBuf>,
     },
     /// Run the validation cases (each at several resolutions against its reference) and
     /// write DIR/index.html with plots, the plots as PNG and SVG, and summary.csv; exits
@@ -384,11 +392,23 @@ fn real_main() -> Result<ExitCode> {
             warmup,
             viscosity,
             json,
+            system,
+            csv,
         }) => {
             // The scene files' own bound: PCG keeps a residual history of this length.
             let max = 100_000;
             if max_iterations > max {
                 bail!("--max-iterations must be at most {max}, got {max_iterations}");
+            }
+            if let Some(dir) = system {
+                return bench::bench_system(
+                    &dir,
+                    preconditioners.as_deref(),
+                    tolerance,
+                    max_iterations,
+                    csv.as_deref(),
+                    json.as_deref(),
+                );
             }
             if transfer {
                 let d = eddy::bench::transfer::TransferBenchOptions::default();

@@ -655,9 +655,19 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     }
     if let (Some(dir), RunSim::Liquid(s)) = (&opts.export, &sim) {
         if done > 0 {
-            let sys = s.export_system()?;
-            eddy::output::write_matrix_market(dir, &sys)
-                .with_context(|| format!("cannot write the system to {}", dir.display()))?;
+            // The solver lab's files beside the Matrix Market ones where the system can be
+            // frozen (not with bodies in the strong coupling, nor warm-started).
+            match s.freeze_system() {
+                Ok(frozen) => eddy::output::frozen::save_frozen_system(dir, &frozen)
+                    .with_context(|| format!("cannot write the system to {}", dir.display()))?,
+                Err(e) => {
+                    let sys = s.export_system()?;
+                    eddy::output::write_matrix_market(dir, &sys).with_context(|| {
+                        format!("cannot write the system to {}", dir.display())
+                    })?;
+                    note!("note: Matrix Market files only, no system.json for `eddy bench --system`: {e}");
+                }
+            }
             summary += &format!("pressure system written to {}\n", dir.display());
         }
     }

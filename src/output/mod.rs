@@ -7,6 +7,7 @@
 
 pub mod bodies;
 pub mod checkpoint;
+pub mod frozen;
 pub mod stats;
 pub mod vtk;
 

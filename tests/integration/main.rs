@@ -14,6 +14,7 @@ mod cli;
 mod diffusion;
 mod fields;
 mod flow;
+mod lab;
 mod first_run;
 mod liquid_volume;
 mod mesh;

@@ -1,0 +1,260 @@
+//! The folder a frozen pressure system is saved to (`eddy run --export-system DIR`) and
+//! loaded from (`eddy bench --system DIR`, the solver lab):
+//!
+//! - `A.mtx`, `b.mtx`, `p.mtx`, `cells.csv`: the Matrix Market export over the FLUID cells
+//!   (written by [`super::write_matrix_market`]; for other tools, not read back);
+//! - `system.json`: `format` ("eddy-frozen-system"), `version` ([`VERSION`]), `dims`, `h`,
+//!   `origin`, the solve's `settings` and how the simulation's `solve` ended, and `files`:
+//!   per raw file its name, element type, entries and CRC-32;
+//! - raw little-endian arrays over every cell of the grid, i fastest then j then k:
+//!   `cell_type.u32` (0 AIR, 1 FLUID, 2 SOLID), `A.f32x4` (diag, +x, +y, +z per cell),
+//!   `b.f32`, `surface.f32`, `solution.f32`, and `x0.f32` where the solve was warm-started.
+//!
+//! Loading checks the version, every file's presence, size and checksum, and the sizes
+//! against the grid, and fails with one line naming the folder and what is wrong.
+
+use super::{write_atomically, write_matrix_market, ExportedSystem};
+use crate::scene::PressureSettings;
+use crate::sim::core::pressure::lab::{FrozenSolve, FrozenSystem};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+
+/// The `format` field of system.json.
+pub const FORMAT: &str = "eddy-frozen-system";
+/// The version this build writes and reads.
+pub const VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct FileEntry {
+    name: String,
+    /// "u32" or "f32".
+    element: String,
+    /// Elements per cell.
+    components: u32,
+    bytes: u64,
+    crc32: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    format: String,
+    version: u32,
+    dims: [u32; 3],
+    h: f32,
+    origin: String,
+    settings: PressureSettings,
+    solve: Option<FrozenSolve>,
+    fluid_cells: usize,
+    files: Vec<FileEntry>,
+}
+
+fn bytes_of<T: bytemuck::Pod>(v: &[T]) -> Vec<u8> {
+    // Little-endian on every target eddy builds for (wgpu's own buffers assume it).
+    bytemuck::cast_slice(v).to_vec()
+}
+
+/// Writes `sys` to `dir` (created if needed): the Matrix Market files, the raw arrays and
+/// system.json (last, so a folder with a system.json is complete).
+pub fn save_frozen_system(dir: &Path, sys: &FrozenSystem) -> std::io::Result<()> {
+    sys.check()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    write_matrix_market(
+        dir,
+        &ExportedSystem {
+            dims: sys.dims,
+            a: sys.a.clone(),
+            b: sys.b.clone(),
+            p: sys.solution.clone(),
+        },
+    )?;
+    let mut raws: Vec<(&str, &str, u32, Vec<u8>)> = vec![
+        ("cell_type.u32", "u32", 1, bytes_of(&sys.cell_type)),
+        ("A.f32x4", "f32", 4, bytes_of(&sys.a)),
+        ("b.f32", "f32", 1, bytes_of(&sys.b)),
+        ("surface.f32", "f32", 1, bytes_of(&sys.surface)),
+        ("solution.f32", "f32", 1, bytes_of(&sys.solution)),
+    ];
+    if let Some(x0) = &sys.x0 {
+        raws.push(("x0.f32", "f32", 1, bytes_of(x0)));
+    }
+    let mut files = Vec::new();
+    for (name, element, components, data) in raws {
+        write_atomically(&dir.join(name), |w| w.write_all(&data))?;
+        files.push(FileEntry {
+            name: name.into(),
+            element: element.into(),
+            components,
+            bytes: data.len() as u64,
+            crc32: crc32fast::hash(&data),
+        });
+    }
+    let header = Header {
+        format: FORMAT.into(),
+        version: VERSION,
+        dims: sys.dims,
+        h: sys.h,
+        origin: sys.origin.clone(),
+        settings: sys.settings.clone(),
+        solve: sys.solve.clone(),
+        fluid_cells: sys.fluid_cells(),
+        files,
+    };
+    let text = serde_json::to_string_pretty(&header).map_err(std::io::Error::other)?;
+    write_atomically(&dir.join("system.json"), |w| w.write_all(text.as_bytes()))
+}
+
+/// Reads a folder [`save_frozen_system`] wrote. The error is one line.
+pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
+    let at = |what: String| format!("system folder {}: {what}", dir.display());
+    if !dir.is_dir() {
+        return Err(at("not a folder".into()));
+    }
+    let json = dir.join("system.json");
+    let text = std::fs::read_to_string(&json).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            at("no system.json (write one with `eddy run SCENE --export-system DIR`)".into())
+        } else {
+            at(format!("cannot read system.json: {e}"))
+        }
+    })?;
+    // The version first, so a newer layout is named as such rather than as a parse error.
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| at(format!("system.json is not JSON: {e}")))?;
+    if v.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+        return Err(at(format!("system.json is not an {FORMAT} file")));
+    }
+    match v.get("version").and_then(|x| x.as_u64()) {
+        Some(n) if n == VERSION as u64 => {}
+        Some(n) => {
+            return Err(at(format!(
+                "format version {n}, this eddy reads version {VERSION}"
+            )))
+        }
+        None => return Err(at("system.json has no version".into())),
+    }
+    let h: Header = serde_json::from_value(v).map_err(|e| at(format!("system.json: {e}")))?;
+    let cells: u64 = h.dims.iter().map(|&d| d as u64).product();
+    if cells == 0 || cells > u32::MAX as u64 {
+        return Err(at(format!("grid {:?} is not a valid grid", h.dims)));
+    }
+    let read = |name: &str, components: u64, required: bool| -> Result<Option<Vec<u8>>, String> {
+        let Some(entry) = h.files.iter().find(|f| f.name == name) else {
+            return if required {
+                Err(at(format!("system.json lists no {name}")))
+            } else {
+                Ok(None)
+            };
+        };
+        let want = cells * 4 * components;
+        if entry.bytes != want || entry.components as u64 != components {
+            return Err(at(format!(
+                "system.json gives {name} {} bytes, the grid {:?} needs {want}",
+                entry.bytes, h.dims
+            )));
+        }
+        let data = std::fs::read(dir.join(name)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                at(format!("{name} is missing"))
+            } else {
+                at(format!("cannot read {name}: {e}"))
+            }
+        })?;
+        if data.len() as u64 != want {
+            return Err(at(format!(
+                "{name} has {} bytes, expected {want} ({} the grid {:?})",
+                data.len(),
+                if (data.len() as u64) < want {
+                    "truncated: shorter than"
+                } else {
+                    "longer than"
+                },
+                h.dims
+            )));
+        }
+        let crc = crc32fast::hash(&data);
+        if crc != entry.crc32 {
+            return Err(at(format!(
+                "{name} fails its checksum (crc32 {crc:08x}, system.json says {:08x}): the file was changed or damaged",
+                entry.crc32
+            )));
+        }
+        Ok(Some(data))
+    };
+    fn cast<T: bytemuck::Pod>(d: Vec<u8>) -> Vec<T> {
+        bytemuck::pod_collect_to_vec(&d)
+    }
+    let need = |name: &str, comps: u64| -> Result<Vec<u8>, String> {
+        Ok(read(name, comps, true)?.unwrap_or_default())
+    };
+    let sys = FrozenSystem {
+        dims: h.dims,
+        h: h.h,
+        cell_type: cast(need("cell_type.u32", 1)?),
+        a: cast(need("A.f32x4", 4)?),
+        b: cast(need("b.f32", 1)?),
+        surface: cast(need("surface.f32", 1)?),
+        solution: cast(need("solution.f32", 1)?),
+        x0: read("x0.f32", 1, false)?.map(cast),
+        settings: h.settings,
+        solve: h.solve,
+        origin: h.origin,
+    };
+    sys.check().map_err(at)?;
+    Ok(sys)
+}
+
+/// Writes a race ([`crate::sim::core::pressure::lab::race`]) as CSV: one row per
+/// preconditioner (`preconditioner,iterations,final_residual,dispatches,time_ms,...`).
+pub fn write_race_csv(
+    path: &Path,
+    rows: &[crate::sim::core::pressure::lab::RaceRow],
+) -> std::io::Result<()> {
+    write_atomically(path, |w| {
+        writeln!(
+            w,
+            "preconditioner,iterations,final_residual,dispatches,time_ms,status,true_residual,\
+             dispatches_per_iteration,timer,wall_ms,lambda_min,lambda_max,kappa,bound_iterations"
+        )?;
+        for r in rows {
+            let s = r.spectrum;
+            let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));
+            writeln!(
+                w,
+                "{},{},{:e},{},{:.4},{:?},{},{},{},{:.4},{},{},{},{}",
+                r.preconditioner,
+                r.iterations,
+                r.residual,
+                r.iterations * r.dispatches_per_iteration,
+                r.time_ms,
+                r.status,
+                f(r.true_residual),
+                r.dispatches_per_iteration,
+                r.timer,
+                r.wall_ms,
+                f(s.map(|s| s.lambda_min)),
+                f(s.map(|s| s.lambda_max)),
+                f(s.map(|s| s.kappa)),
+                s.map_or(String::new(), |s| format!("{:.1}", s.bound_iterations)),
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes the residual histories of a race as CSV: `preconditioner,iteration,residual`
+/// (max|r| / max|b| before the first and after each iteration).
+pub fn write_race_history_csv(
+    path: &Path,
+    rows: &[crate::sim::core::pressure::lab::RaceRow],
+) -> std::io::Result<()> {
+    write_atomically(path, |w| {
+        writeln!(w, "preconditioner,iteration,residual")?;
+        for r in rows {
+            for (k, v) in r.history.iter().enumerate() {
+                writeln!(w, "{},{k},{v:e}", r.preconditioner)?;
+            }
+        }
+        Ok(())
+    })
+}
