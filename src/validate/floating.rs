@@ -21,7 +21,7 @@ pub fn tolerance(n: u32) -> f64 {
     0.5 / n as f64 / (2.0 * HALF[1])
 }
 /// Substep, s.
-pub const DT: f64 = 0.01;
+pub const DT: f64 = 0.02;
 
 /// The box's height above its floating position where it is released, m.
 const DROP: f64 = 0.02;
@@ -83,7 +83,7 @@ fn plan(level: Level) -> Plan {
         Level::Quick => Plan {
             sizes: vec![16],
             ratios: vec![0.3, 0.5, 0.7],
-            substeps: 200,
+            substeps: 100,
         },
         Level::Full => Plan {
             sizes: vec![16, 24, 32],

@@ -29,7 +29,7 @@ struct Plan {
 fn plan(level: Level) -> Plan {
     match level {
         Level::Quick => Plan {
-            sizes: vec![16, 24],
+            sizes: vec![16, 20],
             periods: 3,
         },
         Level::Full => Plan {

@@ -72,7 +72,7 @@ fn sizes(level: Level) -> Sizes {
             slice: vec![8, 16, 32],
             box3d: vec![8, 12, 16],
             steps: 400,
-            steps3d: 200,
+            steps3d: 120,
         },
         Level::Full => Sizes {
             slice: vec![16, 32, 64, 128],
