@@ -420,3 +420,55 @@ fn a_bad_system_folder_is_one_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("fails its checksum"), "{err}");
 }
+
+#[test]
+fn a_smoke_slice_freezes_and_races_like_its_solve() {
+    use eddy::scene::{Scene, SceneKind, Shape, SmokeSource};
+    let mut s = Scene {
+        name: "lab plume".into(),
+        kind: SceneKind::Smoke,
+        domain: (1.0, 1.5, 1.0 / 32.0),
+        resolution: (32, 48, 1),
+        ..Scene::default()
+    };
+    s.pressure.preconditioner = PreconditionerKind::Ip;
+    s.pressure.tolerance = 1e-5;
+    s.smoke.buoyancy = 4.0;
+    s.smoke.sources = vec![SmokeSource {
+        shape: Shape::Sphere {
+            center: (0.5, 0.15, 0.0156),
+            radius: 0.08,
+            velocity: (0.0, 0.0, 0.0),
+        },
+        dye: (1.0, 1.0, 1.0),
+        temperature: 1.0,
+        velocity: (0.0, 0.0, 0.0),
+    }];
+    s.validate().unwrap();
+    let mut sim = eddy::sim::smoke::SmokeSimulation::new(common::gpu(), &s).unwrap();
+    for _ in 0..3 {
+        sim.step_frame().unwrap();
+    }
+    let sys = sim.freeze_system().unwrap();
+    let iterations = sys.solve.as_ref().unwrap().iterations;
+    let dir = temp("smoke");
+    save_frozen_system(&dir, &sys).unwrap();
+    let sys = load_frozen_system(&dir).unwrap();
+    let race = lab::race_some(
+        common::gpu(),
+        &sys,
+        &[PreconditionerKind::Ip, PreconditionerKind::Mg],
+        1e-5,
+        2000,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    println!(
+        "{:?}",
+        race.iter()
+            .map(|r| (r.preconditioner, r.iterations, r.spectrum.map(|s| s.kappa)))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(race[0].iterations, iterations);
+    assert!(race[1].iterations < race[0].iterations);
+}
