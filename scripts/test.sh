@@ -33,3 +33,12 @@ if [ -n "${DISPLAY:-}" ]; then
 else
   xvfb-run -a -s "-screen 0 1280x800x24" cargo test "$@"
 fi
+
+# The validation suite (`eddy validate --quick`: every case against its reference, under 3
+# minutes on a 2-core software adapter in a release build); a case outside its tolerance
+# fails the script. Skipped when arguments pick the tests to run.
+if [ $# -eq 0 ]; then
+  report="$(mktemp -d "${TMPDIR:-/tmp}/eddy-validate.XXXXXX")"
+  cargo run --release --quiet -- validate --quick --out "$report"
+  echo "scripts/test.sh: validation report in $report/index.html"
+fi
