@@ -755,12 +755,13 @@ pub struct Spectrum {
 /// T[0][0] = 1/alpha_1, T[j][j] = 1/alpha_{j+1} + beta_j/alpha_j,
 /// T[j][j+1] = sqrt(beta_{j+1})/alpha_{j+1}. None with no usable iteration.
 pub fn lanczos(alpha: &[f64], beta: &[f64], eps: f64) -> Option<Spectrum> {
-    // Only the leading run of finite, positive coefficients (a breakdown ends it).
-    let k = alpha
-        .iter()
-        .zip(beta.iter().chain(std::iter::repeat(&1.0)))
-        .take_while(|(a, b)| a.is_finite() && **a > 0.0 && b.is_finite() && **b >= 0.0)
-        .count();
+    // Only the leading run of finite, positive coefficients (a breakdown ends it); the
+    // last iteration's beta is not used.
+    let ok = |x: f64| x.is_finite() && x > 0.0;
+    let mut k = 0;
+    while k < alpha.len() && ok(alpha[k]) && (k == 0 || beta.get(k - 1).is_some_and(|&b| ok(b))) {
+        k += 1;
+    }
     if k == 0 {
         return None;
     }
