@@ -390,6 +390,10 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             Simulation::new(ctx.clone(), scene).with_context(at)?,
         ))
     };
+    if let (Some(_), RunSim::Liquid(s)) = (&opts.export, &mut sim) {
+        // A warm-started scene's system is exported with its initial guess.
+        s.keep_initial_guess(s.scene.pressure.warm_start);
+    }
     if let Some(c) = &opts.resume {
         let restored = match &mut sim {
             RunSim::Liquid(s) => s.restore_state(&c.state),

@@ -421,8 +421,8 @@ fn a_bad_system_folder_is_one_clear_error() {
     assert!(err.contains("fails its checksum"), "{err}");
 }
 
-#[test]
-fn a_smoke_slice_freezes_and_races_like_its_solve() {
+/// A 32 x 48 smoke slice with a hot source (a closed box: A is singular, b has zero mean).
+fn plume() -> eddy::scene::Scene {
     use eddy::scene::{Scene, SceneKind, Shape, SmokeSource};
     let mut s = Scene {
         name: "lab plume".into(),
@@ -445,6 +445,12 @@ fn a_smoke_slice_freezes_and_races_like_its_solve() {
         velocity: (0.0, 0.0, 0.0),
     }];
     s.validate().unwrap();
+    s
+}
+
+#[test]
+fn a_smoke_slice_freezes_and_races_like_its_solve() {
+    let s = plume();
     let mut sim = eddy::sim::smoke::SmokeSimulation::new(common::gpu(), &s).unwrap();
     for _ in 0..3 {
         sim.step_frame().unwrap();
@@ -471,4 +477,42 @@ fn a_smoke_slice_freezes_and_races_like_its_solve() {
     );
     assert_eq!(race[0].iterations, iterations);
     assert!(race[1].iterations < race[0].iterations);
+}
+
+#[test]
+fn a_warm_started_solve_freezes_with_its_initial_guess() {
+    // The smoke: the liquid's volume correction shares p and cold-starts it, so a liquid's
+    // warm start begins from the correction's potential (often zero).
+    let mut scene = plume();
+    scene.pressure.warm_start = true;
+    let mut sim = eddy::sim::smoke::SmokeSimulation::new(common::gpu(), &scene).unwrap();
+    sim.step_frame().unwrap();
+    let refused = sim.freeze_system().unwrap_err().to_string();
+    assert!(refused.contains("keep_initial_guess"), "{refused}");
+    sim.keep_initial_guess(true);
+    sim.step_frame().unwrap();
+    let sys = sim.freeze_system().unwrap();
+    let x0 = sys.x0.as_ref().expect("the initial guess");
+    assert!(x0.iter().any(|&v| v != 0.0));
+    let iterations = sys.solve.as_ref().unwrap().iterations;
+    let dir = temp("warm");
+    save_frozen_system(&dir, &sys).unwrap();
+    assert!(dir.join("x0.f32").exists());
+    let sys = load_frozen_system(&dir).unwrap();
+    let race = lab::race_some(
+        common::gpu(),
+        &sys,
+        &[PreconditionerKind::Ip],
+        1e-5,
+        2000,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(race[0].iterations, iterations);
+    // The warm start's first residual is below b's.
+    assert!(race[0].history[0] < 1.0, "{:?}", race[0].history);
+    let mut lab = SolverLab::new(common::gpu(), &sys, PreconditionerKind::Ip, 1e-5).unwrap();
+    lab.run_to_convergence(2000).unwrap();
+    assert_eq!(lab.iteration(), iterations);
+    assert_eq!(bits(&lab.vectors().unwrap().p), bits(&sys.solution));
 }

@@ -67,6 +67,9 @@ pub struct Core {
     /// them (they bind its particles) and stamps them in its marking stage; the runner
     /// sums the pressure's force on them and moves them after each full substep.
     pub bodies: Option<Bodies>,
+    /// A copy of p as each warm-started solve starts (its initial guess), kept for
+    /// [`Runner::freeze_system`] once [`Runner::keep_initial_guess`] asks for it.
+    pub(crate) initial_guess: Option<wgpu::Buffer>,
     /// `pressure.refine`: the refined solution's low part (allocated with the first
     /// refinement) and what the last refinement did.
     pub(crate) p_lo: Option<wgpu::Buffer>,
@@ -106,6 +109,7 @@ impl Core {
             last_timing: StageTiming::default(),
             last_substep_timing: StageTiming::default(),
             bodies: None,
+            initial_guess: None,
             p_lo: None,
             last_refine: None,
             refined: false,
@@ -476,6 +480,13 @@ impl<M: Mode> Runner<M> {
                         b.coupling.separate_regions(&self.core.ctx, &mut rec, f)?;
                         b.coupling.clear_sums(rec.encoder());
                     }
+                    if let Some(x0) = &self.core.initial_guess {
+                        if self.core.scene.pressure.warm_start {
+                            let n = self.core.fields.num_cells() as u64 * 4;
+                            rec.encoder()
+                                .copy_buffer_to_buffer(&self.core.pcg.p, 0, x0, 0, n);
+                        }
+                    }
                     {
                         let ready = rec.matrix_ready;
                         let mut pass = rec.pass(stage);
@@ -598,6 +609,11 @@ impl<M: Mode> Runner<M> {
             .find(|s| s.shared() == Some(SharedStage::Pressure))
             .expect("every mode has a pressure stage");
         let mut rec = Recorder::new(&core.ctx, &core.timer, "Runner::solve_pressure_again");
+        if let (Some(x0), true) = (&core.initial_guess, core.scene.pressure.warm_start) {
+            let n = core.fields.num_cells() as u64 * 4;
+            rec.encoder()
+                .copy_buffer_to_buffer(&core.pcg.p, 0, x0, 0, n);
+        }
         {
             let mut pass = rec.pass(stage);
             core.divergence.record(&mut pass, &core.fields);
@@ -620,9 +636,26 @@ impl<M: Mode> Runner<M> {
         Ok(report)
     }
 
+    /// Keeps (or stops keeping) a copy of each warm-started solve's initial guess, so that
+    /// [`Self::freeze_system`] can freeze warm-started systems (one copy of p per solve,
+    /// and only in scenes with `pressure.warm_start`).
+    pub fn keep_initial_guess(&mut self, keep: bool) {
+        let core = &mut self.core;
+        if !keep {
+            core.initial_guess = None;
+        } else if core.initial_guess.is_none() {
+            core.initial_guess = Some(crate::gpu::storage_buffer(
+                &core.ctx.device,
+                "Core::initial_guess",
+                core.fields.num_cells() as u64 * 4,
+            ));
+        }
+    }
+
     /// The pressure system the last solve solved, frozen for the solver lab
     /// (`pressure::lab`): call after a substep that ran the pressure stage. Refuses systems
-    /// with rigid bodies in the strong coupling and warm-started solves.
+    /// with rigid bodies in the strong coupling, and warm-started solves unless
+    /// [`Self::keep_initial_guess`] was on before the solve.
     pub fn freeze_system(&self) -> Result<pressure::lab::FrozenSystem, SimError> {
         let core = &self.core;
         let origin = format!(
@@ -635,6 +668,7 @@ impl<M: Mode> Runner<M> {
             &core.pcg,
             &core.scene.pressure,
             core.added_term().is_some(),
+            core.initial_guess.as_ref(),
             core.last_solve.as_ref(),
             origin,
         )

@@ -184,14 +184,16 @@ impl FrozenSystem {
 }
 
 /// Captures the pressure system the last solve on `f` and `v` solved (call after a substep
-/// that ran the pressure stage, before the next one). `term` is the solve's added term:
-/// systems with one are refused.
+/// that ran the pressure stage, before the next one). `coupled`: the solve had an added
+/// term (rigid bodies), refused. `initial_guess`: the copy of p taken as a warm-started
+/// solve began (a warm-started system without one is refused).
 pub fn capture(
     ctx: &GpuContext,
     f: &GridFields,
     v: &PcgVectors,
     settings: &PressureSettings,
     coupled: bool,
+    initial_guess: Option<&wgpu::Buffer>,
     last: Option<&SolveReport>,
     origin: String,
 ) -> Result<FrozenSystem, SimError> {
@@ -202,13 +204,17 @@ pub fn capture(
                 .into(),
         ));
     }
-    if settings.warm_start {
-        return Err(SimError::Unsupported(
-            "this scene warm-starts its pressure solve; the initial guess is overwritten by \
-             the solve, so the system cannot be frozen after it (set pressure.warm_start: false)"
-                .into(),
-        ));
-    }
+    let x0 =
+        match (settings.warm_start, initial_guess) {
+            (false, _) => None,
+            (true, Some(buf)) => Some(buf),
+            (true, None) => return Err(SimError::Unsupported(
+                "this scene warm-starts its pressure solve and the solve overwrote its initial \
+                 guess (keep it with keep_initial_guess(true) before the substep, or set \
+                 pressure.warm_start: false)"
+                    .into(),
+            )),
+        };
     let n = f.num_cells() as usize;
     let take = |mut v: Vec<f32>| {
         v.truncate(n);
@@ -225,7 +231,10 @@ pub fn capture(
         a,
         b: take(read_buffer(ctx, &v.b)?),
         surface: take(read_buffer(ctx, &f.surface)?),
-        x0: None,
+        x0: match x0 {
+            Some(buf) => Some(take(read_buffer(ctx, buf)?)),
+            None => None,
+        },
         solution: take(read_buffer(ctx, &v.p)?),
         settings: settings.clone(),
         solve: last.map(FrozenSolve::of),
