@@ -147,7 +147,17 @@ pub fn run(
                 series: scale_series,
             },
         ],
-        notes: vec![],
+        notes: vec![format!(
+            "The growth exponents fit iterations ~ n^p over n = {} to {nmax}.{}",
+            sizes[0],
+            if level == Level::Quick {
+                " On --quick's small grids they are dominated by the smallest one (there mg's \
+                 coarse levels nearly solve the system); --full's larger grids show the \
+                 asymptotic scaling."
+            } else {
+                ""
+            }
+        )],
     })
 }
 

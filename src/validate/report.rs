@@ -57,7 +57,13 @@ fn bounds(plot: &Plot, x: bool) -> (f64, f64) {
         (10f64.powf(l), 10f64.powf(h.max(l + 1.0)))
     } else {
         let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
-        (lo - 0.06 * span, hi + 0.06 * span)
+        // Head room above the data for the legend, a line per series.
+        let top = if x {
+            0.06
+        } else {
+            0.06 + 0.08 * plot.series.len() as f64
+        };
+        (lo - 0.06 * span, hi + top * span)
     }
 }
 
@@ -114,14 +120,17 @@ where
                         .draw_series(LineSeries::new(pts.clone(), color.stroke_width(1)))
                         .map_err(e)?;
                 }
-                // Marker shapes alternate so series stay apart in grey print.
+                // Marker shapes alternate so series stay apart in grey print, and later
+                // series are drawn smaller, so a point that lands on an earlier one leaves
+                // it showing around it.
                 let shape = i % 3;
+                let r = 10 - (i.min(5) as i32);
                 chart
                     .draw_series(pts.into_iter().map(move |p| -> DynElement<DB, (f64, f64)> {
                         match shape {
-                            0 => Circle::new(p, 7, color.filled()).into_dyn(),
-                            1 => TriangleMarker::new(p, 9, color.filled()).into_dyn(),
-                            _ => Cross::new(p, 7, color.stroke_width(3)).into_dyn(),
+                            0 => Circle::new(p, r, color.filled()).into_dyn(),
+                            1 => TriangleMarker::new(p, r + 2, color.filled()).into_dyn(),
+                            _ => Cross::new(p, r, color.stroke_width(3)).into_dyn(),
                         }
                     }))
                     .map_err(e)?
@@ -168,7 +177,24 @@ pub fn legend_corner(plot: &Plot) -> SeriesLabelPosition {
         }
     };
     let mut counts = [0usize; 4];
-    for p in plot.series.iter().flat_map(|s| s.points.iter()) {
+    // Markers as they are; lines sampled along each segment, so a line crossing a corner
+    // counts there too.
+    let mut pts: Vec<(f64, f64)> = Vec::new();
+    for s in &plot.series {
+        pts.extend(s.points.iter().copied());
+        if s.mark != Mark::Markers {
+            for w in s.points.windows(2) {
+                for k in 1..10 {
+                    let f = k as f64 / 10.0;
+                    pts.push((
+                        w[0].0 + f * (w[1].0 - w[0].0),
+                        w[0].1 + f * (w[1].1 - w[0].1),
+                    ));
+                }
+            }
+        }
+    }
+    for p in &pts {
         let (u, v) = (unit(p.0, x0, x1, plot.log_x), unit(p.1, y0, y1, plot.log_y));
         // The legend's box: about 45% of the width and 30% of the height.
         let right = u > 0.55;
