@@ -40,17 +40,20 @@ pub enum Level {
     Full,
 }
 
+/// A case's run: `progress(done, total, what)` is called as it goes.
+pub type CaseFn = fn(
+    &Arc<GpuContext>,
+    Level,
+    &mut dyn FnMut(u64, u64, &str),
+) -> Result<CaseReport, ValidateError>;
+
 /// A case: its name on the command line, its title on the page, and the function that runs
-/// it. `progress(done, total, what)` is called as it goes.
+/// it.
 #[derive(Debug)]
 pub struct Case {
     pub name: &'static str,
     pub title: &'static str,
-    pub run: fn(
-        &Arc<GpuContext>,
-        Level,
-        &mut dyn FnMut(u64, u64, &str),
-    ) -> Result<CaseReport, ValidateError>,
+    pub run: CaseFn,
 }
 
 /// Every implemented case, in the order the page shows them.
@@ -317,6 +320,33 @@ mod tests {
         assert!(!r.pass());
         r.error = f64::NAN;
         assert!(!r.pass());
+    }
+
+    #[test]
+    fn a_failing_row_gives_one_line_naming_it() {
+        let row = |res: &str, error: f64| Row {
+            case: "viscous".into(),
+            resolution: res.into(),
+            measured: 0.9,
+            reference: 1.0,
+            error,
+            tolerance: 0.05,
+        };
+        let r = CaseReport {
+            name: "viscous".into(),
+            title: "t".into(),
+            reference: "r".into(),
+            rows: vec![row("8x8", 0.1), row("16x16", 0.01)],
+            plots: vec![],
+            notes: vec![],
+        };
+        let f = r.failures();
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].starts_with("viscous at 8x8: error 1.0000e-1 above the tolerance"),
+            "{}",
+            f[0]
+        );
     }
 
     #[test]
