@@ -188,6 +188,20 @@ enum Command {
         /// filling the view).
         #[arg(long, default_value = "perspective", value_parser = ["perspective", "flat"])]
         layout: String,
+        /// After --frames, open the solver lab: freeze that substep's pressure system and
+        /// solve it with this preconditioner (`mg` when given without one).
+        #[arg(long, value_name = "PRECONDITIONER", num_args = 0..=1, default_missing_value = "mg", requires = "frames")]
+        lab: Option<eddy::scene::PreconditionerKind>,
+        /// With --lab: step the lab's solve this many iterations.
+        #[arg(long, value_name = "K", default_value_t = 0, requires = "lab")]
+        lab_step: u32,
+        /// With --lab: race every preconditioner on the system.
+        #[arg(long, requires = "lab")]
+        lab_race: bool,
+        /// Open the solver lab on a pressure system exported by `eddy run --export-system
+        /// DIR` (SCENE must be the scene it came from, for the grid the views draw on).
+        #[arg(long, value_name = "DIR")]
+        system: Option<PathBuf>,
     },
     /// Validate a scene against the adapter's limits and print its summary without
     /// simulating.
@@ -319,6 +333,10 @@ fn real_main() -> Result<ExitCode> {
             smoke_view,
             render,
             layout,
+            lab,
+            lab_step,
+            lab_race,
+            system,
         }) => {
             // Headless use (scripts, CI) must fail on a broken scene: the viewer's own
             // fallback to the built-in dam break is for someone looking at the window.
@@ -362,6 +380,13 @@ fn real_main() -> Result<ExitCode> {
                 camera,
                 size,
                 state,
+                // --system opens the lab at once (after --frames, else after 0 frames).
+                lab: (lab.is_some() || system.is_some()).then(|| eddy::ui::lab::LabStart {
+                    preconditioner: lab,
+                    step: lab_step,
+                    race: lab_race,
+                    system,
+                }),
             })?;
             Ok(ExitCode::SUCCESS)
         }

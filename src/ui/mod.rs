@@ -7,6 +7,7 @@
 //! and the flat layout up to date.
 
 mod input;
+pub mod lab;
 pub mod liquid;
 pub mod overlay;
 pub mod panels;
@@ -82,6 +83,8 @@ pub struct ViewerOptions {
     /// A saved state or a checkpoint of `eddy run` to start from (its scene replaces
     /// `scene`); also where "Save state" writes.
     pub state: Option<PathBuf>,
+    /// Open the solver lab after `frames` (`eddy view --lab`).
+    pub lab: Option<lab::LabStart>,
 }
 
 impl Default for ViewerOptions {
@@ -100,6 +103,7 @@ impl Default for ViewerOptions {
             camera: None,
             size: None,
             state: None,
+            lab: None,
         }
     }
 }
@@ -238,6 +242,8 @@ struct Viewer {
     view: ViewPanel,
     stats: StatsPanel,
     bodies: panels::BodiesPanel,
+    /// The solver lab (liquid scenes).
+    lab: lab::LabPanel,
     /// The body the mouse holds in the 3D view, if any.
     grab: Option<BodyGrab>,
     /// The slice currently drawn and the cell types it was read with (for hover text).
@@ -392,6 +398,7 @@ impl Viewer {
     }
 
     fn apply_actions(&mut self) -> Result<(), ViewerError> {
+        self.apply_lab_actions()?;
         let mut actions = std::mem::take(&mut self.controls.actions);
         actions.append(&mut self.params.actions);
         for a in actions {

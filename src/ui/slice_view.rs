@@ -86,7 +86,11 @@ impl Viewer {
         if self.slice_key == Some(key) {
             return Ok(());
         }
-        let data = match sim.read_field(field) {
+        let lab = self.lab_field(field)?;
+        let Sim::Liquid(sim) = &mut self.sim else {
+            return Ok(());
+        };
+        let data = match lab.map_or_else(|| sim.read_field(field), Ok) {
             // Levels come and go with the preconditioner and the grid: say why and show no
             // slice rather than close the viewer.
             Err(SimError::Unsupported(why)) if matches!(field, Field::Mg(_)) => {

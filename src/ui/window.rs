@@ -211,6 +211,7 @@ impl Viewer {
                 legend: None,
             },
             bodies: Default::default(),
+            lab: Default::default(),
             grab: None,
             stats: StatsPanel {
                 adapter: ctx.describe(),
@@ -269,6 +270,18 @@ impl Viewer {
         let frames_before = self.frames_done;
         self.apply_actions()?;
         let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
+        // The lab opens after --frames; on an exported system (--system) at once.
+        let exported = self.opts.lab.as_ref().is_some_and(|l| l.system.is_some());
+        if limit_reached || exported {
+            if let Some(start) = self.opts.lab.take() {
+                // A frozen solve is looked at paused; an exported system leaves the
+                // simulation as it was.
+                if limit_reached {
+                    self.controls.playing = false;
+                }
+                self.start_lab(start)?;
+            }
+        }
         if self.controls.playing && !limit_reached {
             self.step()?;
         } else if let Some(b) = self.sim.bodies_mut() {
@@ -353,7 +366,27 @@ impl Viewer {
                             .default_open(true)
                             .show(ui, |ui| self.bodies.ui(ui));
                     }
+                    // The lab's own window holds it once a system is frozen.
+                    if let (Sim::Liquid(_), None) = (&self.sim, &self.lab.lab) {
+                        ui.separator();
+                        egui::CollapsingHeader::new("Solver lab").show(ui, |ui| self.lab.ui(ui));
+                    }
                 });
+            if self.lab.lab.is_some() {
+                egui::Window::new("Solver lab")
+                    .default_pos([310.0, 40.0])
+                    .default_width(560.0)
+                    .default_height(330.0)
+                    .vscroll(true)
+                    .show(ui.ctx(), |ui| self.lab.ui(ui));
+            }
+            if self.lab.race.is_some() {
+                egui::Window::new("Preconditioner race")
+                    .default_pos([310.0, 420.0])
+                    .default_width(560.0)
+                    .vscroll(true)
+                    .show(ui.ctx(), |ui| self.lab.race_ui(ui));
+            }
             let r = ui.available_rect_before_wrap();
             let ppp = ui.ctx().pixels_per_point();
             self.central = [r.min.x * ppp, r.min.y * ppp, r.max.x * ppp, r.max.y * ppp];
@@ -413,7 +446,11 @@ impl Viewer {
             .submit(extra.into_iter().chain([enc.finish()]));
 
         // --frames N --screenshot PATH: after N frames, save and exit.
-        let auto_shot = limit_reached && self.opts.screenshot.is_some();
+        // A window egui opens this frame is laid out first and drawn from the next: the
+        // lab's waits two frames for the screenshot.
+        let settling = self.lab.settle > 0;
+        self.lab.settle = self.lab.settle.saturating_sub(1);
+        let auto_shot = limit_reached && !settling && self.opts.screenshot.is_some();
         if auto_shot {
             self.screenshot_path = self.opts.screenshot.take();
         }
@@ -432,7 +469,7 @@ impl Viewer {
             self.frames_recorded += 1;
         }
         self.ctx.queue.present(frame);
-        if limit_reached && self.opts.screenshot.is_none() {
+        if limit_reached && !settling && self.opts.screenshot.is_none() {
             event_loop.exit();
         }
         Ok(())

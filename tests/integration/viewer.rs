@@ -461,3 +461,95 @@ fn the_viewer_opens_a_checkpoint_of_a_headless_run() {
     assert!(!out.status.success(), "junk state accepted");
     assert!(err.contains("not an eddy checkpoint"), "{err}");
 }
+
+/// Mean absolute difference per channel between two screenshots over a region
+/// [x0, x1) x [y0, y1) given as fractions of the window.
+fn region_difference(a: &Path, b: &Path, [x0, y0, x1, y1]: [f64; 4]) -> f64 {
+    let a = image::open(a).unwrap().to_rgba8();
+    let b = image::open(b).unwrap().to_rgba8();
+    assert_eq!(a.dimensions(), b.dimensions());
+    let (w, h) = a.dimensions();
+    let (mut sum, mut n) = (0u64, 0u64);
+    for y in (y0 * h as f64) as u32..(y1 * h as f64) as u32 {
+        for x in (x0 * w as f64) as u32..(x1 * w as f64) as u32 {
+            let (p, q) = (a.get_pixel(x, y).0, b.get_pixel(x, y).0);
+            for k in 0..3 {
+                sum += (p[k] as i32 - q[k] as i32).unsigned_abs() as u64;
+            }
+            n += 3;
+        }
+    }
+    sum as f64 / n as f64
+}
+
+#[test]
+fn the_solver_lab_steps_a_frozen_solve_and_races_the_preconditioners() {
+    let scene = small_dam_break("lab.ron");
+    let shot = |name: &str, extra: &[&str]| {
+        let path = tmp(name);
+        let mut args = vec![
+            scene.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--field",
+            "pcg_r",
+            "--layout",
+            "flat",
+            "--lab",
+            "mg",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--screenshot", path.to_str().unwrap()]);
+        let out = view(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "viewer failed: {err}");
+        path
+    };
+    let one = shot("lab1.png", &["--lab-step", "1"]);
+    let three = shot("lab3.png", &["--lab-step", "3"]);
+    // The lab's window (top of the view) and the residual slice under it change with the
+    // iteration shown.
+    let d = region_difference(&one, &three, [0.25, 0.05, 0.7, 0.95]);
+    assert!(d > 0.5, "iterations 1 and 3 look the same ({d:.3} per channel)");
+    // Racing adds the race's window with its plots below the lab's.
+    let raced = shot("lab_race.png", &["--lab-step", "3", "--lab-race"]);
+    let d = region_difference(&three, &raced, [0.25, 0.55, 0.68, 0.98]);
+    assert!(d > 5.0, "no race drawn ({d:.3} per channel)");
+}
+
+#[test]
+fn the_solver_lab_opens_an_exported_system_and_refuses_a_smoke_scene() {
+    let scene = small_dam_break("lab_export.ron");
+    let dir = tmp("lab_system");
+    let out_dir = tmp("lab_run");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let run = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args(["run", scene.to_str().unwrap(), "--frames", "2", "--export-system"])
+        .arg(&dir)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let shot = tmp("lab_system.png");
+    let out = view(&[
+        scene.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--system",
+        dir.to_str().unwrap(),
+        "--lab",
+        "ip",
+        "--lab-step",
+        "4",
+        "--screenshot",
+        shot.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(image::open(&shot).is_ok());
+    let smoke = view(&["smoke_plume", "--frames", "1", "--lab", "mg"]);
+    let err = String::from_utf8_lossy(&smoke.stderr);
+    assert!(!smoke.status.success());
+    assert!(err.contains("--lab") && err.contains("liquid"), "{err}");
+}
