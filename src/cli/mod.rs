@@ -381,7 +381,7 @@ fn real_main() -> Result<ExitCode> {
                 size,
                 state,
                 // --system opens the lab at once (after --frames, else after 0 frames).
-                lab: (lab.is_some() || system.is_some()).then(|| eddy::ui::lab::LabStart {
+                lab: (lab.is_some() || system.is_some()).then_some(eddy::ui::lab::LabStart {
                     preconditioner: lab,
                     step: lab_step,
                     race: lab_race,

@@ -130,7 +130,7 @@ impl PressureSolver {
                 *xi += *ei as f64;
             }
             let (r2, rel2) = residual(dims, &a, &b, &x);
-            if !(rel2 < rel) {
+            if rel2.is_nan() || rel2 >= rel {
                 // The f32 correction no longer helps (a floor, e.g. a closed box's mean):
                 // keep the better solution.
                 for (xi, ei) in x.iter_mut().zip(&e) {
