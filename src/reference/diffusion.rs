@@ -5,8 +5,9 @@
 //! Velocity (component c on its faces). Unknown: a face with a FLUID cell on one side and
 //! no SOLID (nor the domain's outside) on either. Its neighbours g = f +- e_a, a = k dt/h^2:
 //! - an unknown: the coupling -a (the 7-point Laplacian);
-//! - outside the face grid (across a domain wall, tangential): no-slip against a wall at
-//!   rest halfway between, the ghost -u_f: +2a on the diagonal;
+//! - outside the face grid (across a domain wall, tangential): no-slip against the wall
+//!   halfway between, the ghost 2 u_w - u_f: +2a on the diagonal and 2a u_w on the right,
+//!   u_w the wall's sliding velocity along the component (0 but for a sliding lid);
 //! - a face with SOLID on both sides (tangential): no-slip against that solid halfway
 //!   between, the ghost 2 u_g - u_f: +2a on the diagonal, 2a u_g on the right;
 //! - any other face touching SOLID (the wall face along c, or a tangential face half in a
@@ -140,6 +141,7 @@ pub fn velocity_system(
     vel: &[f64],
     comp: usize,
     a: f64,
+    slide: [f64; 4],
 ) -> DiffusionSystem {
     let d = g.face_dims(comp);
     let offset: usize = (0..comp)
@@ -173,6 +175,11 @@ pub fn velocity_system(
                 n[ax] += s;
                 if !in_dims(d, n) {
                     diag += 2.0 * a;
+                    // Walls 0 left, 1 right (x), 2 bottom, 3 top (y): they slide along the
+                    // other in-plane axis.
+                    if ax < 2 && comp < 2 && comp != ax {
+                        rhs += 2.0 * a * slide[2 * ax + (s > 0) as usize];
+                    }
                     continue;
                 }
                 let ni = face_index(d, n);
@@ -203,10 +210,23 @@ pub fn velocity_system(
 /// One backward-Euler step of viscosity `nu` (m^2/s) over `dt` on all three components;
 /// faces that are not unknowns keep their values.
 pub fn diffuse_velocity(g: &Grid, types: &[u8], vel: &[f64], nu: f64, dt: f64) -> Vec<f64> {
+    diffuse_velocity_sliding(g, types, vel, nu, dt, [0.0; 4])
+}
+
+/// [`diffuse_velocity`] with the domain walls sliding: `slide` is the tangential velocity
+/// of the left, right (along y) and bottom, top (along x) walls, m/s.
+pub fn diffuse_velocity_sliding(
+    g: &Grid,
+    types: &[u8],
+    vel: &[f64],
+    nu: f64,
+    dt: f64,
+    slide: [f64; 4],
+) -> Vec<f64> {
     let a = nu * dt / (g.h * g.h);
     let mut out = vel.to_vec();
     for comp in 0..3 {
-        let sys = velocity_system(g, types, vel, comp, a);
+        let sys = velocity_system(g, types, vel, comp, a, slide);
         for (r, x) in sys.solve().into_iter().enumerate() {
             out[sys.index[r]] = x;
         }

@@ -855,6 +855,10 @@ pub struct SmokeSettings {
     pub wall_temperature: WallValues,
     /// Walls held at a fixed dye density (the same in r, g and b) while the dye diffuses.
     pub wall_dye: WallValues,
+    /// Speed of the top wall sliding along +x, m/s (a lid-driven cavity). It drags the air
+    /// through the no-slip wall of the viscosity solve, so it needs `viscosity` > 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub lid_velocity: f64,
 }
 
 impl Default for SmokeSettings {
@@ -875,6 +879,7 @@ impl Default for SmokeSettings {
             dye_diffusion: 0.0,
             wall_temperature: WallValues::default(),
             wall_dye: WallValues::default(),
+            lid_velocity: 0.0,
         }
     }
 }

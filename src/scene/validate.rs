@@ -210,6 +210,19 @@ impl Scene {
         }
         if self.kind == SceneKind::Smoke {
             self.smoke.validate(d)?;
+            let lid = self.smoke.lid_velocity;
+            if !(lid.is_finite() && lid.abs() <= MAX_SPEED) {
+                return Err(format!(
+                    "smoke.lid_velocity must be finite and at most {MAX_SPEED:e} m/s, got {lid}"
+                ));
+            }
+            if lid != 0.0 && self.viscosity <= 0.0 {
+                return Err(
+                    "smoke.lid_velocity needs viscosity > 0: the lid drags the air through the \
+                     no-slip wall of the viscosity solve"
+                        .into(),
+                );
+            }
         }
         // A smoke scene's `smoke.obstacle` becomes one more body.
         let obstacle = (self.kind == SceneKind::Smoke && self.smoke.obstacle.is_some()) as usize;

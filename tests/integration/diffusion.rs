@@ -93,6 +93,8 @@ fn smoke_step_matches_the_reference() {
         right: Some(0.7),
         ..Default::default()
     };
+    // The top wall slides (a lid): its u faces see the ghost 2 U - u.
+    scene.smoke.lid_velocity = 0.8;
     scene.validate().unwrap();
     let g = grid_of(&scene);
     let mut rng = SplitMix64(11);
@@ -123,13 +125,22 @@ fn smoke_step_matches_the_reference() {
         .iter()
         .map(|d| d.map(|v| v as f64))
         .collect();
-    let vel_ref = cpu::diffuse_velocity(&g, &types, &common::to_f64(&vel), scene.viscosity, dt);
+    let vel_ref = cpu::diffuse_velocity_sliding(
+        &g,
+        &types,
+        &common::to_f64(&vel),
+        scene.viscosity,
+        dt,
+        [0.0, 0.0, 0.0, 0.8],
+    );
     let k = [0.005, 0.005, 0.005, 0.02];
     let sm = &scene.smoke;
     let dye_ref =
         cpu::diffuse_scalars(&g, &types, &dye0, k, dt, &sm.wall_temperature, &sm.wall_dye);
     let e = rel_err(&vel_gpu, &vel_ref);
     assert!(e < 1e-4, "velocity: relative error {e:e}");
+    let resting = cpu::diffuse_velocity(&g, &types, &common::to_f64(&vel), scene.viscosity, dt);
+    assert!(rel_err(&vel_ref, &resting) > 1e-3, "the lid changed nothing");
     // The step changed the field by far more than the tolerance.
     assert!(rel_err(&common::to_f64(&vel), &vel_ref) > 0.05);
     for ch in 0..4 {

@@ -66,8 +66,10 @@ pub struct DiffusionParams {
     pub wall_value: [[f32; 4]; 4],
     pub wall_fixed: [[f32; 4]; 4],
     pub spots: [WallSpot; SPOT_SLOTS],
+    /// Tangential velocity of the walls: left, right (along y), bottom, top (along x), m/s.
+    pub wall_slide: [f32; 4],
 }
-const _: () = assert!(std::mem::size_of::<DiffusionParams>() == 688);
+const _: () = assert!(std::mem::size_of::<DiffusionParams>() == 704);
 crate::wgsl_mirror!(diffusion_params_layout: DiffusionParams = "diffusion.wgsl" DiffusionParams {
     sys_n: sys_n,
     sys_cells: sys_cells,
@@ -77,6 +79,7 @@ crate::wgsl_mirror!(diffusion_params_layout: DiffusionParams = "diffusion.wgsl" 
     wall_value: wall_value,
     wall_fixed: wall_fixed,
     spots: spots,
+    wall_slide: wall_slide,
 });
 
 crate::kernel_entries!(
@@ -95,6 +98,7 @@ impl DiffusionParams {
             wall_value: [[0.0; 4]; 4],
             wall_fixed: [[0.0; 4]; 4],
             spots: [WallSpot::default(); SPOT_SLOTS],
+            wall_slide: [0.0; 4],
         }
     }
 
@@ -261,6 +265,9 @@ pub struct Diffusion {
     scalars: Option<System>,
     /// Bound as the dye in the velocity system's group (the liquid has no dye).
     no_dye: wgpu::Buffer,
+    /// Tangential velocity of the domain walls in the viscosity solve (left, right along y;
+    /// bottom, top along x), m/s: the smoke's sliding lid.
+    pub wall_slide: [f32; 4],
 }
 
 /// Iterations of the velocity (viscosity) and scalar (heat, dye) solves of a substep.
@@ -285,6 +292,7 @@ impl Diffusion {
             velocity: None,
             scalars: None,
             no_dye: storage_buffer(device, "Diffusion::no_dye", 16),
+            wall_slide: [0.0; 4],
         }
     }
 
@@ -427,6 +435,7 @@ impl Diffusion {
         let mut sys = self.velocity.take().expect("allocated above");
         let k = (nu * dt / (f.params.h as f64).powi(2)) as f32;
         sys.params.coef = [k, k, k, 0.0];
+        sys.params.wall_slide = self.wall_slide;
         let faces = sys.params.sys_cells;
         let out = self.run(
             ctx,

@@ -43,6 +43,8 @@ struct DiffusionParams {
     wall_value: array<vec4<f32>, 4>,  // per wall, per channel
     wall_fixed: array<vec4<f32>, 4>,  // 1 where the wall holds the channel fixed
     spots: array<Spot, 16>,
+    // Tangential velocity of the walls (left, right along y; bottom, top along x), m/s.
+    wall_slide: vec4<f32>,
 };
 
 const UNKNOWN: u32 = 0u;
@@ -90,8 +92,12 @@ fn velocity_system(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
         for (var side = 0; side < 2; side++) {
             let n = f + (2 * side - 1) * unit(ax);
             if (!in_grid(n, d)) {
-                // Across a domain wall at rest, halfway: no-slip ghost -u.
+                // Across a domain wall, halfway: no-slip ghost 2 u_w - u (u_w = 0 but for
+                // a sliding wall, along the other in-plane axis).
                 diag += 2.0 * k;
+                if (ax < 2u && comp < 2u && comp != ax) {
+                    rhs += 2.0 * k * dp.wall_slide[2u * ax + u32(side)];
+                }
                 continue;
             }
             let kind = face_kind(comp, n);

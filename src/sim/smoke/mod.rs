@@ -329,6 +329,8 @@ impl Smoke {
         };
         let mut report = diffusion::DiffusionReport::default();
         if nu > 0.0 {
+            // The top wall slides along +x at the lid's speed (a lid-driven cavity).
+            self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
             report.velocity = Some(self.diffusion.velocity(
                 &core.ctx,
                 &core.fields,
