@@ -34,7 +34,7 @@ else
   xvfb-run -a -s "-screen 0 1280x800x24" cargo test "$@"
 fi
 
-# The validation suite (`eddy validate --quick`: every case against its reference, under 3
+# The validation suite (`eddy validate --quick`: every case against its reference, about 4
 # minutes on a 2-core software adapter in a release build); a case outside its tolerance
 # fails the script. Skipped when arguments pick the tests to run.
 if [ $# -eq 0 ]; then
