@@ -65,10 +65,13 @@ pub const GHIA_V_1000: [f64; 17] = [
     0.32235, 0.33075, 0.37095, 0.32627, 0.30353, 0.29012, 0.27485, 0.00000,
 ];
 
+/// A profile: (position along the line, velocity) pairs.
+pub type Profile = Vec<(f64, f64)>;
+
 /// Ghia's (u on x = 0.5, v on y = 0.5) profiles at Reynolds number `re` (100 or 1000), each
 /// sorted from the wall at 0.
-pub fn ghia(re: u32) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
-    let (u, v): (Vec<(f64, f64)>, Vec<(f64, f64)>) = if re == 1000 {
+pub fn ghia(re: u32) -> (Profile, Profile) {
+    let (u, v): (Profile, Profile) = if re == 1000 {
         (
             GHIA_U.iter().zip(GHIA_U_1000).map(|(p, u)| (p.0, u)).collect(),
             GHIA_V.iter().zip(GHIA_V_1000).map(|(p, v)| (p.0, v)).collect(),
@@ -105,7 +108,7 @@ pub fn interpolate(profile: &[(f64, f64)], s: f64) -> f64 {
 /// The u profile along x = 0.5 and the v profile along y = 0.5 of an n x n slice's face
 /// velocities (u faces (n+1) x n first, then v faces n x (n+1)), with the walls' values at
 /// the ends (u = lid at the top, 0 elsewhere).
-pub fn centre_lines(vel: &[f32], n: usize, lid: f64) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+pub fn centre_lines(vel: &[f32], n: usize, lid: f64) -> (Profile, Profile) {
     let h = 1.0 / n as f64;
     let half = n / 2;
     let mut u = vec![(0.0, 0.0)];
