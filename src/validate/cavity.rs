@@ -115,7 +115,7 @@ pub fn centre_lines(vel: &[f32], n: usize, lid: f64) -> (Profile, Profile) {
     for j in 0..n {
         // x = 0.5 is a u-face column for even n; for odd n, the mean of the two nearest.
         let at = |i: usize| vel[i + (n + 1) * j] as f64;
-        let v = if n % 2 == 0 {
+        let v = if n.is_multiple_of(2) {
             at(half)
         } else {
             0.5 * (at(half) + at(half + 1))
@@ -127,7 +127,7 @@ pub fn centre_lines(vel: &[f32], n: usize, lid: f64) -> (Profile, Profile) {
     let mut v = vec![(0.0, 0.0)];
     for i in 0..n {
         let at = |j: usize| vel[off + i + n * j] as f64;
-        let w = if n % 2 == 0 {
+        let w = if n.is_multiple_of(2) {
             at(half)
         } else {
             0.5 * (at(half) + at(half + 1))
