@@ -82,7 +82,9 @@ pub(crate) fn bench_system(
         bail!("--tolerance must be in (0, 1), got {tolerance}");
     }
     let history_csv = csv.map(|p| {
-        let stem = p.file_stem().map_or("race".into(), |s| s.to_string_lossy().into_owned());
+        let stem = p
+            .file_stem()
+            .map_or("race".into(), |s| s.to_string_lossy().into_owned());
         p.with_file_name(format!("{stem}_history.csv"))
     });
     for p in csv.iter().chain(history_csv.as_deref().iter()) {
@@ -151,7 +153,11 @@ pub(crate) fn bench_system(
     t += &format!(
         "time: {} (set-up and iterations); kappa: Lanczos from the CG coefficients; bound: \
          1/2 sqrt(kappa) ln(2/tol) iterations\n",
-        if timer == "gpu" { "GPU timestamp queries" } else { "wall clock (no timestamp queries on this adapter)" }
+        if timer == "gpu" {
+            "GPU timestamp queries"
+        } else {
+            "wall clock (no timestamp queries on this adapter)"
+        }
     );
     if let (Some(p), Some(h)) = (csv, &history_csv) {
         eddy::output::frozen::write_race_csv(p, &rows)

@@ -520,7 +520,8 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             done = st.frame;
             if let Some(l) = st.liquid() {
                 expected_particles = (expected_particles as u64 + l.particles_emitted)
-                    .saturating_sub(l.particles_removed) as u32;
+                    .saturating_sub(l.particles_removed)
+                    as u32;
             }
             if opts.check_invariants {
                 check_invariants(&sim, scene, &st, expected_particles)?;
@@ -666,9 +667,8 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                     .with_context(|| format!("cannot write the system to {}", dir.display()))?,
                 Err(e) => {
                     let sys = s.export_system()?;
-                    eddy::output::write_matrix_market(dir, &sys).with_context(|| {
-                        format!("cannot write the system to {}", dir.display())
-                    })?;
+                    eddy::output::write_matrix_market(dir, &sys)
+                        .with_context(|| format!("cannot write the system to {}", dir.display()))?;
                     note!("note: Matrix Market files only, no system.json for `eddy bench --system`: {e}");
                 }
             }

@@ -51,7 +51,11 @@ fn stays(scene: &Scene, x: [f64; 3], t: f64) -> bool {
     for side in &scene.open_sides {
         let (a, far) = side.axis();
         let c = (x[a] / h).floor();
-        let outer = if far { c >= n[a] as f64 - 1.0 } else { c <= 0.0 };
+        let outer = if far {
+            c >= n[a] as f64 - 1.0
+        } else {
+            c <= 0.0
+        };
         if outer {
             return false;
         }
@@ -74,7 +78,11 @@ pub fn flow_step(scene: &Scene, inp: &FlowInput<'_>) -> FlowOutput {
     for k in 0..n[2] as usize {
         for j in 0..n[1] as usize {
             for i in 0..n[0] as usize {
-                let c = [(i as f64 + 0.5) * h, (j as f64 + 0.5) * h, (k as f64 + 0.5) * h];
+                let c = [
+                    (i as f64 + 0.5) * h,
+                    (j as f64 + 0.5) * h,
+                    (k as f64 + 0.5) * h,
+                ];
                 if scene.solids.iter().any(|s| s.contains(c)) {
                     continue;
                 }

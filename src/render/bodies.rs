@@ -674,13 +674,18 @@ mod tests {
                 rotation_deg: (0.0, 90.0, 0.0),
             },
         ];
-        let at = |t: f64, p: Vec3| Mat4::from_cols_array_2d(&moving_instance(&keys, t).model)
-            .transform_point3(p);
+        let at = |t: f64, p: Vec3| {
+            Mat4::from_cols_array_2d(&moving_instance(&keys, t).model).transform_point3(p)
+        };
         // The placed mesh's point 0.1 m ahead of the origin, at t = 0 and t = 2.
         let p = Vec3::new(0.3, 0.1, 0.3);
         assert!((at(0.0, p) - p).length() < 1e-6);
         // Turned 90 degrees about y (x goes to -z) and moved 0.4 m along x.
-        assert!((at(2.0, p) - Vec3::new(0.6, 0.1, 0.2)).length() < 1e-6, "{}", at(2.0, p));
+        assert!(
+            (at(2.0, p) - Vec3::new(0.6, 0.1, 0.2)).length() < 1e-6,
+            "{}",
+            at(2.0, p)
+        );
     }
 
     #[test]

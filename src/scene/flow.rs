@@ -181,13 +181,19 @@ impl Scene {
             .map(|e| {
                 let seconds = e.stop.map_or(DEFAULT_EMISSION_SECONDS, |s| s - e.start);
                 // A kept-full emitter also holds its own volume.
-                let own = if e.flux.is_none() { e.shape.volume() } else { 0.0 };
+                let own = if e.flux.is_none() {
+                    e.shape.volume()
+                } else {
+                    0.0
+                };
                 (e.estimated_flux() * seconds + own) / vp
             })
             .sum();
         let domain = self.cell_count() as f64 * self.particles_per_cell as f64;
         let bound = (DOMAIN_CAPACITY_FACTOR * domain).ceil();
-        let want = (seeded as f64 + added.ceil()).min(bound).max(seeded as f64 + 1.0);
+        let want = (seeded as f64 + added.ceil())
+            .min(bound)
+            .max(seeded as f64 + 1.0);
         (want as u64).min(MAX_PARTICLES)
     }
 
@@ -291,7 +297,8 @@ impl Scene {
         for k in 0..n {
             for j in 0..n {
                 for i in 0..n {
-                    let f = |t: usize, a: usize| lo[a] + (t as f64 + 0.5) / n as f64 * (hi[a] - lo[a]);
+                    let f =
+                        |t: usize, a: usize| lo[a] + (t as f64 + 0.5) / n as f64 * (hi[a] - lo[a]);
                     let p = [f(i, 0), f(j, 1), f(k, 2)];
                     if !shape.contains(p) || !(0..3).all(|a| p[a] > 0.0 && p[a] < d[a]) {
                         continue;

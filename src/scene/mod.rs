@@ -9,8 +9,8 @@ mod bodies;
 pub mod catalog;
 mod diffusion;
 pub mod flow;
-pub mod motion;
 pub mod mesh;
+pub mod motion;
 mod problems;
 mod seed;
 pub mod shipped;
@@ -352,7 +352,8 @@ impl Shape {
                 let mut lo = [0.0; 3];
                 let mut hi = [0.0; 3];
                 for i in 0..3 {
-                    let e = 0.5 * length * a[i].abs() + radius * (1.0 - a[i] * a[i]).max(0.0).sqrt();
+                    let e =
+                        0.5 * length * a[i].abs() + radius * (1.0 - a[i] * a[i]).max(0.0).sqrt();
                     lo[i] = c[i] - e;
                     hi[i] = c[i] + e;
                 }

@@ -550,7 +550,9 @@ pub(super) fn validate_shape(s: &Shape) -> Result<(), String> {
             coord("cylinder axis", axis)?;
             let n = (axis.0 * axis.0 + axis.1 * axis.1 + axis.2 * axis.2).sqrt();
             if n.is_nan() || n <= 1e-12 {
-                return Err(format!("cylinder axis {axis:?} must be a non-zero direction"));
+                return Err(format!(
+                    "cylinder axis {axis:?} must be a non-zero direction"
+                ));
             }
             for (name, v) in [("radius", radius), ("length", length)] {
                 if !(v.is_finite() && *v > 0.0 && *v <= MAX_COORDINATE) {

@@ -435,7 +435,10 @@ impl Viewer {
         };
         Ok(match field {
             Field::Residual if self.lab.true_residual_view => Some(cell(
-                lab.residual_field(true)?.iter().map(|v| *v as f32).collect(),
+                lab.residual_field(true)?
+                    .iter()
+                    .map(|v| *v as f32)
+                    .collect(),
             )),
             Field::Pressure
             | Field::Residual

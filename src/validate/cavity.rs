@@ -73,8 +73,16 @@ pub type Profile = Vec<(f64, f64)>;
 pub fn ghia(re: u32) -> (Profile, Profile) {
     let (u, v): (Profile, Profile) = if re == 1000 {
         (
-            GHIA_U.iter().zip(GHIA_U_1000).map(|(p, u)| (p.0, u)).collect(),
-            GHIA_V.iter().zip(GHIA_V_1000).map(|(p, v)| (p.0, v)).collect(),
+            GHIA_U
+                .iter()
+                .zip(GHIA_U_1000)
+                .map(|(p, u)| (p.0, u))
+                .collect(),
+            GHIA_V
+                .iter()
+                .zip(GHIA_V_1000)
+                .map(|(p, v)| (p.0, v))
+                .collect(),
         )
     } else {
         (GHIA_U.to_vec(), GHIA_V.to_vec())

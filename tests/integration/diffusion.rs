@@ -140,7 +140,10 @@ fn smoke_step_matches_the_reference() {
     let e = rel_err(&vel_gpu, &vel_ref);
     assert!(e < 1e-4, "velocity: relative error {e:e}");
     let resting = cpu::diffuse_velocity(&g, &types, &common::to_f64(&vel), scene.viscosity, dt);
-    assert!(rel_err(&vel_ref, &resting) > 1e-3, "the lid changed nothing");
+    assert!(
+        rel_err(&vel_ref, &resting) > 1e-3,
+        "the lid changed nothing"
+    );
     // The step changed the field by far more than the tolerance.
     assert!(rel_err(&common::to_f64(&vel), &vel_ref) > 0.05);
     for ch in 0..4 {

@@ -95,7 +95,12 @@ fn gpu_flow_stage_matches_the_f64_reference() {
     };
     let incoming: Vec<([f64; 3], usize)> = queued
         .iter()
-        .map(|q| ([q[0] as f64, q[1] as f64, q[2] as f64], q[3].to_bits() as usize))
+        .map(|q| {
+            (
+                [q[0] as f64, q[1] as f64, q[2] as f64],
+                q[3].to_bits() as usize,
+            )
+        })
         .collect();
     assert!(!incoming.is_empty(), "the flux emitter placed nothing");
     let is_solid = |c: usize| solid[c] == eddy::scene::SOLID;
@@ -114,7 +119,10 @@ fn gpu_flow_stage_matches_the_f64_reference() {
     );
     assert!(want.removed > 100, "only {} removed", want.removed);
     assert!(want.emitted > 50, "only {} emitted", want.emitted);
-    assert_eq!((emitted as usize, removed as usize), (want.emitted, want.removed));
+    assert_eq!(
+        (emitted as usize, removed as usize),
+        (want.emitted, want.removed)
+    );
     assert_eq!(gpu_pos.len(), want.pos.len());
     let got = f64s(&gpu_pos);
     let got_v = f64s(&gpu_vel);
@@ -181,8 +189,11 @@ fn a_flux_emitter_emits_its_volume_per_second() {
 
 #[test]
 fn the_faucet_and_drain_tank_keeps_a_steady_level() {
-    let scene = Scene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/faucet_drain.ron"))
-        .unwrap();
+    let scene = Scene::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/faucet_drain.ron"
+    ))
+    .unwrap();
     let (sim, rows) = run(&scene, 360);
     let vp = scene.particle_volume();
     // The count follows the frames' emitted and removed exactly.
@@ -208,7 +219,12 @@ fn the_faucet_and_drain_tank_keeps_a_steady_level() {
     }
     let windows: Vec<f64> = steady
         .chunks(15)
-        .map(|c| c.iter().map(|r| r.liquid().unwrap().liquid_volume).sum::<f64>() / c.len() as f64)
+        .map(|c| {
+            c.iter()
+                .map(|r| r.liquid().unwrap().liquid_volume)
+                .sum::<f64>()
+                / c.len() as f64
+        })
         .collect();
     let wmean = windows.iter().sum::<f64>() / windows.len() as f64;
     for w in &windows {
@@ -218,8 +234,14 @@ fn the_faucet_and_drain_tank_keeps_a_steady_level() {
         );
     }
     // And liquid flows through: about as much leaves as enters.
-    let emitted: u64 = steady.iter().map(|r| r.liquid().unwrap().particles_emitted).sum();
-    let removed: u64 = steady.iter().map(|r| r.liquid().unwrap().particles_removed).sum();
+    let emitted: u64 = steady
+        .iter()
+        .map(|r| r.liquid().unwrap().particles_emitted)
+        .sum();
+    let removed: u64 = steady
+        .iter()
+        .map(|r| r.liquid().unwrap().particles_removed)
+        .sum();
     assert!(emitted > 10_000, "{emitted} emitted");
     assert!(
         (emitted as f64 - removed as f64).abs() <= 0.03 * emitted as f64,
@@ -235,8 +257,14 @@ fn flowing_runs_are_deterministic_and_resume_bit_for_bit() {
     let pa = a.read_particles().unwrap();
     let pb = b.read_particles().unwrap();
     assert!(pa.0.len() > 1000);
-    assert_eq!(bytemuck::cast_slice::<_, u8>(&pa.0), bytemuck::cast_slice::<_, u8>(&pb.0));
-    assert_eq!(bytemuck::cast_slice::<_, u8>(&pa.1), bytemuck::cast_slice::<_, u8>(&pb.1));
+    assert_eq!(
+        bytemuck::cast_slice::<_, u8>(&pa.0),
+        bytemuck::cast_slice::<_, u8>(&pb.0)
+    );
+    assert_eq!(
+        bytemuck::cast_slice::<_, u8>(&pa.1),
+        bytemuck::cast_slice::<_, u8>(&pb.1)
+    );
 
     // Stop at frame 6, resume in a new simulation: the same particles at frame 12.
     let (mut first, _) = run(&scene, 6);
@@ -252,8 +280,14 @@ fn flowing_runs_are_deterministic_and_resume_bit_for_bit() {
     assert_eq!(rows_first, rows_resumed);
     let p1 = first.read_particles().unwrap();
     let p2 = resumed.read_particles().unwrap();
-    assert_eq!(bytemuck::cast_slice::<_, u8>(&p1.0), bytemuck::cast_slice::<_, u8>(&pa.0));
-    assert_eq!(bytemuck::cast_slice::<_, u8>(&p2.0), bytemuck::cast_slice::<_, u8>(&pa.0));
+    assert_eq!(
+        bytemuck::cast_slice::<_, u8>(&p1.0),
+        bytemuck::cast_slice::<_, u8>(&pa.0)
+    );
+    assert_eq!(
+        bytemuck::cast_slice::<_, u8>(&p2.0),
+        bytemuck::cast_slice::<_, u8>(&pa.0)
+    );
     assert_eq!(
         resumed.mode.flow.as_ref().unwrap().totals,
         a.mode.flow.as_ref().unwrap().totals
@@ -283,14 +317,23 @@ fn a_full_buffer_stops_the_emitters_and_counts_what_it_could_not_emit() {
 
 #[test]
 fn the_open_channel_lets_out_what_enters() {
-    let scene = Scene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/open_channel.ron"))
-        .unwrap();
+    let scene = Scene::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/open_channel.ron"
+    ))
+    .unwrap();
     let (sim, rows) = run(&scene, 240);
     // After 2 s the channel is at its steady state: over the next 2 s the open side lets
     // out what the emitter lets in, within 3%.
     let steady = &rows[120..];
-    let emitted: u64 = steady.iter().map(|r| r.liquid().unwrap().particles_emitted).sum();
-    let removed: u64 = steady.iter().map(|r| r.liquid().unwrap().particles_removed).sum();
+    let emitted: u64 = steady
+        .iter()
+        .map(|r| r.liquid().unwrap().particles_emitted)
+        .sum();
+    let removed: u64 = steady
+        .iter()
+        .map(|r| r.liquid().unwrap().particles_removed)
+        .sum();
     assert!(emitted > 20_000, "{emitted} emitted");
     assert!(
         (emitted as f64 - removed as f64).abs() <= 0.03 * emitted as f64,
@@ -302,7 +345,11 @@ fn the_open_channel_lets_out_what_enters() {
     let last = d[0] - scene.h();
     for p in &pos {
         assert!((0..3).all(|a| p[a].is_finite() && p[a] >= 0.0 && p[a] as f64 <= d[a]));
-        assert!((p[0] as f64) < last + 1e-6, "a particle at x = {} in the open layer", p[0]);
+        assert!(
+            (p[0] as f64) < last + 1e-6,
+            "a particle at x = {} in the open layer",
+            p[0]
+        );
     }
 }
 
@@ -320,7 +367,13 @@ fn a_full_buffer_is_one_warning_and_the_run_goes_on() {
     let scene = dir.join("full.ron");
     std::fs::write(&scene, text).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_eddy"))
-        .args(["run", scene.to_str().unwrap(), "--frames", "12", "--check-invariants"])
+        .args([
+            "run",
+            scene.to_str().unwrap(),
+            "--frames",
+            "12",
+            "--check-invariants",
+        ])
         .arg("--out")
         .arg(dir.join("out"))
         .output()
@@ -328,7 +381,11 @@ fn a_full_buffer_is_one_warning_and_the_run_goes_on() {
     let err = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{err}");
-    assert_eq!(err.matches("the liquid holds max_particles").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("the liquid holds max_particles").count(),
+        1,
+        "{err}"
+    );
     assert!(err.contains("not emitted"), "{err}");
     assert!(stdout.contains("not emitted for want of room"), "{stdout}");
     assert!(stdout.contains("(max_particles 9800)"), "{stdout}");

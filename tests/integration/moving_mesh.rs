@@ -66,7 +66,11 @@ fn a_keyframed_mesh_is_solid_where_its_path_puts_it_with_the_motions_velocity() 
                 c / dims[0] as usize % dims[1] as usize,
                 c / (dims[0] * dims[1]) as usize,
             );
-            let p = [(i as f64 + 0.5) * h, (j as f64 + 0.5) * h, (k as f64 + 0.5) * h];
+            let p = [
+                (i as f64 + 0.5) * h,
+                (j as f64 + 0.5) * h,
+                (k as f64 + 0.5) * h,
+            ];
             let d = [p[0] - centre[0], p[1] - centre[1], p[2] - centre[2]];
             // The cube turned by `angle` about y: its local coordinates.
             let (s, co) = angle.sin_cos();
@@ -87,7 +91,10 @@ fn a_keyframed_mesh_is_solid_where_its_path_puts_it_with_the_motions_velocity() 
                     );
                 }
             } else if outside {
-                assert_eq!(m.solid[c], 0, "t {t}: cell {c} at {p:?} should not be SOLID");
+                assert_eq!(
+                    m.solid[c], 0,
+                    "t {t}: cell {c} at {p:?} should not be SOLID"
+                );
             }
         }
         assert!(solid >= 100, "t {t}: only {solid} cells inside");
@@ -154,9 +161,18 @@ fn keyframed_meshes_are_refused_where_they_cannot_move() {
         let e = Scene::load(&path).unwrap_err().to_string();
         assert!(e.contains(want), "{e:?} lacks {want:?}");
     };
-    let two = "(time: 0.0, translation: (0.3, 0.3, 0.25)), (time: 1.0, translation: (0.6, 0.3, 0.25))";
-    bad("", "(time: 1.0, translation: (0.3, 0.3, 0.25)), (time: 0.5)", "keyframes[1].time");
-    bad(", translation: (0.5, 0.2, 0.2)", two, "leave out translation");
+    let two =
+        "(time: 0.0, translation: (0.3, 0.3, 0.25)), (time: 1.0, translation: (0.6, 0.3, 0.25))";
+    bad(
+        "",
+        "(time: 1.0, translation: (0.3, 0.3, 0.25)), (time: 0.5)",
+        "keyframes[1].time",
+    );
+    bad(
+        ", translation: (0.5, 0.2, 0.2)",
+        two,
+        "leave out translation",
+    );
     bad(
         "",
         "(time: 0.0, translation: (NaN, 0.3, 0.25))",

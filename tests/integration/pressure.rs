@@ -364,7 +364,10 @@ fn refinement_reaches_a_true_residual_of_1e_9_on_a_dam_break() {
     let rel = |x: &[f64]| {
         let ax = eddy::reference::apply_packed(&g, &a64, x);
         let fluid = |c: usize| a64[c][0] != 0.0;
-        let bmax = (0..b64.len()).filter(|&c| fluid(c)).map(|c| b64[c].abs()).fold(0.0, f64::max);
+        let bmax = (0..b64.len())
+            .filter(|&c| fluid(c))
+            .map(|c| b64[c].abs())
+            .fold(0.0, f64::max);
         (0..b64.len())
             .filter(|&c| fluid(c))
             .map(|c| (b64[c] - ax[c]).abs())
@@ -372,13 +375,20 @@ fn refinement_reaches_a_true_residual_of_1e_9_on_a_dam_break() {
             / bmax
     };
     let x_plain: Vec<f64> = p32.iter().map(|v| *v as f64).collect();
-    let x: Vec<f64> = hi.iter().zip(&lo).map(|(h, l)| *h as f64 + *l as f64).collect();
+    let x: Vec<f64> = hi
+        .iter()
+        .zip(&lo)
+        .map(|(h, l)| *h as f64 + *l as f64)
+        .collect();
     let (before, after) = (rel(&x_plain), rel(&x));
     eprintln!(
         "refine: true residual {before:e} -> {after:e} in {} round(s), {} iterations",
         report.rounds, report.iterations
     );
-    assert!(before > 1e-8, "the f32 solution is already at {before:e}: nothing to test");
+    assert!(
+        before > 1e-8,
+        "the f32 solution is already at {before:e}: nothing to test"
+    );
     assert!(after <= 1e-9, "refined true residual {after:e}");
     assert!((report.true_residual - after).abs() <= 1e-3 * after.max(1e-15) + 1e-15);
     assert_eq!(refined.true_residual, Some(report.true_residual));
@@ -386,9 +396,18 @@ fn refinement_reaches_a_true_residual_of_1e_9_on_a_dam_break() {
     // Against the f64 truth, the refined solution is at least 100x closer than the f32 one.
     let truth = eddy::reference::direct_solve(&g, &a64, &b64);
     let fluid: Vec<usize> = (0..b64.len()).filter(|&c| a64[c][0] != 0.0).collect();
-    let err = |x: &[f64]| fluid.iter().map(|&c| (x[c] - truth[c]).abs()).fold(0.0, f64::max);
+    let err = |x: &[f64]| {
+        fluid
+            .iter()
+            .map(|&c| (x[c] - truth[c]).abs())
+            .fold(0.0, f64::max)
+    };
     let scale = fluid.iter().map(|&c| truth[c].abs()).fold(0.0, f64::max);
-    eprintln!("refine: error vs f64 {:e} -> {:e} (max |x| {scale:e})", err(&x_plain), err(&x));
+    eprintln!(
+        "refine: error vs f64 {:e} -> {:e} (max |x| {scale:e})",
+        err(&x_plain),
+        err(&x)
+    );
     assert!(
         err(&x) * 100.0 <= err(&x_plain),
         "error {:e} refined vs {:e} plain (max |x| {scale:e}); plain residual {:e}",

@@ -517,7 +517,10 @@ fn the_solver_lab_steps_a_frozen_solve_and_races_the_preconditioners() {
     // The lab's window (top of the view) and the residual slice under it change with the
     // iteration shown.
     let d = region_difference(&one, &three, [0.25, 0.05, 0.7, 0.95]);
-    assert!(d > 0.5, "iterations 1 and 3 look the same ({d:.3} per channel)");
+    assert!(
+        d > 0.5,
+        "iterations 1 and 3 look the same ({d:.3} per channel)"
+    );
     // Racing adds the race's window with its plots below the lab's.
     let raced = shot("lab_race.png", &["--lab-step", "3", "--lab-race"]);
     let d = region_difference(&three, &raced, [0.25, 0.55, 0.68, 0.98]);
@@ -532,13 +535,23 @@ fn the_solver_lab_opens_an_exported_system_and_refuses_a_smoke_scene() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&out_dir);
     let run = Command::new(env!("CARGO_BIN_EXE_eddy"))
-        .args(["run", scene.to_str().unwrap(), "--frames", "2", "--export-system"])
+        .args([
+            "run",
+            scene.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--export-system",
+        ])
         .arg(&dir)
         .arg("--out")
         .arg(&out_dir)
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let shot = tmp("lab_system.png");
     let out = view(&[
         scene.to_str().unwrap(),
@@ -553,7 +566,11 @@ fn the_solver_lab_opens_an_exported_system_and_refuses_a_smoke_scene() {
         "--screenshot",
         shot.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(image::open(&shot).is_ok());
     let smoke = view(&["smoke_plume", "--frames", "1", "--lab", "mg"]);
     let err = String::from_utf8_lossy(&smoke.stderr);

@@ -123,15 +123,22 @@ impl Core {
     /// (src/sim/core/pressure/refine.rs), the projection then subtracting `p_lo` too. Takes
     /// the fields it needs, so a recorder may hold the context meanwhile.
     fn refine(
-        (pressure, project, p_lo): (&mut PressureSolver, &mut project::Project, &mut Option<wgpu::Buffer>),
+        (pressure, project, p_lo): (
+            &mut PressureSolver,
+            &mut project::Project,
+            &mut Option<wgpu::Buffer>,
+        ),
         ctx: &GpuContext,
         fields: &GridFields,
         pcg: &PcgVectors,
         settings: &crate::scene::PressureSettings,
     ) -> Result<crate::sim::core::pressure::refine::RefineReport, SimError> {
         let p_lo = p_lo.get_or_insert_with(|| {
-            let buf =
-                crate::gpu::storage_buffer(&ctx.device, "Core::p_lo", fields.num_cells() as u64 * 4);
+            let buf = crate::gpu::storage_buffer(
+                &ctx.device,
+                "Core::p_lo",
+                fields.num_cells() as u64 * 4,
+            );
             project.bind_lo(&ctx.device, fields, &buf);
             buf
         });

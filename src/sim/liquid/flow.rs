@@ -270,7 +270,15 @@ impl Flow {
             device,
             f,
             p,
-            [&params_buffer, &shapes_buffer, &scratch, &work, &occupancy, &cell_map, &incoming],
+            [
+                &params_buffer,
+                &shapes_buffer,
+                &scratch,
+                &work,
+                &occupancy,
+                &cell_map,
+                &incoming,
+            ],
         );
         let mut flow = Self {
             group,

@@ -432,7 +432,10 @@ impl Mode for Liquid {
             .fold(0.0, f32::max);
         // A keyframed mesh moves its solid cells at its path's speed.
         let meshes = self.moving.as_ref().map_or(0.0, |m| m.path_speed());
-        let speed = core.max_speed_with_bodies().max(emitters as f64).max(meshes);
+        let speed = core
+            .max_speed_with_bodies()
+            .max(emitters as f64)
+            .max(meshes);
         core.scene.cfl * h / (speed + (h * gmag).sqrt()).max(1e-9)
     }
 
@@ -806,8 +809,16 @@ impl Simulation {
         if !fits {
             return Err(SimError::Unsupported(format!(
                 "the saved state holds {saved} particles, the scene {} {}",
-                if self.mode.flow.is_some() { "holds at most" } else { "seeds" },
-                if self.mode.flow.is_some() { p.capacity } else { p.count }
+                if self.mode.flow.is_some() {
+                    "holds at most"
+                } else {
+                    "seeds"
+                },
+                if self.mode.flow.is_some() {
+                    p.capacity
+                } else {
+                    p.count
+                }
             )));
         }
         let flow_words = match &self.mode.flow {

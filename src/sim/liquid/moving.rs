@@ -55,9 +55,10 @@ impl MovingSolids {
                     loaded,
                     ..
                 } if !keyframes.is_empty() => {
-                    let base = loaded.get().map(|m| m.base.clone()).ok_or_else(|| {
-                        format!("solids[{i}]: mesh {path} is not loaded")
-                    })?;
+                    let base = loaded
+                        .get()
+                        .map(|m| m.base.clone())
+                        .ok_or_else(|| format!("solids[{i}]: mesh {path} is not loaded"))?;
                     let placement = Placement {
                         scale: *scale,
                         rotation_deg: (0.0, 0.0, 0.0),
