@@ -114,21 +114,24 @@ fn oriented_box_edges(out: &mut Vec<LineVertex>, corner: impl Fn(Vec3) -> Vec3, 
     }
 }
 
+/// A circle of radius `r` about `c` in the plane of the unit vectors `a` and `b`, 48
+/// segments.
+fn circle(out: &mut Vec<LineVertex>, c: Vec3, r: f32, (a, b): (Vec3, Vec3), color: [f32; 3]) {
+    let n = 48;
+    let at = |i: u32| {
+        let t = i as f32 / n as f32 * std::f32::consts::TAU;
+        c + r * (a * t.cos() + b * t.sin())
+    };
+    for i in 0..n {
+        seg(out, at(i), at(i + 1), color);
+    }
+}
+
 /// Three great circles of a sphere of radius `r` at `c`, along the axes `axes`.
 fn sphere_circles(out: &mut Vec<LineVertex>, c: Vec3, r: f32, axes: [Vec3; 3], color: [f32; 3]) {
     let [x, y, z] = axes;
-    for (a, b) in [(x, y), (y, z), (z, x)] {
-        let n = 48;
-        for i in 0..n {
-            let t0 = i as f32 / n as f32 * std::f32::consts::TAU;
-            let t1 = (i + 1) as f32 / n as f32 * std::f32::consts::TAU;
-            seg(
-                out,
-                c + r * (a * t0.cos() + b * t0.sin()),
-                c + r * (a * t1.cos() + b * t1.sin()),
-                color,
-            );
-        }
+    for plane in [(x, y), (y, z), (z, x)] {
+        circle(out, c, r, plane, color);
     }
 }
 
@@ -151,19 +154,8 @@ fn cylinder_edges(out: &mut Vec<LineVertex>, shape: &Shape, color: [f32; 3]) {
     let u = a.any_orthonormal_vector();
     let v = a.cross(u);
     let (r, half) = (*radius as f32, 0.5 * *length as f32);
-    let n = 48;
     for end in [-half, half] {
-        let o = c + end * a;
-        for i in 0..n {
-            let t0 = i as f32 / n as f32 * std::f32::consts::TAU;
-            let t1 = (i + 1) as f32 / n as f32 * std::f32::consts::TAU;
-            seg(
-                out,
-                o + r * (u * t0.cos() + v * t0.sin()),
-                o + r * (u * t1.cos() + v * t1.sin()),
-                color,
-            );
-        }
+        circle(out, c + end * a, r, (u, v), color);
     }
     for w in [u, v, -u, -v] {
         seg(out, c - half * a + r * w, c + half * a + r * w, color);
@@ -293,32 +285,15 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
     let slice_z = (scene.kind == crate::scene::SceneKind::Smoke).then_some(0.5 * d[2]);
     for s in &scene.solids {
         match s {
-            Shape::Box { min, max, .. } => box_edges(
-                &mut out,
-                Vec3::new(min.0 as f32, min.1 as f32, min.2 as f32),
-                Vec3::new(max.0 as f32, max.1 as f32, max.2 as f32),
-                solid,
-            ),
-            Shape::Sphere { center, radius, .. } => {
-                let c = Vec3::new(center.0 as f32, center.1 as f32, center.2 as f32);
-                sphere_circles(
-                    &mut out,
-                    c,
-                    *radius as f32,
-                    [Vec3::X, Vec3::Y, Vec3::Z],
-                    solid,
-                );
-            }
             // A keyframed mesh moves: it is drawn shaded where its path puts it.
             Shape::Mesh {
                 loaded, keyframes, ..
-            } if keyframes.is_empty() => {
-                if let Some(m) = loaded.get() {
+            } => {
+                if let Some(m) = loaded.get().filter(|_| keyframes.is_empty()) {
                     mesh_outline(&mut out, m, slice_z, solid);
                 }
             }
-            Shape::Mesh { .. } => {}
-            other => cylinder_edges(&mut out, other, solid),
+            other => shape_lines(&mut out, other, solid),
         }
     }
     // Inflow blue, outflow red: emitters, drains, and the open sides' removal layer.
@@ -330,7 +305,7 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
         (scene.drains.iter().map(|d| &d.shape).collect(), DRAIN_COLOR),
     ] {
         for s in shapes {
-            flow_shape_lines(&mut out, s, color);
+            shape_lines(&mut out, s, color);
         }
     }
     let h = scene.h() as f32;
@@ -352,7 +327,9 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
 pub const EMITTER_COLOR: [f32; 3] = [0.3, 0.55, 1.0];
 pub const DRAIN_COLOR: [f32; 3] = [0.95, 0.3, 0.3];
 
-fn flow_shape_lines(out: &mut Vec<LineVertex>, s: &Shape, color: [f32; 3]) {
+/// A box's edges, a sphere's three great circles, a cylinder's outline (a mesh: nothing;
+/// `mesh_outline` draws it).
+fn shape_lines(out: &mut Vec<LineVertex>, s: &Shape, color: [f32; 3]) {
     match s {
         Shape::Box { min, max, .. } => box_edges(
             out,

@@ -351,9 +351,6 @@ impl Scene {
         for k in rz.0..=rz.1 {
             for j in ry.0..=ry.1 {
                 for i in rx.0..=rx.1 {
-                    if rx.0 > rx.1 || ry.0 > ry.1 || rz.0 > rz.1 {
-                        return;
-                    }
                     let p = [
                         (i as f64 + 0.5) * h[0],
                         (j as f64 + 0.5) * h[1],

@@ -138,29 +138,7 @@ impl FrozenSystem {
 
     /// y = A x in f64 (the packed matrix read as the GPU reads it).
     pub fn apply_a_f64(&self, x: &[f64]) -> Vec<f64> {
-        let [nx, ny, nz] = self.dims.map(|d| d as usize);
-        let strides = [1, nx, nx * ny];
-        let len = [nx, ny, nz];
-        (0..self.cells())
-            .map(|c| {
-                let row = self.a[c];
-                if row[0] == 0.0 {
-                    return 0.0;
-                }
-                let at = self.coord(c).map(|v| v as usize);
-                let mut s = row[0] as f64 * x[c];
-                for ax in 0..3 {
-                    if at[ax] + 1 < len[ax] {
-                        s += row[ax + 1] as f64 * x[c + strides[ax]];
-                    }
-                    if at[ax] > 0 {
-                        let m = c - strides[ax];
-                        s += self.a[m][ax + 1] as f64 * x[m];
-                    }
-                }
-                s
-            })
-            .collect()
+        super::refine::apply_packed_f64(self.dims, &self.a, x)
     }
 
     /// max|b - A x| / max|b| in f64 over the cells with a matrix row.

@@ -31,45 +31,51 @@ pub struct RefineReport {
     pub before: f64,
 }
 
-/// max|b - A x| / max|b| in f64 over the packed matrix `a` (diag, +x, +y, +z per cell).
-pub fn residual(dims: [u32; 3], a: &[[f32; 4]], b: &[f32], x: &[f64]) -> (Vec<f64>, f64) {
+/// y = A x in f64 over the packed matrix `a` (diag, +x, +y, +z per cell, each coupling
+/// stored once on the lower cell of its pair, as the GPU reads it); zero on rows with no
+/// equation (not FLUID).
+pub fn apply_packed_f64(dims: [u32; 3], a: &[[f32; 4]], x: &[f64]) -> Vec<f64> {
     let [nx, ny, nz] = dims.map(|v| v as usize);
     let stride = [1, nx, nx * ny];
-    // A cell with no equation (a zero row: not FLUID) takes no part.
-    let mut r: Vec<f64> = b
-        .iter()
-        .zip(a)
-        .map(|(v, row)| if row[0] != 0.0 { *v as f64 } else { 0.0 })
-        .collect();
-    for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                let c = i + nx * (j + ny * k);
-                if a[c][0] == 0.0 {
-                    continue;
+    let len = [nx, ny, nz];
+    (0..a.len())
+        .map(|c| {
+            let row = a[c];
+            if row[0] == 0.0 {
+                return 0.0;
+            }
+            let at = [c % nx, (c / nx) % ny, c / (nx * ny)];
+            let mut s = row[0] as f64 * x[c];
+            for ax in 0..3 {
+                if at[ax] + 1 < len[ax] {
+                    s += row[ax + 1] as f64 * x[c + stride[ax]];
                 }
-                r[c] -= a[c][0] as f64 * x[c];
-                let at = [i, j, k];
-                let n = [nx, ny, nz];
-                for ax in 0..3 {
-                    // The +axis coupling is stored once, on the lower cell of the pair.
-                    if at[ax] + 1 < n[ax] {
-                        let o = c + stride[ax];
-                        let w = a[c][ax + 1] as f64;
-                        if w != 0.0 {
-                            r[c] -= w * x[o];
-                            r[o] -= w * x[c];
-                        }
-                    }
+                if at[ax] > 0 {
+                    let m = c - stride[ax];
+                    s += a[m][ax + 1] as f64 * x[m];
                 }
             }
-        }
-    }
-    let bmax = b
-        .iter()
-        .zip(a)
-        .filter(|(_, row)| row[0] != 0.0)
-        .fold(0.0f64, |m, (v, _)| m.max((*v as f64).abs()));
+            s
+        })
+        .collect()
+}
+
+/// r = b - A x in f64 on the rows with an equation (0 elsewhere), and max|r| / max|b| over
+/// those rows.
+pub fn residual(dims: [u32; 3], a: &[[f32; 4]], b: &[f32], x: &[f64]) -> (Vec<f64>, f64) {
+    let ax = apply_packed_f64(dims, a, x);
+    let r: Vec<f64> = (0..b.len())
+        .map(|c| {
+            if a[c][0] != 0.0 {
+                b[c] as f64 - ax[c]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let bmax = (0..b.len())
+        .filter(|&c| a[c][0] != 0.0)
+        .fold(0.0f64, |m, c| m.max((b[c] as f64).abs()));
     let rmax = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     (r, if bmax > 0.0 { rmax / bmax } else { 0.0 })
 }
