@@ -387,12 +387,16 @@ impl Flow {
             self.carry[e] += q * dt / vp;
             let whole = self.carry[e].floor();
             self.carry[e] -= whole;
-            // Past the room left, the GPU counts them as not emitted.
-            let n = (whole as usize).min(room.saturating_sub(self.queued.len()) + 1);
+            // Past the room left they are not emitted (not owed either: a full buffer stops
+            // the inflow, it does not store it up). One past the room still goes to the
+            // GPU, whose count of what it could not place raises the warning.
+            let want = whole as usize;
+            let n = want.min(room.saturating_sub(self.queued.len()) + 1);
+            self.totals.not_emitted += (want - n) as u64;
             let placed = self.place(scene, &em.shape, e as u32, n);
             // Points the shape could not give (it lies almost all in solids or outside)
             // stay owed, not lost.
-            self.carry[e] += (whole as usize - placed) as f64;
+            self.carry[e] += (n - placed) as f64;
         }
         let need = 16 * self.queued.len().max(1) as u64;
         if self.incoming.size() < need {
