@@ -99,6 +99,12 @@ fn a_keyframed_mesh_is_solid_where_its_path_puts_it_with_the_motions_velocity() 
         }
         assert!(solid >= 100, "t {t}: only {solid} cells inside");
     }
+    // Past the last key the mesh rests: stamped once more (at rest), then left alone.
+    assert!(m.stamp(&scene, 2.5, 0.01));
+    assert_eq!(m.max_speed, 0.0);
+    assert!(!m.stamp(&scene, 2.51, 0.01));
+    // Moving again (a stamp on the path) stamps.
+    assert!(m.stamp(&scene, 1.0, 0.01));
 }
 
 #[test]

@@ -456,10 +456,11 @@ impl Mode for Liquid {
             flow.begin(&core.ctx, &core.scene, at, core.time, dt);
         }
         if let Some(m) = self.moving.as_mut() {
-            m.stamp(&core.scene, core.time, dt);
-            let q = &core.ctx.queue;
-            q.write_buffer(&core.fields.solid, 0, bytemuck::cast_slice(&m.solid));
-            q.write_buffer(&core.fields.solid_vel, 0, bytemuck::cast_slice(&m.vel));
+            if m.stamp(&core.scene, core.time, dt) {
+                let q = &core.ctx.queue;
+                q.write_buffer(&core.fields.solid, 0, bytemuck::cast_slice(&m.solid));
+                q.write_buffer(&core.fields.solid_vel, 0, bytemuck::cast_slice(&m.vel));
+            }
         }
         let scene = &core.scene;
         if scene.particle_spacing > 0.0 {

@@ -26,7 +26,13 @@ pub struct MovingSolids {
     pub vel: Vec<[f32; 4]>,
     /// Largest speed of a moving cell at the last stamp, m/s.
     pub max_speed: f64,
+    /// Every mesh's pose at the last stamp, when all of them were at rest: nothing to
+    /// stamp again until one moves.
+    resting: Option<Vec<Pose>>,
 }
+
+/// (rotation_deg, translation) on a path.
+type Pose = ((f64, f64, f64), (f64, f64, f64));
 
 fn rotation(deg: (f64, f64, f64)) -> DQuat {
     (DQuat::from_rotation_z(deg.2.to_radians())
@@ -85,6 +91,7 @@ impl MovingSolids {
             static_solid,
             static_vel,
             max_speed: 0.0,
+            resting: None,
         }))
     }
 
@@ -113,7 +120,19 @@ impl MovingSolids {
 
     /// Stamps every moving mesh where it is at `t`, with its cells' velocities over
     /// [t, t + dt], over the static solids (`solid`, `vel`).
-    pub fn stamp(&mut self, scene: &Scene, t: f64, dt: f64) {
+    /// Returns whether the cells changed since the last stamp (false while every mesh
+    /// rests where the last stamp put it: no upload needed).
+    pub fn stamp(&mut self, scene: &Scene, t: f64, dt: f64) -> bool {
+        let at_t: Vec<Pose> = self.movers.iter().map(|m| pose_at(&m.keys, t)).collect();
+        let still = self
+            .movers
+            .iter()
+            .zip(&at_t)
+            .all(|(m, p)| pose_at(&m.keys, t + dt) == *p);
+        if still && self.resting.as_ref() == Some(&at_t) {
+            return false;
+        }
+        self.resting = still.then_some(at_t);
         self.solid.copy_from_slice(&self.static_solid);
         self.vel.copy_from_slice(&self.static_vel);
         let dims = scene.dims();
@@ -168,5 +187,6 @@ impl MovingSolids {
             }
         }
         self.max_speed = fastest;
+        true
     }
 }
