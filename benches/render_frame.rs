@@ -3,6 +3,8 @@
 //! EDDY_RENDER_SIZE=WxH) from the viewer's starting camera, in each mode, beside the time
 //! of one simulated frame. A redraw of the playing viewer costs about one simulated frame
 //! plus one render, so the last column is the frame-time ratio against particles.
+//! EDDY_RENDER_RESOLUTION=N runs the scene at N cells along its longest axis (as
+//! `eddy run --resolution N`): 104 gives about a million particles.
 //!
 //! `cargo bench --bench render_frame` (or `--profile dev` to skip the release build:
 //! the time is spent in the GPU driver either way).
@@ -31,8 +33,21 @@ fn main() {
             Some((a.parse().ok()?, b.parse().ok()?))
         })
         .unwrap_or((1280u32, 800u32));
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/dam_break.ron");
-    let scene = Scene::load(path).unwrap_or_else(|e| panic!("{e}"));
+    // The bench binary may run from a copy of the repository elsewhere (a GPU machine):
+    // then the scene is found from the working directory.
+    let built = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/dam_break.ron");
+    let path = if std::path::Path::new(built).exists() {
+        built
+    } else {
+        "scenes/dam_break.ron"
+    };
+    let mut scene = Scene::load(path).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(n) = std::env::var("EDDY_RENDER_RESOLUTION")
+        .ok()
+        .and_then(|s| s.parse::<u32>().ok())
+    {
+        scene = scene.with_resolution(n);
+    }
     let mut sim = Simulation::new(ctx.clone(), &scene).unwrap();
     for _ in 0..30 {
         sim.step_frame().unwrap();

@@ -9,10 +9,19 @@
 #      host traffic per substep (`eddy run`'s summary);
 #   4. the default scene (dam_break as shipped): substeps/s over 120 frames;
 #   5. the smoke: steps/s at 512^2 and 1024^2 (tolerance 1e-4);
-#   6. `eddy check` of the largest case: GPU memory per cell and per particle.
+#   6. `eddy check` of the largest case: GPU memory per cell and per particle;
+#   7. the viewer's render at 1920x1080 with about a million particles, offscreen, in each
+#      render mode (the `render_frame` bench binary, when one is built).
+#
+# Each step runs under a time limit (STEP_LIMIT_SCALE=2 doubles them all), so a step that
+# runs long leaves a line saying so and the later steps still run: a GPU lease is short.
 #
 #   scripts/gpu-bench.sh [EDDY]          EDDY: default target/release/eddy (built if missing)
 #   QUICK=1 scripts/gpu-bench.sh         small sizes, for checking the script without a GPU
+#   RENDER_BENCH=PATH                    the render_frame bench binary (default: the newest
+#                                        target/release/deps/render_frame-*; build it with
+#                                        `cargo bench --bench render_frame --no-run`)
+#   BENCH_OUT=DIR                        write here instead of benchmarks/DATE-ADAPTER
 #
 # On a lent GPU machine: build the release binary here, carry it (and the Vulkan loader),
 # run this once, and copy the folder back; its tables go into BENCHMARKS.md with the
@@ -24,15 +33,30 @@ if [ ! -x "$eddy" ]; then
   cargo build --release
 fi
 if [ -n "${QUICK:-}" ]; then
-  solver_sizes=16,32; body_size=16; substep_sizes="24 32"; frames=10; smoke_sizes=64,128
+  solver_sizes="16 32"; body_size=16; substep_sizes="24 32"; frames=10; smoke_sizes=64,128
+  render_res=16; render_size=320x200
 else
-  solver_sizes=64,128,256; body_size=64; substep_sizes="128 256"; frames=120; smoke_sizes=512,1024
+  solver_sizes="64 128 256"; body_size=64; substep_sizes="128 256"; frames=120; smoke_sizes=512,1024
+  render_res=104; render_size=1920x1080
 fi
+scale="${STEP_LIMIT_SCALE:-${QUICK:+4}}"; scale="${scale:-1}"  # QUICK runs on a CPU adapter: 4x
+# limited SECONDS CMD...: runs CMD with a time limit; a step past it says so and the script
+# goes on with the next.
+limited() {
+  local secs=$(( $1 * scale )); shift
+  local rc=0
+  timeout "$secs" "$@" || rc=$?
+  if [ "$rc" = 124 ]; then
+    echo "(stopped at its ${secs} s limit)"
+  elif [ "$rc" != 0 ]; then
+    echo "(exited with status $rc)"
+  fi
+}
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d)}"
 adapter=$("$eddy" check dam_break 2>&1 | sed -n 's/^adapter *\(.*\): the scene.*/\1/p' | head -1)
 adapter="${adapter:-unknown adapter}"
 slug=$(printf '%s' "$adapter" | tr -cs 'A-Za-z0-9' '-' | cut -c1-40 | sed 's/-*$//')
-out="benchmarks/$(date -u +%Y-%m-%d)-${slug:-adapter}${QUICK:+-quick}"
+out="${BENCH_OUT:-benchmarks/$(date -u +%Y-%m-%d)-${slug:-adapter}${QUICK:+-quick}}"
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -48,37 +72,52 @@ log ""
 
 step() { echo "gpu-bench: $*" >&2; }
 
-step "1/6 solver table at $solver_sizes"
-"$eddy" bench --sizes "$solver_sizes" --json "$out/solver.json" > "$out/solver.txt"
-log "## Solver table ($solver_sizes)"; log '```'; cat "$out/solver.txt" >> "$out/summary.md"; log '```'
+# The solver table one size at a time, so a long size keeps the smaller ones.
+for n in $solver_sizes; do
+  step "1/7 solver table at $n"
+  limited $(( n >= 256 ? 200 : 60 )) "$eddy" bench --sizes "$n" --json "$out/solver_$n.json" \
+    > "$out/solver_$n.txt" 2> "$out/solver_$n.err"
+  log "## Solver table ($n^3)"; log '```'; cat "$out/solver_$n.txt" >> "$out/summary.md"; log '```'
+done
 
-step "2/6 16 floating bodies, strong against weak, at $body_size"
-"$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_weak \
-  --preconditioners mg,ip --json "$out/bodies.json" > "$out/bodies.txt"
+step "2/7 16 floating bodies, strong against weak, at $body_size"
+limited 40 "$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_weak \
+  --preconditioners mg,ip --json "$out/bodies.json" > "$out/bodies.txt" 2> "$out/bodies.err"
 log "## Coupled solve, 16 bodies ($body_size^3)"; log '```'; cat "$out/bodies.txt" >> "$out/summary.md"; log '```'
 
 for n in $substep_sizes; do
-  step "3/6 full substep, dam break at $n"
-  "$eddy" run dam_break --resolution "$n" --frames 5 --out "$tmp/substep_$n" \
+  step "3/7 full substep, dam break at $n"
+  limited $(( n >= 256 ? 60 : 30 )) "$eddy" run dam_break --resolution "$n" --frames 5 --out "$tmp/substep_$n" \
     > "$out/substep_$n.txt" 2> "$out/substep_$n.err"
   log "## Full substep, dam break at $n cells"; log '```'; cat "$out/substep_$n.txt" >> "$out/summary.md"; log '```'
 done
 
-step "4/6 default scene, $frames frames"
-"$eddy" run dam_break --frames "$frames" --out "$tmp/default" > "$out/default.txt" 2> "$out/default.err"
+step "4/7 default scene, $frames frames"
+limited 40 "$eddy" run dam_break --frames "$frames" --out "$tmp/default" > "$out/default.txt" 2> "$out/default.err"
 log "## Default scene ($frames frames)"; log '```'; head -1 "$out/default.txt" >> "$out/summary.md"; log '```'
 
-step "5/6 smoke at $smoke_sizes"
-"$eddy" bench --smoke --sizes "$smoke_sizes" --json "$out/smoke.json" > "$out/smoke.txt"
+step "5/7 smoke at $smoke_sizes"
+limited 40 "$eddy" bench --smoke --sizes "$smoke_sizes" --json "$out/smoke.json" > "$out/smoke.txt" 2> "$out/smoke.err"
 log "## Smoke ($smoke_sizes)"; log '```'; cat "$out/smoke.txt" >> "$out/summary.md"; log '```'
 
 largest=${substep_sizes##* }
-step "6/6 memory at $largest"
+step "6/7 memory at $largest"
 "$eddy" check dam_break > "$out/check_default.txt" 2>&1 || true
 printf '(name: "dam break %s", domain: (1.0, 1.0, 0.5), resolution: (%s, %s, %s),\n fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.35, 0.6, 0.5))])\n' \
   "$largest" "$largest" "$largest" "$((largest / 2))" > "$tmp/large.ron"
 "$eddy" check "$tmp/large.ron" > "$out/check_$largest.txt" 2>&1 || true
 log "## Memory (eddy check, dam break at $largest)"; log '```'; cat "$out/check_$largest.txt" >> "$out/summary.md"; log '```'
+
+render_bin="${RENDER_BENCH:-$(ls -t target/release/deps/render_frame-* 2>/dev/null | grep -v '\.d$' | head -1 || true)}"
+if [ -n "$render_bin" ] && [ -x "$render_bin" ]; then
+  step "7/7 render at $render_size, dam break at $render_res cells"
+  EDDY_RENDER_SIZE=$render_size EDDY_RENDER_RESOLUTION=$render_res \
+    limited 60 "$render_bin" > "$out/render.txt" 2> "$out/render.err"
+  log "## Viewer render ($render_size, dam break at $render_res cells)"; log '```'; cat "$out/render.txt" >> "$out/summary.md"; log '```'
+else
+  step "7/7 skipped: no render_frame bench binary (cargo bench --bench render_frame --no-run)"
+  log "## Viewer render: skipped (no render_frame bench binary)"
+fi
 
 step "done: $out/summary.md"
 echo "$out"
