@@ -74,6 +74,20 @@ impl BufferReader {
         self.len = len;
     }
 
+    /// Records a copy of the first `len` bytes of `src` to `dst_offset` in the staging
+    /// buffer, after what earlier copies put there (one read then brings several buffers
+    /// back). Offsets and lengths are multiples of 4.
+    pub fn copy_at(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        src: &wgpu::Buffer,
+        dst_offset: u64,
+        len: u64,
+    ) {
+        encoder.copy_buffer_to_buffer(src, 0, &self.staging, dst_offset, len);
+        self.len = self.len.max(dst_offset + len);
+    }
+
     /// Maps the staging buffer (waiting for the GPU) and returns its contents.
     pub fn read<T: bytemuck::Pod>(&self, ctx: &GpuContext) -> Result<Vec<T>, GpuError> {
         let slice = self.staging.slice(..self.len);
@@ -92,6 +106,13 @@ impl BufferReader {
             bytemuck::cast_slice::<u8, T>(&view).to_vec()
         };
         self.staging.unmap();
+        if std::env::var_os("EDDY_TRACE_READS").is_some() {
+            eprintln!(
+                "read {} bytes:\n{}",
+                self.len,
+                std::backtrace::Backtrace::force_capture()
+            );
+        }
         super::traffic::count(|t| {
             t.reads += 1;
             t.bytes_read += self.len;

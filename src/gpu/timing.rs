@@ -108,6 +108,27 @@ impl PassTimer {
         }
     }
 
+    /// The buffer the timestamps are resolved into and its size in bytes (None without
+    /// timestamp support), for a caller that copies it into its own readback.
+    pub fn resolved(&self) -> Option<(&wgpu::Buffer, u64)> {
+        self.resolve.as_ref().map(|b| (b, b.size()))
+    }
+
+    /// Adds each stage's duration to `into` from resolved timestamps read back by the
+    /// caller (the words of [`Self::resolved`], little-endian u32 pairs).
+    pub fn add_words(&self, words: &[u32], into: &mut StageTiming) {
+        let tick = |i: usize| words[2 * i] as u64 | (words[2 * i + 1] as u64) << 32;
+        for (i, name) in self.names.iter().enumerate() {
+            if 2 * (2 * i + 1) + 1 >= words.len() {
+                break;
+            }
+            let (b, e) = (tick(2 * i), tick(2 * i + 1));
+            if e > b {
+                into.add(name, (e - b) as f64 * self.period_ns * 1e-6);
+            }
+        }
+    }
+
     /// Reads the resolved timestamps and adds each stage's duration to `into`.
     pub fn read_into(&self, ctx: &GpuContext, into: &mut StageTiming) -> Result<(), GpuError> {
         let Some(buf) = &self.resolve else {

@@ -90,13 +90,19 @@ impl Core {
         let device = &ctx.device;
         let fields = GridFields::new(device, params);
         let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
+        let timer = PassTimer::new(&ctx, stages);
         let core = Self {
             boundary: boundary::Boundary::new(device, &fields),
             divergence: divergence::Divergence::new(device, &fields, &pcg),
             pressure: PressureSolver::new(&ctx, &fields, &pcg),
             project: project::Project::new(device, &fields, &pcg),
-            timer: PassTimer::new(&ctx, stages),
-            counters_reader: BufferReader::new(device, COUNTERS as u64 * 4, "Runner::counters"),
+            // The counters, then the stage timestamps: one read at the end of a substep.
+            counters_reader: BufferReader::new(
+                device,
+                COUNTERS_BYTES + timer.resolved().map_or(0, |(_, n)| n),
+                "Runner::counters",
+            ),
+            timer,
             fields,
             pcg,
             scene: scene.clone(),
@@ -203,6 +209,10 @@ impl Core {
         self.write_solver_config();
     }
 }
+
+/// Bytes of the counters at the head of the end-of-substep readback (the stage
+/// timestamps follow, 8-byte aligned).
+const COUNTERS_BYTES: u64 = (COUNTERS as u64 * 4).next_multiple_of(8);
 
 /// Runs the pressure iterations (recorded and submitted by the solver, which reads its
 /// convergence back), timed as the `stage` pass's end.
@@ -561,18 +571,23 @@ impl<M: Mode> Runner<M> {
         }
         self.mode.record_end(&mut rec, &self.core);
         self.core.timer.resolve(rec.encoder());
-        self.core
-            .counters_reader
-            .copy_from(rec.encoder(), &self.core.fields.counters);
+        let full = last == M::Stage::last();
+        let timed = self.core.timer.resolved().filter(|_| full);
+        let reader = &mut self.core.counters_reader;
+        reader.copy_from(rec.encoder(), &self.core.fields.counters);
+        if let Some((buf, n)) = timed {
+            reader.copy_at(rec.encoder(), buf, COUNTERS_BYTES, n);
+        }
         if let Some(b) = self.core.bodies.as_mut().filter(|_| body_forces) {
             b.strong.copy_sums(rec.encoder());
         }
         rec.finish();
-        let c: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
-        let full = last == M::Stage::last();
+        let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
+        let c = &words[..COUNTERS as usize];
         let mut timing = StageTiming::default();
-        if self.core.timer.enabled() && full {
-            self.core.timer.read_into(&self.core.ctx, &mut timing)?;
+        if timed.is_some() {
+            let t = &words[COUNTERS_BYTES as usize / 4..];
+            self.core.timer.add_words(t, &mut timing);
         }
         let extra = self.mode.read_substep(&self.core, &c, last)?;
         let report = SubstepReport {

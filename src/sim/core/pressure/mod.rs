@@ -149,6 +149,9 @@ pub struct PressureSolver {
     pub precond: Precond,
     readers: [BufferReader; 2],
     final_reader: BufferReader,
+    /// Iterations of the last solve, the guess for how many to queue ahead of the first
+    /// read of the next one (None before the first solve).
+    last_iterations: Option<u32>,
 }
 
 impl PressureSolver {
@@ -163,6 +166,7 @@ impl PressureSolver {
                 BufferReader::new(d, pcg::STATE_HEADER_BYTES, "PressureSolver::flag_b"),
             ],
             final_reader: BufferReader::new(d, v.state.size(), "PressureSolver::state"),
+            last_iterations: None,
         }
     }
 
@@ -281,10 +285,18 @@ impl PressureSolver {
         pcg::Pcg::DISPATCHES + self.precond.dispatches(kind) + term.map_or(0, |t| t.dispatches())
     }
 
-    /// Runs the iteration loop after `record_setup` has been submitted: chunks of
-    /// `check_every` iterations are submitted back to back and the host reads the done flag
-    /// of chunk k-1 while chunk k runs, so the GPU never idles on a check. Iterations after
-    /// convergence return at once on the GPU (they test the flag first).
+    /// Runs the iteration loop after `record_setup` has been submitted.
+    ///
+    /// The first submit queues as many iterations as the last solve needed, then the true
+    /// residual and the copy of the final state: a solve that converges within that guess
+    /// (the usual case with warm starts: `mg` needs the same 6-10 every substep) costs one
+    /// host read. Iterations after convergence return at once on the GPU (they test the
+    /// flag first), and the true residual runs only once the solve is done, so a guess
+    /// that falls short leaves the state as it was and the loop goes on: chunks of
+    /// `check_every` iterations submitted back to back, the host reading the done flag of
+    /// chunk k-1 while chunk k runs, then the final state. With an added term (the bodies'
+    /// strong coupling) the true residual needs K p in z, which a running solve still
+    /// uses, so that solve always takes the chunked loop.
     ///
     /// With a timer, the solve's end closes the timing of `stage` (opened by the caller's
     /// set-up pass).
@@ -300,42 +312,89 @@ impl PressureSolver {
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
         let chunk = s.check_every.max(1);
-        let chunks = max.div_ceil(chunk);
+        let mut queued = 0;
+        if term.is_none() {
+            let ahead = self
+                .last_iterations
+                .unwrap_or(chunk)
+                .clamp(1, max.max(1))
+                .min(max);
+            let mut enc = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("PressureSolver::ahead"),
+                });
+            self.record_chunk(&mut enc, f, kind, term, ahead);
+            self.record_end(&mut enc, v, timer, term);
+            ctx.submit(enc.finish());
+            queued = ahead;
+            let words: Vec<u32> = self.final_reader.read(ctx)?;
+            let header = Self::header(&words);
+            if header.done != 0 || queued >= max {
+                return Ok(self.report(&words, kind, term));
+            }
+        }
         let mut pending: Option<usize> = None;
-        for c in 0..chunks {
+        let mut c = 0usize;
+        while queued < max {
+            let n = chunk.min(max - queued);
             let mut enc = ctx
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("PressureSolver::chunk"),
                 });
-            {
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("pressure::pcg"),
-                    timestamp_writes: None,
-                });
-                let n = chunk.min(max - c * chunk);
-                for _ in 0..n {
-                    self.record_iteration(&mut pass, f, kind, term);
-                }
-            }
-            let slot = (c % 2) as usize;
+            self.record_chunk(&mut enc, f, kind, term, n);
+            queued += n;
+            let slot = c % 2;
+            c += 1;
             self.readers[slot].copy_range(&mut enc, &v.state, 0, pcg::STATE_HEADER_BYTES);
             ctx.submit(enc.finish());
             if let Some(prev) = pending {
                 let h: Vec<PcgStateHeader> = self.readers[prev].read(ctx)?;
                 if h[0].done != 0 {
-                    pending = None;
                     break;
                 }
             }
             pending = Some(slot);
         }
-        let _ = pending;
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("PressureSolver::end"),
             });
+        self.record_end(&mut enc, v, timer, term);
+        ctx.submit(enc.finish());
+        let words: Vec<u32> = self.final_reader.read(ctx)?;
+        Ok(self.report(&words, kind, term))
+    }
+
+    /// Records `n` iterations in one compute pass.
+    fn record_chunk(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        f: &GridFields,
+        kind: PreconditionerKind,
+        term: Option<&dyn AddedTerm>,
+        n: u32,
+    ) {
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("pressure::pcg"),
+            timestamp_writes: None,
+        });
+        for _ in 0..n {
+            self.record_iteration(&mut pass, f, kind, term);
+        }
+    }
+
+    /// Records a solve's end: the stage timing's close (a later end overwrites an earlier
+    /// one), the true residual and the copy of the whole state for the host.
+    fn record_end(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        v: &PcgVectors,
+        timer: Option<(&crate::gpu::PassTimer, &str)>,
+        term: Option<&dyn AddedTerm>,
+    ) {
         if let Some((t, stage)) = timer {
             // An empty pass closes the stage's timing after the last chunk.
             let _ = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -353,13 +412,24 @@ impl PressureSolver {
             }
             self.pcg.record_true_residual(&mut pass);
         }
-        self.final_reader.copy_from(&mut enc, &v.state);
-        ctx.submit(enc.finish());
-        let words: Vec<u32> = self.final_reader.read(ctx)?;
-        let header: PcgStateHeader =
-            bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..HEADER_WORDS]));
+        self.final_reader.copy_from(enc, &v.state);
+    }
+
+    fn header(words: &[u32]) -> PcgStateHeader {
+        bytemuck::pod_read_unaligned(bytemuck::cast_slice(&words[..HEADER_WORDS]))
+    }
+
+    /// The report of a finished solve from its state's words (and the guess for the next).
+    fn report(
+        &mut self,
+        words: &[u32],
+        kind: PreconditionerKind,
+        term: Option<&dyn AddedTerm>,
+    ) -> SolveReport {
+        let header = Self::header(words);
         let hist: &[f32] = bytemuck::cast_slice(&words[HEADER_WORDS..]);
         let iterations = header.iterations;
+        self.last_iterations = Some(iterations);
         let history = hist[..(iterations as usize + 1).min(hist.len())].to_vec();
         let status = match header.status {
             PCG_CONVERGED => SolveStatus::Converged,
@@ -374,7 +444,7 @@ impl PressureSolver {
                 0.0
             }
         };
-        Ok(SolveReport {
+        SolveReport {
             iterations,
             residual: relative(header.rr),
             true_residual: Some(relative(header.true_rr)),
@@ -382,6 +452,6 @@ impl PressureSolver {
             status,
             history,
             dispatches_per_iteration: self.dispatches_per_iteration(kind, term),
-        })
+        }
     }
 }

@@ -178,7 +178,8 @@ impl Pcg {
     }
 
     /// After a solve: the true residual b - A p of the stored solution and its f32 floor
-    /// into the state (2 dispatches; they run whether or not the solve is done).
+    /// into the state (2 dispatches; they return at once while the solve is still running,
+    /// so they may be queued behind a guessed number of iterations).
     pub fn record_true_residual(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.reduce(pass, self.e.true_residual);
         self.single(pass, self.e.finish_true);

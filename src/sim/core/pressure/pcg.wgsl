@@ -373,9 +373,22 @@ fn tree_max(li: u32) {
     workgroupBarrier();
 }
 
+// Whether the solve has ended (converged, stopped or out of iterations): the true residual
+// runs only then, because the host queues it right behind a guessed number of iterations
+// and it shares `partials` with the iterations' reductions, which a running solve still
+// needs (apply_a commits rho from them).
+var<workgroup> wg_ended: u32;
+fn has_ended_uniform(li: u32) -> bool {
+    if (li == 0u) {
+        wg_ended = select(0u, 1u, state.done != 0u || state.iterations >= cfg.max_iterations);
+    }
+    return workgroupUniformLoad(&wg_ended) != 0u;
+}
+
 // Per workgroup (strided over the cells like the reductions): max |b - A p| and max floor.
 @compute @workgroup_size(REDUCE_WG)
 fn true_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (!has_ended_uniform(li)) { return; }
     var m0 = 0.0;
     var m1 = 0.0;
     let stride = cfg.groups * REDUCE_WG;
@@ -395,6 +408,7 @@ fn true_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
 
 @compute @workgroup_size(REDUCE_WG)
 fn finish_true(@builtin(local_invocation_index) li: u32) {
+    if (!has_ended_uniform(li)) { return; }
     var m0 = 0.0;
     var m1 = 0.0;
     for (var i = li; i < cfg.groups; i += REDUCE_WG) {
