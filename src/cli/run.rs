@@ -661,7 +661,8 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     if let (Some(dir), RunSim::Liquid(s)) = (&opts.export, &sim) {
         if done > 0 {
             // The solver lab's files beside the Matrix Market ones where the system can be
-            // frozen (not with bodies in the strong coupling, nor warm-started).
+            // frozen (a warm-started solve needs its initial guess kept). With bodies in the
+            // strong coupling A.mtx is A alone; their term K is in system.json and body_id.u32.
             match s.freeze_system() {
                 Ok(frozen) => eddy::output::frozen::save_frozen_system(dir, &frozen)
                     .with_context(|| format!("cannot write the system to {}", dir.display()))?,

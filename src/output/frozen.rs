@@ -8,14 +8,19 @@
 //!   per raw file its name, element type, entries and CRC-32;
 //! - raw little-endian arrays over every cell of the grid, i fastest then j then k:
 //!   `cell_type.u32` (0 AIR, 1 FLUID, 2 SOLID), `A.f32x4` (diag, +x, +y, +z per cell),
-//!   `b.f32`, `surface.f32`, `solution.f32`, and `x0.f32` where the solve was warm-started.
+//!   `b.f32`, `surface.f32`, `solution.f32`, `x0.f32` where the solve was warm-started,
+//!   and `body_id.u32` (0, or k + 1 in the cells of body k) where rigid bodies were in the
+//!   solve through the strong coupling; their term's bodies are then in system.json's
+//!   `bodies` (`project`, and per body the 36 words of strong.wgsl's `CoupleBody` as
+//!   unsigned integers, bit for bit). Version 1 folders (no bodies) still load.
 //!
 //! Loading checks the version, every file's presence, size and checksum, and the sizes
 //! against the grid, and fails with one line naming the folder and what is wrong.
 
 use super::{write_atomically, write_matrix_market, ExportedSystem};
 use crate::scene::PressureSettings;
-use crate::sim::core::pressure::lab::{FrozenSolve, FrozenSystem};
+use crate::sim::bodies::strong::CoupleBody;
+use crate::sim::core::pressure::lab::{FrozenBodies, FrozenSolve, FrozenSystem};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
@@ -23,7 +28,18 @@ use std::path::Path;
 /// The `format` field of system.json.
 pub const FORMAT: &str = "eddy-frozen-system";
 /// The version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+
+/// Words of one body in system.json (strong.wgsl's `CoupleBody`).
+const COUPLE_WORDS: usize = std::mem::size_of::<CoupleBody>() / 4;
+
+/// The bodies of a system with the strong coupling's term.
+#[derive(Serialize, Deserialize)]
+struct BodiesHeader {
+    project: bool,
+    /// Per body, `CoupleBody`'s words as u32 (exact bits).
+    couple: Vec<Vec<u32>>,
+}
 
 #[derive(Serialize, Deserialize)]
 struct FileEntry {
@@ -47,6 +63,8 @@ struct Header {
     solve: Option<FrozenSolve>,
     fluid_cells: usize,
     files: Vec<FileEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bodies: Option<BodiesHeader>,
 }
 
 fn bytes_of<T: bytemuck::Pod>(v: &[T]) -> Vec<u8> {
@@ -78,6 +96,9 @@ pub fn save_frozen_system(dir: &Path, sys: &FrozenSystem) -> std::io::Result<()>
     if let Some(x0) = &sys.x0 {
         raws.push(("x0.f32", "f32", 1, bytes_of(x0)));
     }
+    if let Some(fb) = &sys.bodies {
+        raws.push(("body_id.u32", "u32", 1, bytes_of(&fb.body_id)));
+    }
     let mut files = Vec::new();
     for (name, element, components, data) in raws {
         write_atomically(&dir.join(name), |w| w.write_all(&data))?;
@@ -99,6 +120,14 @@ pub fn save_frozen_system(dir: &Path, sys: &FrozenSystem) -> std::io::Result<()>
         solve: sys.solve.clone(),
         fluid_cells: sys.fluid_cells(),
         files,
+        bodies: sys.bodies.as_ref().map(|fb| BodiesHeader {
+            project: fb.project,
+            couple: fb
+                .couple
+                .iter()
+                .map(|c| bytemuck::cast_slice::<CoupleBody, u32>(std::slice::from_ref(c)).to_vec())
+                .collect(),
+        }),
     };
     let text = serde_json::to_string_pretty(&header).map_err(std::io::Error::other)?;
     write_atomically(&dir.join("system.json"), |w| w.write_all(text.as_bytes()))
@@ -125,10 +154,10 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
         return Err(at(format!("system.json is not an {FORMAT} file")));
     }
     match v.get("version").and_then(|x| x.as_u64()) {
-        Some(n) if n == VERSION as u64 => {}
+        Some(n) if n == 1 || n == VERSION as u64 => {}
         Some(n) => {
             return Err(at(format!(
-                "format version {n}, this eddy reads version {VERSION}"
+                "format version {n}, this eddy reads versions 1 to {VERSION}"
             )))
         }
         None => return Err(at("system.json has no version".into())),
@@ -199,6 +228,28 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
         settings: h.settings,
         solve: h.solve,
         origin: h.origin,
+        bodies: match &h.bodies {
+            None => None,
+            Some(bh) => {
+                let mut couple = Vec::with_capacity(bh.couple.len());
+                for (k, words) in bh.couple.iter().enumerate() {
+                    if words.len() != COUPLE_WORDS {
+                        return Err(at(format!(
+                            "system.json: body {k} has {} words, a body has {COUPLE_WORDS}",
+                            words.len()
+                        )));
+                    }
+                    couple.push(bytemuck::pod_read_unaligned::<CoupleBody>(
+                        bytemuck::cast_slice(words),
+                    ));
+                }
+                Some(FrozenBodies {
+                    body_id: cast(need("body_id.u32", 1)?),
+                    couple,
+                    project: bh.project,
+                })
+            }
+        },
     };
     sys.check().map_err(at)?;
     Ok(sys)
@@ -214,14 +265,15 @@ pub fn write_race_csv(
         writeln!(
             w,
             "preconditioner,iterations,final_residual,dispatches,time_ms,status,true_residual,\
-             dispatches_per_iteration,timer,wall_ms,lambda_min,lambda_max,kappa,bound_iterations"
+             dispatches_per_iteration,timer,wall_ms,lambda_min,lambda_max,kappa,bound_iterations,\
+             setup_ms"
         )?;
         for r in rows {
             let s = r.spectrum;
             let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:e}"));
             writeln!(
                 w,
-                "{},{},{:e},{},{:.4},{:?},{},{},{},{:.4},{},{},{},{}",
+                "{},{},{:e},{},{:.4},{:?},{},{},{},{:.4},{},{},{},{},{:.4}",
                 r.preconditioner,
                 r.iterations,
                 r.residual,
@@ -236,6 +288,7 @@ pub fn write_race_csv(
                 f(s.map(|s| s.lambda_max)),
                 f(s.map(|s| s.kappa)),
                 s.map_or(String::new(), |s| format!("{:.1}", s.bound_iterations)),
+                r.setup_ms,
             )?;
         }
         Ok(())

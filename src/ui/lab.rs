@@ -228,8 +228,10 @@ fn race_ui(ui: &mut egui::Ui, rows: &[RaceRow]) {
     let lines = |time: bool| {
         rows.iter()
             .map(|r| {
+                // The set-up is the time at iteration 0; the iterations (the same kernels
+                // each) share the rest evenly.
                 let per = if r.history.len() > 1 {
-                    r.time_ms / (r.history.len() - 1) as f64
+                    (r.time_ms - r.setup_ms).max(0.0) / (r.history.len() - 1) as f64
                 } else {
                     0.0
                 };
@@ -238,7 +240,11 @@ fn race_ui(ui: &mut egui::Ui, rows: &[RaceRow]) {
                     .iter()
                     .enumerate()
                     .map(|(k, v)| {
-                        let x = if time { k as f64 * per } else { k as f64 };
+                        let x = if time {
+                            r.setup_ms + k as f64 * per
+                        } else {
+                            k as f64
+                        };
                         [x, log10(*v as f64)]
                     })
                     .collect();

@@ -279,11 +279,16 @@ impl StrongCoupling {
     /// Uploads `set`'s bodies (their velocities those the solve starts from).
     pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet, f: &GridFields) {
         let bodies = self.couple_bodies(set, f.params.n, f.params.h as f64);
+        self.upload_bodies(ctx, &bodies);
+    }
+
+    /// Uploads bodies already in strong.wgsl's form (a frozen system's, for the solver lab).
+    pub fn upload_bodies(&mut self, ctx: &GpuContext, bodies: &[CoupleBody]) {
         self.params.bodies = bodies.len() as u32;
         ctx.queue
             .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
         ctx.queue
-            .write_buffer(&self.couple, 0, bytemuck::cast_slice(&bodies));
+            .write_buffer(&self.couple, 0, bytemuck::cast_slice(bodies));
     }
 
     fn per_body(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {

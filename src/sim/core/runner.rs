@@ -689,7 +689,10 @@ impl<M: Mode> Runner<M> {
             &core.fields,
             &core.pcg,
             &core.scene.pressure,
-            core.added_term().is_some(),
+            core.bodies
+                .as_ref()
+                .filter(|_| core.added_term().is_some())
+                .map(|b| (&b.strong, &b.coupling.body_id)),
             core.initial_guess.as_ref(),
             core.last_solve.as_ref(),
             origin,

@@ -20,6 +20,8 @@ use super::{PcgVectors, PressureSolver, SolveReport, SolveStatus};
 use crate::gpu::constants::{AIR, FLUID, PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT, SOLID};
 use crate::gpu::{read_buffer, GpuContext, GpuError, PassTimer};
 use crate::scene::{PreconditionerKind, PressureSettings};
+use crate::sim::bodies::strong::{CoupleBody, ForceScales, StrongCoupling};
+use crate::sim::bodies::MAX_BODIES;
 use crate::sim::core::fields::GridFields;
 use crate::sim::core::params::SimParams;
 use crate::sim::SimError;
@@ -51,8 +53,10 @@ impl FrozenSolve {
 /// cell, built from the cell types and the free surface), the right-hand side b, the
 /// free-surface field the matrix was built from (0.5 - surface is the level set; kept for
 /// views, A already holds the 1/theta terms), the warm start's initial guess if the solve
-/// had one, the solution the simulation found, and the settings it solved with. Systems
-/// with rigid bodies in the strong coupling (an added term K) are not frozen.
+/// had one, the solution the simulation found, and the settings it solved with; with rigid
+/// bodies in the strong coupling, what their added term K = s J^T M^-1 J reads
+/// ([`FrozenBodies`]): the lab then solves (A + K) phi = b with the simulation's own term
+/// kernels.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrozenSystem {
     pub dims: [u32; 3],
@@ -73,6 +77,22 @@ pub struct FrozenSystem {
     pub solve: Option<FrozenSolve>,
     /// Where it came from (scene, frame, time), free text.
     pub origin: String,
+    /// The bodies of the strong coupling's added term (None: the system is A alone).
+    pub bodies: Option<FrozenBodies>,
+}
+
+/// The rigid bodies of a system solved with the strong coupling, as its added term reads
+/// them (src/sim/bodies/strong.wgsl).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrozenBodies {
+    /// Per cell: 0, or k + 1 in the cells body k covers.
+    pub body_id: Vec<u32>,
+    /// Per body: its centre, its inverse mass and inertia times s = h rho A_face, and the
+    /// box of cells it may cover (velocities are kept but the term does not read them).
+    pub couple: Vec<CoupleBody>,
+    /// The term is P K P, P the projection off the constant over the FLUID cells (the
+    /// smoke's closed box).
+    pub project: bool,
 }
 
 impl FrozenSystem {
@@ -104,6 +124,32 @@ impl FrozenSystem {
         }
         if let Some(c) = self.cell_type.iter().position(|&t| t > SOLID) {
             return Err(format!("cell {c} has unknown type {}", self.cell_type[c]));
+        }
+        if let Some(fb) = &self.bodies {
+            if fb.body_id.len() != n {
+                return Err(format!(
+                    "body_id has {} entries, the grid {:?} {n} cells",
+                    fb.body_id.len(),
+                    self.dims
+                ));
+            }
+            if fb.couple.is_empty() || fb.couple.len() > MAX_BODIES {
+                return Err(format!(
+                    "{} bodies; a system with bodies has 1 to {MAX_BODIES}",
+                    fb.couple.len()
+                ));
+            }
+            if let Some(c) = fb
+                .body_id
+                .iter()
+                .position(|&id| id as usize > fb.couple.len())
+            {
+                return Err(format!(
+                    "cell {c} belongs to body {} of {}",
+                    fb.body_id[c],
+                    fb.couple.len()
+                ));
+            }
         }
         Ok(())
     }
@@ -141,10 +187,47 @@ impl FrozenSystem {
         super::refine::apply_packed_f64(self.dims, &self.a, x)
     }
 
-    /// max|b - A x| / max|b| in f64 over the cells with a matrix row.
-    pub fn true_residual(&self, x: &[f32]) -> f64 {
+    /// (A + K) x in f64: the packed matrix, plus the bodies' added term where the system
+    /// has one (src/reference/bodies.rs, the f64 reference of strong.wgsl).
+    pub fn apply_f64(&self, x: &[f32]) -> Vec<f64> {
         let xf: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-        let ax = self.apply_a_f64(&xf);
+        let mut y = self.apply_a_f64(&xf);
+        if let Some(fb) = &self.bodies {
+            use crate::reference::bodies::{coupled_term, coupled_term_projected, RefCoupledBody};
+            let g = crate::reference::Grid {
+                nx: self.dims[0] as usize,
+                ny: self.dims[1] as usize,
+                nz: self.dims[2] as usize,
+                h: self.h as f64,
+            };
+            let v3 = |a: [f32; 4]| [a[0] as f64, a[1] as f64, a[2] as f64];
+            let bodies: Vec<RefCoupledBody> = fb
+                .couple
+                .iter()
+                .map(|c| RefCoupledBody {
+                    centre: v3(c.centre),
+                    inv_mass: v3(c.inv_mass),
+                    // s I^-1 is symmetric: its columns are its rows.
+                    inv_inertia: [c.inv_inertia_x, c.inv_inertia_y, c.inv_inertia_z].map(v3),
+                })
+                .collect();
+            let types: Vec<u8> = self.cell_type.iter().map(|&t| t as u8).collect();
+            let slice = self.dims[2] == 1;
+            let term = if fb.project {
+                coupled_term_projected(g, &bodies, &fb.body_id, &types, x, slice)
+            } else {
+                coupled_term(g, &bodies, &fb.body_id, &types, x, slice)
+            };
+            for (y, k) in y.iter_mut().zip(term) {
+                *y += k;
+            }
+        }
+        y
+    }
+
+    /// max|b - (A + K) x| / max|b| in f64 over the cells with a matrix row.
+    pub fn true_residual(&self, x: &[f32]) -> f64 {
+        let ax = self.apply_f64(x);
         let mut rmax = 0.0f64;
         let mut bmax = 0.0f64;
         for c in 0..self.cells() {
@@ -162,26 +245,19 @@ impl FrozenSystem {
 }
 
 /// Captures the pressure system the last solve on `f` and `v` solved (call after a substep
-/// that ran the pressure stage, before the next one). `coupled`: the solve had an added
-/// term (rigid bodies), refused. `initial_guess`: the copy of p taken as a warm-started
+/// that ran the pressure stage, before the next one). `bodies`: the strong coupling's term
+/// and the cells' body ids, when the solve had that added term. `initial_guess`: the copy of p taken as a warm-started
 /// solve began (a warm-started system without one is refused).
 pub fn capture(
     ctx: &GpuContext,
     f: &GridFields,
     v: &PcgVectors,
     settings: &PressureSettings,
-    coupled: bool,
+    bodies: Option<(&StrongCoupling, &wgpu::Buffer)>,
     initial_guess: Option<&wgpu::Buffer>,
     last: Option<&SolveReport>,
     origin: String,
 ) -> Result<FrozenSystem, SimError> {
-    if coupled {
-        return Err(SimError::Unsupported(
-            "this pressure system has rigid bodies in the strong coupling (an added term the \
-             lab does not replay); freeze a scene without bodies, or with body_coupling: weak"
-                .into(),
-        ));
-    }
     let x0 =
         match (settings.warm_start, initial_guess) {
             (false, _) => None,
@@ -217,6 +293,21 @@ pub fn capture(
         settings: settings.clone(),
         solve: last.map(FrozenSolve::of),
         origin,
+        bodies: match bodies {
+            Some((term, body_id)) => {
+                let count = term.params.bodies as usize;
+                let mut id: Vec<u32> = read_buffer(ctx, body_id)?;
+                id.truncate(n);
+                let mut couple: Vec<CoupleBody> = read_buffer(ctx, &term.couple)?;
+                couple.truncate(count);
+                Some(FrozenBodies {
+                    body_id: id,
+                    couple,
+                    project: term.params.project != 0,
+                })
+            }
+            None => None,
+        },
     };
     sys.check().map_err(SimError::Unsupported)?;
     Ok(sys)
@@ -298,6 +389,8 @@ pub struct SolverLab {
     fields: GridFields,
     v: PcgVectors,
     solver: PressureSolver,
+    /// The bodies' added term on the lab's own vectors, and the body ids it reads.
+    term: Option<(StrongCoupling, wgpu::Buffer)>,
     kind: PreconditionerKind,
     tolerance: f64,
     max_iterations: u32,
@@ -342,12 +435,33 @@ impl SolverLab {
         let fields = GridFields::new(device, params);
         let v = PcgVectors::new(device, params.num_cells, max_iterations);
         let solver = PressureSolver::new(&ctx, &fields, &v);
+        let term = sys.bodies.as_ref().map(|fb| {
+            let body_id = crate::gpu::storage_buffer(
+                device,
+                "SolverLab::body_id",
+                4 * fb.body_id.len() as u64,
+            );
+            ctx.queue
+                .write_buffer(&body_id, 0, bytemuck::cast_slice(&fb.body_id));
+            // Only `hydrostatic` matters here (it decides `project`); the scale s is already
+            // in the frozen bodies' inverse masses.
+            let scales = ForceScales {
+                density: 1.0,
+                face_area: 1.0,
+                h: sys.h as f64,
+                hydrostatic: !fb.project,
+            };
+            let mut t = StrongCoupling::new(&ctx, &fields, &v, &body_id, scales, true);
+            t.upload_bodies(&ctx, &fb.couple);
+            (t, body_id)
+        });
         let mut lab = Self {
             ctx,
             sys: sys.clone(),
             fields,
             v,
             solver,
+            term,
             kind,
             tolerance,
             max_iterations,
@@ -358,6 +472,10 @@ impl SolverLab {
         lab.upload();
         lab.start()?;
         Ok(lab)
+    }
+
+    fn term(&self) -> Option<&dyn super::AddedTerm> {
+        self.term.as_ref().map(|(t, _)| t as &dyn super::AddedTerm)
     }
 
     fn settings(&self) -> PressureSettings {
@@ -386,7 +504,7 @@ impl SolverLab {
         q.write_buffer(&self.v.a, 0, bytemuck::cast_slice(&self.sys.a));
         q.write_buffer(&self.v.b, 0, bytemuck::cast_slice(&self.sys.b));
         self.solver
-            .write_config(&self.ctx, &self.v, &self.settings(), false);
+            .write_config(&self.ctx, &self.v, &self.settings(), self.term.is_some());
     }
 
     /// Records the preconditioner's set-up and the initial residual and direction on the
@@ -394,7 +512,7 @@ impl SolverLab {
     fn record_start(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.solver.precond.record_setup(pass, self.kind);
         self.solver
-            .record_start(pass, &self.fields, self.kind, None);
+            .record_start(pass, &self.fields, self.kind, self.term());
     }
 
     fn upload_x0(&self) {
@@ -511,7 +629,7 @@ impl SolverLab {
 
     /// Dispatches one iteration records (preconditioner included).
     pub fn dispatches_per_iteration(&self) -> u32 {
-        self.solver.dispatches_per_iteration(self.kind, None)
+        self.solver.dispatches_per_iteration(self.kind, self.term())
     }
 
     /// One more iteration; false (and nothing run) once the solve has stopped.
@@ -526,7 +644,7 @@ impl SolverLab {
                 timestamp_writes: None,
             });
             self.solver
-                .record_iteration(&mut pass, &self.fields, self.kind, None);
+                .record_iteration(&mut pass, &self.fields, self.kind, self.term());
         }
         self.ctx.submit(enc.finish());
         let before = self.header.iterations;
@@ -584,7 +702,7 @@ impl SolverLab {
         self.kind = kind;
         self.tolerance = tolerance;
         self.solver
-            .write_config(&self.ctx, &self.v, &self.settings(), false);
+            .write_config(&self.ctx, &self.v, &self.settings(), self.term.is_some());
         self.start()
     }
 
@@ -641,8 +759,7 @@ impl SolverLab {
             .fold(0f64, |m, &v| m.max((v as f64).abs()));
         let scale = if bmax > 0.0 { 1.0 / bmax } else { 0.0 };
         let r: Vec<f64> = if true_residual {
-            let x: Vec<f64> = self.read(&self.v.p)?.iter().map(|&v| v as f64).collect();
-            let ax = self.sys.apply_a_f64(&x);
+            let ax = self.sys.apply_f64(&self.read(&self.v.p)?);
             (0..self.sys.cells())
                 .map(|c| {
                     if self.sys.a[c][0] == 0.0 {
@@ -796,6 +913,10 @@ pub struct RaceRow {
     /// Time of the set-up and the iterations, ms: GPU time from timestamp queries when
     /// `timer` is "gpu", else the host's wall time around them ("wall").
     pub time_ms: f64,
+    /// Of `time_ms`, the set-up (the preconditioner's factorisation or hierarchy, the
+    /// initial residual and direction), ms: the time at iteration 0 (0 without timestamps).
+    /// The iterations share the rest evenly: they run the same kernels.
+    pub setup_ms: f64,
     pub timer: &'static str,
     /// Wall time of the set-up and the solve, ms (always measured).
     pub wall_ms: f64,
@@ -836,7 +957,7 @@ pub fn race_some(
         progress(i, kind);
         let mut lab =
             SolverLab::with_max_iterations(ctx.clone(), sys, kind, tolerance, max_iterations)?;
-        let (report, time_ms, timer, wall_ms) = lab.timed_solve()?;
+        let (report, time_ms, timer, wall_ms, setup_ms) = lab.timed_solve()?;
         lab.track_true_residual = false;
         lab.run_to(max_iterations)?;
         rows.push(RaceRow {
@@ -848,6 +969,7 @@ pub fn race_some(
             history: report.history.clone(),
             dispatches_per_iteration: report.dispatches_per_iteration,
             time_ms,
+            setup_ms,
             timer,
             wall_ms,
             spectrum: lab.spectrum(),
@@ -857,30 +979,37 @@ pub fn race_some(
 }
 
 impl SolverLab {
-    /// Solves from iteration 0 with the simulation's loop (chunks of `check_every`
-    /// iterations, the host checking convergence between them) and times it: (report, ms,
-    /// "gpu" or "wall", wall ms). Leaves the lab back at iteration 0.
-    pub fn timed_solve(&mut self) -> Result<(SolveReport, f64, &'static str, f64), SimError> {
+    /// Solves from iteration 0 with the simulation's loop (`PressureSolver::iterate`) and
+    /// times it: (report, ms, "gpu" or "wall", wall ms, set-up ms of the GPU time, 0
+    /// without timestamps). Leaves the lab back at iteration 0.
+    pub fn timed_solve(&mut self) -> Result<(SolveReport, f64, &'static str, f64, f64), SimError> {
         const STAGE: &str = "lab::solve";
-        let timer = PassTimer::new(&self.ctx, &[STAGE]);
+        const SETUP: &str = "lab::setup";
+        let timer = PassTimer::new(&self.ctx, &[STAGE, SETUP]);
         self.upload_x0();
         // Nothing queued before the clock starts.
         let _ = self.read_header()?;
         let t0 = Instant::now();
         let mut enc = self.encoder("SolverLab::timed_start");
+        // An empty pass opens the solve's time; the set-up has its own pass and time.
+        let _ = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("lab::begin"),
+            timestamp_writes: timer.writes(STAGE, true, false),
+        });
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("lab::start"),
-                timestamp_writes: timer.writes(STAGE, true, false),
+                timestamp_writes: timer.writes(SETUP, true, true),
             });
             self.record_start(&mut pass);
         }
         self.ctx.submit(enc.finish());
         let t = timer.enabled().then_some((&timer, STAGE));
         let settings = self.settings();
+        let term = self.term.as_ref().map(|(t, _)| t as &dyn super::AddedTerm);
         let report = self
             .solver
-            .iterate(&self.ctx, &self.fields, &self.v, &settings, t, None)?;
+            .iterate(&self.ctx, &self.fields, &self.v, &settings, t, term)?;
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
         let out = if timer.enabled() {
             let mut enc = self.encoder("SolverLab::timer");
@@ -888,9 +1017,9 @@ impl SolverLab {
             self.ctx.submit(enc.finish());
             let mut st = crate::gpu::StageTiming::default();
             timer.read_into(&self.ctx, &mut st)?;
-            (report, st.get(STAGE), "gpu", wall_ms)
+            (report, st.get(STAGE), "gpu", wall_ms, st.get(SETUP))
         } else {
-            (report, wall_ms, "wall", wall_ms)
+            (report, wall_ms, "wall", wall_ms, 0.0)
         };
         self.start()?;
         Ok(out)
