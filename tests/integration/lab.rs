@@ -593,3 +593,31 @@ fn a_system_with_strongly_coupled_bodies_freezes_and_replays_bit_for_bit() {
     let err = load_frozen_system(&dir).unwrap_err();
     assert!(err.contains("body 0 has 3 words"), "{err}");
 }
+
+/// The smoke's closed box with bodies: the term is P K P (the projection off the constant),
+/// and the replay is still the simulation's solve bit for bit.
+#[test]
+fn a_smoke_system_with_bodies_replays_its_projected_term() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/smoke_rigid_bodies.ron");
+    let scene = eddy::scene::Scene::load(path).unwrap().with_resolution(48);
+    let mut sim = eddy::sim::smoke::SmokeSimulation::new(common::gpu(), &scene).unwrap();
+    sim.keep_initial_guess(true);
+    for _ in 0..2 {
+        sim.step_frame().unwrap();
+    }
+    let sys = sim.freeze_system().unwrap();
+    let fb = sys
+        .bodies
+        .as_ref()
+        .expect("the smoke's bodies are strongly coupled");
+    assert!(fb.project, "the smoke's closed box takes P K P");
+    let iterations = sys.solve.as_ref().unwrap().iterations;
+    let kind = sys.settings.preconditioner;
+    let tolerance = sys.settings.tolerance;
+    let mut lab = SolverLab::new(common::gpu(), &sys, kind, tolerance).unwrap();
+    lab.run_to_convergence(4000).unwrap();
+    assert_eq!(lab.iteration(), iterations);
+    assert_eq!(bits(&lab.vectors().unwrap().p), bits(&sys.solution));
+    let with_k = sys.true_residual(&sys.solution);
+    assert!(with_k < 10.0 * tolerance.max(1e-5), "{with_k:e}");
+}
