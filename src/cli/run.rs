@@ -341,9 +341,6 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     if smoke && opts.dump.is_some() {
         bail!("--dump-particles writes liquid particles; smoke scenes have none (their tracers are drawn by `eddy view`)");
     }
-    if smoke && opts.export.is_some() {
-        bail!("--export-system is available for liquid scenes only");
-    }
     if opts.dump == Some(0) {
         bail!("--dump-particles must be at least 1");
     }
@@ -390,9 +387,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             Simulation::new(ctx.clone(), scene).with_context(at)?,
         ))
     };
-    if let (Some(_), RunSim::Liquid(s)) = (&opts.export, &mut sim) {
+    if opts.export.is_some() {
         // A warm-started scene's system is exported with its initial guess.
-        s.keep_initial_guess(s.scene.pressure.warm_start);
+        let warm = scene.pressure.warm_start;
+        match &mut sim {
+            RunSim::Liquid(s) => s.keep_initial_guess(warm),
+            RunSim::Smoke(s) => s.keep_initial_guess(warm),
+        }
     }
     if let Some(c) = &opts.resume {
         let restored = match &mut sim {
@@ -658,16 +659,23 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             }
         );
     }
-    if let (Some(dir), RunSim::Liquid(s)) = (&opts.export, &sim) {
+    if let Some(dir) = &opts.export {
         if done > 0 {
             // The solver lab's files beside the Matrix Market ones where the system can be
             // frozen (a warm-started solve needs its initial guess kept). With bodies in the
             // strong coupling A.mtx is A alone; their term K is in system.json and body_id.u32.
-            match s.freeze_system() {
+            let frozen = match &sim {
+                RunSim::Liquid(s) => s.freeze_system(),
+                RunSim::Smoke(s) => s.freeze_system(),
+            };
+            match frozen {
                 Ok(frozen) => eddy::output::frozen::save_frozen_system(dir, &frozen)
                     .with_context(|| format!("cannot write the system to {}", dir.display()))?,
                 Err(e) => {
-                    let sys = s.export_system()?;
+                    let sys = match &sim {
+                        RunSim::Liquid(s) => s.export_system()?,
+                        RunSim::Smoke(s) => s.export_system()?,
+                    };
                     eddy::output::write_matrix_market(dir, &sys)
                         .with_context(|| format!("cannot write the system to {}", dir.display()))?;
                     note!("note: Matrix Market files only, no system.json for `eddy bench --system`: {e}");

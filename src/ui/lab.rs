@@ -336,17 +336,16 @@ impl Viewer {
         let p = &mut self.lab;
         match a {
             LabAction::Freeze => {
-                let Sim::Liquid(sim) = &self.sim else {
-                    return Err(SimError::Unsupported(
-                        "the lab freezes liquid pressure systems".into(),
-                    ));
+                let (solved, frozen) = match &self.sim {
+                    Sim::Liquid(sim) => (sim.last_solve.is_some(), sim.freeze_system()),
+                    Sim::Smoke(m) => (m.sim.last_solve.is_some(), m.sim.freeze_system()),
                 };
-                if sim.last_solve.is_none() {
+                if !solved {
                     return Err(SimError::Unsupported(
                         "no pressure solve yet: step a frame first".into(),
                     ));
                 }
-                let sys = sim.freeze_system()?;
+                let sys = frozen?;
                 self.open_lab(sys)?;
                 // The solve is looked at with the simulation paused.
                 self.controls.playing = false;
@@ -408,8 +407,9 @@ impl Viewer {
         p.message = None;
         p.race = None;
         p.lab = Some(lab);
-        // The PCG views show the lab's vectors: open on its residual.
-        if self.view.field.is_none() {
+        // The liquid's PCG views show the lab's vectors: open on its residual (the smoke's
+        // field panel keeps its own fields; the lab's window and race work the same).
+        if matches!(self.sim, Sim::Liquid(_)) && self.view.field.is_none() {
             self.view.field = Some(Field::Residual);
         }
         Ok(())

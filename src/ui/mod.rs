@@ -194,16 +194,29 @@ impl Sim {
     }
 
     fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Sim, SimError> {
+        // A warm-started solve overwrites its initial guess; the viewer keeps a copy (one
+        // GPU copy of p per solve) so the solver lab can freeze any substep's system.
+        let warm = scene.pressure.warm_start;
         Ok(match scene.kind {
-            SceneKind::Liquid => Sim::Liquid(Box::new(Simulation::new(ctx, scene)?)),
-            SceneKind::Smoke => Sim::Smoke(Box::new(SmokeMode {
-                sim: SmokeSimulation::new(ctx, scene)?,
-                panel: SmokePanel::default(),
-                drag: Drag::None,
-                types: vec![],
-                image: None,
-                image_key: None,
-            })),
+            SceneKind::Liquid => {
+                let mut sim = Simulation::new(ctx, scene)?;
+                sim.keep_initial_guess(warm);
+                // The particle colours by FLIP change read it.
+                sim.ensure_flip_delta();
+                Sim::Liquid(Box::new(sim))
+            }
+            SceneKind::Smoke => {
+                let mut sim = SmokeSimulation::new(ctx, scene)?;
+                sim.keep_initial_guess(warm);
+                Sim::Smoke(Box::new(SmokeMode {
+                    sim,
+                    panel: SmokePanel::default(),
+                    drag: Drag::None,
+                    types: vec![],
+                    image: None,
+                    image_key: None,
+                }))
+            }
         })
     }
 
@@ -242,7 +255,7 @@ struct Viewer {
     view: ViewPanel,
     stats: StatsPanel,
     bodies: panels::BodiesPanel,
-    /// The solver lab (liquid scenes).
+    /// The solver lab.
     lab: lab::LabPanel,
     /// The body the mouse holds in the 3D view, if any.
     grab: Option<BodyGrab>,

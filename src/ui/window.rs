@@ -367,7 +367,7 @@ impl Viewer {
                             .show(ui, |ui| self.bodies.ui(ui));
                     }
                     // The lab's own window holds it once a system is frozen.
-                    if let (Sim::Liquid(_), None) = (&self.sim, &self.lab.lab) {
+                    if self.lab.lab.is_none() {
                         ui.separator();
                         egui::CollapsingHeader::new("Solver lab").show(ui, |ui| self.lab.ui(ui));
                     }

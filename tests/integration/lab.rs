@@ -621,3 +621,59 @@ fn a_smoke_system_with_bodies_replays_its_projected_term() {
     let with_k = sys.true_residual(&sys.solution);
     assert!(with_k < 10.0 * tolerance.max(1e-5), "{with_k:e}");
 }
+
+/// `eddy run --export-system` on a smoke scene (warm-started, with the initial guess kept)
+/// writes a system `eddy bench --system` races to the run's own iteration count.
+#[test]
+fn a_smoke_run_exports_a_system_the_bench_races() {
+    let dir = temp("smoke_export");
+    let out = dir.join("run");
+    let sys_dir = dir.join("system");
+    let s = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let run = eddy(&[
+        "run",
+        "smoke_plume",
+        "--resolution",
+        "32",
+        "--frames",
+        "2",
+        "--out",
+        &s(&out),
+        "--export-system",
+        &s(&sys_dir),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(sys_dir.join("system.json").exists());
+    assert!(
+        sys_dir.join("x0.f32").exists(),
+        "the warm start's initial guess"
+    );
+    let sys = load_frozen_system(&sys_dir).unwrap();
+    assert_eq!(sys.dims[2], 1);
+    let iterations = sys.solve.as_ref().unwrap().iterations;
+    let csv = dir.join("race.csv");
+    let kind = sys.settings.preconditioner.name().to_string();
+    let bench = eddy(&[
+        "bench",
+        "--system",
+        &s(&sys_dir),
+        "--preconditioners",
+        &kind,
+        "--csv",
+        &s(&csv),
+    ]);
+    assert!(
+        bench.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bench.stderr)
+    );
+    let table = std::fs::read_to_string(&csv).unwrap();
+    let row = table.lines().nth(1).unwrap();
+    let cols: Vec<&str> = row.split(',').collect();
+    assert_eq!(cols[0], kind);
+    assert_eq!(cols[1].parse::<u32>().unwrap(), iterations, "{table}");
+}

@@ -97,7 +97,11 @@ pub struct Particles {
     pub capacity: u32,
     pub pos: wgpu::Buffer,
     pub vel: wgpu::Buffer,
-    /// FLIP velocity change of the last grid-to-particle (xyz, |.| in w).
+    /// FLIP velocity change of the last grid-to-particle (xyz, |.| in w), for the viewer's
+    /// particle colours. Only a simulation that asks for it ([`Particles::ensure_flip_delta`],
+    /// the viewer does) holds one per particle; otherwise a one-particle placeholder, which
+    /// the kernels leave alone past its length (16 bytes per particle saved: a headless
+    /// run's particles take 32).
     pub flip_delta: wgpu::Buffer,
     /// Kinetic-energy partial sums, one per 64-particle workgroup.
     pub energy: wgpu::Buffer,
@@ -135,7 +139,7 @@ impl Particles {
             capacity: n as u32,
             pos: make("Particles::pos"),
             vel: make("Particles::vel"),
-            flip_delta: make("Particles::flip_delta"),
+            flip_delta: storage_buffer(device, "Particles::flip_delta", 16),
             energy: storage_buffer(
                 device,
                 "Particles::energy",
@@ -150,8 +154,34 @@ impl Particles {
         p
     }
 
+    /// Bytes of `n` particles: position and velocity (vec4 each) and the energy partials;
+    /// the viewer's FLIP change adds [`Self::flip_delta_bytes`].
     pub fn bytes(n: u64) -> u64 {
-        n * 48 + n.div_ceil(WORKGROUP as u64) * 4
+        n * 32 + n.div_ceil(WORKGROUP as u64) * 4
+    }
+
+    /// Bytes of the FLIP changes of `n` particles.
+    pub fn flip_delta_bytes(n: u64) -> u64 {
+        n * 16
+    }
+
+    /// Whether [`Self::flip_delta`] holds a change for every particle.
+    pub fn has_flip_delta(&self) -> bool {
+        self.flip_delta.size() >= Self::flip_delta_bytes(self.capacity as u64).max(16)
+    }
+
+    /// Allocates the FLIP change of every particle (zero until the next G2P). Returns whether
+    /// a new buffer was made: bind groups that hold the placeholder must then be rebuilt.
+    pub fn ensure_flip_delta(&mut self, device: &wgpu::Device) -> bool {
+        if self.has_flip_delta() {
+            return false;
+        }
+        self.flip_delta = storage_buffer(
+            device,
+            "Particles::flip_delta",
+            Self::flip_delta_bytes(self.capacity as u64),
+        );
+        true
     }
 
     /// Bytes of the APIC affine matrices of `n` particles.

@@ -674,10 +674,22 @@ impl<M: Mode> Runner<M> {
         }
     }
 
+    /// The last pressure solve's system (A, b, and the solution phi) for the Matrix Market
+    /// export.
+    pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
+        let core = &self.core;
+        Ok(crate::output::ExportedSystem {
+            dims: core.fields.params.n,
+            a: crate::gpu::read_buffer(&core.ctx, &core.pcg.a)?,
+            b: crate::gpu::read_buffer(&core.ctx, &core.pcg.b)?,
+            p: crate::gpu::read_buffer(&core.ctx, &core.pcg.p)?,
+        })
+    }
+
     /// The pressure system the last solve solved, frozen for the solver lab
-    /// (`pressure::lab`): call after a substep that ran the pressure stage. Refuses systems
-    /// with rigid bodies in the strong coupling, and warm-started solves unless
-    /// [`Self::keep_initial_guess`] was on before the solve.
+    /// (`pressure::lab`): call after a substep that ran the pressure stage. With rigid
+    /// bodies in the strong coupling it keeps their added term; a warm-started solve is
+    /// refused unless [`Self::keep_initial_guess`] was on before the solve.
     pub fn freeze_system(&self) -> Result<pressure::lab::FrozenSystem, SimError> {
         let core = &self.core;
         let origin = format!(

@@ -174,7 +174,7 @@ fn mark(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         }
         scratch[id] = pos[id];
         scratch[cap + id] = v;
-        scratch[2u * cap + id] = flip_delta[id];
+        if (id < arrayLength(&flip_delta)) { scratch[2u * cap + id] = flip_delta[id]; }
         if (flow.apic != 0u) {
             for (var r = 0u; r < 3u; r++) {
                 // An emitter's particle moves with the emitter: no affine part.
@@ -266,7 +266,7 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     let dst = work[flow.blocks_at + id / WORKGROUP] + r;
     pos[dst] = scratch[id];
     vel[dst] = scratch[cap + id];
-    flip_delta[dst] = scratch[2u * cap + id];
+    if (dst < arrayLength(&flip_delta)) { flip_delta[dst] = scratch[2u * cap + id]; }
     if (flow.apic != 0u) {
         for (var r = 0u; r < 3u; r++) {
             affine[3u * dst + r] = scratch[3u * cap + 3u * id + r];
@@ -289,7 +289,7 @@ fn jitter(slot: u32, axis: u32) -> f32 {
 fn new_particle(i: u32, x: vec3<f32>, e: u32) {
     pos[i] = vec4<f32>(x, 0.0);
     vel[i] = vec4<f32>(shapes[e].vel.xyz, 0.0);
-    flip_delta[i] = vec4<f32>(0.0);
+    if (i < arrayLength(&flip_delta)) { flip_delta[i] = vec4<f32>(0.0); }
     if (flow.apic != 0u) {
         for (var r = 0u; r < 3u; r++) {
             affine[3u * i + r] = vec4<f32>(0.0);

@@ -48,5 +48,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         }
     }
     vel[id] = vec4<f32>(v, 0.0);
-    flip_delta[id] = vec4<f32>(delta, length(delta));
+    // Without the viewer's buffer (a one-particle placeholder) nothing past it is written.
+    if (id < arrayLength(&flip_delta)) {
+        flip_delta[id] = vec4<f32>(delta, length(delta));
+    }
 }

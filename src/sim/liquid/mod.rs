@@ -659,16 +659,6 @@ impl Simulation {
         vel.truncate(n);
         Ok((pos, vel))
     }
-
-    /// The last pressure solve's system (A, b, and the solution phi).
-    pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
-        Ok(crate::output::ExportedSystem {
-            dims: self.fields.params.n,
-            a: crate::gpu::read_buffer(&self.ctx, &self.pcg.a)?,
-            b: crate::gpu::read_buffer(&self.ctx, &self.pcg.b)?,
-            p: crate::gpu::read_buffer(&self.ctx, &self.pcg.p)?,
-        })
-    }
 }
 
 impl Simulation {

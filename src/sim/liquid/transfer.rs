@@ -20,6 +20,21 @@ pub fn param(kind: TransferKind) -> u32 {
 }
 
 impl Simulation {
+    /// Keeps each particle's FLIP change of the last G2P (`Particles::flip_delta`) from the
+    /// next substep on, for the viewer's particle colours; a headless run saves the 16
+    /// bytes per particle.
+    pub fn ensure_flip_delta(&mut self) {
+        let (core, mode) = (&self.core, &mut self.mode);
+        let device = &core.ctx.device;
+        if mode.particles.ensure_flip_delta(device) {
+            // The stages' bind groups still hold the placeholder.
+            mode.g2p = G2p::new(device, &core.fields, &mode.particles);
+            if let Some(flow) = mode.flow.as_mut() {
+                flow.rebind(device, &core.fields, &mode.particles);
+            }
+        }
+    }
+
     pub fn transfer(&self) -> TransferKind {
         self.scene.transfer
     }
