@@ -73,6 +73,8 @@ shared_constants! {
     /// Threads per workgroup of PCG's reductions and of the kernels that re-sum their
     /// partials.
     REDUCE_WG: u32 = 256;
+    /// Upper bound on reduction workgroups; the finishing workgroup sums this many partials.
+    MAX_REDUCE_GROUPS: u32 = 512;
 
     // --- particle-to-grid fixed point (see src/sim/p2g.rs for the overflow argument) ---
     /// Momentum w*v per m/s: 2^15.

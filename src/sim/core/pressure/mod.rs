@@ -58,10 +58,7 @@ impl PcgVectors {
             q: f("PcgVectors::q", n),
             t: f("PcgVectors::t", n),
             precon: f("PcgVectors::precon", n),
-            partials: f(
-                "PcgVectors::partials",
-                pcg::PARTIAL_BYTES * pcg::MAX_REDUCE_GROUPS as u64,
-            ),
+            partials: f("PcgVectors::partials", pcg::PARTIALS_BUFFER_BYTES),
             state: f(
                 "PcgVectors::state",
                 pcg::STATE_HEADER_BYTES + 4 * history_len as u64,
@@ -81,7 +78,7 @@ impl PcgVectors {
         cells * 4 * 12
             + pcg::STATE_HEADER_BYTES
             + 4 * (max_iterations + 1)
-            + pcg::PARTIAL_BYTES * pcg::MAX_REDUCE_GROUPS as u64
+            + pcg::PARTIALS_BUFFER_BYTES
             + multigrid::MgPlan::new(n).bytes()
     }
 }

@@ -5,14 +5,13 @@ use crate::gpu::{Entry, Kernel};
 use crate::sim::core::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
+pub use crate::gpu::constants::MAX_REDUCE_GROUPS;
 /// Threads per reduction workgroup.
 pub use crate::gpu::constants::REDUCE_WG;
-/// Upper bound on reduction workgroups; the finishing workgroup sums this many partials.
-pub const MAX_REDUCE_GROUPS: u32 = 512;
 
 crate::kernel_entries!(
     /// The entry points of pcg.wgsl.
-    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, update_d, true_residual, finish_true }
+    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, test_converged, update_d, true_residual, finish_true }
 );
 
 /// Mirror of `PcgConfig` in pcg.wgsl (layout checked by tests/integration/shaders.rs).
@@ -64,6 +63,9 @@ pub const STATE_HEADER_BYTES: u64 = std::mem::size_of::<PcgStateHeader>() as u64
 const _: () = assert!(STATE_HEADER_BYTES == 40);
 /// Bytes per reduction workgroup of the partials buffer: a sum and a max (or two sums).
 pub const PARTIAL_BYTES: u64 = 2 * 4;
+/// Bytes of the partials buffer: the pairs, then one max|r| per workgroup of update_pr
+/// (pcg.wgsl, `test_converged`).
+pub const PARTIALS_BUFFER_BYTES: u64 = (PARTIAL_BYTES + 4) * MAX_REDUCE_GROUPS as u64;
 // The preconditioners read the done flag as a plain word of the state buffer.
 const _: () =
     assert!(std::mem::offset_of!(PcgStateHeader, done) == 4 * crate::gpu::constants::PCG_DONE_WORD);
@@ -154,8 +156,9 @@ impl Pcg {
     }
 
     /// First half of an iteration: q = A d (plus an added term's K d between the two
-    /// halves), then alpha, p and r updates (3 dispatches; alpha is computed inside
-    /// update_pr, see pcg.wgsl).
+    /// halves), then alpha, p and r updates, then the convergence test on the new r, so a
+    /// converged solve skips the preconditioner it no longer needs (4 dispatches; alpha is
+    /// computed inside update_pr, see pcg.wgsl).
     pub fn record_step(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -168,10 +171,11 @@ impl Pcg {
         }
         self.reduce(pass, self.e.dot_dq);
         self.reduce(pass, self.e.update_pr);
+        self.single(pass, self.e.test_converged);
     }
 
-    /// Second half, after z = M^-1 r: beta, convergence test, new direction (2
-    /// dispatches; beta and the test are computed inside update_d).
+    /// Second half, after z = M^-1 r: beta, the iteration limit and breakdown tests, new
+    /// direction (2 dispatches; computed inside update_d).
     pub fn record_direction(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.reduce(pass, self.e.dot_rz);
         self.reduce(pass, self.e.update_d);
@@ -186,5 +190,5 @@ impl Pcg {
     }
 
     /// Dispatches per iteration outside the preconditioner.
-    pub const DISPATCHES: u32 = 5;
+    pub const DISPATCHES: u32 = 6;
 }

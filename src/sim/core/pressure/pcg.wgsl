@@ -5,8 +5,9 @@
 // get the same alpha or beta without a separate one-workgroup dispatch. An iteration is
 //   apply_a (q = A d; workgroup 0 commits rho = r.z of the previous iteration),
 //   dot_dq, update_pr (alpha = rho / d.q; p += alpha d, r -= alpha q),
+//   test_converged (max|r| <= tol max|b|: the solve stops before the preconditioner),
 //   the preconditioner (z = M^-1 r), dot_rz,
-//   update_d (beta = r.z / rho, the convergence test; d = z + beta d).
+//   update_d (beta = r.z / rho, the iteration limit; d = z + beta d).
 // rho is committed one dispatch later than it is known because update_d's workgroups all
 // still read the old one. Once `state.done` is set every kernel returns at once, so the
 // host can enqueue iterations ahead and check convergence only now and then.
@@ -257,9 +258,56 @@ fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     }
     if (broke) { return; }
     let stride = cfg.groups * REDUCE_WG;
+    var rmax = 0.0;
     for (var c = wg.x * REDUCE_WG + li; c < params.num_cells; c += stride) {
         p[c] = p[c] + alpha * d[c];
-        r[c] = r[c] - alpha * q[c];
+        let rn = r[c] - alpha * q[c];
+        r[c] = rn;
+        rmax = max(rmax, abs(rn));
+    }
+    // This workgroup's max|r| for test_converged (after every thread read red_a above).
+    workgroupBarrier();
+    red_b[li] = rmax;
+    for (var s = REDUCE_WG / 2u; s > 0u; s = s / 2u) {
+        workgroupBarrier();
+        if (li < s) { red_b[li] = max(red_b[li], red_b[li + s]); }
+    }
+    workgroupBarrier();
+    if (li == 0u) { partials[RR_PARTIALS + wg.x] = red_b[0]; }
+}
+
+// Where update_pr leaves its per-workgroup max|r| (after the pairs of the reductions).
+const RR_PARTIALS: u32 = 2u * MAX_REDUCE_GROUPS;
+
+// The convergence test on the r update_pr just made, before the preconditioner: a solve
+// that has converged stops here, so its last iteration does not apply the preconditioner
+// (one V-cycle saved per `mg` solve); update_d's own test would find the same max (a max
+// is exact), so the iterations, p and r are those of testing after it. r.z and beta of
+// that last iteration are then not computed (beta reads 0). One workgroup.
+@compute @workgroup_size(REDUCE_WG)
+fn test_converged(@builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    var m = 0.0;
+    for (var i = li; i < cfg.groups; i += REDUCE_WG) {
+        m = max(m, partials[RR_PARTIALS + i]);
+    }
+    red_b[li] = m;
+    for (var s = REDUCE_WG / 2u; s > 0u; s = s / 2u) {
+        workgroupBarrier();
+        if (li < s) { red_b[li] = max(red_b[li], red_b[li + s]); }
+    }
+    workgroupBarrier();
+    if (li == 0u) {
+        let rr = red_b[0];
+        if (rr <= cfg.tol * state.bb) {
+            let it = state.iterations + 1u;
+            state.iterations = it;
+            state.rr = rr;
+            state.history[it] = rr / state.bb;
+            state.beta = 0.0;
+            state.done = 1u;
+            state.status = PCG_CONVERGED;
+        }
     }
 }
 
