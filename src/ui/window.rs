@@ -444,6 +444,10 @@ impl Viewer {
         self.ctx
             .queue
             .submit(extra.into_iter().chain([enc.finish()]));
+        // Without a blocking read (a paused simulation reads nothing), wgpu frees what the
+        // finished submissions held only when polled: poll without waiting each frame, or
+        // every frame's transient buffers pile up while the viewer sits paused.
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
 
         // --frames N --screenshot PATH: after N frames, save and exit.
         // A window egui opens this frame is laid out first and drawn from the next: the

@@ -23,7 +23,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let x = pos[id].xyz;
     var v = vel[id].xyz;
     var delta = vec3<f32>(0.0);
+    // No branch on the transfer inside the loops: lavapipe 22.3 leaked host memory on every
+    // dispatch of this kernel while one stood there (tests/host_memory.rs). The gradient is
+    // summed either way and the affine rows are written where the buffer holds them (APIC;
+    // under FLIP a one-particle placeholder that nothing reads).
     let apic = params.transfer == TRANSFER_APIC;
+    let rows = arrayLength(&affine);
     for (var comp = 0u; comp < 3u; comp++) {
         let s = stencil(comp, x, params);
         let d = face_dims(comp, params.n);
@@ -34,17 +39,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         for (var c = 0u; c < 8u; c++) {
             let w = stencil_weight(s, c);
             let f = off + face_index(stencil_node(s, c), d);
-            u_new += w * grid_vel[f];
+            let g = grid_vel[f];
+            u_new += w * g;
             u_old += w * vel_old[f];
-            if (apic) { grad += stencil_weight_grad(s, c) * grid_vel[f]; }
+            grad += stencil_weight_grad(s, c) * g;
         }
         delta[comp] = u_new - u_old;
-        if (apic) {
-            v[comp] = u_new;
+        let flip = v[comp] + (u_new - u_old);
+        v[comp] = select(params.pic_ratio * u_new + (1.0 - params.pic_ratio) * flip, u_new, apic);
+        if (3u * id + comp < rows) {
             affine[3u * id + comp] = vec4<f32>(grad, 0.0);
-        } else {
-            let flip = v[comp] + (u_new - u_old);
-            v[comp] = params.pic_ratio * u_new + (1.0 - params.pic_ratio) * flip;
         }
     }
     vel[id] = vec4<f32>(v, 0.0);

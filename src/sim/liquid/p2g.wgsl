@@ -34,25 +34,26 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     let x = pos[id].xyz;
     let vmax = params.max_particle_speed;
     let v = clamp(vel[id].xyz, vec3<f32>(-vmax), vec3<f32>(vmax));
+    // No branch on the transfer inside the loops (lavapipe 22.3 leaks host memory on every
+    // dispatch of a kernel with one there, tests/host_memory.rs): under FLIP the affine
+    // part is zero, read from the placeholder at a clamped index and masked.
     let apic = params.transfer == TRANSFER_APIC;
+    let last_row = arrayLength(&affine) - 1u;
     let cell = cell_containing(x, params);
     atomicAdd(&count[cell_index(cell, params.n)], 1u);
     for (var comp = 0u; comp < 3u; comp++) {
         let s = stencil(comp, x, params);
         let d = face_dims(comp, params.n);
         let off = face_offset(comp, params);
-        var a = vec3<f32>(0.0);
-        if (apic) { a = affine[3u * id + comp].xyz; }
+        let a = select(vec3<f32>(0.0), affine[min(3u * id + comp, last_row)].xyz, apic);
         for (var c = 0u; c < 8u; c++) {
             let w = stencil_weight(s, c);
             if (w <= 0.0) { continue; }
             let node = stencil_node(s, c);
             let f = off + face_index(node, d);
-            var u = v[comp];
-            if (apic) {
-                // The same clamp as v: the overflow bound holds for every contribution.
-                u = clamp(u + dot(a, face_node_position(comp, node) - x), -vmax, vmax);
-            }
+            // The same clamp as v: the overflow bound holds for every contribution.
+            let ua = clamp(v[comp] + dot(a, face_node_position(comp, node) - x), -vmax, vmax);
+            let u = select(v[comp], ua, apic);
             atomicAdd(&acc[2u * f], i32(round(w * u * MOMENTUM_SCALE)));
             atomicAdd(&acc[2u * f + 1u], i32(round(w * WEIGHT_SCALE)));
         }
