@@ -11,6 +11,9 @@ pub struct PassTimer {
     query_set: Option<wgpu::QuerySet>,
     resolve: Option<wgpu::Buffer>,
     names: Vec<&'static str>,
+    /// The stage each slot's time is reported under (its own name, or the stage a part
+    /// belongs to: see [`PassTimer::with_parts`]).
+    report_as: Vec<&'static str>,
     period_ns: f64,
 }
 
@@ -49,6 +52,20 @@ impl StageTiming {
 
 impl PassTimer {
     pub fn new(ctx: &GpuContext, names: &[&'static str]) -> Self {
+        Self::with_parts(ctx, names, &[])
+    }
+
+    /// A timer with extra slots `(slot, stage)` whose time adds to `stage`'s: a stage timed
+    /// in parts leaves out the GPU's idle time between them.
+    pub fn with_parts(
+        ctx: &GpuContext,
+        names: &[&'static str],
+        parts: &[(&'static str, &'static str)],
+    ) -> Self {
+        let mut report_as = names.to_vec();
+        report_as.extend(parts.iter().map(|p| p.1));
+        let mut names = names.to_vec();
+        names.extend(parts.iter().map(|p| p.0));
         let count = (names.len() * 2) as u32;
         let (query_set, resolve) = if ctx.timestamps {
             let qs = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -69,7 +86,8 @@ impl PassTimer {
         Self {
             query_set,
             resolve,
-            names: names.to_vec(),
+            names,
+            report_as,
             period_ns: ctx.queue.get_timestamp_period() as f64,
         }
     }
@@ -118,7 +136,7 @@ impl PassTimer {
     /// caller (the words of [`Self::resolved`], little-endian u32 pairs).
     pub fn add_words(&self, words: &[u32], into: &mut StageTiming) {
         let tick = |i: usize| words[2 * i] as u64 | (words[2 * i + 1] as u64) << 32;
-        for (i, name) in self.names.iter().enumerate() {
+        for (i, name) in self.report_as.iter().enumerate() {
             if 2 * (2 * i + 1) + 1 >= words.len() {
                 break;
             }
@@ -135,7 +153,7 @@ impl PassTimer {
             return Ok(());
         };
         let ticks: Vec<u64> = read_buffer(ctx, buf)?;
-        for (i, name) in self.names.iter().enumerate() {
+        for (i, name) in self.report_as.iter().enumerate() {
             let (b, e) = (ticks[2 * i], ticks[2 * i + 1]);
             if e > b {
                 into.add(name, (e - b) as f64 * self.period_ns * 1e-6);

@@ -99,3 +99,25 @@ fn a_short_guess_changes_nothing_but_the_reads() {
     assert!(pa.iter().any(|&x| x != 0.0));
     assert_eq!(pa, pb);
 }
+
+/// The pressure stage is timed in two parts (its set-up pass, then its iterations from the
+/// first chunk to the solve's end), reported together under the stage's name.
+#[test]
+fn the_pressure_stage_is_reported_once_with_its_iterations() {
+    let scene = StandardProblem::DamBreak.scene(16);
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    sim.substep(0.25 * scene.frame_dt, Stage::last()).unwrap();
+    let Some(t) = sim.read_stage_timing().unwrap() else {
+        return; // an adapter without timestamps
+    };
+    assert!(t.get("pressure") > 0.0, "{t:?}");
+    assert!(
+        t.stages.iter().all(|(n, _)| n != "pressure iterations"),
+        "{t:?}"
+    );
+    let names: Vec<&str> = t.stages.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        names.contains(&"p2g") && names.contains(&"advect"),
+        "{names:?}"
+    );
+}

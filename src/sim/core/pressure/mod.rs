@@ -295,8 +295,10 @@ impl PressureSolver {
     /// strong coupling) the true residual needs K p in z, which a running solve still
     /// uses, so that solve always takes the chunked loop.
     ///
-    /// With a timer, the solve's end closes the timing of `stage` (opened by the caller's
-    /// set-up pass).
+    /// With a timer, `slot` times the iterations: its begin is written by the first chunk's
+    /// pass and its end after the last, so the host's encoding of the first chunk (the GPU
+    /// idles meanwhile, once the set-up was submitted) is not counted; the waits for the
+    /// convergence checks of a chunked loop are. The caller times its set-up pass itself.
     pub fn iterate(
         &mut self,
         ctx: &GpuContext,
@@ -321,7 +323,8 @@ impl PressureSolver {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("PressureSolver::ahead"),
                 });
-            self.record_chunk(&mut enc, f, kind, term, ahead);
+            let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
+            self.record_chunk(&mut enc, f, kind, term, ahead, begin);
             self.record_end(&mut enc, v, timer, term);
             ctx.submit(enc.finish());
             queued = ahead;
@@ -340,7 +343,11 @@ impl PressureSolver {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("PressureSolver::chunk"),
                 });
-            self.record_chunk(&mut enc, f, kind, term, n);
+            // The iterations' time begins with the first chunk queued.
+            let begin = timer
+                .filter(|_| queued == 0)
+                .and_then(|(t, slot)| t.writes(slot, true, false));
+            self.record_chunk(&mut enc, f, kind, term, n, begin);
             queued += n;
             let slot = c % 2;
             c += 1;
@@ -373,10 +380,11 @@ impl PressureSolver {
         kind: PreconditionerKind,
         term: Option<&dyn AddedTerm>,
         n: u32,
+        begin: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) {
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("pressure::pcg"),
-            timestamp_writes: None,
+            timestamp_writes: begin,
         });
         for _ in 0..n {
             self.record_iteration(&mut pass, f, kind, term);
