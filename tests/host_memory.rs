@@ -8,7 +8,21 @@ use eddy::scene::{PreconditionerKind, StandardProblem};
 use eddy::sim::{Simulation, Stage};
 
 /// The tests take turns: the process's resident memory is shared by every thread.
+#[cfg(target_os = "linux")]
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The process's resident memory, MB.
+#[cfg(target_os = "linux")]
+fn rss_mb() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = s.lines().find(|l| l.starts_with("VmRSS")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<f64>()
+        .unwrap()
+        / 1024.0
+}
 
 /// Host memory stays flat over many multigrid applications. lavapipe 22.3 leaked about
 /// 1 MB per V-cycle (20 MB per frame of the default scene) while two of the multigrid
@@ -17,16 +31,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[test]
 fn multigrid_applications_do_not_grow_host_memory() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    fn rss_mb() -> f64 {
-        let s = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = s.lines().find(|l| l.starts_with("VmRSS")).unwrap();
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<f64>()
-            .unwrap()
-            / 1024.0
-    }
     let scene = StandardProblem::DamBreak.scene(16);
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     sim.substep(scene.frame_dt, Stage::Pressure).unwrap();
@@ -54,16 +58,6 @@ fn multigrid_applications_do_not_grow_host_memory() {
 #[test]
 fn frames_of_the_default_scene_do_not_grow_host_memory() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    fn rss_mb() -> f64 {
-        let s = std::fs::read_to_string("/proc/self/status").unwrap();
-        let line = s.lines().find(|l| l.starts_with("VmRSS")).unwrap();
-        line.split_whitespace()
-            .nth(1)
-            .unwrap()
-            .parse::<f64>()
-            .unwrap()
-            / 1024.0
-    }
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/dam_break.ron");
     let scene = eddy::scene::Scene::load(path).unwrap();
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
