@@ -588,13 +588,13 @@ impl<M: Mode> Runner<M> {
         }
         rec.finish();
         let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
-        let c = &words[..COUNTERS as usize];
+        let c = &words[..COUNTERS];
         let mut timing = StageTiming::default();
         if timed.is_some() {
             let t = &words[COUNTERS_BYTES as usize / 4..];
             self.core.timer.add_words(t, &mut timing);
         }
-        let extra = self.mode.read_substep(&self.core, &c, last)?;
+        let extra = self.mode.read_substep(&self.core, c, last)?;
         let report = SubstepReport {
             dt,
             fluid_cells: c[COUNTER_FLUID_CELLS],
