@@ -213,6 +213,31 @@ pub(crate) enum RunSim {
 }
 
 impl RunSim {
+    /// The last pressure solve's system, frozen for the solver lab (`--export-system`).
+    fn freeze_system(
+        &self,
+    ) -> Result<eddy::sim::core::pressure::lab::FrozenSystem, eddy::sim::SimError> {
+        match self {
+            RunSim::Liquid(s) => s.freeze_system(),
+            RunSim::Smoke(s) => s.freeze_system(),
+        }
+    }
+
+    /// The same as Matrix Market data, for a system that cannot be frozen.
+    fn export_system(&self) -> Result<eddy::output::ExportedSystem, eddy::sim::SimError> {
+        match self {
+            RunSim::Liquid(s) => s.export_system(),
+            RunSim::Smoke(s) => s.export_system(),
+        }
+    }
+
+    fn keep_initial_guess(&mut self, keep: bool) {
+        match self {
+            RunSim::Liquid(s) => s.keep_initial_guess(keep),
+            RunSim::Smoke(s) => s.keep_initial_guess(keep),
+        }
+    }
+
     fn step(&mut self) -> Result<FrameStats, eddy::sim::SimError> {
         match self {
             RunSim::Liquid(s) => s.step_frame(),
@@ -389,11 +414,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     };
     if opts.export.is_some() {
         // A warm-started scene's system is exported with its initial guess.
-        let warm = scene.pressure.warm_start;
-        match &mut sim {
-            RunSim::Liquid(s) => s.keep_initial_guess(warm),
-            RunSim::Smoke(s) => s.keep_initial_guess(warm),
-        }
+        sim.keep_initial_guess(scene.pressure.warm_start);
     }
     if let Some(c) = &opts.resume {
         let restored = match &mut sim {
@@ -664,18 +685,11 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             // The solver lab's files beside the Matrix Market ones where the system can be
             // frozen (a warm-started solve needs its initial guess kept). With bodies in the
             // strong coupling A.mtx is A alone; their term K is in system.json and body_id.u32.
-            let frozen = match &sim {
-                RunSim::Liquid(s) => s.freeze_system(),
-                RunSim::Smoke(s) => s.freeze_system(),
-            };
-            match frozen {
+            match sim.freeze_system() {
                 Ok(frozen) => eddy::output::frozen::save_frozen_system(dir, &frozen)
                     .with_context(|| format!("cannot write the system to {}", dir.display()))?,
                 Err(e) => {
-                    let sys = match &sim {
-                        RunSim::Liquid(s) => s.export_system()?,
-                        RunSim::Smoke(s) => s.export_system()?,
-                    };
+                    let sys = sim.export_system()?;
                     eddy::output::write_matrix_market(dir, &sys)
                         .with_context(|| format!("cannot write the system to {}", dir.display()))?;
                     note!("note: Matrix Market files only, no system.json for `eddy bench --system`: {e}");

@@ -152,13 +152,8 @@ impl PassTimer {
         let Some(buf) = &self.resolve else {
             return Ok(());
         };
-        let ticks: Vec<u64> = read_buffer(ctx, buf)?;
-        for (i, name) in self.report_as.iter().enumerate() {
-            let (b, e) = (ticks[2 * i], ticks[2 * i + 1]);
-            if e > b {
-                into.add(name, (e - b) as f64 * self.period_ns * 1e-6);
-            }
-        }
+        let words: Vec<u32> = read_buffer(ctx, buf)?;
+        self.add_words(&words, into);
         Ok(())
     }
 }

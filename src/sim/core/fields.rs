@@ -173,15 +173,8 @@ impl Particles {
     /// Allocates the FLIP change of every particle (zero until the next G2P). Returns whether
     /// a new buffer was made: bind groups that hold the placeholder must then be rebuilt.
     pub fn ensure_flip_delta(&mut self, device: &wgpu::Device) -> bool {
-        if self.has_flip_delta() {
-            return false;
-        }
-        self.flip_delta = storage_buffer(
-            device,
-            "Particles::flip_delta",
-            Self::flip_delta_bytes(self.capacity as u64),
-        );
-        true
+        let bytes = Self::flip_delta_bytes(self.capacity as u64);
+        ensure_size(&mut self.flip_delta, device, "Particles::flip_delta", bytes)
     }
 
     /// Bytes of the APIC affine matrices of `n` particles.
@@ -198,16 +191,19 @@ impl Particles {
     /// and G2P fills them). Returns whether a new buffer was made: bind groups that hold the
     /// placeholder must then be rebuilt.
     pub fn ensure_affine(&mut self, device: &wgpu::Device) -> bool {
-        if self.has_affine() {
-            return false;
-        }
-        self.affine = storage_buffer(
-            device,
-            "Particles::affine",
-            Self::affine_bytes(self.capacity as u64),
-        );
-        true
+        let bytes = Self::affine_bytes(self.capacity as u64);
+        ensure_size(&mut self.affine, device, "Particles::affine", bytes)
     }
+}
+
+/// Replaces `buf` (a placeholder) by a zeroed buffer of `bytes` unless it holds that many
+/// already; whether it did.
+fn ensure_size(buf: &mut wgpu::Buffer, device: &wgpu::Device, label: &str, bytes: u64) -> bool {
+    if buf.size() >= bytes {
+        return false;
+    }
+    *buf = storage_buffer(device, label, bytes);
+    true
 }
 
 /// One particle's affine matrix: three vec4 rows.

@@ -267,12 +267,9 @@ fn update_pr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     }
     // This workgroup's max|r| for test_converged (after every thread read red_a above).
     workgroupBarrier();
+    red_a[li] = rmax;
     red_b[li] = rmax;
-    for (var s = REDUCE_WG / 2u; s > 0u; s = s / 2u) {
-        workgroupBarrier();
-        if (li < s) { red_b[li] = max(red_b[li], red_b[li + s]); }
-    }
-    workgroupBarrier();
+    tree_max(li);
     if (li == 0u) { partials[RR_PARTIALS + wg.x] = red_b[0]; }
 }
 
@@ -291,12 +288,9 @@ fn test_converged(@builtin(local_invocation_index) li: u32) {
     for (var i = li; i < cfg.groups; i += REDUCE_WG) {
         m = max(m, partials[RR_PARTIALS + i]);
     }
+    red_a[li] = m;
     red_b[li] = m;
-    for (var s = REDUCE_WG / 2u; s > 0u; s = s / 2u) {
-        workgroupBarrier();
-        if (li < s) { red_b[li] = max(red_b[li], red_b[li + s]); }
-    }
-    workgroupBarrier();
+    tree_max(li);
     if (li == 0u) {
         let rr = red_b[0];
         if (rr <= cfg.tol * state.bb) {
