@@ -67,6 +67,18 @@ shared_constants! {
     /// Cell type: a scene solid or obstacle; cells outside the grid count as SOLID at rest.
     SOLID: u32 = 2;
 
+    // --- `GridFields::solid` flags (per cell) ---
+    /// A cell the particles never enter whose faces are all closed: SOLID in the solve.
+    SOLID_CLOSED: u32 = 1;
+    /// A cell whose centre lies inside a static solid while some of its faces are partly open
+    /// (`GridFields::open`): the particles stay out of it, yet the pressure solve gives it
+    /// an unknown (FLUID next to liquid), so the solid's true surface, not the cell's
+    /// staircase, bounds the flow (src/scene/fractions.rs).
+    SOLID_PARTIAL: u32 = 2;
+    /// Open face fractions below this are closed (0): a sliver of a face would put a tiny
+    /// weight into the pressure matrix and only raise its condition number.
+    OPEN_FRACTION_MIN: f32 = 0.02;
+
     // --- workgroups ---
     /// Threads per workgroup of the element-wise kernels (one item per thread).
     WORKGROUP: u32 = 64;

@@ -9,6 +9,7 @@ mod bodies;
 pub mod catalog;
 mod diffusion;
 pub mod flow;
+pub mod fractions;
 pub mod mesh;
 pub mod motion;
 mod problems;

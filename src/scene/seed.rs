@@ -25,7 +25,7 @@ impl SplitMix64 {
 /// Initial state derived from a scene: solid cells, their velocities and the particles.
 #[derive(Clone, Debug)]
 pub struct InitialState {
-    /// 1 where the cell centre lies inside a solid shape.
+    /// Per cell 0, `SOLID_CLOSED` or `SOLID_PARTIAL` (see [`Scene::static_solids`]).
     pub solid: Vec<u32>,
     /// Velocity of the solid covering each cell (xyz, w unused).
     pub solid_velocity: Vec<[f32; 4]>,
@@ -48,7 +48,7 @@ impl Scene {
 
     /// Per solid, the cells of this grid a mesh solid holds (computed once per mesh and
     /// grid, on all cores; None for the other shapes).
-    fn mesh_masks(&self) -> Vec<Option<std::sync::Arc<mesh::CellMask>>> {
+    pub(super) fn mesh_masks(&self) -> Vec<Option<std::sync::Arc<mesh::CellMask>>> {
         let h = self.h();
         let hz = self.domain.2 / self.resolution.2 as f64;
         self.solids
@@ -74,8 +74,16 @@ impl Scene {
         }
     }
 
-    /// Voxelises the solids (a cell is SOLID when its centre is inside a solid shape).
+    /// The static solids' cell flags and velocities: 0 where no solid holds a cell, else
+    /// `SOLID_CLOSED` or, where the solids cut the cell's faces, `SOLID_PARTIAL`
+    /// ([`Scene::static_solids`], which also gives the faces' open fractions).
     pub fn solid_cells(&self) -> (Vec<u32>, Vec<[f32; 4]>) {
+        let s = self.static_solids();
+        (s.flags, s.velocity)
+    }
+
+    /// Voxelises the solids by cell centre: 1 where a solid shape holds the centre.
+    pub(super) fn centre_cells(&self) -> (Vec<u32>, Vec<[f32; 4]>) {
         let [nx, ny, nz] = self.dims();
         let n = self.cell_count() as usize;
         let mut solid = vec![0u32; n];

@@ -1,0 +1,430 @@
+//! The scene's static solids on the grid, cut cells included: which cells they close, which
+//! they only cut, and how much of every MAC face they leave open to the fluid.
+//!
+//! A cell whose centre lies inside a solid used to be SOLID whole, so a sloped or curved
+//! obstacle reached the pressure solve as a staircase. Here each face gets the fraction of its
+//! area outside every solid (from the solids' signed distance at the grid's nodes, the
+//! corners of the faces), and the pressure solve weights the face by it (Batty, Bertails &
+//! Bridson 2007; Ng, Min & Gibou 2009): the flux through a face is its open part times the
+//! fluid's velocity plus its covered part times the solid's, and the matrix couples two cells
+//! with the open fraction of the face between them. A cell whose centre is inside a solid but
+//! which still has an open face is `SOLID_PARTIAL`: the particles stay out of it (as before),
+//! while the solve gives it an unknown, so the liquid's pressure reaches the solid's true
+//! surface. A cell with no open face is `SOLID_CLOSED`.
+//!
+//! The fractions are exact for a solid whose distance is linear over each of a face's
+//! triangles (a plane): every face is split along both diagonals and the two answers averaged,
+//! so the result does not depend on which diagonal was picked. A smoke slice's faces are
+//! segments in the slice's plane (its shapes are prisms and discs across it).
+
+use super::*;
+use crate::gpu::constants::{OPEN_FRACTION_MIN, SOLID_CLOSED, SOLID_PARTIAL};
+
+/// The static solids of a scene on its grid.
+#[derive(Clone, Debug)]
+pub struct StaticSolids {
+    /// Per cell: 0 (open), `SOLID_CLOSED` or `SOLID_PARTIAL`.
+    pub flags: Vec<u32>,
+    /// The velocity of the solid holding each cell's centre (xyz, w unused; zero elsewhere).
+    pub velocity: Vec<[f32; 4]>,
+    /// Per MAC face (u, then v, then w, as the GPU's face buffers), the fraction of its area
+    /// open to the fluid, in [0, 1] (0 on the domain's walls). None where the staircase of
+    /// the cells is exact: every face is then open exactly when neither of its cells holds a
+    /// solid, and no cell is cut.
+    pub open: Option<Vec<f32>>,
+}
+
+impl StaticSolids {
+    /// Cells the pressure solve treats as SOLID.
+    pub fn closed_cells(&self) -> usize {
+        self.flags.iter().filter(|f| **f == SOLID_CLOSED).count()
+    }
+
+    /// Cells a solid cuts: their centre inside it, some face open.
+    pub fn partial_cells(&self) -> usize {
+        self.flags.iter().filter(|f| **f == SOLID_PARTIAL).count()
+    }
+}
+
+/// Signed distance to a box (negative inside).
+fn box_sdf(p: [f64; 3], lo: [f64; 3], hi: [f64; 3], axes: usize) -> f64 {
+    let mut outside = 0.0;
+    let mut inside = f64::NEG_INFINITY;
+    for a in 0..axes {
+        let c = 0.5 * (lo[a] + hi[a]);
+        let q = (p[a] - c).abs() - 0.5 * (hi[a] - lo[a]);
+        outside += q.max(0.0).powi(2);
+        inside = inside.max(q);
+    }
+    outside.sqrt() + inside.min(0.0)
+}
+
+impl Shape {
+    /// Signed distance at `p` (negative inside); in a slice (`slice`) the distance of the
+    /// shape's cross-section in x and y (the shape [`Shape::contains_xy`] tests), with the
+    /// slice's mid-depth `z_mid` for a mesh.
+    fn signed_distance(&self, p: [f64; 3], slice: bool, z_mid: f64) -> f64 {
+        let axes = if slice { 2 } else { 3 };
+        match self {
+            Shape::Box { min, max, .. } => {
+                box_sdf(p, [min.0, min.1, min.2], [max.0, max.1, max.2], axes)
+            }
+            Shape::Sphere { center, radius, .. } => {
+                let c = [center.0, center.1, center.2];
+                (0..axes).map(|a| (p[a] - c[a]).powi(2)).sum::<f64>().sqrt() - radius
+            }
+            Shape::Cylinder {
+                center,
+                axis,
+                radius,
+                length,
+                ..
+            } => {
+                let q = if slice { [p[0], p[1], center.2] } else { p };
+                let a = unit(*axis);
+                let d = [q[0] - center.0, q[1] - center.1, q[2] - center.2];
+                let along = d[0] * a[0] + d[1] * a[1] + d[2] * a[2];
+                let radial = (d.iter().map(|v| v * v).sum::<f64>() - along * along)
+                    .max(0.0)
+                    .sqrt();
+                let (qx, qy) = (radial - radius, along.abs() - 0.5 * length);
+                qx.max(qy).min(0.0) + (qx.max(0.0).powi(2) + qy.max(0.0).powi(2)).sqrt()
+            }
+            Shape::Mesh { loaded, .. } => loaded.get().map_or(f64::INFINITY, |m| {
+                m.sdf(if slice { [p[0], p[1], z_mid] } else { p })
+            }),
+        }
+    }
+}
+
+/// Fraction of a triangle where a linear function with these vertex values is positive.
+fn triangle_open(v: [f64; 3]) -> f64 {
+    let pos = v.iter().filter(|x| **x > 0.0).count();
+    match pos {
+        0 => 0.0,
+        3 => 1.0,
+        _ => {
+            // The lone vertex (the only positive one, or the only non-positive one) cuts off
+            // a similar triangle: its share is t_1 t_2 along its two edges.
+            let lone = if pos == 1 {
+                v.iter().position(|x| *x > 0.0)
+            } else {
+                v.iter().position(|x| *x <= 0.0)
+            }
+            .unwrap_or(0);
+            let a = v[lone];
+            let (b, c) = (v[(lone + 1) % 3], v[(lone + 2) % 3]);
+            let share = if a == 0.0 {
+                0.0
+            } else {
+                (a / (a - b)) * (a / (a - c))
+            };
+            if pos == 1 {
+                share
+            } else {
+                1.0 - share
+            }
+        }
+    }
+}
+
+/// Open fraction of a square face from its corners' distances `[v00, v10, v01, v11]`
+/// (positive outside the solids): both diagonal splits, averaged.
+pub fn quad_open(v: [f64; 4]) -> f64 {
+    let [a, b, c, d] = v;
+    let split1 = 0.5 * (triangle_open([a, b, d]) + triangle_open([a, d, c]));
+    let split2 = 0.5 * (triangle_open([a, b, c]) + triangle_open([b, d, c]));
+    0.5 * (split1 + split2)
+}
+
+/// Open fraction of a segment from its ends' distances.
+pub fn segment_open(a: f64, b: f64) -> f64 {
+    match (a > 0.0, b > 0.0) {
+        (true, true) => 1.0,
+        (false, false) => 0.0,
+        (true, false) => a / (a - b),
+        (false, true) => b / (b - a),
+    }
+}
+
+/// Snaps a fraction within OPEN_FRACTION_MIN of 0 or 1 to it.
+fn snap(f: f64) -> f32 {
+    let m = OPEN_FRACTION_MIN as f64;
+    if f < m {
+        0.0
+    } else if f > 1.0 - m {
+        1.0
+    } else {
+        f as f32
+    }
+}
+
+impl Scene {
+    /// The static solids on this grid: flags, velocities and open face fractions (see the
+    /// module's notes). Meshes are measured exactly only near their surface (nodes whose
+    /// cells disagree about the inside); elsewhere their cell masks decide.
+    pub fn static_solids(&self) -> StaticSolids {
+        let (centre, velocity) = self.centre_cells();
+        let mut out = StaticSolids {
+            flags: centre.clone(),
+            velocity,
+            open: None,
+        };
+        if self.solids.is_empty() {
+            return out;
+        }
+        let [nx, ny, nz] = self.dims().map(|v| v as usize);
+        let slice = self.kind == SceneKind::Smoke;
+        let h = self.h();
+        let hz = self.domain.2 / self.resolution.2 as f64;
+        let (mx, my, mz) = (nx + 1, ny + 1, if slice { 1 } else { nz + 1 });
+        let node = |i: usize, j: usize, k: usize| i + mx * (j + my * k);
+        let node_pos = |n: usize| {
+            let (i, j, k) = (n % mx, (n / mx) % my, n / (mx * my));
+            if slice {
+                [i as f64 * h, j as f64 * h, 0.5 * hz]
+            } else {
+                [i as f64 * h, j as f64 * h, k as f64 * hz]
+            }
+        };
+        let masks = self.mesh_masks();
+        let mut phi = vec![f64::INFINITY; mx * my * mz];
+        for (s, mask) in self.solids.iter().zip(&masks) {
+            let (lo, hi) = s.bounds();
+            let reach = 2.0 * h.max(hz);
+            let near_bounds = |p: [f64; 3]| {
+                (0..if slice { 2 } else { 3 }).all(|a| p[a] >= lo[a] - reach && p[a] <= hi[a] + reach)
+            };
+            let values = match mask {
+                None => crate::scene::mesh::parallel_cells(phi.len(), |n| {
+                    let p = node_pos(n);
+                    if near_bounds(p) {
+                        s.signed_distance(p, slice, 0.5 * hz)
+                    } else {
+                        f64::INFINITY
+                    }
+                }),
+                Some(m) => {
+                    // The cells around node (i, j, k) (inside the grid): the surface passes
+                    // near it when they disagree.
+                    let cells_around = |n: usize| {
+                        let (i, j, k) = (n % mx, (n / mx) % my, n / (mx * my));
+                        let (mut any_in, mut any_out) = (false, false);
+                        let ks: &[usize] = if slice { &[0] } else { &[0, 1] };
+                        for &dk in ks {
+                            for dj in 0..2 {
+                                for di in 0..2 {
+                                    let (ci, cj) = (i as i64 - di as i64, j as i64 - dj as i64);
+                                    let ck = if slice { 0 } else { k as i64 - dk as i64 };
+                                    if ci < 0 || cj < 0 || ck < 0 || ci >= nx as i64 || cj >= ny as i64 || ck >= nz as i64 {
+                                        continue;
+                                    }
+                                    if m.get(ci as u32, cj as u32, ck as u32) {
+                                        any_in = true;
+                                    } else {
+                                        any_out = true;
+                                    }
+                                }
+                            }
+                        }
+                        (any_in, any_out)
+                    };
+                    crate::scene::mesh::parallel_cells(phi.len(), |n| match cells_around(n) {
+                        (true, true) => s.signed_distance(node_pos(n), slice, 0.5 * hz),
+                        (true, false) => -h,
+                        _ => f64::INFINITY,
+                    })
+                }
+            };
+            for (p, v) in phi.iter_mut().zip(values) {
+                *p = p.min(v);
+            }
+        }
+        // A node on a solid's surface (to round-off) is on it: a face lying in a box's side
+        // must come out closed, not half open from the sign of 1e-17.
+        let eps = 1e-9 * h.min(hz);
+        for p in phi.iter_mut() {
+            if p.abs() < eps {
+                *p = 0.0;
+            }
+        }
+        let faces = [(nx + 1) * ny * nz, nx * (ny + 1) * nz, nx * ny * (nz + 1)];
+        let mut open = Vec::with_capacity(faces.iter().sum());
+        for comp in 0..3 {
+            let mut d = [nx, ny, nz];
+            d[comp] += 1;
+            for k in 0..d[2] {
+                for j in 0..d[1] {
+                    for i in 0..d[0] {
+                        let f = [i, j, k];
+                        let wall = f[comp] == 0 || f[comp] == d[comp] - 1;
+                        let frac = if wall {
+                            0.0
+                        } else if slice {
+                            match comp {
+                                0 => segment_open(phi[node(i, j, 0)], phi[node(i, j + 1, 0)]),
+                                1 => segment_open(phi[node(i, j, 0)], phi[node(i + 1, j, 0)]),
+                                _ => 0.0,
+                            }
+                        } else {
+                            // The face's corners, in its two tangent axes.
+                            let (t1, t2) = ((comp + 1) % 3, (comp + 2) % 3);
+                            let corner = |a: usize, b: usize| {
+                                let mut x = f;
+                                x[t1] += a;
+                                x[t2] += b;
+                                phi[node(x[0], x[1], x[2])]
+                            };
+                            quad_open([corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)])
+                        };
+                        open.push(snap(frac));
+                    }
+                }
+            }
+        }
+        // Which faces the staircase would leave open, and each cell's faces.
+        let cell = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
+        let face_of = |comp: usize, x: [usize; 3]| {
+            let mut d = [nx, ny, nz];
+            d[comp] += 1;
+            let off: usize = faces[..comp].iter().sum();
+            off + x[0] + d[0] * (x[1] + d[1] * x[2])
+        };
+        let mut exact = true;
+        for comp in 0..3 {
+            let mut d = [nx, ny, nz];
+            d[comp] += 1;
+            for k in 0..d[2] {
+                for j in 0..d[1] {
+                    for i in 0..d[0] {
+                        let x = [i, j, k];
+                        let wall = x[comp] == 0 || x[comp] == d[comp] - 1;
+                        let stair = if wall {
+                            0.0
+                        } else {
+                            let mut lo = x;
+                            lo[comp] -= 1;
+                            let open_cell = |y: [usize; 3]| centre[cell(y[0], y[1], y[2])] == 0;
+                            if open_cell(lo) && open_cell(x) {
+                                1.0
+                            } else {
+                                0.0
+                            }
+                        };
+                        if open[face_of(comp, x)] != stair {
+                            exact = false;
+                        }
+                    }
+                }
+            }
+        }
+        if exact {
+            return out;
+        }
+        for k in 0..nz {
+            for j in 0..ny {
+                for i in 0..nx {
+                    let x = [i, j, k];
+                    let any_open = (0..3).any(|comp| {
+                        let mut hi = x;
+                        hi[comp] += 1;
+                        open[face_of(comp, x)] > 0.0 || open[face_of(comp, hi)] > 0.0
+                    });
+                    let c = cell(i, j, k);
+                    out.flags[c] = match (centre[c] != 0, any_open) {
+                        (_, false) => SOLID_CLOSED,
+                        (true, true) => SOLID_PARTIAL,
+                        (false, true) => 0,
+                    };
+                }
+            }
+        }
+        out.open = Some(open);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plane_cuts_a_face_by_its_exact_area() {
+        // phi = x - 0.3 over the unit square (corners at x = 0 and 1): open 0.7.
+        let f = quad_open([-0.3, 0.7, -0.3, 0.7]);
+        assert!((f - 0.7).abs() < 1e-12, "{f}");
+        // A diagonal plane x + y - 0.5: the open part is 1 - 0.125.
+        let f = quad_open([-0.5, 0.5, 0.5, 1.5]);
+        assert!((f - 0.875).abs() < 1e-12, "{f}");
+        // The other diagonal gives the same by symmetry.
+        let f = quad_open([0.5, -0.5, 1.5, 0.5]);
+        assert!((f - 0.875).abs() < 1e-12, "{f}");
+        assert_eq!(quad_open([1.0; 4]), 1.0);
+        assert_eq!(quad_open([-1.0; 4]), 0.0);
+        assert_eq!(quad_open([0.0; 4]), 0.0, "a face in a solid's side is closed");
+        assert_eq!(quad_open([0.0, 0.0, 1.0, 1.0]), 1.0, "a face touching a side is open");
+        assert!((segment_open(-0.25, 0.75) - 0.75).abs() < 1e-12);
+        assert!((segment_open(0.75, -0.25) - 0.75).abs() < 1e-12);
+    }
+
+    fn scene(text: &str) -> Scene {
+        Scene::parse(text, std::path::Path::new("test.ron")).expect("scene parses")
+    }
+
+    #[test]
+    fn a_box_on_the_grid_lines_keeps_the_staircase() {
+        let s = scene(
+            "(name: \"t\", resolution: (16, 16, 16), domain: (1.0, 1.0, 1.0),
+              fluid: [Box(min: (0,0,0), max: (1,0.5,1))],
+              solids: [Box(min: (0.25, 0, 0.25), max: (0.5, 0.25, 0.75))])",
+        );
+        let st = s.static_solids();
+        assert!(st.open.is_none(), "a box on cell faces is its own staircase");
+        assert_eq!(st.partial_cells(), 0);
+        assert_eq!(st.flags.iter().filter(|f| **f != 0).count(), 4 * 4 * 8);
+    }
+
+    #[test]
+    fn a_sphere_opens_its_faces_by_their_area_and_cuts_cells() {
+        let s = scene(
+            "(name: \"t\", resolution: (16, 16, 16), domain: (1.0, 1.0, 1.0),
+              fluid: [Box(min: (0,0,0), max: (1,0.5,1))],
+              solids: [Sphere(center: (0.5, 0.47, 0.52), radius: 0.27)])",
+        );
+        let st = s.static_solids();
+        let open = st.open.as_ref().expect("a sphere cuts faces");
+        assert!(st.partial_cells() > 0);
+        // The closed area of the x-faces on the plane x = 0.5 (through the centre) is the
+        // disc's area, pi r^2, to the accuracy of linear distance along each triangle.
+        let (n, h) = (16usize, 1.0 / 16.0);
+        let i = 8; // x = i h = 0.5
+        let mut closed = 0.0;
+        for k in 0..n {
+            for j in 0..n {
+                closed += (1.0 - open[i + (n + 1) * (j + n * k)] as f64) * h * h;
+            }
+        }
+        let disc = std::f64::consts::PI * 0.27f64.powi(2);
+        assert!((closed - disc).abs() < 0.01 * disc, "closed {closed} against {disc}");
+        // Every fraction is snapped or inside (0, 1); cut cells have an open face.
+        assert!(open.iter().all(|f| *f == 0.0 || *f == 1.0 || (*f >= OPEN_FRACTION_MIN && *f <= 1.0 - OPEN_FRACTION_MIN)));
+    }
+
+    #[test]
+    fn a_slice_cuts_its_disc_in_the_plane() {
+        let s = scene(
+            "(name: \"t\", kind: smoke, resolution: (32, 32, 1), domain: (1.0, 1.0, 0.03125),
+              solids: [Sphere(center: (0.5, 0.5, 0.0), radius: 0.2)])",
+        );
+        let st = s.static_solids();
+        let open = st.open.as_ref().expect("a disc cuts faces");
+        // Closed length of the x-faces on x = 0.5: the disc's diameter.
+        let (n, h) = (32usize, 1.0 / 32.0);
+        let closed: f64 = (0..n).map(|j| (1.0 - open[16 + (n + 1) * j] as f64) * h).sum();
+        assert!((closed - 0.4).abs() < 0.02 * 0.4, "closed {closed}");
+        // z faces are the slice's walls.
+        let nu = (n + 1) * n;
+        let nv = n * (n + 1);
+        assert!(open[nu + nv..].iter().all(|f| *f == 0.0));
+    }
+}
