@@ -1,6 +1,7 @@
 //! Seeding: the solid cells and their velocities, and the particles of the fluid shapes,
 //! derived from a scene deterministically on every platform.
 
+use super::fractions::StaticSolids;
 use super::*;
 
 /// A small deterministic generator (SplitMix64) so seeding is identical on every platform.
@@ -29,6 +30,8 @@ pub struct InitialState {
     pub solid: Vec<u32>,
     /// Velocity of the solid covering each cell (xyz, w unused).
     pub solid_velocity: Vec<[f32; 4]>,
+    /// The faces' open fractions where the solids cut them ([`Scene::static_solids`]).
+    pub open: Option<Vec<f32>>,
     /// Particle positions (xyz, w unused) in metres.
     pub positions: Vec<[f32; 4]>,
     /// Particle velocities (xyz, w unused) in m/s.
@@ -202,7 +205,11 @@ impl Scene {
     /// Seeds `particles_per_cell` jittered particles (one per sub-cell) in every non-solid
     /// cell whose centre is inside a fluid shape. Deterministic for a given `seed`.
     pub fn initial_state(&self) -> InitialState {
-        let (solid, solid_velocity) = self.solid_cells();
+        let StaticSolids {
+            flags: solid,
+            velocity: solid_velocity,
+            open,
+        } = self.static_solids();
         let h = self.h();
         let hz = self.domain.2 / self.resolution.2 as f64;
         let per_axis = (self.particles_per_cell as f64).cbrt().round() as u32;
@@ -228,6 +235,7 @@ impl Scene {
         InitialState {
             solid,
             solid_velocity,
+            open,
             positions,
             velocities,
         }

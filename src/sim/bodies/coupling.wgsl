@@ -217,7 +217,7 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
 fn region_freeze(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells || solid[c] != 0u || regions[c] != NO_REGION) { return; }
+    if (c >= params.num_cells || (solid[c] != 0u && solid[c] != SOLID_PARTIAL) || regions[c] != NO_REGION) { return; }
     solid[c] = 1u;
     solid_vel[c] = vec4<f32>(0.0);
     if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }

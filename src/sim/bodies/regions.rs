@@ -7,7 +7,12 @@
 //! from the SOLID flags the stamp wrote; the GPU then removes each region's own mean
 //! (coupling.wgsl, `rhs_sum`, `rhs_compatible`).
 
-use crate::gpu::constants::{MAX_REGIONS, NO_REGION};
+use crate::gpu::constants::{MAX_REGIONS, NO_REGION, SOLID_PARTIAL};
+
+/// Whether a cell's solid flag walls it off from the regions.
+fn walls(flag: u32) -> bool {
+    flag != 0 && flag != SOLID_PARTIAL
+}
 
 /// The regions of the non-solid cells of an `n` grid, connected through faces (in-plane
 /// only on a one-slice grid, `n[2] == 1`).
@@ -21,7 +26,9 @@ pub struct Regions {
 }
 
 impl Regions {
-    /// Labels the regions of `solid` (non-zero: solid). Regions are numbered by size,
+    /// Labels the regions of `solid` (SOLID_CLOSED: solid; a cut cell, SOLID_PARTIAL, is
+    /// part of its region: the solve reaches it through its open faces, which are taken as
+    /// open whatever their fraction). Regions are numbered by size,
     /// largest first (ties by their lowest cell index), so the labels do not depend on
     /// anything but the flags.
     pub fn find(solid: &[u32], n: [u32; 3]) -> Self {
@@ -31,7 +38,7 @@ impl Regions {
         let mut sizes: Vec<u32> = Vec::new();
         let mut stack = Vec::new();
         for start in 0..solid.len() {
-            if solid[start] != 0 || raw[start] != NO_REGION {
+            if walls(solid[start]) || raw[start] != NO_REGION {
                 continue;
             }
             let id = sizes.len() as u32;
@@ -42,7 +49,7 @@ impl Regions {
                 count += 1;
                 let (i, j, k) = (c % nx, (c / nx) % ny, c / (nx * ny));
                 let mut visit = |d: usize| {
-                    if solid[d] == 0 && raw[d] == NO_REGION {
+                    if !walls(solid[d]) && raw[d] == NO_REGION {
                         raw[d] = id;
                         stack.push(d);
                     }

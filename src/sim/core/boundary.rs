@@ -24,6 +24,8 @@ impl Boundary {
                 ("cell_type", &f.cell_type),
                 ("solid_vel", &f.solid_vel),
                 ("grid_vel", &f.vel),
+                ("open", &f.open),
+                ("solid", &f.solid),
             ],
         );
         Self {

@@ -1,12 +1,19 @@
 //!include sim/core/prelude.wgsl
 //!include sim/core/cells.wgsl
 // Solid boundary condition u.n = u_solid.n: a face next to a SOLID cell (or the domain
-// wall, a solid at rest) takes the solid's velocity component along the face normal.
+// wall, a solid at rest) takes the solid's velocity component along the face normal, and so
+// does a face the static solids close whole between two cells that are not SOLID (cut cells,
+// open.wgsl). A face they cut only in part keeps the fluid's velocity: the divergence takes
+// its covered part at the solid's (covered.wgsl).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read> solid_vel: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> grid_vel: array<f32>;
+@group(0) @binding(4) var<storage, read> open: array<f32>;
+@group(0) @binding(5) var<storage, read> solid: array<u32>;
+//!include sim/core/open.wgsl
+//!include sim/core/covered.wgsl
 
 fn solid_component(c: vec3<i32>, comp: u32) -> f32 {
     if (!in_grid(c, params.n)) { return 0.0; }
@@ -30,5 +37,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         grid_vel[g] = solid_component(cells[0], comp);
     } else if (sb) {
         grid_vel[g] = solid_component(cells[1], comp);
+    } else if (face_open(g) == 0.0) {
+        grid_vel[g] = covered_velocity(comp, f);
     }
 }

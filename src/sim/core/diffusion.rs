@@ -222,6 +222,7 @@ fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
         cell_type: f("Diffusion::cell_type", params.num_cells as u64 * 4),
         solid: small("Diffusion::unused_solid"),
         solid_vel: small("Diffusion::unused_solid_vel"),
+        open: f("Diffusion::unused_open", 4),
         divergence: small("Diffusion::unused_divergence"),
         div_after: small("Diffusion::unused_div_after"),
         valid: [

@@ -27,6 +27,9 @@ impl Divergence {
                 ("b", &v.b),
                 ("div_after", &f.div_after),
                 ("counters", &f.counters),
+                ("open", &f.open),
+                ("solid", &f.solid),
+                ("solid_vel", &f.solid_vel),
             ],
         );
         Self {

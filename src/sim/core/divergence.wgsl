@@ -1,7 +1,10 @@
 //!include sim/core/prelude.wgsl
+//!include sim/core/cells.wgsl
 // Velocity divergence of FLUID cells and the pressure right-hand side.
 // We solve A phi = b for phi = p*dt/rho (m^2/s) with A in "neighbour count" form, so
 // b = -h^2 div(u). `after` measures what is left once the pressure gradient is subtracted.
+// A face the static solids cut carries the fluid's velocity on its open part and the solid's
+// on the rest (covered.wgsl): the divergence of the cut cell's fluid part.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
@@ -10,14 +13,20 @@
 @group(0) @binding(4) var<storage, read_write> b: array<f32>;   // PcgVectors::b
 @group(0) @binding(5) var<storage, read_write> div_after: array<f32>;
 @group(0) @binding(6) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> open: array<f32>;
+@group(0) @binding(8) var<storage, read> solid: array<u32>;
+@group(0) @binding(9) var<storage, read> solid_vel: array<vec4<f32>>;
+//!include sim/core/open.wgsl
+//!include sim/core/covered.wgsl
 
 fn cell_divergence(c: u32) -> f32 {
     let x = cell_coord(c, params.n);
     var flux = 0.0;
     for (var comp = 0u; comp < 3u; comp++) {
-        let d = face_dims(comp, params.n);
-        let off = face_offset(comp, params);
-        flux += grid_vel[off + face_index(x + unit(comp), d)] - grid_vel[off + face_index(x, d)];
+        let hi = cell_face(x, comp, true);
+        let lo = cell_face(x, comp, false);
+        flux += flux_velocity(comp, x + unit(comp), hi, grid_vel[hi])
+              - flux_velocity(comp, x, lo, grid_vel[lo]);
     }
     return flux * params.inv_h;
 }

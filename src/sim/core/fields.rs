@@ -29,6 +29,10 @@ pub struct GridFields {
     pub solid: wgpu::Buffer,
     /// Solid velocity per cell (vec4, xyz used).
     pub solid_vel: wgpu::Buffer,
+    /// The open fraction of every face the static solids cut (src/scene/fractions.rs,
+    /// sim/core/open.wgsl), u v w back to back; a one-word placeholder (every face open)
+    /// in a scene whose solids are their own staircase.
+    pub open: wgpu::Buffer,
     /// Divergence before projection (1/s).
     pub divergence: wgpu::Buffer,
     /// Divergence after projection (1/s).
@@ -64,6 +68,7 @@ impl GridFields {
             cell_type: f("GridFields::cell_type", cells * 4),
             solid: f("GridFields::solid", cells * 4),
             solid_vel: f("GridFields::solid_vel", cells * 16),
+            open: f("GridFields::open_placeholder", 4),
             divergence: f("GridFields::divergence", cells * 4),
             div_after: f("GridFields::div_after", cells * 4),
             valid: [
@@ -76,6 +81,20 @@ impl GridFields {
 
     pub fn num_cells(&self) -> u32 {
         self.params.num_cells
+    }
+
+    /// Gives the faces the static solids' open fractions (one per face). Call before any
+    /// stage binds the fields.
+    pub fn set_open(&mut self, ctx: &crate::gpu::GpuContext, open: &[f32]) {
+        assert_eq!(open.len(), self.num_faces() as usize, "one fraction per face");
+        self.open = storage_buffer(&ctx.device, "GridFields::open", open.len() as u64 * 4);
+        ctx.queue
+            .write_buffer(&self.open, 0, bytemuck::cast_slice(open));
+    }
+
+    /// Whether some face is cut (`open` holds a fraction per face).
+    pub fn has_cut_faces(&self) -> bool {
+        self.open.size() >= self.num_faces() as u64 * 4
     }
 
     pub fn num_faces(&self) -> u32 {

@@ -1,14 +1,18 @@
 // Pressure gradients across faces with the ghost-fluid free surface. Include after
-// free_surface.wgsl and after declaring `phi: array<f32>`.
+// free_surface.wgsl and open.wgsl, and after declaring `phi: array<f32>`.
 
 // Gradient of `phi` (the pressure unknown or any field solved with the same matrix) across
 // face `f` of component `comp`, (phi_b - phi_a) / h, with ghost values in AIR. x = 1 when
-// the face carries a gradient (both sides non-SOLID, at least one FLUID), else 0.
+// the face carries a gradient (both sides non-SOLID, at least one FLUID, and the static
+// solids leave some of it open), else 0.
 fn face_gradient(comp: u32, f: vec3<i32>) -> vec2<f32> {
     let cells = face_cells(comp, f);
     let ta = type_at(cells[0]);
     let tb = type_at(cells[1]);
     if (ta == SOLID || tb == SOLID || (ta != FLUID && tb != FLUID)) { return vec2<f32>(0.0); }
+    if (face_open(face_offset(comp, params) + face_index(f, face_dims(comp, params.n))) == 0.0) {
+        return vec2<f32>(0.0);
+    }
     if (ta == FLUID && tb == FLUID) {
         let pa = phi[cell_index(cells[0], params.n)];
         let pb = phi[cell_index(cells[1], params.n)];

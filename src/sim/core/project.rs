@@ -27,6 +27,7 @@ impl Project {
                 ("phi", &v.p),
                 ("grid_vel", &f.vel),
                 ("surface", &f.surface),
+                ("open", &f.open),
             ],
         );
         Self {
@@ -47,6 +48,7 @@ impl Project {
                 ("phi", p_lo),
                 ("grid_vel", &f.vel),
                 ("surface", &f.surface),
+                ("open", &f.open),
             ],
         ));
     }

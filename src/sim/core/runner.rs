@@ -86,9 +86,13 @@ impl Core {
         scene: &Scene,
         params: SimParams,
         stages: &[&'static str],
+        open: Option<&[f32]>,
     ) -> Self {
         let device = &ctx.device;
-        let fields = GridFields::new(device, params);
+        let mut fields = GridFields::new(device, params);
+        if let Some(open) = open {
+            fields.set_open(&ctx, open);
+        }
         let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
         // The pressure stage is timed in two parts, its set-up pass and its iterations, so
         // the GPU's wait while the host encodes the first chunk is not counted.

@@ -5,7 +5,7 @@ use crate::sim::core::fields::GridFields;
 
 crate::kernel_entries!(
     /// The entry points of mark_cells.wgsl.
-    MarkCellsEntries { main, filter_density }
+    MarkCellsEntries { main, cut_cells, filter_density }
 );
 
 pub struct MarkCells {
@@ -28,6 +28,7 @@ impl MarkCells {
                 ("weight", &f.weight),
                 ("density", &f.density),
                 ("surface", &f.surface),
+                ("open", &f.open),
             ],
         );
         Self {
@@ -40,6 +41,10 @@ impl MarkCells {
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.kernel
             .dispatch(pass, self.e.main, &self.group, f.num_cells());
+        if f.has_cut_faces() {
+            self.kernel
+                .dispatch(pass, self.e.cut_cells, &self.group, f.num_cells());
+        }
         self.kernel
             .dispatch(pass, self.e.filter_density, &self.group, f.num_cells());
     }

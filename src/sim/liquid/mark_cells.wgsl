@@ -1,4 +1,6 @@
 //!include sim/core/prelude.wgsl
+//!include sim/core/cells.wgsl
+//!include sim/core/open.wgsl
 // Cell classification and the liquid's density. Per cell, the relative density is the mean
 // P2G weight of its six faces over the rest weight, where a face against a solid or the
 // domain wall counts twice (particles fill only the fluid side of its stencil, so at rest
@@ -6,6 +8,10 @@
 // FLUID where a particle lies and the density reaches params.fluid_weight (one half: the
 // cell centre is inside the liquid, see FLUID_DENSITY_FRACTION in src/sim/core/params.rs); AIR
 // elsewhere. Also counts FLUID cells and their density error for the stats.
+// A cell the static solids only cut (solid SOLID_PARTIAL, src/scene/fractions.rs) is AIR
+// here with density 0: the particles never enter it. `cut_cells` then makes it FLUID when a
+// FLUID cell lies across one of its open faces, so the solve reaches the solid's surface
+// through it instead of meeting a free surface there; it is not counted as liquid.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> count: array<u32>;
@@ -15,6 +21,7 @@
 @group(0) @binding(5) var<storage, read> weight: array<f32>;
 @group(0) @binding(6) var<storage, read_write> density: array<f32>;
 @group(0) @binding(7) var<storage, read_write> surface: array<f32>;
+@group(0) @binding(8) var<storage, read> open: array<f32>;
 
 fn walled(x: vec3<i32>) -> bool {
     return !in_grid(x, params.n) || solid[cell_index(x, params.n)] != 0u;
@@ -40,7 +47,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (c >= params.num_cells) { return; }
     var t = AIR;
     var rho = 0.0;
-    if (solid[c] != 0u) {
+    if (solid[c] == SOLID_PARTIAL) {
+        t = AIR;
+    } else if (solid[c] != 0u) {
         t = SOLID;
     } else {
         rho = relative_density(c);
@@ -84,4 +93,27 @@ fn filter_density(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
         wsum += w;
     }
     surface[c] = sum / wsum;
+}
+
+// Cut cells next to the liquid through an open face become FLUID. Only cells the particles
+// mark (solid 0) are read, so the result does not depend on the order cells run in. Runs
+// after `main`, only in scenes with cut faces.
+@compute @workgroup_size(WORKGROUP)
+fn cut_cells(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) li: u32) {
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || solid[c] != SOLID_PARTIAL) { return; }
+    let x = cell_coord(c, params.n);
+    var wet = false;
+    for (var comp = 0u; comp < 3u; comp++) {
+        for (var up = 0u; up < 2u; up++) {
+            let nb = select(x - unit(comp), x + unit(comp), up == 1u);
+            if (!in_grid(nb, params.n)) { continue; }
+            let nc = cell_index(nb, params.n);
+            let f = select(x, nb, up == 1u);
+            let g = face_offset(comp, params) + face_index(f, face_dims(comp, params.n));
+            if (solid[nc] == 0u && cell_type[nc] == FLUID && face_open(g) > 0.0) { wet = true; }
+        }
+    }
+    if (wet) { cell_type[c] = FLUID; }
 }

@@ -201,7 +201,13 @@ impl Runner<Liquid> {
             scene.gravity.1 as f32,
             scene.gravity.2 as f32,
         ];
-        let mut core = Core::new(ctx, scene, params, &Stage::ALL.map(|s| s.name()));
+        let mut core = Core::new(
+            ctx,
+            scene,
+            params,
+            &Stage::ALL.map(|s| s.name()),
+            init.open.as_deref(),
+        );
         let (ctx, fields, pcg) = (&core.ctx, &core.fields, &core.pcg);
         let device = &ctx.device;
         ctx.queue

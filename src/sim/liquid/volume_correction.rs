@@ -63,6 +63,7 @@ impl VolumeCorrection {
                 ("pos", &p.pos),
                 ("surface", &f.surface),
                 ("grad", &grad),
+                ("open", &f.open),
             ],
         );
         Self {

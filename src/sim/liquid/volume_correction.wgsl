@@ -21,7 +21,9 @@
 @group(0) @binding(6) var<storage, read_write> pos: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> surface: array<f32>;
 @group(0) @binding(8) var<storage, read_write> grad: array<f32>;   // faces, u v w back to back
+@group(0) @binding(9) var<storage, read> open: array<f32>;
 //!include sim/core/free_surface.wgsl
+//!include sim/core/open.wgsl
 //!include sim/core/ghost_gradient.wgsl
 
 // MAX_EXCESS, the largest excess density corrected in one substep, and MAX_SHIFT, the largest
@@ -38,7 +40,9 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
     var bc = 0.0;
-    if (cell_type[c] == FLUID) {
+    // A cut cell (SOLID_PARTIAL) is FLUID for the solve but holds no particles: it has no
+    // density to correct.
+    if (cell_type[c] == FLUID && solid[c] != SOLID_PARTIAL) {
         let x = cell_coord(c, params.n);
         var lowest = -MAX_EXCESS;
         for (var comp = 0u; comp < 3u; comp++) {

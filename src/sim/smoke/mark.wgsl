@@ -3,7 +3,8 @@
 // (scene solids and painted cells), which are SOLID with the solid's velocity (`main`).
 // Rigid bodies, the moving ones included, are stamped over them next (src/sim/bodies/coupling.wgsl);
 // `clear` then empties the dye and temperature of every SOLID cell: smoke never enters a
-// solid.
+// solid. A cell the static solids only cut (SOLID_PARTIAL, src/scene/fractions.rs) is FLUID
+// for the solve, through its open faces, and keeps its flag so the dye stays out of it.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> static_solid: array<u32>;
@@ -19,7 +20,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    if (static_solid[c] != 0u) {
+    if (static_solid[c] == SOLID_PARTIAL) {
+        cell_type[c] = FLUID;
+        solid[c] = SOLID_PARTIAL;
+        solid_vel[c] = static_vel[c];
+        atomicAdd(&counters[COUNTER_FLUID_CELLS], 1u);
+    } else if (static_solid[c] != 0u) {
         cell_type[c] = SOLID;
         solid[c] = 1u;
         solid_vel[c] = static_vel[c];

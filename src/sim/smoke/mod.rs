@@ -213,7 +213,11 @@ impl Runner<Smoke> {
         scene.validate().map_err(SimError::Unsupported)?;
         let scene = &*scene.as_run();
         super::check_estimate(&ctx, memory_estimate(scene))?;
-        let (static_solid, static_vel) = scene.solid_cells();
+        let crate::scene::fractions::StaticSolids {
+            flags: static_solid,
+            velocity: static_vel,
+            open,
+        } = scene.static_solids();
         let tracer_pos = seed_tracers(scene, &static_solid);
         let mut params = SimParams::new(scene.dims(), scene.h() as f32, tracer_pos.len() as u32);
         params.gravity = [
@@ -221,7 +225,13 @@ impl Runner<Smoke> {
             scene.gravity.1 as f32,
             scene.gravity.2 as f32,
         ];
-        let core = Core::new(ctx, scene, params, &SmokeStage::ALL.map(|s| s.name()));
+        let core = Core::new(
+            ctx,
+            scene,
+            params,
+            &SmokeStage::ALL.map(|s| s.name()),
+            open.as_deref(),
+        );
         let (ctx, fields) = (&core.ctx, &core.fields);
         let device = &ctx.device;
         let sp = smoke_params(scene, 0.0);

@@ -27,6 +27,8 @@ impl BuildMatrix {
                 ("a", &v.a),
                 ("surface", &f.surface),
                 ("counters", &f.counters),
+                ("open", &f.open),
+                ("solid", &f.solid),
             ],
         );
         Self {
