@@ -2,7 +2,7 @@
 //! versions are src/sim/core/free_surface.wgsl, src/sim/core/pressure/matrix.wgsl and
 //! src/sim/liquid/volume_correction.wgsl; the reasoning is written there.
 
-use super::{face_cells, stencil_nodes, Grid, FLUID, SOLID};
+use super::{face_cells, face_index, stencil_nodes, Cut, Grid, FLUID, SOLID};
 
 /// The constants the GPU's free surface and volume correction use too.
 pub use crate::gpu::constants::{MAX_EXCESS, MAX_SHIFT, SURFACE_CURVE, THETA_MIN, TOLERATED};
@@ -30,9 +30,25 @@ pub fn face_gradient(
     comp: usize,
     f: [usize; 3],
 ) -> Option<f64> {
+    face_gradient_cut(g, types, surface, None, phi, comp, f)
+}
+
+/// [`face_gradient`], None also where the static solids close the face whole.
+pub fn face_gradient_cut(
+    g: &Grid,
+    types: &[u8],
+    surface: Option<&[f64]>,
+    cut: Option<&Cut>,
+    phi: &[f64],
+    comp: usize,
+    f: [usize; 3],
+) -> Option<f64> {
     let [a, b] = face_cells(comp, f);
     let (ta, tb) = (g.type_at(types, a), g.type_at(types, b));
     if ta == SOLID || tb == SOLID || (ta != FLUID && tb != FLUID) {
+        return None;
+    }
+    if super::face_open(cut, comp, face_index(f, g.face_dims(comp))) == 0.0 {
         return None;
     }
     let (ca, cb) = (g.cell_at(a)?, g.cell_at(b)?);
@@ -73,28 +89,47 @@ pub fn surface_density(g: &Grid, density: &[f64], solid: &[bool]) -> Vec<f64> {
 /// Packed matrix with the ghost-fluid free surface: an AIR neighbour adds 1/theta to the
 /// diagonal. Without a density it is the first-order matrix (theta = 1).
 pub fn build_matrix_free_surface(g: &Grid, types: &[u8], surface: Option<&[f64]>) -> Vec<[f64; 4]> {
+    build_matrix_cut(g, types, surface, None)
+}
+
+/// [`build_matrix_free_surface`] with each face weighted by [`super::face_weight`].
+pub fn build_matrix_cut(
+    g: &Grid,
+    types: &[u8],
+    surface: Option<&[f64]>,
+    cut: Option<&Cut>,
+) -> Vec<[f64; 4]> {
     (0..g.cells())
         .map(|c| {
             let mut row = [0.0; 4];
             if types[c] != FLUID {
                 return row;
             }
-            let x = g.coord(c).map(|v| v as i64);
+            let x = g.coord(c);
             for comp in 0..3 {
                 for s in [-1i64, 1] {
-                    let mut nb = x;
+                    let mut nb = x.map(|v| v as i64);
                     nb[comp] += s;
+                    let mut f = x;
+                    if s == 1 {
+                        f[comp] += 1;
+                    }
+                    let i = face_index(f, g.face_dims(comp));
+                    let w = super::face_weight(g, types, cut, comp, f, i);
+                    if w == 0.0 {
+                        continue;
+                    }
                     match g.type_at(types, nb) {
                         SOLID => {}
                         FLUID => {
-                            row[0] += 1.0;
+                            row[0] += w;
                             if s == 1 {
-                                row[comp + 1] = -1.0;
+                                row[comp + 1] = -w;
                             }
                         }
                         _ => {
                             let air = g.cell_at(nb).expect("AIR cells lie inside the grid");
-                            row[0] += 1.0 / surface_theta(surface, c, air);
+                            row[0] += w / surface_theta(surface, c, air);
                         }
                     }
                 }
@@ -108,9 +143,19 @@ pub fn build_matrix_free_surface(g: &Grid, types: &[u8], surface: Option<&[f64]>
 /// beyond +-TOLERATED, clamped to [-MAX_EXCESS, MAX_EXCESS], and to [0, MAX_EXCESS] next to
 /// AIR.
 pub fn volume_correction_rhs(g: &Grid, types: &[u8], density: &[f64]) -> Vec<f64> {
+    volume_correction_rhs_cut(g, types, density, None)
+}
+
+/// [`volume_correction_rhs`], 0 in cut cells (they hold no particles).
+pub fn volume_correction_rhs_cut(
+    g: &Grid,
+    types: &[u8],
+    density: &[f64],
+    cut: Option<&Cut>,
+) -> Vec<f64> {
     (0..g.cells())
         .map(|c| {
-            if types[c] != FLUID {
+            if types[c] != FLUID || cut.is_some_and(|k| k.is_partial(c)) {
                 return 0.0;
             }
             let x = g.coord(c).map(|v| v as i64);
@@ -139,6 +184,19 @@ pub fn volume_correction_displace(
     psi: &[f64],
     pos: &[[f64; 3]],
 ) -> Vec<[f64; 3]> {
+    volume_correction_displace_cut(g, types, surface, None, solid, psi, pos)
+}
+
+/// [`volume_correction_displace`] with no gradient through closed faces.
+pub fn volume_correction_displace_cut(
+    g: &Grid,
+    types: &[u8],
+    surface: &[f64],
+    cut: Option<&Cut>,
+    solid: &[bool],
+    psi: &[f64],
+    pos: &[[f64; 3]],
+) -> Vec<[f64; 3]> {
     let n = g.n();
     let m = 0.01 * g.h;
     pos.iter()
@@ -149,7 +207,9 @@ pub fn volume_correction_displace(
                 let mut shift = 0.0;
                 for (idx, w) in stencil_nodes(g, comp, *x0) {
                     let f = [idx % d[0], (idx / d[0]) % d[1], idx / (d[0] * d[1])];
-                    if let Some(grad) = face_gradient(g, types, Some(surface), psi, comp, f) {
+                    if let Some(grad) =
+                        face_gradient_cut(g, types, Some(surface), cut, psi, comp, f)
+                    {
                         shift += w * grad;
                     }
                 }

@@ -1,6 +1,6 @@
 //! Grid stages: marking, forces, solid boundaries, divergence, projection, extrapolation.
 
-use super::{face_cells, face_index, for_each_face, Grid, MacField, AIR, FLUID, SOLID};
+use super::{face_cells, face_index, for_each_face, Cut, Grid, MacField, AIR, FLUID, SOLID};
 
 /// Relative particle density of every cell: the mean weight of its six faces over
 /// `rest_weight` (particles per cell), a face against a solid or the domain wall counted
@@ -40,11 +40,28 @@ pub fn mark_cells(
     solid: &[bool],
     rest_weight: f64,
 ) -> Vec<u8> {
+    mark_cells_cut(g, count, weight, solid, rest_weight, None)
+}
+
+/// [`mark_cells`] with cut cells (`solid` true in them too): AIR, then FLUID where a cell
+/// the particles marked FLUID lies across one of their open faces (mark_cells.wgsl,
+/// `cut_cells`).
+pub fn mark_cells_cut(
+    g: &Grid,
+    count: &[u32],
+    weight: &MacField,
+    solid: &[bool],
+    rest_weight: f64,
+    cut: Option<&Cut>,
+) -> Vec<u8> {
     let density = relative_density(g, weight, solid, rest_weight);
     let threshold = crate::sim::core::params::FLUID_DENSITY_FRACTION as f64;
-    (0..g.cells())
+    let partial = |c: usize| cut.is_some_and(|k| k.is_partial(c));
+    let mut types: Vec<u8> = (0..g.cells())
         .map(|c| {
-            if solid[c] {
+            if partial(c) {
+                AIR
+            } else if solid[c] {
                 SOLID
             } else if count[c] > 0 && density[c] >= threshold {
                 FLUID
@@ -52,7 +69,33 @@ pub fn mark_cells(
                 AIR
             }
         })
-        .collect()
+        .collect();
+    if let Some(k) = cut {
+        let first = types.clone();
+        for (c, t) in types.iter_mut().enumerate() {
+            if !k.is_partial(c) {
+                continue;
+            }
+            let x = g.coord(c);
+            let wet = (0..3).any(|comp| {
+                [false, true].iter().any(|&up| {
+                    let mut nb = x.map(|v| v as i64);
+                    nb[comp] += if up { 1 } else { -1 };
+                    let Some(n) = g.cell_at(nb) else { return false };
+                    let mut f = x;
+                    if up {
+                        f[comp] += 1;
+                    }
+                    let i = face_index(f, g.face_dims(comp));
+                    k.flags[n] == 0 && first[n] == FLUID && k.open.comp(comp)[i] > 0.0
+                })
+            });
+            if wet {
+                *t = FLUID;
+            }
+        }
+    }
+    types
 }
 
 fn touches_fluid(g: &Grid, types: &[u8], comp: usize, f: [usize; 3]) -> bool {
@@ -79,6 +122,18 @@ pub fn apply_forces(
 
 /// u.n = u_solid.n on faces next to SOLID cells (outside the grid: solid at rest).
 pub fn apply_boundary(g: &Grid, types: &[u8], solid_vel: &[[f64; 3]], vel: &mut MacField) {
+    apply_boundary_cut(g, types, solid_vel, None, vel)
+}
+
+/// [`apply_boundary`], and the solid's velocity on faces the static solids close whole
+/// between two cells that are not SOLID.
+pub fn apply_boundary_cut(
+    g: &Grid,
+    types: &[u8],
+    solid_vel: &[[f64; 3]],
+    cut: Option<&Cut>,
+    vel: &mut MacField,
+) {
     for_each_face(g, |comp, f, i| {
         let cells = face_cells(comp, f);
         let sv = |c: [i64; 3]| g.cell_at(c).map_or(0.0, |ci| solid_vel[ci][comp]);
@@ -88,7 +143,9 @@ pub fn apply_boundary(g: &Grid, types: &[u8], solid_vel: &[[f64; 3]], vel: &mut 
             (true, true) => Some(0.5 * (sv(cells[0]) + sv(cells[1]))),
             (true, false) => Some(sv(cells[0])),
             (false, true) => Some(sv(cells[1])),
-            _ => None,
+            _ => cut
+                .filter(|k| k.open.comp(comp)[i] == 0.0)
+                .map(|k| k.covered_velocity(g, comp, f)),
         };
         if let Some(v) = value {
             vel.comp_mut(comp)[i] = v;
@@ -98,6 +155,17 @@ pub fn apply_boundary(g: &Grid, types: &[u8], solid_vel: &[[f64; 3]], vel: &mut 
 
 /// Divergence (1/s) of FLUID cells and the right-hand side b = -h^2 div.
 pub fn divergence(g: &Grid, types: &[u8], vel: &MacField) -> (Vec<f64>, Vec<f64>) {
+    divergence_cut(g, types, vel, None)
+}
+
+/// [`divergence`] of the fluid's part of cut cells: a cut face's flux is its open part at
+/// the fluid's velocity and the rest at the solid's.
+pub fn divergence_cut(
+    g: &Grid,
+    types: &[u8],
+    vel: &MacField,
+    cut: Option<&Cut>,
+) -> (Vec<f64>, Vec<f64>) {
     let mut div = vec![0.0; g.cells()];
     for (c, d) in div.iter_mut().enumerate() {
         if types[c] != FLUID {
@@ -109,7 +177,11 @@ pub fn divergence(g: &Grid, types: &[u8], vel: &MacField) -> (Vec<f64>, Vec<f64>
             let dims = g.face_dims(comp);
             let mut hi = x;
             hi[comp] += 1;
-            flux += vel.comp(comp)[face_index(hi, dims)] - vel.comp(comp)[face_index(x, dims)];
+            let (ih, il) = (face_index(hi, dims), face_index(x, dims));
+            let fv = |f: [usize; 3], i: usize| {
+                super::flux_velocity(g, types, cut, comp, f, i, vel.comp(comp)[i])
+            };
+            flux += fv(hi, ih) - fv(x, il);
         }
         *d = flux / g.h;
     }
@@ -132,8 +204,20 @@ pub fn project_free_surface(
     phi: &[f64],
     vel: &mut MacField,
 ) {
+    project_cut(g, types, surface, None, phi, vel)
+}
+
+/// [`project_free_surface`] through the open faces only.
+pub fn project_cut(
+    g: &Grid,
+    types: &[u8],
+    surface: Option<&[f64]>,
+    cut: Option<&Cut>,
+    phi: &[f64],
+    vel: &mut MacField,
+) {
     for_each_face(g, |comp, f, i| {
-        if let Some(grad) = super::face_gradient(g, types, surface, phi, comp, f) {
+        if let Some(grad) = super::face_gradient_cut(g, types, surface, cut, phi, comp, f) {
             vel.comp_mut(comp)[i] -= grad;
         }
     });

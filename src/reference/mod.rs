@@ -15,6 +15,7 @@
 //!   fraction of the way to the AIR cell's centre where the level set 0.5 - density is 0.
 
 pub mod bodies;
+mod cut;
 pub mod diffusion;
 pub mod flow;
 mod free_surface;
@@ -26,6 +27,7 @@ mod spacing;
 pub mod surface;
 mod transfer;
 
+pub use cut::*;
 pub use free_surface::*;
 pub use grid::*;
 pub use multigrid::*;

@@ -193,7 +193,8 @@ impl Scene {
             let (lo, hi) = s.bounds();
             let reach = 2.0 * h.max(hz);
             let near_bounds = |p: [f64; 3]| {
-                (0..if slice { 2 } else { 3 }).all(|a| p[a] >= lo[a] - reach && p[a] <= hi[a] + reach)
+                (0..if slice { 2 } else { 3 })
+                    .all(|a| p[a] >= lo[a] - reach && p[a] <= hi[a] + reach)
             };
             let values = match mask {
                 None => crate::scene::mesh::parallel_cells(phi.len(), |n| {
@@ -216,7 +217,13 @@ impl Scene {
                                 for di in 0..2 {
                                     let (ci, cj) = (i as i64 - di as i64, j as i64 - dj as i64);
                                     let ck = if slice { 0 } else { k as i64 - dk as i64 };
-                                    if ci < 0 || cj < 0 || ck < 0 || ci >= nx as i64 || cj >= ny as i64 || ck >= nz as i64 {
+                                    if ci < 0
+                                        || cj < 0
+                                        || ck < 0
+                                        || ci >= nx as i64
+                                        || cj >= ny as i64
+                                        || ck >= nz as i64
+                                    {
                                         continue;
                                     }
                                     if m.get(ci as u32, cj as u32, ck as u32) {
@@ -361,8 +368,16 @@ mod tests {
         assert!((f - 0.875).abs() < 1e-12, "{f}");
         assert_eq!(quad_open([1.0; 4]), 1.0);
         assert_eq!(quad_open([-1.0; 4]), 0.0);
-        assert_eq!(quad_open([0.0; 4]), 0.0, "a face in a solid's side is closed");
-        assert_eq!(quad_open([0.0, 0.0, 1.0, 1.0]), 1.0, "a face touching a side is open");
+        assert_eq!(
+            quad_open([0.0; 4]),
+            0.0,
+            "a face in a solid's side is closed"
+        );
+        assert_eq!(
+            quad_open([0.0, 0.0, 1.0, 1.0]),
+            1.0,
+            "a face touching a side is open"
+        );
         assert!((segment_open(-0.25, 0.75) - 0.75).abs() < 1e-12);
         assert!((segment_open(0.75, -0.25) - 0.75).abs() < 1e-12);
     }
@@ -379,7 +394,10 @@ mod tests {
               solids: [Box(min: (0.25, 0, 0.25), max: (0.5, 0.25, 0.75))])",
         );
         let st = s.static_solids();
-        assert!(st.open.is_none(), "a box on cell faces is its own staircase");
+        assert!(
+            st.open.is_none(),
+            "a box on cell faces is its own staircase"
+        );
         assert_eq!(st.partial_cells(), 0);
         assert_eq!(st.flags.iter().filter(|f| **f != 0).count(), 4 * 4 * 8);
     }
@@ -405,9 +423,14 @@ mod tests {
             }
         }
         let disc = std::f64::consts::PI * 0.27f64.powi(2);
-        assert!((closed - disc).abs() < 0.01 * disc, "closed {closed} against {disc}");
+        assert!(
+            (closed - disc).abs() < 0.01 * disc,
+            "closed {closed} against {disc}"
+        );
         // Every fraction is snapped or inside (0, 1); cut cells have an open face.
-        assert!(open.iter().all(|f| *f == 0.0 || *f == 1.0 || (*f >= OPEN_FRACTION_MIN && *f <= 1.0 - OPEN_FRACTION_MIN)));
+        assert!(open.iter().all(|f| *f == 0.0
+            || *f == 1.0
+            || (*f >= OPEN_FRACTION_MIN && *f <= 1.0 - OPEN_FRACTION_MIN)));
     }
 
     #[test]
@@ -420,7 +443,9 @@ mod tests {
         let open = st.open.as_ref().expect("a disc cuts faces");
         // Closed length of the x-faces on x = 0.5: the disc's diameter.
         let (n, h) = (32usize, 1.0 / 32.0);
-        let closed: f64 = (0..n).map(|j| (1.0 - open[16 + (n + 1) * j] as f64) * h).sum();
+        let closed: f64 = (0..n)
+            .map(|j| (1.0 - open[16 + (n + 1) * j] as f64) * h)
+            .sum();
         assert!((closed - 0.4).abs() < 0.02 * 0.4, "closed {closed}");
         // z faces are the slice's walls.
         let nu = (n + 1) * n;

@@ -800,7 +800,10 @@ fn closest_point_on_triangle(p: DVec3, t: &[DVec3; 3]) -> DVec3 {
 
 /// Runs `f` on every index in `0..n` on all cores, in chunks; results in index order (the
 /// same whatever the scheduling).
-pub(crate) fn parallel_cells<T: Send + Copy + Default>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+pub(crate) fn parallel_cells<T: Send + Copy + Default>(
+    n: usize,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
     let threads = std::thread::available_parallelism()
         .map(|t| t.get())
         .unwrap_or(1)

@@ -27,8 +27,9 @@ struct Case {
     dt: f64,
 }
 
-/// A 14 x 12 x 10 tank with a solid block and a sphere, liquid in a box, particles moved to
-/// random positions (outside solids) with random velocities up to 1 m/s.
+/// A 14 x 12 x 10 tank with a solid block and a moving sphere in the liquid, both cutting
+/// faces (neither lies on the grid's lines), liquid in a box, particles moved to random
+/// positions (outside solids) with random velocities up to 1 m/s.
 fn case(nz: u32) -> Case {
     let mut scene = Scene {
         name: "stages".into(),
@@ -42,12 +43,12 @@ fn case(nz: u32) -> Case {
         solids: vec![
             Shape::Box {
                 min: (1.0, 0.0, 0.0),
-                max: (1.2, 0.3, nz as f64 * 0.05),
+                max: (1.2, 0.33, nz as f64 * 0.05),
                 velocity: (0.0, 0.0, 0.0),
             },
             Shape::Sphere {
-                center: (0.5, 0.95, nz as f64 * 0.05),
-                radius: 0.12,
+                center: (0.5, 0.35, nz as f64 * 0.05),
+                radius: 0.17,
                 velocity: (0.3, -0.2, 0.0),
             },
         ],
@@ -157,6 +158,8 @@ struct Outputs {
     vel: Vec<[f32; 4]>,
     solid: Vec<bool>,
     solid_vel: Vec<[f64; 3]>,
+    /// The static solids' cut faces (the sphere cuts some).
+    cut: Option<cpu::Cut>,
     dt: f64,
     /// P2G: face velocities, face weights and particles per cell.
     p2g_vel: cpu::MacField,
@@ -251,6 +254,7 @@ impl Outputs {
 
         Outputs {
             solid_vel: c.solid_vel(),
+            cut: cpu::Cut::of_scene(&c.grid, &c.scene),
             scene: c.scene,
             grid: c.grid,
             pos: c.pos,
@@ -382,7 +386,7 @@ fn check_mark_cells(o: &Outputs) {
     let g = &o.grid;
     let r = o.p2g_reference();
     let ppc = o.scene.particles_per_cell as f64;
-    let expect = cpu::mark_cells(g, &r.count, &o.p2g_weight, &o.solid, ppc);
+    let expect = cpu::mark_cells_cut(g, &r.count, &o.p2g_weight, &o.solid, ppc, o.cut.as_ref());
     let density = &o.density;
     let expect_density = cpu::relative_density(g, &o.p2g_weight, &o.solid, ppc);
     let e = max_abs_diff(density, &expect_density);
@@ -406,9 +410,25 @@ fn check_mark_cells(o: &Outputs) {
             assert!(mismatches < 3, "cell {i}: GPU type {a}, reference {b}");
         }
     }
-    for t in [eddy::scene::AIR, eddy::scene::FLUID, eddy::scene::SOLID] {
+    // (On the slice the block covers half the cells' depth: it cuts them all, none is SOLID.)
+    let kinds: &[u32] = if g.nz > 1 {
+        &[eddy::scene::AIR, eddy::scene::FLUID, eddy::scene::SOLID]
+    } else {
+        &[eddy::scene::AIR, eddy::scene::FLUID]
+    };
+    for &t in kinds {
         assert!(types.iter().any(|x| *x as u32 == t), "no cell of type {t}");
     }
+    // Cut cells next to the liquid are FLUID, others AIR.
+    let cut = o.cut.as_ref().expect("the solids cut faces");
+    let cut_types: Vec<u8> = (0..g.cells())
+        .filter(|&c| cut.is_partial(c))
+        .map(|c| types[c])
+        .collect();
+    assert!(
+        cut_types.contains(&eddy::reference::FLUID),
+        "no wet cut cell"
+    );
 }
 
 /// Volume correction: its right-hand side, the solve with the free-surface matrix, and the
@@ -418,13 +438,13 @@ fn check_volume_correction(o: &Outputs) {
     let types = &o.types;
     let surface = o.surface();
     let b = &o.correction_rhs;
-    let rhs = cpu::volume_correction_rhs(g, types, &o.density);
+    let rhs = cpu::volume_correction_rhs_cut(g, types, &o.density, o.cut.as_ref());
     assert!(max_abs(&rhs) > 0.0, "no over-dense cell");
     assert!(
         max_abs_diff(b, &rhs) < 1e-5 * max_abs(&rhs),
         "volume rhs differs"
     );
-    let a_ref = cpu::build_matrix_free_surface(g, types, Some(&surface));
+    let a_ref = cpu::build_matrix_cut(g, types, Some(&surface), o.cut.as_ref());
     let psi = cpu::direct_solve(g, &a_ref, b);
     let psi_gpu: Vec<f64> = {
         let scale = o.dt / eddy::sim::DENSITY;
@@ -452,8 +472,15 @@ fn check_volume_correction(o: &Outputs) {
         "volume correction potential relative error {err}"
     );
     let moved = pos64(&o.corrected_pos);
-    let expect =
-        cpu::volume_correction_displace(g, types, &surface, &o.solid, &psi_gpu, &pos64(&o.pos));
+    let expect = cpu::volume_correction_displace_cut(
+        g,
+        types,
+        &surface,
+        o.cut.as_ref(),
+        &o.solid,
+        &psi_gpu,
+        &pos64(&o.pos),
+    );
     let e = max_abs_diff(&moved.concat(), &expect.concat());
     assert!(e < 1e-5, "volume correction moves differ by {e}");
     let shift = max_abs_diff(&moved.concat(), &pos64(&o.pos).concat());
@@ -472,7 +499,7 @@ fn check_forces(o: &Outputs) {
 /// Boundary: copies of solid velocities, exact up to f32 rounding.
 fn check_boundary(o: &Outputs) {
     let mut expect = o.after_forces.clone();
-    cpu::apply_boundary(&o.grid, &o.types, &o.solid_vel, &mut expect);
+    cpu::apply_boundary_cut(&o.grid, &o.types, &o.solid_vel, o.cut.as_ref(), &mut expect);
     let e = mac_diff(&o.after_boundary, &expect);
     assert!(e < 1e-6, "boundary differs by {e}");
 }
@@ -481,7 +508,8 @@ fn check_boundary(o: &Outputs) {
 fn check_pressure(o: &Outputs) {
     let g = &o.grid;
     let types = &o.types;
-    let (div, rhs) = cpu::divergence(g, types, &o.after_boundary);
+    let cut = o.cut.as_ref();
+    let (div, rhs) = cpu::divergence_cut(g, types, &o.after_boundary, cut);
     let e = max_abs_diff(&o.divergence, &div);
     assert!(
         e < 1e-4 * max_abs(&div).max(1.0),
@@ -489,10 +517,17 @@ fn check_pressure(o: &Outputs) {
     );
     let b = &o.rhs;
     assert!(max_abs_diff(b, &rhs) < 1e-4 * max_abs(&rhs), "rhs differs");
-    let a_ref = cpu::build_matrix_free_surface(g, types, Some(&o.surface()));
+    let a_ref = cpu::build_matrix_cut(g, types, Some(&o.surface()), cut);
     assert!(
         a_ref.iter().any(|r| r[0].fract() != 0.0),
         "no free-surface fraction in the matrix"
+    );
+    // The sphere's cut faces reach the matrix: a fractional coupling between two FLUID cells.
+    assert!(
+        a_ref
+            .iter()
+            .any(|r| r[1..].iter().any(|x| *x != 0.0 && x.fract() != 0.0)),
+        "no cut face in the matrix"
     );
     let a_gpu = &o.matrix;
     assert_eq!(a_gpu.len(), a_ref.len());
@@ -543,11 +578,12 @@ fn check_project(o: &Outputs) {
     let g = &o.grid;
     let types = &o.types;
     let mut expect = o.after_boundary.clone();
-    cpu::project_free_surface(g, types, Some(&o.surface()), &o.phi(), &mut expect);
+    let cut = o.cut.as_ref();
+    cpu::project_cut(g, types, Some(&o.surface()), cut, &o.phi(), &mut expect);
     let e = mac_diff(&o.after_project, &expect);
     assert!(e < 1e-4, "projection differs by {e}");
-    let (div, _) = cpu::divergence(g, types, &o.after_boundary);
-    let (div_after, _) = cpu::divergence(g, types, &o.after_project);
+    let (div, _) = cpu::divergence_cut(g, types, &o.after_boundary, cut);
+    let (div_after, _) = cpu::divergence_cut(g, types, &o.after_project, cut);
     assert!(max_abs(&div_after) <= 2.0 * o.scene.pressure.tolerance * max_abs(&div) + 1e-4);
     assert!((o.project_report.max_divergence as f64 - max_abs(&div_after)).abs() < 1e-3);
 }
@@ -562,7 +598,7 @@ fn check_extrapolate(o: &Outputs) {
         &mut expect,
         o.scene.extrapolation_layers as usize,
     );
-    cpu::apply_boundary(&o.grid, &o.types, &o.solid_vel, &mut expect);
+    cpu::apply_boundary_cut(&o.grid, &o.types, &o.solid_vel, o.cut.as_ref(), &mut expect);
     let e = mac_diff(&o.after_extrapolate, &expect);
     assert!(e < 1e-5, "extrapolation differs by {e}");
 }
@@ -689,7 +725,8 @@ fn gpu_preconditioners_match_the_reference_and_are_positive() {
     let g = c.grid;
     let types = c.types();
     let surface: Vec<f64> = c.cells(Field::LevelSet).iter().map(|l| 0.5 - l).collect();
-    let a = cpu::build_matrix_free_surface(&g, &types, Some(&surface));
+    let cut = cpu::Cut::of_scene(&g, &c.scene);
+    let a = cpu::build_matrix_cut(&g, &types, Some(&surface), cut.as_ref());
     let mut rng = SplitMix64(11);
     let r: Vec<f32> = types
         .iter()
@@ -750,7 +787,8 @@ fn gpu_pressure_matches_an_f64_solve_for_every_preconditioner() {
             sim.apply_live_settings(&s).unwrap();
             let rep = sim.solve_pressure_again().unwrap();
             let b = to_f64(&sim.read_field(Field::Rhs).unwrap().values);
-            let a = cpu::build_matrix_free_surface(&g, &types, Some(&surface));
+            let cut = cpu::Cut::of_scene(&g, &scene);
+            let a = cpu::build_matrix_cut(&g, &types, Some(&surface), cut.as_ref());
             let exact = cpu::direct_solve(&g, &a, &b);
             let dt = sim.fields.params.dt as f64;
             let phi: Vec<f64> = sim

@@ -86,7 +86,11 @@ impl GridFields {
     /// Gives the faces the static solids' open fractions (one per face). Call before any
     /// stage binds the fields.
     pub fn set_open(&mut self, ctx: &crate::gpu::GpuContext, open: &[f32]) {
-        assert_eq!(open.len(), self.num_faces() as usize, "one fraction per face");
+        assert_eq!(
+            open.len(),
+            self.num_faces() as usize,
+            "one fraction per face"
+        );
         self.open = storage_buffer(&ctx.device, "GridFields::open", open.len() as u64 * 4);
         ctx.queue
             .write_buffer(&self.open, 0, bytemuck::cast_slice(open));
