@@ -208,7 +208,17 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         scene.h()
     ));
     let solid = scene.solid_cell_count();
-    line(format!("solid cells {solid}"));
+    let statics = scene.static_solids();
+    match &statics.open {
+        Some(open) => line(format!(
+            "solid cells {solid} ({} closed); cut faces {} (partly open to the fluid), cut \
+             cells {} (centre inside a solid, a face open: the solve reaches into them)",
+            statics.closed_cells(),
+            open.iter().filter(|f| **f > 0.0 && **f < 1.0).count(),
+            statics.partial_cells(),
+        )),
+        None => line(format!("solid cells {solid}")),
+    }
     for l in mesh_lines(&scene, &mut warnings) {
         line(l);
     }

@@ -115,8 +115,12 @@ pub fn mark(
     let mut types = vec![FLUID; g.cells()];
     let mut solid_vel = vec![[0.0; 3]; g.cells()];
     for c in 0..g.cells() {
+        // A cut cell (SOLID_PARTIAL) stays FLUID: the solve reaches it through its open
+        // faces.
         if static_solid[c] != 0 {
-            types[c] = SOLID;
+            if static_solid[c] != crate::gpu::constants::SOLID_PARTIAL {
+                types[c] = SOLID;
+            }
             solid_vel[c] = static_vel[c];
         }
     }

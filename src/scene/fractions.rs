@@ -46,6 +46,10 @@ impl StaticSolids {
     }
 }
 
+/// A distance beyond any domain: far from every solid (finite, so a face's fraction between
+/// such a node and one inside a solid is still a number).
+const FAR: f64 = 1e30;
+
 /// Signed distance to a box (negative inside).
 fn box_sdf(p: [f64; 3], lo: [f64; 3], hi: [f64; 3], axes: usize) -> f64 {
     let mut outside = 0.0;
@@ -90,9 +94,9 @@ impl Shape {
                 let (qx, qy) = (radial - radius, along.abs() - 0.5 * length);
                 qx.max(qy).min(0.0) + (qx.max(0.0).powi(2) + qy.max(0.0).powi(2)).sqrt()
             }
-            Shape::Mesh { loaded, .. } => loaded.get().map_or(f64::INFINITY, |m| {
-                m.sdf(if slice { [p[0], p[1], z_mid] } else { p })
-            }),
+            Shape::Mesh { loaded, .. } => loaded
+                .get()
+                .map_or(FAR, |m| m.sdf(if slice { [p[0], p[1], z_mid] } else { p })),
         }
     }
 }
@@ -164,6 +168,23 @@ impl Scene {
     /// module's notes). Meshes are measured exactly only near their surface (nodes whose
     /// cells disagree about the inside); elsewhere their cell masks decide.
     pub fn static_solids(&self) -> StaticSolids {
+        if self.solids.iter().any(|s| !s.keyframes().is_empty()) {
+            // A keyframed mesh moves: it is stamped as whole cells each substep
+            // (src/sim/liquid/moving.rs), over the fixed solids' cut faces. Here it holds
+            // the cells it starts in.
+            let mut fixed = self.clone();
+            fixed.solids.retain(|s| s.keyframes().is_empty());
+            let mut out = fixed.static_solids();
+            let (all, vel) = self.centre_cells();
+            let (still, _) = fixed.centre_cells();
+            for c in 0..all.len() {
+                if all[c] != 0 && still[c] == 0 {
+                    out.flags[c] = SOLID_CLOSED;
+                    out.velocity[c] = vel[c];
+                }
+            }
+            return out;
+        }
         let (centre, velocity) = self.centre_cells();
         let mut out = StaticSolids {
             flags: centre.clone(),
@@ -188,7 +209,7 @@ impl Scene {
             }
         };
         let masks = self.mesh_masks();
-        let mut phi = vec![f64::INFINITY; mx * my * mz];
+        let mut phi = vec![FAR; mx * my * mz];
         for (s, mask) in self.solids.iter().zip(&masks) {
             let (lo, hi) = s.bounds();
             let reach = 2.0 * h.max(hz);
@@ -202,7 +223,7 @@ impl Scene {
                     if near_bounds(p) {
                         s.signed_distance(p, slice, 0.5 * hz)
                     } else {
-                        f64::INFINITY
+                        FAR
                     }
                 }),
                 Some(m) => {
@@ -236,10 +257,42 @@ impl Scene {
                         }
                         (any_in, any_out)
                     };
-                    crate::scene::mesh::parallel_cells(phi.len(), |n| match cells_around(n) {
-                        (true, true) => s.signed_distance(node_pos(n), slice, 0.5 * hz),
-                        (true, false) => -h,
-                        _ => f64::INFINITY,
+                    let around: Vec<(bool, bool)> =
+                        crate::scene::mesh::parallel_cells(phi.len(), cells_around);
+                    // Exact distances at the nodes whose cells disagree and at their
+                    // neighbours (a face may join a node near the surface to one that is not).
+                    let mut near = vec![false; phi.len()];
+                    for (n, a) in around.iter().enumerate() {
+                        if !(a.0 && a.1) {
+                            continue;
+                        }
+                        let (i, j, k) = (n % mx, (n / mx) % my, n / (mx * my));
+                        for dk in -1i64..=1 {
+                            for dj in -1i64..=1 {
+                                for di in -1i64..=1 {
+                                    let (a, b, c) = (i as i64 + di, j as i64 + dj, k as i64 + dk);
+                                    if a < 0
+                                        || b < 0
+                                        || c < 0
+                                        || a >= mx as i64
+                                        || b >= my as i64
+                                        || c >= mz as i64
+                                    {
+                                        continue;
+                                    }
+                                    near[node(a as usize, b as usize, c as usize)] = true;
+                                }
+                            }
+                        }
+                    }
+                    crate::scene::mesh::parallel_cells(phi.len(), |n| {
+                        if near[n] {
+                            s.signed_distance(node_pos(n), slice, 0.5 * hz)
+                        } else if around[n].0 {
+                            -FAR
+                        } else {
+                            FAR
+                        }
                     })
                 }
             };
@@ -451,5 +504,23 @@ mod tests {
         let nu = (n + 1) * n;
         let nv = n * (n + 1);
         assert!(open[nu + nv..].iter().all(|f| *f == 0.0));
+    }
+
+    #[test]
+    fn every_shipped_scene_has_finite_fractions() {
+        for entry in std::fs::read_dir("scenes").expect("scenes folder") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_none_or(|e| e != "ron") {
+                continue;
+            }
+            let scene = Scene::load(&path).expect("shipped scene loads");
+            if let Some(open) = scene.static_solids().open {
+                assert!(
+                    open.iter().all(|f| (0.0..=1.0).contains(f)),
+                    "{}: a fraction outside [0, 1]",
+                    path.display()
+                );
+            }
+        }
     }
 }

@@ -301,6 +301,8 @@ struct StageOutputs {
     params: cs::Params,
     static_solid: Vec<u32>,
     static_vel: Vec<[f64; 3]>,
+    /// The static solids' cut faces.
+    cut: Option<cpu::Cut>,
     bodies: Vec<cs::MovingSolid>,
     sources: Vec<cs::Source>,
     dye0: cs::Dye,
@@ -334,6 +336,7 @@ impl StageOutputs {
             .iter()
             .map(|v| [v[0] as f64, v[1] as f64, v[2] as f64])
             .collect();
+        let cut = cpu::Cut::of_scene(&grid, &scene);
         let dye0 = c.dye0.iter().map(|d| d.map(|x| x as f64)).collect();
         let vel0 = mac(&grid, &c.vel0);
         c.run_to(SmokeStage::Mark);
@@ -371,6 +374,7 @@ impl StageOutputs {
             dt: c.dt,
             params,
             static_solid,
+            cut,
             static_vel,
             bodies,
             sources: c.sources(),
@@ -423,10 +427,21 @@ fn check_mark(o: &StageOutputs) {
     assert!(e < 1e-6, "solid velocities differ by {e}");
     let moving = solid_vel.iter().filter(|v| **v == [0.3, 0.4, 0.0]).count();
     assert!(moving >= 6, "{moving} cells carry the body's velocity");
-    let solids = types.iter().filter(|t| **t == cpu::SOLID).count();
+    // SOLID cells, and the cut cells that are FLUID for the solve.
+    let solids = types
+        .iter()
+        .zip(&o.static_solid)
+        .filter(|(t, s)| **t == cpu::SOLID || **s == eddy::gpu::constants::SOLID_PARTIAL)
+        .count();
     assert!(
         solids > 20 && solids < g.cells() / 2,
         "{solids} solid cells"
+    );
+    assert!(
+        o.static_solid
+            .iter()
+            .any(|s| *s == eddy::gpu::constants::SOLID_PARTIAL),
+        "no cut cell"
     );
     assert!(types
         .iter()
@@ -515,7 +530,13 @@ fn check_boundary(o: &StageOutputs) {
         &mut expect_dye,
     );
     let mut expect_vel = o.vel_forces.clone();
-    cpu::apply_boundary(&o.grid, &o.types, &solid_vel, &mut expect_vel);
+    cpu::apply_boundary_cut(
+        &o.grid,
+        &o.types,
+        &solid_vel,
+        o.cut.as_ref(),
+        &mut expect_vel,
+    );
     assert!(mac_diff(&o.vel_boundary, &expect_vel) < 1e-6);
 }
 
@@ -523,7 +544,8 @@ fn check_boundary(o: &StageOutputs) {
 /// same (pure Neumann, consistent) system, and the divergence drop.
 fn check_project(o: &StageOutputs) {
     let (g, types, vel_bc) = (&o.grid, &o.types, &o.vel_boundary);
-    let (div, b) = cpu::divergence(g, types, vel_bc);
+    let cut = o.cut.as_ref();
+    let (div, b) = cpu::divergence_cut(g, types, vel_bc, cut);
     let fluid: Vec<usize> = (0..g.cells()).filter(|&i| types[i] == cpu::FLUID).collect();
     let mean = fluid.iter().map(|&i| b[i]).sum::<f64>() / fluid.len() as f64;
     assert!(
@@ -539,7 +561,7 @@ fn check_project(o: &StageOutputs) {
             }
         })
         .collect();
-    let a = cpu::build_matrix(g, types);
+    let a = cpu::build_matrix_cut(g, types, None, cut);
     let exact = cpu::pcg(
         g,
         types,
@@ -552,7 +574,7 @@ fn check_project(o: &StageOutputs) {
     );
     assert!(exact.converged);
     let mut expect_vel = vel_bc.clone();
-    cpu::project(g, types, &exact.p, &mut expect_vel);
+    cpu::project_cut(g, types, None, cut, &exact.p, &mut expect_vel);
     assert_eq!(o.project.len(), PreconditionerKind::ALL.len());
     for (pre, rep, vel_p, phi) in &o.project {
         let solve = rep.solve.clone().unwrap();
@@ -563,13 +585,13 @@ fn check_project(o: &StageOutputs) {
             "{pre}: projected velocity differs from the f64 solve by {e} (relative)"
         );
         let mut with_gpu_phi = vel_bc.clone();
-        cpu::project(g, types, phi, &mut with_gpu_phi);
+        cpu::project_cut(g, types, None, cut, phi, &mut with_gpu_phi);
         let e = mac_diff(vel_p, &with_gpu_phi);
         assert!(
             e < 1e-5,
             "{pre}: projection with the GPU pressure differs by {e}"
         );
-        let (div_after, _) = cpu::divergence(g, types, vel_p);
+        let (div_after, _) = cpu::divergence_cut(g, types, vel_p, cut);
         let (d0, d1) = (max_abs(&div), max_abs(&div_after));
         assert!(d1 <= 5e-5 * d0, "{pre}: |div| {d0} -> {d1}");
         assert!((rep.max_divergence as f64 - d1).abs() <= 1e-3 * d0);
@@ -825,7 +847,9 @@ fn reference_drift(sim: &SmokeSimulation, types: &[u8], dye: &[[f32; 4]], vel: &
     let mut d: cs::Dye = dye.iter().map(|x| x.map(|v| v as f64)).collect();
     let mut v = mac(&g, vel);
     let still = vec![[0.0; 3]; g.cells()];
-    let a = cpu::build_matrix(&g, types);
+    let cut = cpu::Cut::of_scene(&g, &sim.scene);
+    let cut = cut.as_ref();
+    let a = cpu::build_matrix_cut(&g, types, None, cut);
     let mut totals = Vec::new();
     for _ in 0..200 {
         for c in 0..g.cells() {
@@ -834,8 +858,8 @@ fn reference_drift(sim: &SmokeSimulation, types: &[u8], dye: &[[f32; 4]], vel: &
             }
         }
         cs::advect(&g, types, &p, 0.01, &mut v, &mut d);
-        cpu::apply_boundary(&g, types, &still, &mut v);
-        let (_, b) = cpu::divergence(&g, types, &v);
+        cpu::apply_boundary_cut(&g, types, &still, cut, &mut v);
+        let (_, b) = cpu::divergence_cut(&g, types, &v, cut);
         let fluid = types.iter().filter(|t| **t == cpu::FLUID).count() as f64;
         let mean = b.iter().sum::<f64>() / fluid;
         let b: Vec<f64> = (0..g.cells())
@@ -857,7 +881,7 @@ fn reference_drift(sim: &SmokeSimulation, types: &[u8], dye: &[[f32; 4]], vel: &
             5000,
             None,
         );
-        cpu::project(&g, types, &r.p, &mut v);
+        cpu::project_cut(&g, types, None, cut, &r.p, &mut v);
         totals.push(d.iter().map(|x| (x[0] + x[1] + x[2]) / 3.0).sum::<f64>());
     }
     (totals[199] - totals[0]) / totals[0]

@@ -96,6 +96,16 @@ impl GridFields {
             .write_buffer(&self.open, 0, bytemuck::cast_slice(open));
     }
 
+    /// Bytes of `GridFields::open` at most: a fraction per face where the scene has static
+    /// solids (they may cut faces).
+    pub fn open_bytes(scene: &crate::scene::Scene, faces: u64) -> u64 {
+        if scene.solids.is_empty() {
+            0
+        } else {
+            faces * 4
+        }
+    }
+
     /// Whether some face is cut (`open` holds a fraction per face).
     pub fn has_cut_faces(&self) -> bool {
         self.open.size() >= self.num_faces() as u64 * 4

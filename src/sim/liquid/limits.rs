@@ -47,7 +47,8 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
             0
         }
         + diffusion::memory(scene).0
-        + bodies::coupling::memory(scene);
+        + bodies::coupling::memory(scene)
+        + GridFields::open_bytes(scene, faces);
     let candidates = [
         diffusion::memory_candidate(scene),
         (

@@ -117,7 +117,8 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
         + Particles::bytes(tracers)
         + SmokeFields::bytes(cells, faces, tracers)
         + diffusion::memory(scene).0
-        + super::bodies::coupling::memory(scene);
+        + super::bodies::coupling::memory(scene)
+        + GridFields::open_bytes(scene, faces);
     let grid = "reduce the resolution";
     let candidates = [
         diffusion::memory_candidate(scene),
