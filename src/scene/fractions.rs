@@ -151,8 +151,35 @@ pub fn segment_open(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Open fraction of face `f` of component `comp` from the distance at the grid's nodes
+/// (`phi` of node coordinates; a slice's nodes have k = 0 and its z faces are walls).
+pub fn face_open_at(
+    phi: impl Fn([usize; 3]) -> f64,
+    comp: usize,
+    f: [usize; 3],
+    slice: bool,
+) -> f64 {
+    let [i, j, _] = f;
+    if slice {
+        return match comp {
+            0 => segment_open(phi([i, j, 0]), phi([i, j + 1, 0])),
+            1 => segment_open(phi([i, j, 0]), phi([i + 1, j, 0])),
+            _ => 0.0,
+        };
+    }
+    // The face's corners, in its two tangent axes.
+    let (t1, t2) = ((comp + 1) % 3, (comp + 2) % 3);
+    let corner = |a: usize, b: usize| {
+        let mut x = f;
+        x[t1] += a;
+        x[t2] += b;
+        phi(x)
+    };
+    quad_open([corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)])
+}
+
 /// Snaps a fraction within OPEN_FRACTION_MIN of 0 or 1 to it.
-fn snap(f: f64) -> f32 {
+pub fn snap(f: f64) -> f32 {
     let m = OPEN_FRACTION_MIN as f64;
     if f < m {
         0.0
@@ -191,7 +218,7 @@ impl Scene {
             velocity,
             open: None,
         };
-        if self.solids.is_empty() {
+        if self.solids.is_empty() || !self.cut_faces {
             return out;
         }
         let [nx, ny, nz] = self.dims().map(|v| v as usize);
@@ -320,22 +347,8 @@ impl Scene {
                         let wall = f[comp] == 0 || f[comp] == d[comp] - 1;
                         let frac = if wall {
                             0.0
-                        } else if slice {
-                            match comp {
-                                0 => segment_open(phi[node(i, j, 0)], phi[node(i, j + 1, 0)]),
-                                1 => segment_open(phi[node(i, j, 0)], phi[node(i + 1, j, 0)]),
-                                _ => 0.0,
-                            }
                         } else {
-                            // The face's corners, in its two tangent axes.
-                            let (t1, t2) = ((comp + 1) % 3, (comp + 2) % 3);
-                            let corner = |a: usize, b: usize| {
-                                let mut x = f;
-                                x[t1] += a;
-                                x[t2] += b;
-                                phi[node(x[0], x[1], x[2])]
-                            };
-                            quad_open([corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)])
+                            face_open_at(|x| phi[node(x[0], x[1], x[2])], comp, f, slice)
                         };
                         open.push(snap(frac));
                     }

@@ -503,6 +503,15 @@ pub struct Scene {
     /// (`Scene::particle_capacity`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_particles: Option<u64>,
+    /// Static solids and keyframed meshes cut the faces of the grid (src/scene/fractions.rs):
+    /// the pressure solve sees their true surface. `false` makes every solid a staircase of
+    /// whole cells, as in the simplest solvers (to compare the two).
+    #[serde(skip_serializing_if = "is_true")]
+    pub cut_faces: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for Scene {
@@ -535,6 +544,7 @@ impl Default for Scene {
             drains: Vec::new(),
             open_sides: Vec::new(),
             max_particles: None,
+            cut_faces: true,
         }
     }
 }

@@ -201,13 +201,13 @@ impl Runner<Liquid> {
             scene.gravity.1 as f32,
             scene.gravity.2 as f32,
         ];
-        let mut core = Core::new(
-            ctx,
-            scene,
-            params,
-            &Stage::ALL.map(|s| s.name()),
-            init.open.as_deref(),
-        );
+        let moving = moving::MovingSolids::from_scene(scene).map_err(SimError::Unsupported)?;
+        // Keyframed meshes cut faces as they move: the fractions are then uploaded each stamp.
+        let open = moving
+            .as_ref()
+            .and_then(|m| m.open.as_deref())
+            .or(init.open.as_deref());
+        let mut core = Core::new(ctx, scene, params, &Stage::ALL.map(|s| s.name()), open);
         let (ctx, fields, pcg) = (&core.ctx, &core.fields, &core.pcg);
         let device = &ctx.device;
         ctx.queue
@@ -248,7 +248,7 @@ impl Runner<Liquid> {
             flow: scene
                 .has_flow()
                 .then(|| flow::Flow::new(ctx, scene, fields, &particles, &init.solid)),
-            moving: moving::MovingSolids::from_scene(scene).map_err(SimError::Unsupported)?,
+            moving,
             particles,
         };
         core.max_speed = init
@@ -466,6 +466,9 @@ impl Mode for Liquid {
                 let q = &core.ctx.queue;
                 q.write_buffer(&core.fields.solid, 0, bytemuck::cast_slice(&m.solid));
                 q.write_buffer(&core.fields.solid_vel, 0, bytemuck::cast_slice(&m.vel));
+                if let Some(open) = m.open.as_ref() {
+                    q.write_buffer(&core.fields.open, 0, bytemuck::cast_slice(open));
+                }
             }
         }
         let scene = &core.scene;

@@ -4,6 +4,13 @@
 //! has over the substep (where the mesh's motion carries the cell centre in `dt`, over `dt`:
 //! translation and rotation together), so the boundary stage sets u.n = u_solid.n on their
 //! faces. The cells are uploaded over the scene's static SOLID cells each substep.
+//!
+//! With `cut_faces` (the default) the mesh also cuts the faces near its surface, as the static
+//! solids do (src/scene/fractions.rs): the open fractions come from its signed distance at
+//! the grid's nodes where it is at the substep's start, a cell whose faces it closes whole is
+//! SOLID_CLOSED and a cell whose centre it holds with a face still open is SOLID_PARTIAL, so
+//! the fluid sees the mesh slide across a cell as a smooth change of its faces, not as a
+//! cell switching from fluid to solid at once.
 
 use crate::scene::mesh::{load_placed, Placement, SolidMesh};
 use crate::scene::motion::{pose_at, Keyframe};
@@ -22,8 +29,13 @@ pub struct MovingSolids {
     /// SOLID cells and velocities of the scene's other solids.
     static_solid: Vec<u32>,
     static_vel: Vec<[f32; 4]>,
+    /// The static solids' open face fractions (every face open where they cut none), when
+    /// the scene cuts faces.
+    static_open: Option<Vec<f32>>,
     pub solid: Vec<u32>,
     pub vel: Vec<[f32; 4]>,
+    /// The faces' open fractions after the last stamp (with `cut_faces`).
+    pub open: Option<Vec<f32>>,
     /// Largest speed of a moving cell at the last stamp, m/s.
     pub max_speed: f64,
     /// Every mesh's pose at the last stamp, when all of them were at rest: nothing to
@@ -83,13 +95,25 @@ impl MovingSolids {
         if movers.is_empty() {
             return Ok(None);
         }
-        let (static_solid, static_vel) = fixed.solid_cells();
+        let crate::scene::fractions::StaticSolids {
+            flags: static_solid,
+            velocity: static_vel,
+            open,
+        } = fixed.static_solids();
+        let static_open = scene.cut_faces.then(|| {
+            open.unwrap_or_else(|| {
+                let [nx, ny, nz] = scene.dims().map(|v| v as usize);
+                vec![1.0; (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1)]
+            })
+        });
         Ok(Some(Self {
             movers,
             solid: static_solid.clone(),
             vel: static_vel.clone(),
+            open: static_open.clone(),
             static_solid,
             static_vel,
+            static_open,
             max_speed: 0.0,
             resting: None,
         }))
@@ -135,9 +159,13 @@ impl MovingSolids {
         self.resting = still.then_some(at_t);
         self.solid.copy_from_slice(&self.static_solid);
         self.vel.copy_from_slice(&self.static_vel);
+        if let (Some(open), Some(base)) = (self.open.as_mut(), self.static_open.as_ref()) {
+            open.copy_from_slice(base);
+        }
         let dims = scene.dims();
         let h = scene.h();
         let mut fastest: f64 = 0.0;
+        let mut regions = Vec::new();
         for m in &self.movers {
             let (q0, x0) = pose(&m.keys, t);
             let (q1, x1) = pose(&m.keys, t + dt);
@@ -162,6 +190,14 @@ impl MovingSolids {
                 (first as u32, last)
             };
             let (rx, ry, rz) = (range(0), range(1), range(2));
+            if let Some(open) = self.open.as_mut() {
+                let mesh = Placed {
+                    local: &m.local,
+                    inv,
+                    x0,
+                };
+                regions.push(mesh.cut(dims, h, wlo, whi, open));
+            }
             if rx.1 < rx.0 as f64 || ry.1 < ry.0 as f64 || rz.1 < rz.0 as f64 {
                 continue;
             }
@@ -186,7 +222,126 @@ impl MovingSolids {
                 }
             }
         }
+        if let Some(open) = self.open.as_ref() {
+            for r in regions.iter().flatten() {
+                classify_cut_cells(dims, *r, open, &self.static_solid, &mut self.solid);
+            }
+        }
         self.max_speed = fastest;
         true
+    }
+}
+
+/// A moving mesh where it is: world point p is `inv * (p - x0)` in the mesh's frame.
+struct Placed<'a> {
+    local: &'a SolidMesh,
+    inv: DQuat,
+    x0: DVec3,
+}
+
+impl Placed<'_> {
+    /// Closes the part of every face near the mesh that it covers: each face whose corners
+    /// lie in the mesh's bounds (one cell around) takes the smaller of its open fraction and
+    /// the mesh's. Returns the cells it may have changed (lo, hi exclusive).
+    fn cut(
+        &self,
+        dims: [u32; 3],
+        h: f64,
+        wlo: DVec3,
+        whi: DVec3,
+        open: &mut [f32],
+    ) -> Option<([usize; 3], [usize; 3])> {
+        let n = dims.map(|v| v as usize);
+        let lo: [usize; 3] =
+            std::array::from_fn(|a| ((wlo[a] / h).floor() - 1.0).max(0.0) as usize);
+        let hi: [usize; 3] =
+            std::array::from_fn(|a| (((whi[a] / h).ceil() + 1.0).max(0.0) as usize).min(n[a]));
+        if (0..3).any(|a| lo[a] >= hi[a]) {
+            return None;
+        }
+        let ext = [hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1];
+        let phi = crate::scene::mesh::parallel_cells(ext[0] * ext[1] * ext[2], |q| {
+            let x = [q % ext[0], (q / ext[0]) % ext[1], q / (ext[0] * ext[1])];
+            let p = DVec3::new(
+                (lo[0] + x[0]) as f64 * h,
+                (lo[1] + x[1]) as f64 * h,
+                (lo[2] + x[2]) as f64 * h,
+            );
+            self.local.sdf((self.inv * (p - self.x0)).to_array())
+        });
+        let node = |x: [usize; 3]| {
+            phi[(x[0] - lo[0]) + ext[0] * ((x[1] - lo[1]) + ext[1] * (x[2] - lo[2]))]
+        };
+        let mut offset = 0;
+        for comp in 0..3 {
+            let mut d = n;
+            d[comp] += 1;
+            // Faces whose four corners are nodes of the region.
+            let mut top = hi;
+            for (a, t) in top.iter_mut().enumerate() {
+                if a != comp {
+                    *t -= 1;
+                }
+            }
+            for k in lo[2]..=top[2].min(d[2] - 1) {
+                for j in lo[1]..=top[1].min(d[1] - 1) {
+                    for i in lo[0]..=top[0].min(d[0] - 1) {
+                        let f = [i, j, k];
+                        let g = offset + i + d[0] * (j + d[1] * k);
+                        let frac = crate::scene::fractions::face_open_at(node, comp, f, false);
+                        let frac = crate::scene::fractions::snap(frac);
+                        if frac < open[g] {
+                            open[g] = frac;
+                        }
+                    }
+                }
+            }
+            offset += d[0] * d[1] * d[2];
+        }
+        // The cells around the faces that changed.
+        Some((
+            std::array::from_fn(|a| lo[a].saturating_sub(1)),
+            std::array::from_fn(|a| (hi[a] + 1).min(n[a])),
+        ))
+    }
+}
+
+/// After the stamps: a cell whose six faces are closed is SOLID_CLOSED; a cell a mesh
+/// stamped (its centre inside) with a face still open is SOLID_PARTIAL, unless a static
+/// solid already closes it.
+fn classify_cut_cells(
+    dims: [u32; 3],
+    (lo, hi): ([usize; 3], [usize; 3]),
+    open: &[f32],
+    static_solid: &[u32],
+    solid: &mut [u32],
+) {
+    use crate::gpu::constants::{SOLID_CLOSED, SOLID_PARTIAL};
+    let [nx, ny, nz] = dims.map(|v| v as usize);
+    let faces = [(nx + 1) * ny * nz, nx * (ny + 1) * nz, nx * ny * (nz + 1)];
+    let face = |comp: usize, x: [usize; 3]| {
+        let mut d = [nx, ny, nz];
+        d[comp] += 1;
+        faces[..comp].iter().sum::<usize>() + x[0] + d[0] * (x[1] + d[1] * x[2])
+    };
+    for k in lo[2]..hi[2] {
+        for j in lo[1]..hi[1] {
+            for i in lo[0]..hi[0] {
+                let x = [i, j, k];
+                let c = i + nx * (j + ny * k);
+                let any_open = (0..3).any(|comp| {
+                    let mut up = x;
+                    up[comp] += 1;
+                    open[face(comp, x)] > 0.0 || open[face(comp, up)] > 0.0
+                });
+                solid[c] = if !any_open {
+                    SOLID_CLOSED
+                } else if solid[c] == SOLID_CLOSED && static_solid[c] != SOLID_CLOSED {
+                    SOLID_PARTIAL
+                } else {
+                    solid[c]
+                };
+            }
+        }
     }
 }
