@@ -195,6 +195,9 @@ pub struct Smoke {
     /// Scene and painted solids, as on the GPU.
     static_solid: Vec<u32>,
     static_vel: Vec<[f32; 4]>,
+    /// The faces' open fractions, as on the GPU (where the scene's solids cut faces): an
+    /// erased cell's faces open whole.
+    static_open: Option<Vec<f32>>,
     static_dirty: bool,
     splats: Vec<Emitter>,
     trail_slot: u32,
@@ -233,6 +236,7 @@ impl Runner<Smoke> {
             &SmokeStage::ALL.map(|s| s.name()),
             open.as_deref(),
         );
+        let open = core.fields.has_cut_faces().then_some(open).flatten();
         let (ctx, fields) = (&core.ctx, &core.fields);
         let device = &ctx.device;
         let sp = smoke_params(scene, 0.0);
@@ -266,6 +270,7 @@ impl Runner<Smoke> {
             ),
             static_solid,
             static_vel,
+            static_open: open,
             static_dirty: true,
             splats: Vec::new(),
             trail_slot: 0,
@@ -397,6 +402,9 @@ impl Smoke {
                 0,
                 bytemuck::cast_slice(&self.static_vel),
             );
+            if let Some(open) = &self.static_open {
+                q.write_buffer(&core.fields.open, 0, bytemuck::cast_slice(open));
+            }
             self.static_dirty = false;
         }
     }
@@ -600,6 +608,12 @@ impl SmokeSimulation {
                     self.mode.static_vel[c] = [0.0; 4];
                     changed += 1;
                 }
+                // Erasing leaves no solid in the disc: its cells' faces open whole.
+                if !solid {
+                    if let Some(open) = self.mode.static_open.as_mut() {
+                        self.mode.static_dirty |= open_cell_faces(open, [nx, ny], i, j);
+                    }
+                }
             }
         }
         if changed > 0 {
@@ -693,6 +707,9 @@ impl SmokeSimulation {
             "smoke.static_vel",
             bytemuck::cast_slice(&m.static_vel).to_vec(),
         );
+        if let Some(open) = &m.static_open {
+            s.push("smoke.open", bytemuck::cast_slice(open).to_vec());
+        }
         Ok(s)
     }
 
@@ -729,7 +746,44 @@ impl SmokeSimulation {
         m.trail_slot = w[1] as u32;
         m.static_solid = bytemuck::pod_collect_to_vec(solid);
         m.static_vel = bytemuck::pod_collect_to_vec(vel);
+        // The cut faces as saved (the cells erased before the save opened theirs); a
+        // checkpoint from before eddy cut faces has none: the scene's then.
+        if let Some(open) = m.static_open.as_mut() {
+            match state.get("smoke.open") {
+                Ok(saved) if saved.len() == open.len() * 4 => {
+                    *open = bytemuck::pod_collect_to_vec(saved);
+                }
+                Ok(_) => {
+                    return Err(SimError::Unsupported(
+                        "the saved cut faces are of another grid".into(),
+                    ))
+                }
+                Err(_) => {
+                    if let Some(scene) = self.core.scene.static_solids().open {
+                        *open = scene;
+                    }
+                }
+            }
+        }
         m.static_dirty = true;
         Ok(())
     }
+}
+
+/// Opens the in-plane faces of cell (i, j) of an `n` slice whole (its solid was erased);
+/// whether one was not.
+fn open_cell_faces(open: &mut [f32], [nx, ny]: [u32; 2], i: u32, j: u32) -> bool {
+    let (nx, ny, i, j) = (nx as usize, ny as usize, i as usize, j as usize);
+    let nu = (nx + 1) * ny;
+    let mut changed = false;
+    for g in [
+        i + (nx + 1) * j,
+        i + 1 + (nx + 1) * j,
+        nu + i + nx * j,
+        nu + i + nx * (j + 1),
+    ] {
+        changed |= open[g] != 1.0;
+        open[g] = 1.0;
+    }
+    changed
 }
