@@ -818,3 +818,19 @@ fn gpu_pressure_matches_an_f64_solve_for_every_preconditioner() {
         }
     }
 }
+
+/// The cut faces as a field (`eddy view --field open_u`): the fractions of the scene's
+/// solids, as the f64 geometry gives them.
+#[test]
+fn open_face_fields_show_the_scenes_cut_faces() {
+    let c = case(10);
+    let cut = cpu::Cut::of_scene(&c.grid, &c.scene).expect("the case's solids cut faces");
+    for (comp, field) in [Field::OpenU, Field::OpenV, Field::OpenW]
+        .into_iter()
+        .enumerate()
+    {
+        let gpu = to_f64(&c.sim.read_field(field).unwrap().values);
+        assert_eq!(gpu, *cut.open.comp(comp), "{}", field.id());
+    }
+    assert!(cut.open.u.iter().any(|f| *f > 0.0 && *f < 1.0));
+}

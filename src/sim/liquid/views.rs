@@ -36,6 +36,11 @@ pub enum Field {
     FlipDeltaU,
     FlipDeltaV,
     FlipDeltaW,
+    /// The fraction of each face open to the fluid (the solids' cut faces; 1 everywhere in
+    /// a scene whose solids are their own staircase).
+    OpenU,
+    OpenV,
+    OpenW,
     CellType,
     /// Velocity of the solid in each SOLID cell (scene solids; rigid bodies' v + w x r),
     /// per component, m/s: what the boundary stage puts on the solid's faces.
@@ -68,7 +73,7 @@ pub enum Field {
 
 impl Field {
     /// The fields of the simulation grid (the multigrid levels come from [`MgField::list`]).
-    pub const ALL: [Field; 32] = [
+    pub const ALL: [Field; 35] = [
         Field::U,
         Field::V,
         Field::W,
@@ -81,6 +86,9 @@ impl Field {
         Field::FlipDeltaU,
         Field::FlipDeltaV,
         Field::FlipDeltaW,
+        Field::OpenU,
+        Field::OpenV,
+        Field::OpenW,
         Field::CellType,
         Field::SolidVelX,
         Field::SolidVelY,
@@ -115,6 +123,9 @@ impl Field {
             Field::WeightU => "P2G weight u",
             Field::WeightV => "P2G weight v",
             Field::WeightW => "P2G weight w",
+            Field::OpenU => "open fraction of x faces",
+            Field::OpenV => "open fraction of y faces",
+            Field::OpenW => "open fraction of z faces",
             Field::SolidVelX => "solid velocity x",
             Field::SolidVelY => "solid velocity y",
             Field::SolidVelZ => "solid velocity z",
@@ -157,6 +168,9 @@ impl Field {
             Field::FlipDeltaU => "FLIP change of u, new minus after P2G (m/s)",
             Field::FlipDeltaV => "FLIP change of v, new minus after P2G (m/s)",
             Field::FlipDeltaW => "FLIP change of w, new minus after P2G (m/s)",
+            Field::OpenU | Field::OpenV | Field::OpenW => {
+                "fraction of each face the solids leave open to the fluid (cut faces)"
+            }
             Field::CellType => "AIR, FLUID or SOLID per cell",
             Field::SolidVelX => {
                 "x velocity of the solid in each SOLID cell (bodies: v + w x r; m/s)"
@@ -206,6 +220,9 @@ impl Field {
             Field::FlipDeltaU => "flip_delta_u",
             Field::FlipDeltaV => "flip_delta_v",
             Field::FlipDeltaW => "flip_delta_w",
+            Field::OpenU => "open_u",
+            Field::OpenV => "open_v",
+            Field::OpenW => "open_w",
             Field::CellType => "cell_type",
             Field::SolidVelX => "solid_u",
             Field::SolidVelY => "solid_v",
@@ -231,9 +248,15 @@ impl Field {
 
     pub fn location(self) -> Location {
         match self {
-            Field::U | Field::UOld | Field::WeightU | Field::FlipDeltaU => Location::Face(0),
-            Field::V | Field::VOld | Field::WeightV | Field::FlipDeltaV => Location::Face(1),
-            Field::W | Field::WOld | Field::WeightW | Field::FlipDeltaW => Location::Face(2),
+            Field::U | Field::UOld | Field::WeightU | Field::FlipDeltaU | Field::OpenU => {
+                Location::Face(0)
+            }
+            Field::V | Field::VOld | Field::WeightV | Field::FlipDeltaV | Field::OpenV => {
+                Location::Face(1)
+            }
+            Field::W | Field::WOld | Field::WeightW | Field::FlipDeltaW | Field::OpenW => {
+                Location::Face(2)
+            }
             _ => Location::Cell,
         }
     }
@@ -245,6 +268,9 @@ impl Field {
             Field::WeightU
                 | Field::WeightV
                 | Field::WeightW
+                | Field::OpenU
+                | Field::OpenV
+                | Field::OpenW
                 | Field::CellType
                 | Field::ParticleCount
                 | Field::Density
@@ -339,6 +365,13 @@ impl Simulation {
                     }
                     Field::WeightU | Field::WeightV | Field::WeightW => {
                         read_f32(&self.fields.weight)?[r].to_vec()
+                    }
+                    Field::OpenU | Field::OpenV | Field::OpenW => {
+                        if self.fields.has_cut_faces() {
+                            read_f32(&self.fields.open)?[r].to_vec()
+                        } else {
+                            vec![1.0; r.len()]
+                        }
                     }
                     _ => {
                         let new = read_f32(&self.fields.vel)?;
