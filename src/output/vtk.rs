@@ -36,6 +36,9 @@ pub struct FieldFrame {
     /// The MAC face velocities u, v, w (m/s), each over its own face grid (i fastest); w is
     /// empty in a slice. None when not asked for.
     pub faces: Option<[Vec<f32>; 3]>,
+    /// With `faces`, where the solids cut faces: each face's open fraction, over the same
+    /// face grids (written beside the velocity as `open_fraction`).
+    pub open: Option<[Vec<f32>; 3]>,
 }
 
 impl FieldFrame {
@@ -159,8 +162,12 @@ pub fn write_faces(
             format!("{name}: {} values for {count} faces", faces[comp].len()),
         ));
     }
+    let mut point = vec![array(name, 1, faces[comp].clone())];
+    if let Some(open) = frame.open.as_ref().filter(|o| o[comp].len() == count) {
+        point.push(array("open_fraction", 1, open[comp].clone()));
+    }
     let data = Attributes {
-        point: vec![array(name, 1, faces[comp].clone())],
+        point,
         cell: vec![],
     };
     write_vtk(path, image(dims, origin, frame.h, data))

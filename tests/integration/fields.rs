@@ -358,3 +358,33 @@ fn eddy_run_dump_fields_writes_a_collection_paraview_opens() {
         assert!(!out.exists() || std::fs::read_dir(&out).unwrap().count() == 0);
     }
 }
+
+/// Where the solids cut faces, the face files carry each face's open fraction beside the
+/// velocity, as the solve used it.
+#[test]
+fn face_caches_carry_the_cut_faces() {
+    let scene = Scene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/obstacle.ron"))
+        .unwrap()
+        .with_resolution(24);
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    sim.step_frame().unwrap();
+    let frame = sim.field_frame(&["faces".to_string()]).unwrap();
+    let dir = scratch("cut");
+    for (comp, axis, field) in [
+        (0, "u", Field::OpenU),
+        (1, "v", Field::OpenV),
+        (2, "w", Field::OpenW),
+    ] {
+        let path = dir.join(format!("faces_{axis}.vti"));
+        vtk::write_faces(&path, &frame, comp, axis).unwrap();
+        let img = read_image(&path);
+        check_with_raw_reader(&path, &img);
+        let open = &array(&img, "open_fraction").2;
+        assert_eq!(open, &sim.read_field(field).unwrap().values, "{axis}");
+        assert!(
+            open.iter().any(|f| *f > 0.0 && *f < 1.0),
+            "{axis}: no cut face"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -697,11 +697,21 @@ impl Simulation {
                 values,
             });
         }
+        let open = if has("faces") && self.fields.has_cut_faces() {
+            Some([
+                self.read_field(Field::OpenU)?.values,
+                self.read_field(Field::OpenV)?.values,
+                self.read_field(Field::OpenW)?.values,
+            ])
+        } else {
+            None
+        };
         Ok(FieldFrame {
             dims: n,
             h: self.fields.params.h as f64,
             cells,
             faces: faces.filter(|_| has("faces")),
+            open,
         })
     }
 }

@@ -326,11 +326,20 @@ impl SmokeSimulation {
         } else {
             None
         };
+        let open = if has("faces") && self.fields.has_cut_faces() {
+            let o = crate::gpu::read_buffer::<f32>(&self.ctx, &self.fields.open)?;
+            let nu = self.fields.params.num_u as usize;
+            let nv = self.fields.params.num_v as usize;
+            Some([o[..nu].to_vec(), o[nu..nu + nv].to_vec(), vec![]])
+        } else {
+            None
+        };
         Ok(FieldFrame {
             dims: self.dims(),
             h: self.fields.params.h as f64,
             cells,
             faces,
+            open,
         })
     }
 }
