@@ -21,15 +21,13 @@ impl Cut {
     /// From the fractions as the GPU holds them (u, v, w back to back).
     pub fn new(g: &Grid, open: &[f32], flags: Vec<u32>, solid_vel: Vec<[f64; 3]>) -> Self {
         let len = |c: usize| g.face_dims(c).iter().product::<usize>();
-        let (nu, nv) = (len(0), len(1));
-        let f = |s: &[f32]| s.iter().map(|x| *x as f64).collect::<Vec<_>>();
-        assert_eq!(open.len(), nu + nv + len(2), "one fraction per face");
+        assert_eq!(
+            open.len(),
+            len(0) + len(1) + len(2),
+            "one fraction per face"
+        );
         Self {
-            open: MacField {
-                u: f(&open[..nu]),
-                v: f(&open[nu..nu + nv]),
-                w: f(&open[nu + nv..]),
-            },
+            open: MacField::from_faces(g, open),
             flags,
             solid_vel,
         }

@@ -172,7 +172,7 @@ pub fn divergence_cut(
             continue;
         }
         let x = g.coord(c);
-        let mut flux = 0.0;
+        let (mut flux, mut open_sum) = (0.0, 0.0);
         for comp in 0..3 {
             let dims = g.face_dims(comp);
             let mut hi = x;
@@ -182,8 +182,11 @@ pub fn divergence_cut(
                 super::flux_velocity(g, types, cut, comp, f, i, vel.comp(comp)[i])
             };
             flux += fv(hi, ih) - fv(x, il);
+            open_sum += super::face_weight(g, types, cut, comp, hi, ih)
+                + super::face_weight(g, types, cut, comp, x, il);
         }
-        *d = flux / g.h;
+        // A FLUID cell no face opens onto has no row in A.
+        *d = if open_sum == 0.0 { 0.0 } else { flux / g.h };
     }
     let rhs = div.iter().map(|d| -g.h * g.h * d).collect();
     (div, rhs)

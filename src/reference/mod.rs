@@ -111,6 +111,18 @@ impl MacField {
         }
     }
 
+    /// From a buffer of every face, u, v, w back to back (as the GPU holds them).
+    pub fn from_faces(g: &Grid, faces: &[f32]) -> Self {
+        let len = |c: usize| g.face_dims(c).iter().product::<usize>();
+        let (nu, nv) = (len(0), len(1));
+        let f = |s: &[f32]| s.iter().map(|x| *x as f64).collect::<Vec<_>>();
+        Self {
+            u: f(&faces[..nu]),
+            v: f(&faces[nu..nu + nv]),
+            w: f(&faces[nu + nv..]),
+        }
+    }
+
     pub fn comp(&self, c: usize) -> &Vec<f64> {
         [&self.u, &self.v, &self.w][c]
     }

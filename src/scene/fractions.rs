@@ -191,6 +191,13 @@ pub fn snap(f: f64) -> f32 {
 }
 
 impl Scene {
+    /// One open fraction per face of this grid, every face open: the base the moving solids
+    /// (keyframed meshes, rigid bodies) cut when the static solids cut none.
+    pub fn every_face_open(&self) -> Vec<f32> {
+        let [nx, ny, nz] = self.dims().map(|v| v as usize);
+        vec![1.0; (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1)]
+    }
+
     /// The static solids on this grid: flags, velocities and open face fractions (see the
     /// module's notes). Meshes are measured exactly only near their surface (nodes whose
     /// cells disagree about the inside); elsewhere their cell masks decide.

@@ -439,8 +439,7 @@ fn check_mark(o: &StageOutputs) {
     );
     assert!(
         o.static_solid
-            .iter()
-            .any(|s| *s == eddy::gpu::constants::SOLID_PARTIAL),
+            .contains(&eddy::gpu::constants::SOLID_PARTIAL),
         "no cut cell"
     );
     assert!(types

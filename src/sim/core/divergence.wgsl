@@ -22,12 +22,16 @@
 fn cell_divergence(c: u32) -> f32 {
     let x = cell_coord(c, params.n);
     var flux = 0.0;
+    var open_sum = 0.0;
     for (var comp = 0u; comp < 3u; comp++) {
         let hi = cell_face(x, comp, true);
         let lo = cell_face(x, comp, false);
         flux += flux_velocity(comp, x + unit(comp), hi, grid_vel[hi])
               - flux_velocity(comp, x, lo, grid_vel[lo]);
+        open_sum += face_weight(comp, x + unit(comp), hi) + face_weight(comp, x, lo);
     }
+    // A FLUID cell no face opens onto has no row in A (nothing can change its divergence).
+    if (open_sum == 0.0) { return 0.0; }
     return flux * params.inv_h;
 }
 

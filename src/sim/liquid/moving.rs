@@ -100,12 +100,9 @@ impl MovingSolids {
             velocity: static_vel,
             open,
         } = fixed.static_solids();
-        let static_open = scene.cut_faces.then(|| {
-            open.unwrap_or_else(|| {
-                let [nx, ny, nz] = scene.dims().map(|v| v as usize);
-                vec![1.0; (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1)]
-            })
-        });
+        let static_open = scene
+            .cut_faces
+            .then(|| open.unwrap_or_else(|| scene.every_face_open()));
         Ok(Some(Self {
             movers,
             solid: static_solid.clone(),
