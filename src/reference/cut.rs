@@ -72,6 +72,13 @@ pub fn face_open(cut: Option<&Cut>, comp: usize, i: usize) -> f64 {
     cut.map_or(1.0, |c| c.open.comp(comp)[i])
 }
 
+/// Whether face `f` of component `comp` has a SOLID cell on a side (outside the grid too).
+fn next_to_solid(g: &Grid, types: &[u8], comp: usize, f: [usize; 3]) -> bool {
+    face_cells(comp, f)
+        .iter()
+        .any(|c| g.type_at(types, *c) == SOLID)
+}
+
 /// A face's weight in the pressure solve: 0 next to a SOLID cell, else its open fraction.
 pub fn face_weight(
     g: &Grid,
@@ -81,8 +88,7 @@ pub fn face_weight(
     f: [usize; 3],
     i: usize,
 ) -> f64 {
-    let [a, b] = face_cells(comp, f);
-    if g.type_at(types, a) == SOLID || g.type_at(types, b) == SOLID {
+    if next_to_solid(g, types, comp, f) {
         0.0
     } else {
         face_open(cut, comp, i)
@@ -101,8 +107,7 @@ pub fn flux_velocity(
     u: f64,
 ) -> f64 {
     let Some(c) = cut else { return u };
-    let [a, b] = face_cells(comp, f);
-    if g.type_at(types, a) == SOLID || g.type_at(types, b) == SOLID {
+    if next_to_solid(g, types, comp, f) {
         return u;
     }
     let w = c.open.comp(comp)[i];

@@ -343,7 +343,11 @@ impl Scene {
             }
         }
         let faces = [(nx + 1) * ny * nz, nx * (ny + 1) * nz, nx * ny * (nz + 1)];
+        let cell = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
+        // Each face's open fraction, and whether every one is what the staircase of the
+        // cells would make it (open exactly when neither cell's centre is in a solid).
         let mut open = Vec::with_capacity(faces.iter().sum());
+        let mut exact = true;
         for comp in 0..3 {
             let mut d = [nx, ny, nz];
             d[comp] += 1;
@@ -352,52 +356,28 @@ impl Scene {
                     for i in 0..d[0] {
                         let f = [i, j, k];
                         let wall = f[comp] == 0 || f[comp] == d[comp] - 1;
-                        let frac = if wall {
-                            0.0
+                        let (frac, stair) = if wall {
+                            (0.0, 0.0)
                         } else {
-                            face_open_at(|x| phi[node(x[0], x[1], x[2])], comp, f, slice)
+                            let mut lo = f;
+                            lo[comp] -= 1;
+                            let free = |y: [usize; 3]| centre[cell(y[0], y[1], y[2])] == 0;
+                            let frac =
+                                face_open_at(|x| phi[node(x[0], x[1], x[2])], comp, f, slice);
+                            (snap(frac), if free(lo) && free(f) { 1.0 } else { 0.0 })
                         };
-                        open.push(snap(frac));
+                        exact &= frac == stair;
+                        open.push(frac);
                     }
                 }
             }
         }
-        // Which faces the staircase would leave open, and each cell's faces.
-        let cell = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
         let face_of = |comp: usize, x: [usize; 3]| {
             let mut d = [nx, ny, nz];
             d[comp] += 1;
             let off: usize = faces[..comp].iter().sum();
             off + x[0] + d[0] * (x[1] + d[1] * x[2])
         };
-        let mut exact = true;
-        for comp in 0..3 {
-            let mut d = [nx, ny, nz];
-            d[comp] += 1;
-            for k in 0..d[2] {
-                for j in 0..d[1] {
-                    for i in 0..d[0] {
-                        let x = [i, j, k];
-                        let wall = x[comp] == 0 || x[comp] == d[comp] - 1;
-                        let stair = if wall {
-                            0.0
-                        } else {
-                            let mut lo = x;
-                            lo[comp] -= 1;
-                            let open_cell = |y: [usize; 3]| centre[cell(y[0], y[1], y[2])] == 0;
-                            if open_cell(lo) && open_cell(x) {
-                                1.0
-                            } else {
-                                0.0
-                            }
-                        };
-                        if open[face_of(comp, x)] != stair {
-                            exact = false;
-                        }
-                    }
-                }
-            }
-        }
         if exact {
             return out;
         }
