@@ -225,10 +225,6 @@ fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
         open: f("Diffusion::unused_open", 4),
         divergence: small("Diffusion::unused_divergence"),
         div_after: small("Diffusion::unused_div_after"),
-        valid: [
-            small("Diffusion::unused_valid_a"),
-            small("Diffusion::unused_valid_b"),
-        ],
         counters: f(
             "Diffusion::unused_counters",
             super::fields::COUNTERS as u64 * 4,

@@ -16,7 +16,8 @@ pub struct GridFields {
     pub vel_old: wgpu::Buffer,
     /// Sum of P2G weights per face.
     pub weight: wgpu::Buffer,
-    /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face.
+    /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face; after P2G, the
+    /// extrapolation's two validity flags per face (sim/liquid/extrapolate.wgsl).
     pub acc: wgpu::Buffer,
     /// Particles per cell.
     pub count: wgpu::Buffer,
@@ -37,8 +38,6 @@ pub struct GridFields {
     pub divergence: wgpu::Buffer,
     /// Divergence after projection (1/s).
     pub div_after: wgpu::Buffer,
-    /// Extrapolation validity flags, ping-ponged.
-    pub valid: [wgpu::Buffer; 2],
     /// Atomic counters the stages write and the host reads back per substep; the slots are
     /// the `COUNTER_*` constants of `crate::gpu::constants`.
     pub counters: wgpu::Buffer,
@@ -71,10 +70,6 @@ impl GridFields {
             open: f("GridFields::open_placeholder", 4),
             divergence: f("GridFields::divergence", cells * 4),
             div_after: f("GridFields::div_after", cells * 4),
-            valid: [
-                f("GridFields::valid_a", faces * 4),
-                f("GridFields::valid_b", faces * 4),
-            ],
             counters: f("GridFields::counters", COUNTERS as u64 * 4),
         }
     }
@@ -117,7 +112,7 @@ impl GridFields {
 
     /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces.
     pub fn bytes(cells: u64, faces: u64) -> u64 {
-        faces * (4 + 4 + 4 + 8 + 8) + cells * (4 * 8 + 16) + COUNTERS as u64 * 4
+        faces * (4 + 4 + 4 + 8) + cells * (4 * 8 + 16) + COUNTERS as u64 * 4
     }
 }
 
