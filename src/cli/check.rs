@@ -207,8 +207,8 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         scene.cell_count(),
         scene.h()
     ));
-    let solid = scene.solid_cell_count();
     let statics = scene.static_solids();
+    let solid = statics.flags.iter().filter(|f| **f != 0).count() as u64;
     match &statics.open {
         Some(open) => line(format!(
             "solid cells {solid} ({} closed); cut faces {} (partly open to the fluid), cut \

@@ -95,26 +95,20 @@ pub fn face_weight(
     }
 }
 
-/// The velocity a face's flux is made of: the fluid's `u` on its open part, the solid's on
-/// the rest (a face next to a SOLID cell carries the solid's already).
+/// The velocity a face's flux is made of, for a face of weight `w` ([`face_weight`]): the
+/// fluid's `u` on its open part, the solid's on the rest. A face of weight 0 (next to a SOLID
+/// cell, or closed whole) carries the solid's velocity in `u` already ([`super::apply_boundary_cut`]).
 pub fn flux_velocity(
     g: &Grid,
-    types: &[u8],
     cut: Option<&Cut>,
     comp: usize,
     f: [usize; 3],
-    i: usize,
+    w: f64,
     u: f64,
 ) -> f64 {
-    let Some(c) = cut else { return u };
-    if next_to_solid(g, types, comp, f) {
-        return u;
-    }
-    let w = c.open.comp(comp)[i];
-    if w == 1.0 {
-        u
-    } else {
-        w * u + (1.0 - w) * c.covered_velocity(g, comp, f)
+    match cut {
+        Some(c) if w != 0.0 && w != 1.0 => w * u + (1.0 - w) * c.covered_velocity(g, comp, f),
+        _ => u,
     }
 }
 

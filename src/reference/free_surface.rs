@@ -115,22 +115,19 @@ pub fn build_matrix_cut(
                         f[comp] += 1;
                     }
                     let i = face_index(f, g.face_dims(comp));
+                    // 0 next to a SOLID cell.
                     let w = super::face_weight(g, types, cut, comp, f, i);
                     if w == 0.0 {
                         continue;
                     }
-                    match g.type_at(types, nb) {
-                        SOLID => {}
-                        FLUID => {
-                            row[0] += w;
-                            if s == 1 {
-                                row[comp + 1] = -w;
-                            }
+                    if g.type_at(types, nb) == FLUID {
+                        row[0] += w;
+                        if s == 1 {
+                            row[comp + 1] = -w;
                         }
-                        _ => {
-                            let air = g.cell_at(nb).expect("AIR cells lie inside the grid");
-                            row[0] += w / surface_theta(surface, c, air);
-                        }
+                    } else {
+                        let air = g.cell_at(nb).expect("AIR cells lie inside the grid");
+                        row[0] += w / surface_theta(surface, c, air);
                     }
                 }
             }

@@ -177,13 +177,12 @@ pub fn divergence_cut(
             let dims = g.face_dims(comp);
             let mut hi = x;
             hi[comp] += 1;
-            let (ih, il) = (face_index(hi, dims), face_index(x, dims));
-            let fv = |f: [usize; 3], i: usize| {
-                super::flux_velocity(g, types, cut, comp, f, i, vel.comp(comp)[i])
-            };
-            flux += fv(hi, ih) - fv(x, il);
-            open_sum += super::face_weight(g, types, cut, comp, hi, ih)
-                + super::face_weight(g, types, cut, comp, x, il);
+            for (f, sign) in [(hi, 1.0), (x, -1.0)] {
+                let i = face_index(f, dims);
+                let w = super::face_weight(g, types, cut, comp, f, i);
+                flux += sign * super::flux_velocity(g, cut, comp, f, w, vel.comp(comp)[i]);
+                open_sum += w;
+            }
         }
         // A FLUID cell no face opens onto has no row in A.
         *d = if open_sum == 0.0 { 0.0 } else { flux / g.h };

@@ -85,13 +85,8 @@ impl Shape {
                 ..
             } => {
                 let q = if slice { [p[0], p[1], center.2] } else { p };
-                let a = unit(*axis);
-                let d = [q[0] - center.0, q[1] - center.1, q[2] - center.2];
-                let along = d[0] * a[0] + d[1] * a[1] + d[2] * a[2];
-                let radial = (d.iter().map(|v| v * v).sum::<f64>() - along * along)
-                    .max(0.0)
-                    .sqrt();
-                let (qx, qy) = (radial - radius, along.abs() - 0.5 * length);
+                let (along, r2) = cylinder_coords(*center, *axis, q);
+                let (qx, qy) = (r2.max(0.0).sqrt() - radius, along.abs() - 0.5 * length);
                 qx.max(qy).min(0.0) + (qx.max(0.0).powi(2) + qy.max(0.0).powi(2)).sqrt()
             }
             Shape::Mesh { loaded, .. } => loaded
@@ -178,6 +173,32 @@ pub fn face_open_at(
     quad_open([corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)])
 }
 
+/// Faces of each component (u, v, w) of a grid of `n` cells.
+pub fn face_counts(n: [usize; 3]) -> [usize; 3] {
+    std::array::from_fn(|comp| {
+        let mut d = n;
+        d[comp] += 1;
+        d.iter().product()
+    })
+}
+
+/// Index of face `x` of component `comp` among every face of a grid of `n` cells (u, v, w
+/// back to back, each i fastest: the GPU's face buffers).
+pub fn face_slot(n: [usize; 3], comp: usize, x: [usize; 3]) -> usize {
+    let mut d = n;
+    d[comp] += 1;
+    face_counts(n)[..comp].iter().sum::<usize>() + x[0] + d[0] * (x[1] + d[1] * x[2])
+}
+
+/// Whether cell `x` of a grid of `n` cells has a face with some of it open.
+pub fn has_open_face(open: &[f32], n: [usize; 3], x: [usize; 3]) -> bool {
+    (0..3).any(|comp| {
+        let mut up = x;
+        up[comp] += 1;
+        open[face_slot(n, comp, x)] > 0.0 || open[face_slot(n, comp, up)] > 0.0
+    })
+}
+
 /// Snaps a fraction within OPEN_FRACTION_MIN of 0 or 1 to it.
 pub fn snap(f: f64) -> f32 {
     let m = OPEN_FRACTION_MIN as f64;
@@ -194,8 +215,7 @@ impl Scene {
     /// One open fraction per face of this grid, every face open: the base the moving solids
     /// (keyframed meshes, rigid bodies) cut when the static solids cut none.
     pub fn every_face_open(&self) -> Vec<f32> {
-        let [nx, ny, nz] = self.dims().map(|v| v as usize);
-        vec![1.0; (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1)]
+        vec![1.0; face_counts(self.dims().map(|v| v as usize)).iter().sum()]
     }
 
     /// The static solids on this grid: flags, velocities and open face fractions (see the
@@ -203,9 +223,8 @@ impl Scene {
     /// cells disagree about the inside); elsewhere their cell masks decide.
     pub fn static_solids(&self) -> StaticSolids {
         if self.solids.iter().any(|s| !s.keyframes().is_empty()) {
-            // A keyframed mesh moves: it is stamped as whole cells each substep
-            // (src/sim/liquid/moving.rs), over the fixed solids' cut faces. Here it holds
-            // the cells it starts in.
+            // A keyframed mesh moves: src/sim/liquid/moving.rs stamps it, and cuts its faces,
+            // over the fixed solids' each substep. Here it closes the cells it starts in.
             let mut fixed = self.clone();
             fixed.solids.retain(|s| s.keyframes().is_empty());
             let mut out = fixed.static_solids();
@@ -264,28 +283,16 @@ impl Scene {
                     // The cells around node (i, j, k) (inside the grid): the surface passes
                     // near it when they disagree.
                     let cells_around = |n: usize| {
-                        let (i, j, k) = (n % mx, (n / mx) % my, n / (mx * my));
+                        let x = [n % mx, (n / mx) % my, n / (mx * my)];
+                        let span = |a: usize, len: usize| x[a].max(1) - 1..=x[a].min(len - 1);
+                        let ks = if slice { 0..=0 } else { span(2, nz) };
                         let (mut any_in, mut any_out) = (false, false);
-                        let ks: &[usize] = if slice { &[0] } else { &[0, 1] };
-                        for &dk in ks {
-                            for dj in 0..2 {
-                                for di in 0..2 {
-                                    let (ci, cj) = (i as i64 - di as i64, j as i64 - dj as i64);
-                                    let ck = if slice { 0 } else { k as i64 - dk as i64 };
-                                    if ci < 0
-                                        || cj < 0
-                                        || ck < 0
-                                        || ci >= nx as i64
-                                        || cj >= ny as i64
-                                        || ck >= nz as i64
-                                    {
-                                        continue;
-                                    }
-                                    if m.get(ci as u32, cj as u32, ck as u32) {
-                                        any_in = true;
-                                    } else {
-                                        any_out = true;
-                                    }
+                        for k in ks {
+                            for j in span(1, ny) {
+                                for i in span(0, nx) {
+                                    let inside = m.get(i as u32, j as u32, k as u32);
+                                    any_in |= inside;
+                                    any_out |= !inside;
                                 }
                             }
                         }
@@ -300,21 +307,12 @@ impl Scene {
                         if !(a.0 && a.1) {
                             continue;
                         }
-                        let (i, j, k) = (n % mx, (n / mx) % my, n / (mx * my));
-                        for dk in -1i64..=1 {
-                            for dj in -1i64..=1 {
-                                for di in -1i64..=1 {
-                                    let (a, b, c) = (i as i64 + di, j as i64 + dj, k as i64 + dk);
-                                    if a < 0
-                                        || b < 0
-                                        || c < 0
-                                        || a >= mx as i64
-                                        || b >= my as i64
-                                        || c >= mz as i64
-                                    {
-                                        continue;
-                                    }
-                                    near[node(a as usize, b as usize, c as usize)] = true;
+                        let x = [n % mx, (n / mx) % my, n / (mx * my)];
+                        let span = |a: usize, len: usize| x[a].max(1) - 1..=(x[a] + 1).min(len - 1);
+                        for k in span(2, mz) {
+                            for j in span(1, my) {
+                                for i in span(0, mx) {
+                                    near[node(i, j, k)] = true;
                                 }
                             }
                         }
@@ -342,11 +340,11 @@ impl Scene {
                 *p = 0.0;
             }
         }
-        let faces = [(nx + 1) * ny * nz, nx * (ny + 1) * nz, nx * ny * (nz + 1)];
+        let n = [nx, ny, nz];
         let cell = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
         // Each face's open fraction, and whether every one is what the staircase of the
         // cells would make it (open exactly when neither cell's centre is in a solid).
-        let mut open = Vec::with_capacity(faces.iter().sum());
+        let mut open = Vec::with_capacity(face_counts(n).iter().sum());
         let mut exact = true;
         for comp in 0..3 {
             let mut d = [nx, ny, nz];
@@ -372,26 +370,14 @@ impl Scene {
                 }
             }
         }
-        let face_of = |comp: usize, x: [usize; 3]| {
-            let mut d = [nx, ny, nz];
-            d[comp] += 1;
-            let off: usize = faces[..comp].iter().sum();
-            off + x[0] + d[0] * (x[1] + d[1] * x[2])
-        };
         if exact {
             return out;
         }
         for k in 0..nz {
             for j in 0..ny {
                 for i in 0..nx {
-                    let x = [i, j, k];
-                    let any_open = (0..3).any(|comp| {
-                        let mut hi = x;
-                        hi[comp] += 1;
-                        open[face_of(comp, x)] > 0.0 || open[face_of(comp, hi)] > 0.0
-                    });
                     let c = cell(i, j, k);
-                    out.flags[c] = match (centre[c] != 0, any_open) {
+                    out.flags[c] = match (centre[c] != 0, has_open_face(&open, n, [i, j, k])) {
                         (_, false) => SOLID_CLOSED,
                         (true, true) => SOLID_PARTIAL,
                         (false, true) => 0,

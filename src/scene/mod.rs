@@ -241,10 +241,7 @@ impl Shape {
                 length,
                 ..
             } => {
-                let a = unit(*axis);
-                let d = [p[0] - center.0, p[1] - center.1, p[2] - center.2];
-                let along = d[0] * a[0] + d[1] * a[1] + d[2] * a[2];
-                let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
+                let (along, r2) = cylinder_coords(*center, *axis, p);
                 along.abs() <= 0.5 * length && r2 <= radius * radius
             }
             // Negative signed distance (false while not loaded).
@@ -385,6 +382,18 @@ impl Shape {
             }
         }
     }
+}
+
+/// Point `p` against a cylinder's axis through `center` along `axis`: its distance along
+/// the axis from the centre (signed) and its squared distance from the axis.
+fn cylinder_coords(center: (f64, f64, f64), axis: (f64, f64, f64), p: [f64; 3]) -> (f64, f64) {
+    let a = unit(axis);
+    let d = [p[0] - center.0, p[1] - center.1, p[2] - center.2];
+    let along = d[0] * a[0] + d[1] * a[1] + d[2] * a[2];
+    (
+        along,
+        d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along,
+    )
 }
 
 /// `v` scaled to unit length (`v` itself when it is zero).

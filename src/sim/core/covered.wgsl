@@ -18,13 +18,10 @@ fn covered_velocity(comp: u32, f: vec3<i32>) -> f32 {
     return select(0.0, s / n, n > 0.0);
 }
 
-// The flux velocity of face `g`: the fluid's velocity on its open part and the solid's on
-// the rest. A face next to a SOLID cell (weight 0) carries the solid's velocity already
-// (boundary.wgsl).
-fn flux_velocity(comp: u32, f: vec3<i32>, g: u32, u: f32) -> f32 {
-    let cells = face_cells(comp, f);
-    if (type_at(cells[0]) == SOLID || type_at(cells[1]) == SOLID) { return u; }
-    let w = face_open(g);
-    if (w == 1.0) { return u; }
+// The flux velocity of a face of weight `w` (open.wgsl's `face_weight`): the fluid's
+// velocity `u` on its open part and the solid's on the rest. A face of weight 0 (next to a
+// SOLID cell, or closed whole) carries the solid's velocity in `u` already (boundary.wgsl).
+fn flux_velocity(comp: u32, f: vec3<i32>, w: f32, u: f32) -> f32 {
+    if (w == 0.0 || w == 1.0) { return u; }
     return w * u + (1.0 - w) * covered_velocity(comp, f);
 }

@@ -24,11 +24,13 @@ fn cell_divergence(c: u32) -> f32 {
     var flux = 0.0;
     var open_sum = 0.0;
     for (var comp = 0u; comp < 3u; comp++) {
+        let up = x + unit(comp);
         let hi = cell_face(x, comp, true);
         let lo = cell_face(x, comp, false);
-        flux += flux_velocity(comp, x + unit(comp), hi, grid_vel[hi])
-              - flux_velocity(comp, x, lo, grid_vel[lo]);
-        open_sum += face_weight(comp, x + unit(comp), hi) + face_weight(comp, x, lo);
+        let w_hi = face_weight(comp, up, hi);
+        let w_lo = face_weight(comp, x, lo);
+        flux += flux_velocity(comp, up, w_hi, grid_vel[hi]) - flux_velocity(comp, x, w_lo, grid_vel[lo]);
+        open_sum += w_hi + w_lo;
     }
     // A FLUID cell no face opens onto has no row in A (nothing can change its divergence).
     if (open_sum == 0.0) { return 0.0; }

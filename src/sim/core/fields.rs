@@ -92,9 +92,9 @@ impl GridFields {
     }
 
     /// Bytes of `GridFields::open` at most: a fraction per face where the scene has static
-    /// solids (they may cut faces).
+    /// solids that may cut faces.
     pub fn open_bytes(scene: &crate::scene::Scene, faces: u64) -> u64 {
-        if scene.solids.is_empty() {
+        if scene.solids.is_empty() || !scene.cut_faces {
             0
         } else {
             faces * 4

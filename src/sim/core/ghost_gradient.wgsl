@@ -10,7 +10,7 @@ fn face_gradient(comp: u32, f: vec3<i32>) -> vec2<f32> {
     let ta = type_at(cells[0]);
     let tb = type_at(cells[1]);
     if (ta == SOLID || tb == SOLID || (ta != FLUID && tb != FLUID)) { return vec2<f32>(0.0); }
-    if (face_open(face_offset(comp, params) + face_index(f, face_dims(comp, params.n))) == 0.0) {
+    if (face_open(face_slot(comp, f)) == 0.0) {
         return vec2<f32>(0.0);
     }
     if (ta == FLUID && tb == FLUID) {

@@ -10,11 +10,14 @@ fn face_open(g: u32) -> f32 {
     return open[g];
 }
 
-// Global index (over u, v, w) of the face of cell `x` along `comp`, its lower (`up` false)
-// or upper one.
-fn cell_face(x: vec3<i32>, comp: u32, up: bool) -> u32 {
-    let f = select(x, x + unit(comp), up);
+// Global index (over u, v, w) of face `f` of component `comp`.
+fn face_slot(comp: u32, f: vec3<i32>) -> u32 {
     return face_offset(comp, params) + face_index(f, face_dims(comp, params.n));
+}
+
+// Global index of the face of cell `x` along `comp`, its lower (`up` false) or upper one.
+fn cell_face(x: vec3<i32>, comp: u32, up: bool) -> u32 {
+    return face_slot(comp, select(x, x + unit(comp), up));
 }
 
 // The weight of face `g` (component `comp`, face coordinates `f`) in the pressure solve:

@@ -110,8 +110,7 @@ fn cut_cells(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
             let nb = select(x - unit(comp), x + unit(comp), up == 1u);
             if (!in_grid(nb, params.n)) { continue; }
             let nc = cell_index(nb, params.n);
-            let f = select(x, nb, up == 1u);
-            let g = face_offset(comp, params) + face_index(f, face_dims(comp, params.n));
+            let g = cell_face(x, comp, up == 1u);
             if (solid[nc] == 0u && cell_type[nc] == FLUID && face_open(g) > 0.0) { wet = true; }
         }
     }

@@ -12,6 +12,7 @@
 //! the fluid sees the mesh slide across a cell as a smooth change of its faces, not as a
 //! cell switching from fluid to solid at once.
 
+use crate::scene::fractions;
 use crate::scene::mesh::{load_placed, Placement, SolidMesh};
 use crate::scene::motion::{pose_at, Keyframe};
 use crate::scene::{Scene, Shape};
@@ -269,7 +270,6 @@ impl Placed<'_> {
         let node = |x: [usize; 3]| {
             phi[(x[0] - lo[0]) + ext[0] * ((x[1] - lo[1]) + ext[1] * (x[2] - lo[2]))]
         };
-        let mut offset = 0;
         for comp in 0..3 {
             let mut d = n;
             d[comp] += 1;
@@ -284,16 +284,12 @@ impl Placed<'_> {
                 for j in lo[1]..=top[1].min(d[1] - 1) {
                     for i in lo[0]..=top[0].min(d[0] - 1) {
                         let f = [i, j, k];
-                        let g = offset + i + d[0] * (j + d[1] * k);
-                        let frac = crate::scene::fractions::face_open_at(node, comp, f, false);
-                        let frac = crate::scene::fractions::snap(frac);
-                        if frac < open[g] {
-                            open[g] = frac;
-                        }
+                        let g = fractions::face_slot(n, comp, f);
+                        let frac = fractions::snap(fractions::face_open_at(node, comp, f, false));
+                        open[g] = open[g].min(frac);
                     }
                 }
             }
-            offset += d[0] * d[1] * d[2];
         }
         // The cells around the faces that changed.
         Some((
@@ -314,24 +310,12 @@ fn classify_cut_cells(
     solid: &mut [u32],
 ) {
     use crate::gpu::constants::{SOLID_CLOSED, SOLID_PARTIAL};
-    let [nx, ny, nz] = dims.map(|v| v as usize);
-    let faces = [(nx + 1) * ny * nz, nx * (ny + 1) * nz, nx * ny * (nz + 1)];
-    let face = |comp: usize, x: [usize; 3]| {
-        let mut d = [nx, ny, nz];
-        d[comp] += 1;
-        faces[..comp].iter().sum::<usize>() + x[0] + d[0] * (x[1] + d[1] * x[2])
-    };
+    let n = dims.map(|v| v as usize);
     for k in lo[2]..hi[2] {
         for j in lo[1]..hi[1] {
             for i in lo[0]..hi[0] {
-                let x = [i, j, k];
-                let c = i + nx * (j + ny * k);
-                let any_open = (0..3).any(|comp| {
-                    let mut up = x;
-                    up[comp] += 1;
-                    open[face(comp, x)] > 0.0 || open[face(comp, up)] > 0.0
-                });
-                solid[c] = if !any_open {
+                let c = i + n[0] * (j + n[1] * k);
+                solid[c] = if !fractions::has_open_face(open, n, [i, j, k]) {
                     SOLID_CLOSED
                 } else if solid[c] == SOLID_CLOSED && static_solid[c] != SOLID_CLOSED {
                     SOLID_PARTIAL

@@ -697,11 +697,17 @@ impl Simulation {
                 values,
             });
         }
+        // One read of the fractions, split into their three face grids.
         let open = if has("faces") && self.fields.has_cut_faces() {
+            let o = crate::gpu::read_buffer::<f32>(&self.ctx, &self.fields.open)?;
+            let (nu, nv) = (
+                self.fields.params.num_u as usize,
+                self.fields.params.num_v as usize,
+            );
             Some([
-                self.read_field(Field::OpenU)?.values,
-                self.read_field(Field::OpenV)?.values,
-                self.read_field(Field::OpenW)?.values,
+                o[..nu].to_vec(),
+                o[nu..nu + nv].to_vec(),
+                o[nu + nv..].to_vec(),
             ])
         } else {
             None

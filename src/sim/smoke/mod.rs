@@ -236,7 +236,6 @@ impl Runner<Smoke> {
             &SmokeStage::ALL.map(|s| s.name()),
             open.as_deref(),
         );
-        let open = core.fields.has_cut_faces().then_some(open).flatten();
         let (ctx, fields) = (&core.ctx, &core.fields);
         let device = &ctx.device;
         let sp = smoke_params(scene, 0.0);
@@ -773,14 +772,14 @@ impl SmokeSimulation {
 /// Opens the in-plane faces of cell (i, j) of an `n` slice whole (its solid was erased);
 /// whether one was not.
 fn open_cell_faces(open: &mut [f32], [nx, ny]: [u32; 2], i: u32, j: u32) -> bool {
-    let (nx, ny, i, j) = (nx as usize, ny as usize, i as usize, j as usize);
-    let nu = (nx + 1) * ny;
+    use crate::scene::fractions::face_slot;
+    let (n, i, j) = ([nx as usize, ny as usize, 1], i as usize, j as usize);
     let mut changed = false;
     for g in [
-        i + (nx + 1) * j,
-        i + 1 + (nx + 1) * j,
-        nu + i + nx * j,
-        nu + i + nx * (j + 1),
+        face_slot(n, 0, [i, j, 0]),
+        face_slot(n, 0, [i + 1, j, 0]),
+        face_slot(n, 1, [i, j, 0]),
+        face_slot(n, 1, [i, j + 1, 0]),
     ] {
         changed |= open[g] != 1.0;
         open[g] = 1.0;
