@@ -12,7 +12,11 @@
 //!   and `body_id.u32` (0, or k + 1 in the cells of body k) where rigid bodies were in the
 //!   solve through the strong coupling; their term's bodies are then in system.json's
 //!   `bodies` (`project`, and per body the 36 words of strong.wgsl's `CoupleBody` as
-//!   unsigned integers, bit for bit). Version 1 folders (no bodies) still load.
+//!   unsigned integers, bit for bit), with `cover.u32` over every face (u, v, w back to
+//!   back: the covering body's index + 1 in the top 8 bits and its share of the face in
+//!   unorm24, src/sim/bodies/coupling.wgsl). Version 1 folders (no bodies) still load, and
+//!   version 2 folders (bodies as whole cells, no `cover.u32`) take their cover from
+//!   `body_id.u32`.
 //!
 //! Loading checks the version, every file's presence, size and checksum, and the sizes
 //! against the grid, and fails with one line naming the folder and what is wrong.
@@ -28,7 +32,7 @@ use std::path::Path;
 /// The `format` field of system.json.
 pub const FORMAT: &str = "eddy-frozen-system";
 /// The version this build writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Words of one body in system.json (strong.wgsl's `CoupleBody`).
 const COUPLE_WORDS: usize = std::mem::size_of::<CoupleBody>() / 4;
@@ -98,6 +102,7 @@ pub fn save_frozen_system(dir: &Path, sys: &FrozenSystem) -> std::io::Result<()>
     }
     if let Some(fb) = &sys.bodies {
         raws.push(("body_id.u32", "u32", 1, bytes_of(&fb.body_id)));
+        raws.push(("cover.u32", "u32", 1, bytes_of(&fb.cover)));
     }
     let mut files = Vec::new();
     for (name, element, components, data) in raws {
@@ -154,7 +159,7 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
         return Err(at(format!("system.json is not an {FORMAT} file")));
     }
     match v.get("version").and_then(|x| x.as_u64()) {
-        Some(n) if n == 1 || n == VERSION as u64 => {}
+        Some(n) if (1..=VERSION as u64).contains(&n) => {}
         Some(n) => {
             return Err(at(format!(
                 "format version {n}, this eddy reads versions 1 to {VERSION}"
@@ -167,6 +172,14 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
     if cells == 0 || cells > u32::MAX as u64 {
         return Err(at(format!("grid {:?} is not a valid grid", h.dims)));
     }
+    let faces: u64 = (0..3)
+        .map(|a| {
+            let mut d = h.dims.map(|v| v as u64);
+            d[a] += 1;
+            d.iter().product::<u64>()
+        })
+        .sum();
+    // `components` per cell; a per-face file passes 0 and has one per face.
     let read = |name: &str, components: u64, required: bool| -> Result<Option<Vec<u8>>, String> {
         let Some(entry) = h.files.iter().find(|f| f.name == name) else {
             return if required {
@@ -175,8 +188,12 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
                 Ok(None)
             };
         };
-        let want = cells * 4 * components;
-        if entry.bytes != want || entry.components as u64 != components {
+        let (want, comps) = if components == 0 {
+            (faces * 4, 1)
+        } else {
+            (cells * 4 * components, components)
+        };
+        if entry.bytes != want || entry.components as u64 != comps {
             return Err(at(format!(
                 "system.json gives {name} {} bytes, the grid {:?} needs {want}",
                 entry.bytes, h.dims
@@ -243,8 +260,22 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
                         bytemuck::cast_slice(words),
                     ));
                 }
+                let body_id: Vec<u32> = cast(need("body_id.u32", 1)?);
+                let cover = match read("cover.u32", 0, false)? {
+                    Some(d) => cast(d),
+                    None => {
+                        let g = crate::reference::Grid {
+                            nx: h.dims[0] as usize,
+                            ny: h.dims[1] as usize,
+                            nz: h.dims[2] as usize,
+                            h: h.h as f64,
+                        };
+                        crate::reference::bodies::whole_cell_cover(g, &body_id, couple.len())
+                    }
+                };
                 Some(FrozenBodies {
-                    body_id: cast(need("body_id.u32", 1)?),
+                    body_id,
+                    cover,
                     couple,
                     project: bh.project,
                 })

@@ -68,40 +68,51 @@ pub fn body_cells(g: Grid, bodies: &[RefBody], slice: bool) -> Vec<u32> {
         .collect()
 }
 
-/// Force (N) and torque about the centre (N m) on each body: the sum of -p n dA over the
-/// faces between the body's cells and FLUID cells, with n the body's outward normal,
-/// p = pressure_scale phi of the FLUID cell minus rho_g . (h/2) n (the hydrostatic change
-/// over the half cell from the cell's centre back to the face), dA = face_area; `scale` is (pressure_scale, face_area, rho_g).
+/// Force (N) and torque about the centre (N m) on each body: over every face of a FLUID
+/// cell that a body covers a share c of (`cover`, see [`cover_faces`]), -p c n dA with n
+/// the direction from the face back into the cell (the body's outward normal where whole
+/// cells meet), p = pressure_scale phi of the cell minus rho_g . (h/2) n (the hydrostatic
+/// change over the half cell from the cell's centre to the face: whole cells only, pass
+/// rho_g = 0 where bodies cut faces and the force is the pressure gradient over what they
+/// cover), dA = face_area; `scale` is (pressure_scale, face_area, rho_g). A face beyond
+/// which a static solid's cell lies is left out.
 pub fn body_forces(
     g: Grid,
     bodies: &[RefBody],
-    body_id: &[u32],
+    (body_id, cover): (&[u32], &[u32]),
     cell_type: &[u8],
     phi: &[f32],
     scale: (f64, f64, [f64; 3]),
     slice: bool,
 ) -> Vec<[f64; 6]> {
     let (pressure_scale, face_area, rho_g) = scale;
+    let n3 = g.n();
     let mut out = vec![[0.0; 6]; bodies.len()];
-    let fluid = |c: [i64; 3]| g.cell_at(c).filter(|&i| cell_type[i] == FLUID);
-    for (c, &id) in body_id.iter().enumerate().take(g.cells()) {
-        let id = id as usize;
-        if id == 0 {
-            continue;
-        }
-        let b = &bodies[id - 1];
-        let x = g.coord(c).map(|v| v as i64);
+    for c in (0..g.cells()).filter(|&c| cell_type[c] == FLUID) {
+        let xu = g.coord(c);
+        let x = xu.map(|v| v as i64);
         for axis in 0..3 {
             for s in [-1i64, 1] {
                 let mut e = [0i64; 3];
                 e[axis] = s;
                 let y = [x[0] + e[0], x[1] + e[1], x[2] + e[2]];
-                let Some(cy) = fluid(y) else { continue };
-                let n = e.map(|v| v as f64);
-                let p = phi[cy] as f64 * pressure_scale
+                let Some(cy) = g.cell_at(y) else { continue };
+                let f = if s > 0 { y.map(|v| v as usize) } else { xu };
+                let (id, share) =
+                    cover_parts(cover[crate::scene::fractions::face_slot(n3, axis, f)]);
+                if id == 0 || id > bodies.len() {
+                    continue;
+                }
+                if cell_type[cy] == super::SOLID && body_id[cy] as usize != id {
+                    continue;
+                }
+                let b = &bodies[id - 1];
+                let d = e.map(|v| v as f64);
+                let n = d.map(|v| -v);
+                let p = phi[c] as f64 * pressure_scale
                     - 0.5 * g.h * (rho_g[0] * n[0] + rho_g[1] * n[1] + rho_g[2] * n[2]);
-                let df = n.map(|v| -p * face_area * v);
-                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * n[a]) * g.h);
+                let df = n.map(|v| -p * share * face_area * v);
+                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * d[a]) * g.h);
                 let mut r: [f64; 3] = std::array::from_fn(|a| xf[a] - b.centre[a]);
                 if slice {
                     r[2] = 0.0;
@@ -128,40 +139,160 @@ pub struct RefCoupledBody {
     pub inv_inertia: [[f64; 3]; 3],
 }
 
-/// Each FLUID-facing face of every body: (body, fluid cell, j = (n, r x n)) with n the
-/// body's outward normal and r from its centre to the face's centre (z dropped in a
-/// slice), in the order of the body's cells.
+/// A face's cover word (coupling.wgsl's `cover`): the covering body's index + 1 in the top 8
+/// bits, its share of the face in unorm24 below.
+pub const COVER_ONE: u32 = 0x00ff_ffff;
+
+/// (body index + 1, share) of a cover word.
+pub fn cover_parts(w: u32) -> (usize, f64) {
+    (
+        (w >> 24) as usize,
+        (w & COVER_ONE) as f64 / COVER_ONE as f64,
+    )
+}
+
+/// Whole cells (coupling.wgsl's `cover_cells`): every face of a body's cell is that body's
+/// whole (the lower cell's body where two meet).
+pub fn whole_cell_cover(g: Grid, body_id: &[u32], max_bodies: usize) -> Vec<u32> {
+    let n = g.n();
+    let mut out = vec![0u32; crate::scene::fractions::face_counts(n).iter().sum()];
+    super::for_each_face(&g, |comp, f, _| {
+        let mut owner = 0u32;
+        for c in super::face_cells(comp, f).into_iter().rev() {
+            if let Some(i) = g.cell_at(c) {
+                let id = body_id[i];
+                if id != 0 && id as usize <= max_bodies {
+                    owner = id;
+                }
+            }
+        }
+        if owner != 0 {
+            out[crate::scene::fractions::face_slot(n, comp, f)] = (owner << 24) | COVER_ONE;
+        }
+    });
+    out
+}
+
+impl RefBody {
+    /// Signed distance from `x` to the surface (negative inside; a slice's bodies are prisms).
+    pub fn distance(&self, x: [f64; 3], slice: bool) -> f64 {
+        let mut d = [
+            x[0] - self.centre[0],
+            x[1] - self.centre[1],
+            x[2] - self.centre[2],
+        ];
+        if slice {
+            d[2] = 0.0;
+        }
+        let mut l = self.axes.map(|a| dot(d, a));
+        if slice {
+            l[2] = 0.0;
+        }
+        if self.sphere {
+            return dot(l, l).sqrt() - self.half[0];
+        }
+        let mut q: [f64; 3] = std::array::from_fn(|a| l[a].abs() - self.half[a]);
+        if slice {
+            q[2] = -1e30;
+        }
+        let out = q.map(|v| v.max(0.0));
+        dot(out, out).sqrt() + q[0].max(q[1]).max(q[2]).min(0.0)
+    }
+}
+
+/// The bodies' cover of every face and the open fractions they leave (coupling.wgsl's
+/// `cover_faces`), from the static fractions `base` (None: every face open): a face's
+/// control volume lies inside body b by clamp(1/2 - d_b / h), d_b the distance from the
+/// face's centre to b's surface; the body with the largest share owns the face; shares and
+/// open fractions under `SHARE_MIN` snap; walls (and a slice's z faces) stay uncovered.
+pub fn cover_faces(
+    g: Grid,
+    bodies: &[RefBody],
+    base: Option<&[f32]>,
+    slice: bool,
+) -> (Vec<u32>, Vec<f64>) {
+    const SHARE_MIN: f64 = 0.02;
+    let n = g.n();
+    let faces: usize = crate::scene::fractions::face_counts(n).iter().sum();
+    let mut cover = vec![0u32; faces];
+    let mut open = vec![1.0; faces];
+    super::for_each_face(&g, |comp, f, _| {
+        let slot = crate::scene::fractions::face_slot(n, comp, f);
+        let b0 = base.map_or(1.0, |b| b[slot] as f64);
+        let wall = f[comp] == 0 || f[comp] == n[comp] || (slice && comp == 2);
+        let (mut best, mut owner) = (0.0f64, 0u32);
+        if !wall {
+            let x: [f64; 3] =
+                std::array::from_fn(|a| (f[a] as f64 + if a == comp { 0.0 } else { 0.5 }) * g.h);
+            for (k, b) in bodies.iter().enumerate() {
+                let c = (0.5 - b.distance(x, slice) / g.h).clamp(0.0, 1.0);
+                if c > best {
+                    best = c;
+                    owner = k as u32 + 1;
+                }
+            }
+        }
+        let mut o = b0 * (1.0 - best);
+        if o < SHARE_MIN {
+            o = 0.0;
+        }
+        let mut share = b0 - o;
+        if share < SHARE_MIN {
+            share = 0.0;
+            o = b0;
+        }
+        let q = (share * COVER_ONE as f64).round() as u32;
+        cover[slot] = if q != 0 { (owner << 24) | q } else { 0 };
+        open[slot] = o;
+    });
+    (cover, open)
+}
+
+/// Every covered face of a FLUID cell: (body, fluid cell, j) with j = c_f (n, r x n), c_f the
+/// body's share of the face (`cover`), n the direction from the face back into the cell and
+/// r from the body's centre to the face's centre (z dropped in a slice); a face beyond which
+/// a static solid's cell lies (SOLID, of no body) is left out (strong.wgsl's `covered_face`).
 fn coupled_faces(
     g: Grid,
     bodies: &[RefCoupledBody],
-    body_id: &[u32],
+    (body_id, cover): (&[u32], &[u32]),
     cell_type: &[u8],
     slice: bool,
 ) -> Vec<(usize, usize, [f64; 6])> {
+    let n = g.n();
     let mut out = vec![];
-    for (c, &id) in body_id.iter().enumerate().take(g.cells()) {
-        let id = id as usize;
-        if id == 0 || id > bodies.len() {
-            continue;
-        }
-        let b = &bodies[id - 1];
-        let x = g.coord(c).map(|v| v as i64);
+    for c in (0..g.cells()).filter(|&c| cell_type[c] == FLUID) {
+        let xu = g.coord(c);
+        let x = xu.map(|v| v as i64);
         for axis in 0..3 {
             for s in [-1i64, 1] {
                 let mut e = [0i64; 3];
                 e[axis] = s;
                 let y = [x[0] + e[0], x[1] + e[1], x[2] + e[2]];
-                let Some(cy) = g.cell_at(y).filter(|&i| cell_type[i] == FLUID) else {
+                let Some(cy) = g.cell_at(y) else { continue };
+                let f = if s > 0 { y.map(|v| v as usize) } else { xu };
+                let (id, share) =
+                    cover_parts(cover[crate::scene::fractions::face_slot(n, axis, f)]);
+                if id == 0 || id > bodies.len() {
                     continue;
-                };
-                let n = e.map(|v| v as f64);
-                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * n[a]) * g.h);
+                }
+                if cell_type[cy] == super::SOLID && body_id[cy] as usize != id {
+                    continue;
+                }
+                let b = &bodies[id - 1];
+                let d = e.map(|v| v as f64);
+                let nn = d.map(|v| -v);
+                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * d[a]) * g.h);
                 let mut r: [f64; 3] = std::array::from_fn(|a| xf[a] - b.centre[a]);
                 if slice {
                     r[2] = 0.0;
                 }
-                let t = cross(r, n);
-                out.push((id - 1, cy, [n[0], n[1], n[2], t[0], t[1], t[2]]));
+                let t = cross(r, nn);
+                out.push((
+                    id - 1,
+                    c,
+                    [nn[0], nn[1], nn[2], t[0], t[1], t[2]].map(|v| v * share),
+                ));
             }
         }
     }
@@ -173,12 +304,12 @@ fn coupled_faces(
 pub fn coupled_term(
     g: Grid,
     bodies: &[RefCoupledBody],
-    body_id: &[u32],
+    cover: (&[u32], &[u32]),
     cell_type: &[u8],
     x: &[f32],
     slice: bool,
 ) -> Vec<f64> {
-    let faces = coupled_faces(g, bodies, body_id, cell_type, slice);
+    let faces = coupled_faces(g, bodies, cover, cell_type, slice);
     let mut jx = vec![[0.0f64; 6]; bodies.len()];
     for &(k, c, j) in &faces {
         for a in 0..6 {
@@ -214,7 +345,7 @@ pub fn coupled_term(
 pub fn coupled_term_projected(
     g: Grid,
     bodies: &[RefCoupledBody],
-    body_id: &[u32],
+    cover: (&[u32], &[u32]),
     cell_type: &[u8],
     x: &[f32],
     slice: bool,
@@ -223,9 +354,9 @@ pub fn coupled_term_projected(
     let n = fluid.len().max(1) as f64;
     let mean = fluid.iter().map(|&c| x[c] as f64).sum::<f64>() / n;
     // K is linear: K (x - mean 1) = K x - mean K 1, both from f32 inputs exactly.
-    let kx = coupled_term(g, bodies, body_id, cell_type, x, slice);
+    let kx = coupled_term(g, bodies, cover, cell_type, x, slice);
     let ones = vec![1.0f32; x.len()];
-    let k1 = coupled_term(g, bodies, body_id, cell_type, &ones, slice);
+    let k1 = coupled_term(g, bodies, cover, cell_type, &ones, slice);
     let mut y: Vec<f64> = (0..g.cells()).map(|c| kx[c] - mean * k1[c]).collect();
     let y_mean = fluid.iter().map(|&c| y[c]).sum::<f64>() / n;
     for &c in &fluid {

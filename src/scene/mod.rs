@@ -517,6 +517,21 @@ pub struct Scene {
     /// whole cells, as in the simplest solvers (to compare the two).
     #[serde(skip_serializing_if = "is_true")]
     pub cut_faces: bool,
+    /// Rigid bodies cut faces too (strong coupling only; src/sim/bodies/coupling.wgsl
+    /// `cover_faces`): each face's control volume is covered in part, so the fluid flows
+    /// round a body's true surface. Off by default: README "Rigid bodies" gives what it
+    /// improves and where it is still worse than whole cells.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub body_cut_faces: bool,
+}
+
+impl Scene {
+    /// Whether the scene's rigid bodies cut faces (src/sim/bodies/coupling.wgsl,
+    /// `cover_faces`): with `body_cut_faces` and the strong coupling. The weak coupling's
+    /// bodies stay whole cells.
+    pub fn bodies_cut_faces(&self) -> bool {
+        !self.bodies.is_empty() && self.body_cut_faces && self.body_coupling.is_strong()
+    }
 }
 
 fn is_true(b: &bool) -> bool {
@@ -554,6 +569,7 @@ impl Default for Scene {
             open_sides: Vec::new(),
             max_particles: None,
             cut_faces: true,
+            body_cut_faces: false,
         }
     }
 }

@@ -82,9 +82,17 @@ fn gpu_force_and_torque_match_the_f64_reference() {
         (0.78, 0.31, 0.27),
         1500.0,
     );
-    let scene = pool(vec![tilted, sphere]);
+    // Whole cells, then the bodies cutting faces.
+    for cut in [false, true] {
+        let mut scene = pool(vec![tilted.clone(), sphere.clone()]);
+        scene.body_cut_faces = cut;
+        forces_against_the_reference(&scene, cut);
+    }
+}
+
+fn forces_against_the_reference(scene: &Scene, cut: bool) {
     let ctx = common::gpu();
-    let mut sim = Simulation::new(ctx.clone(), &scene).unwrap();
+    let mut sim = Simulation::new(ctx.clone(), scene).unwrap();
     for _ in 0..3 {
         sim.substep(0.01, Stage::Advect).unwrap();
     }
@@ -117,17 +125,46 @@ fn gpu_force_and_torque_match_the_f64_reference() {
     );
     assert!(ids.iter().filter(|&&i| i == 1).count() > 20);
     assert!(ids.iter().filter(|&&i| i == 2).count() > 10);
+    // What the bodies cover of each face, against the f64 reference (f32 distances may
+    // round a share differently only next to the snapping thresholds).
+    let cover: Vec<u32> = eddy::gpu::read_buffer(&ctx, &b.coupling.cover).unwrap();
+    let expect = if cut {
+        eddy::reference::bodies::cover_faces(g, &rb, None, false).0
+    } else {
+        eddy::reference::bodies::whole_cell_cover(g, &ids, 2)
+    };
+    let parts = eddy::reference::bodies::cover_parts;
+    let mut partly = 0;
+    for (f, (&gw, &rw)) in cover.iter().zip(&expect).enumerate() {
+        let ((gi, gs), (ri, rs)) = (parts(gw), parts(rw));
+        assert!(
+            (gs - rs).abs() < 1e-4 || (rs - 0.02).abs() < 1e-4 || (rs - 0.98).abs() < 1e-4,
+            "face {f}: share {gs} vs {rs}"
+        );
+        if rs > 0.03 {
+            assert_eq!(gi, ri, "face {f}: covered by body {gi}, the reference {ri}");
+            partly += (rs < 0.97) as usize;
+        }
+    }
+    assert!(!cut || partly > 100, "only {partly} faces partly covered");
     let types: Vec<u32> = eddy::gpu::read_buffer(&ctx, &sim.fields.cell_type).unwrap();
     let types: Vec<u8> = types.iter().map(|&t| t as u8).collect();
     let phi: Vec<f32> = eddy::gpu::read_buffer(&ctx, &sim.pcg.p).unwrap();
     let rho = eddy::sim::DENSITY;
+    // Whole cells take the hydrostatic half cell to the faces; covered shares sum the
+    // pressure's gradient over the bodies and need none.
+    let rho_g = if cut {
+        [0.0; 3]
+    } else {
+        [0.0, -9.81 * rho, 0.0]
+    };
     let reference = body_forces(
         g,
         &rb,
-        &ids,
+        (&ids, &cover),
         &types,
         &phi,
-        (rho / 0.01, g.h * g.h, [0.0, -9.81 * rho, 0.0]),
+        (rho / 0.01, g.h * g.h, rho_g),
         false,
     );
     for (k, (gf, rf)) in gpu_forces.iter().zip(&reference).enumerate() {
@@ -141,7 +178,7 @@ fn gpu_force_and_torque_match_the_f64_reference() {
             );
             assert!(
                 rel < 1e-4,
-                "body {k} {what}: GPU {:?} vs reference {:?} (relative {rel:e})",
+                "cut {cut}: body {k} {what}: GPU {:?} vs reference {:?} (relative {rel:e})",
                 &gf[r.clone()],
                 &rf[r]
             );
@@ -673,7 +710,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     let slice = n[2] == 1;
     // The smoke's closed box takes P K P (strong.wgsl); the liquid K itself.
     let coupled_term =
-        |g, bodies: &[RefCoupledBody], ids: &[u32], types: &[u8], x: &[f32], slice| {
+        |g, bodies: &[RefCoupledBody], ids: (&[u32], &[u32]), types: &[u8], x: &[f32], slice| {
             if slice {
                 coupled_term_projected(g, bodies, ids, types, x, slice)
             } else {
@@ -701,7 +738,9 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
         bodies.iter().any(|b| b.inv_mass[0] > 0.0),
         "no body moves with the fluid"
     );
-    let ids: Vec<u32> = eddy::gpu::read_buffer(ctx, &b.coupling.body_id).unwrap();
+    let id_words: Vec<u32> = eddy::gpu::read_buffer(ctx, &b.coupling.body_id).unwrap();
+    let cover: Vec<u32> = eddy::gpu::read_buffer(ctx, &b.coupling.cover).unwrap();
+    let ids = (&id_words[..], &cover[..]);
     let types: Vec<u32> = eddy::gpu::read_buffer(ctx, &core.fields.cell_type).unwrap();
     let types: Vec<u8> = types.iter().map(|&t| t as u8).collect();
     // The solve: b - (A + K) phi in f64, relative to max|b|.
@@ -711,7 +750,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     let phi = read(&core.pcg.p);
     let phi64: Vec<f64> = phi.iter().map(|&v| v as f64).collect();
     let ap = eddy::reference::apply_packed(&g, &a, &phi64);
-    let kp = coupled_term(g, &bodies, &ids, &types, &phi, slice);
+    let kp = coupled_term(g, &bodies, ids, &types, &phi, slice);
     let kp_max = kp.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let b_max = rhs.iter().fold(0.0f64, |m, v| m.max(v.abs() as f64));
     let res = (0..cells)
@@ -757,8 +796,8 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
         term.record(&mut pass, TermOp::IntoZ);
     }
     ctx.queue.submit([enc.finish()]);
-    let kd = coupled_term(g, &bodies, &ids, &types, &d, slice);
-    let kp = coupled_term(g, &bodies, &ids, &types, &p, slice);
+    let kd = coupled_term(g, &bodies, ids, &types, &d, slice);
+    let kp = coupled_term(g, &bodies, ids, &types, &p, slice);
     for (what, gpu, expect) in [
         (
             "q + K d",
@@ -818,12 +857,17 @@ fn coupled_operator_matches_the_f64_reference_in_both_modes() {
         kinematic,
         cork,
     ]);
-    let mut sim = Simulation::new(ctx.clone(), &scene).unwrap();
-    for _ in 0..2 {
-        sim.substep(0.01, Stage::Advect).unwrap();
+    // Whole cells, then the bodies cutting faces.
+    for cut in [false, true] {
+        let mut scene = scene.clone();
+        scene.body_cut_faces = cut;
+        let mut sim = Simulation::new(ctx.clone(), &scene).unwrap();
+        for _ in 0..2 {
+            sim.substep(0.01, Stage::Advect).unwrap();
+        }
+        sim.substep(0.01, Stage::Project).unwrap();
+        check_coupled_operator(&ctx, &sim);
     }
-    sim.substep(0.01, Stage::Project).unwrap();
-    check_coupled_operator(&ctx, &sim);
     // The smoke slice: a plate and a disc in rising air, one of them lighter than it.
     let mut plate = rect((0.4, 0.7), (0.2, 0.04), 0.6);
     plate.rotation_deg = (0.0, 0.0, 25.0);
@@ -831,12 +875,16 @@ fn coupled_operator_matches_the_f64_reference_in_both_modes() {
     let mut disc = body(BodyShape::Sphere { radius: 0.1 }, (0.7, 0.3, 0.0), 5.0);
     disc.angular_velocity = (0.0, 0.0, 4.0);
     let scene = air(vec![plate, disc], 9.81);
-    let mut sim = SmokeSimulation::new(ctx.clone(), &scene).unwrap();
-    for _ in 0..2 {
-        sim.substep(0.01, SmokeStage::Tracers).unwrap();
+    for cut in [false, true] {
+        let mut scene = scene.clone();
+        scene.body_cut_faces = cut;
+        let mut sim = SmokeSimulation::new(ctx.clone(), &scene).unwrap();
+        for _ in 0..2 {
+            sim.substep(0.01, SmokeStage::Tracers).unwrap();
+        }
+        sim.substep(0.01, SmokeStage::Project).unwrap();
+        check_coupled_operator(&ctx, &sim);
     }
-    sim.substep(0.01, SmokeStage::Project).unwrap();
-    check_coupled_operator(&ctx, &sim);
     // A block resting on the floor and a disc against the left wall: their faces do not
     // close (J 1 is not zero), so the closed box's term is P K P, whose projection the
     // operator check above would not see with free bodies.
@@ -850,8 +898,10 @@ fn coupled_operator_matches_the_f64_reference_in_both_modes() {
     sim.substep(0.01, SmokeStage::Project).unwrap();
     {
         use eddy::reference::bodies::{coupled_term, RefCoupledBody};
-        let ids: Vec<u32> =
-            eddy::gpu::read_buffer(&ctx, &sim.bodies.as_ref().unwrap().coupling.body_id).unwrap();
+        let coupling = &sim.bodies.as_ref().unwrap().coupling;
+        let id_words: Vec<u32> = eddy::gpu::read_buffer(&ctx, &coupling.body_id).unwrap();
+        let cover: Vec<u32> = eddy::gpu::read_buffer(&ctx, &coupling.cover).unwrap();
+        let ids = (&id_words[..], &cover[..]);
         let types: Vec<u32> = eddy::gpu::read_buffer(&ctx, &sim.fields.cell_type).unwrap();
         let types: Vec<u8> = types.iter().map(|&t| t as u8).collect();
         let g = Grid {
@@ -865,7 +915,7 @@ fn coupled_operator_matches_the_f64_reference_in_both_modes() {
             inv_mass: [1.0; 3],
             inv_inertia: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
         };
-        let k1 = coupled_term(g, &[unit], &ids, &types, &vec![1.0; g.cells()], true);
+        let k1 = coupled_term(g, &[unit], ids, &types, &vec![1.0; g.cells()], true);
         let open = k1.iter().sum::<f64>().abs();
         assert!(
             open > 1.0,
@@ -897,24 +947,21 @@ fn deep_pool(density: f64) -> Scene {
 
 #[test]
 fn a_sphere_released_in_still_liquid_accelerates_with_its_added_mass() {
-    // Released from rest, a sphere accelerates at a = (rho_f V_d - rho_b V) g / (rho_b V +
-    // C rho_f V_d), V_d the volume of the cells it covers (the volume the pressure pushes
-    // on) and C its added mass over the displaced fluid's mass: 1/2 for a sphere in
-    // unbounded ideal fluid. The strong coupling's solve makes one C hold for every body
-    // density; the weak scheme guesses it, and without it a 0.1x sphere would start at
-    // 9 g. Measured from the 2nd substep (the first lacks the face pressure's hydrostatic
-    // half cell, applied one substep late) to the 4th.
-    //
-    // Cells all-or-nothing inside the body make a staircase whose steps the flow must go
-    // around: measured C = 0.73 at 0.1x and 0.69 at 2x on 24^3 to 48^3 grids, not
-    // converging with the grid. Solid face fractions (README "Rigid bodies") are what
-    // brings it to 1/2; until then this checks that C is one number (within 10%) and
-    // within [0.45, 0.8].
+    // Released from rest in ideal fluid, a sphere starts at a = (rho_b - rho_f) /
+    // (rho_b + rho_f / 2) g: its added mass is half the displaced fluid's. The strong
+    // coupling's solve gives that for every body density (the weak scheme guesses it, and
+    // without it a 0.1x sphere would start at 9 g); with `body_cut_faces` the body's
+    // covered faces (strong.wgsl) let the fluid flow round the sphere's true surface. Measured over the 2nd to 4th
+    // substeps, 32^3, radius 3.2 cells, in a 1 m tank (whose walls add a little added
+    // mass): 0.1x 9.4% and 2x 4.8% below the formula; the coefficient over the volume the
+    // faces cover is 0.57 and 0.55 (with whole cells it was 0.73 and 0.69, not converging
+    // with the grid).
     let rho_f = eddy::sim::DENSITY;
     let mut cs = vec![];
     for ratio in [0.1, 2.0] {
         let rho_b = ratio * rho_f;
-        let scene = deep_pool(rho_b);
+        let mut scene = deep_pool(rho_b);
+        scene.body_cut_faces = true;
         let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
         let dt = 0.002;
         let mut v = vec![];
@@ -923,20 +970,36 @@ fn a_sphere_released_in_still_liquid_accelerates_with_its_added_mass() {
             v.push(sim.bodies.as_ref().unwrap().set.bodies[0].velocity());
         }
         let a = (v[3].y - v[1].y) / (2.0 * dt);
-        let ids: Vec<u32> = eddy::gpu::read_buffer(
-            &common::gpu(),
-            &sim.bodies.as_ref().unwrap().coupling.body_id,
-        )
-        .unwrap();
-        let h = scene.h();
-        let vd = ids.iter().filter(|&&i| i == 1).count() as f64 * h * h * h;
-        let vol = 4.0 / 3.0 * std::f64::consts::PI * 0.1f64.powi(3);
-        assert!((vd / vol - 1.0).abs() < 0.1, "covered volume {vd} of {vol}");
-        // a (rho_b V + C rho_f V_d) = (rho_f V_d - rho_b V) g
         let g = 9.81;
-        let c = ((rho_f * vd - rho_b * vol) * g / a - rho_b * vol) / (rho_f * vd);
+        let expect = (rho_b - rho_f) / (rho_b + 0.5 * rho_f) * scene.gravity.1;
         assert!(
-            (0.45..0.8).contains(&c),
+            ((a - expect) / expect).abs() < 0.1,
+            "{ratio}x water: acceleration {a:.3} m/s^2, ideal {expect:.3}"
+        );
+        // The volume the pressure pushes on: what the faces' control volumes cover, summed
+        // over the three components.
+        let cover: Vec<u32> =
+            eddy::gpu::read_buffer(&common::gpu(), &sim.bodies.as_ref().unwrap().coupling.cover)
+                .unwrap();
+        let h = scene.h();
+        let vd = cover
+            .iter()
+            .map(|&w| eddy::reference::bodies::cover_parts(w).1)
+            .sum::<f64>()
+            * h
+            * h
+            * h
+            / 3.0;
+        let vol = 4.0 / 3.0 * std::f64::consts::PI * 0.1f64.powi(3);
+        assert!(
+            (vd / vol - 1.0).abs() < 0.05,
+            "covered volume {vd} of {vol}"
+        );
+        // a (rho_b V + C rho_f V_d) = (rho_f V_d - rho_b V) g
+        let c = ((rho_f * vd - rho_b * vol) * g / a - rho_b * vol) / (rho_f * vd);
+        eprintln!("{ratio}x: a {a:.3} m/s^2 (ideal {expect:.3}), added mass coefficient {c:.3}");
+        assert!(
+            (0.45..0.65).contains(&c),
             "{ratio}x water: acceleration {a:.3} m/s^2, added mass coefficient {c:.3}"
         );
         let side = v[3].x.abs() + v[3].z.abs();
@@ -1119,8 +1182,9 @@ fn a_neutrally_buoyant_body_moves_with_a_moving_liquid() {
 }
 
 #[test]
-#[ignore = "fails: the cells all-or-nothing inside the body spin it up as it crosses them \
-            (0.22 rad/s, 3.5% slow after 0.15 s); solid face fractions are the fix"]
+#[ignore = "fails: whole cells spin the body up as it crosses them (0.24 rad/s, 6% slow \
+            after 0.3 s); with body_cut_faces the spin is 0.09 rad/s but it lags the liquid \
+            by 13% (README, Rigid bodies)"]
 fn a_neutrally_buoyant_body_keeps_moving_with_a_moving_liquid() {
     neutral_body_in_moving_liquid(30);
 }

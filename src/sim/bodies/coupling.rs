@@ -21,7 +21,7 @@ crate::kernel_entries!(
     /// The entry points of coupling.wgsl.
     BodiesEntries {
         stamp, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill,
-        isolated_fill
+        isolated_fill, cover_faces, cover_cells
     }
 );
 
@@ -60,7 +60,8 @@ pub struct BodyParams {
     pub restore: u32,
     pub set_cell_type: u32,
     pub slice: u32,
-    pub _pad0: u32,
+    /// 1: the bodies cut faces (`Scene::bodies_cut_faces`); 0: they are whole cells.
+    pub fractions: u32,
     pub margin: f32,
     /// Fixed-point units per unit of the pressure right-hand side (m^2/s).
     pub b_unit: f32,
@@ -71,7 +72,7 @@ crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams 
     restore: restore,
     set_cell_type: set_cell_type,
     slice: slice,
-    _pad0: _pad0,
+    fractions: fractions,
     margin: margin,
     b_unit: b_unit,
     _pad2: _pad[0],
@@ -108,7 +109,17 @@ pub fn memory(scene: &Scene) -> u64 {
         return 0;
     }
     let cells = scene.dims().iter().map(|&v| v as u64).product::<u64>();
+    let [nx, ny, nz] = scene.dims().map(|v| v as u64);
+    let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+    // The cover (4 bytes per face) is counted here without fractions, with the open
+    // fractions otherwise (GridFields::open_bytes).
+    let cover = if scene.bodies_cut_faces() {
+        0
+    } else {
+        faces * 4
+    };
     let common = (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64
+        + cover
         + cells * 4
         + SUMS_BYTES
         + super::strong::BYTES;
@@ -159,6 +170,8 @@ pub struct BodyCoupling {
     pub params: BodyParams,
     /// Body index + 1 per cell, 0 where no body is.
     pub body_id: wgpu::Buffer,
+    /// Per face, the body covering it and its share (coupling.wgsl, `cover_faces`).
+    pub cover: wgpu::Buffer,
     /// The right-hand side's fixed-point sum per region (the smoke).
     pub sums: wgpu::Buffer,
     /// The smoke's regions (see [`Regions::gpu_words`]).
@@ -200,6 +213,7 @@ impl BodyCoupling {
             restore: (inp.mode == CouplingMode::Liquid) as u32,
             set_cell_type: (inp.mode == CouplingMode::Smoke) as u32,
             slice: (f.params.n[2] == 1 && inp.mode == CouplingMode::Smoke) as u32,
+            fractions: f.open_static.is_some() as u32,
             margin: (1e-3 * h) as f32,
             // |rhs| <= h (cells crossed per second) stays below 2^27 h for any speed a scene
             // allows, so 2^30 cells of it fit the i64 sum.
@@ -209,6 +223,16 @@ impl BodyCoupling {
         let params_buffer = uniform_buffer(device, "Bodies::params", bytemuck::bytes_of(&params));
         let cells = f.num_cells() as u64;
         let body_id = storage_buffer(device, "Bodies::body_id", cells * 4);
+        let cover = storage_buffer(device, "Bodies::cover", f.num_faces() as u64 * 4);
+        // Without fractions `open` is not the coupling's to write: a placeholder is bound.
+        let placeholders = [
+            storage_buffer(device, "Bodies::open_placeholder", 4),
+            storage_buffer(device, "Bodies::base_open_placeholder", 4),
+        ];
+        let (open, base_open) = match &f.open_static {
+            Some(s) => (&f.open, s),
+            None => (&placeholders[0], &placeholders[1]),
+        };
         let sums = storage_buffer(device, "Bodies::sums", SUMS_BYTES);
         // Only the smoke labels its regions.
         let region_words = match inp.mode {
@@ -254,6 +278,9 @@ impl BodyCoupling {
                 ("vel", &inp.particles.vel),
                 ("rhs", &inp.pcg.b),
                 ("regions", &regions),
+                ("cover", &cover),
+                ("open", open),
+                ("base_open", base_open),
             ],
         );
         Ok(Self {
@@ -265,6 +292,7 @@ impl BodyCoupling {
             params_buffer,
             params,
             body_id,
+            cover,
             sums,
             regions,
             _base: own,
@@ -291,6 +319,11 @@ impl BodyCoupling {
 
     /// Bodies into the cells (see [`CouplingMode`] for where each mode records it).
     pub fn record_stamp(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        let fractions = self.params.fractions != 0;
+        if fractions {
+            self.kernel
+                .dispatch(pass, self.e.cover_faces, &self.group, f.num_faces());
+        }
         self.kernel
             .dispatch(pass, self.e.stamp, &self.group, f.num_cells());
         for _ in 0..POCKET_ROUNDS {
@@ -304,6 +337,10 @@ impl BodyCoupling {
             .dispatch(pass, self.e.isolated_fill, &self.group, f.num_cells());
         self.kernel
             .dispatch(pass, self.e.pocket_fill, &self.group, f.num_cells());
+        if !fractions {
+            self.kernel
+                .dispatch(pass, self.e.cover_cells, &self.group, f.num_faces());
+        }
     }
 
     /// Clears the region sums; record before the pass that runs
@@ -398,11 +435,15 @@ impl Bodies {
         inputs: CouplingInputs<'_>,
     ) -> Result<Self, SimError> {
         set.check_start(super::START_OVERLAP_CELLS * inputs.fields.params.h as f64)?;
+        // Whole cells read the pressure half a cell off the body's faces, which the
+        // hydrostatic correction takes back; covered shares sum the pressure's gradient over
+        // the body's volume and need none.
         let scales = ForceScales {
             density: set.fluid_density,
             face_area: inputs.face_area,
             h: inputs.fields.params.h as f64,
-            hydrostatic: inputs.mode == CouplingMode::Liquid,
+            hydrostatic: inputs.mode == CouplingMode::Liquid && inputs.fields.open_static.is_none(),
+            closed: inputs.mode == CouplingMode::Smoke,
         };
         let (f, pcg) = (inputs.fields, inputs.pcg);
         let mut coupling = BodyCoupling::new(ctx, inputs)?;
@@ -410,7 +451,7 @@ impl Bodies {
             ctx,
             f,
             pcg,
-            &coupling.body_id,
+            (&coupling.body_id, &coupling.cover),
             scales,
             set.scheme == CouplingScheme::Strong,
         );

@@ -43,7 +43,7 @@ struct BodyParams {
     restore: u32,         // 1: cells outside bodies get base_solid / base_vel back
     set_cell_type: u32,   // 1: body cells become SOLID in cell_type (the smoke)
     slice: u32,           // 1: one-slice grid, bodies are prisms across z
-    _pad0: u32,
+    fractions: u32,       // 1: bodies cut faces (`cover_faces`); 0: whole cells (`cover_cells`)
     margin: f32,          // m a pushed particle ends outside the body's surface
     b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
     _pad2: f32,
@@ -72,6 +72,13 @@ const TWO_32: f32 = 4294967296.0;
 @group(0) @binding(13) var<storage, read_write> rhs: array<f32>;
 // Per cell its region (NO_REGION: solid, or frozen), then MAX_REGIONS cell counts.
 @group(0) @binding(14) var<storage, read> regions: array<u32>;
+// Per face, what the bodies cover of it: the covering body's index + 1 in the top 8 bits
+// (0: none) and its share of the face, a fraction in unorm24, below (strong.wgsl's J).
+@group(0) @binding(15) var<storage, read_write> cover: array<u32>;
+// The faces' open fractions for the solve (GridFields::open): with `fractions`, the static
+// solids' (`base_open`) less what the bodies cover.
+@group(0) @binding(16) var<storage, read_write> open: array<f32>;
+@group(0) @binding(17) var<storage, read> base_open: array<f32>;
 
 // The region sums start at slot 0.
 const RHS_SLOT: u32 = 0u;
@@ -101,6 +108,112 @@ fn cell_centre_of(c: vec3<i32>) -> vec3<f32> {
     return (vec3<f32>(c) + vec3<f32>(0.5)) * params.h;
 }
 
+// Signed distance from `x` to the surface of body `b` (m, negative inside; a slice's bodies
+// are prisms across z).
+fn body_distance(b: Body, x: vec3<f32>) -> f32 {
+    let l = to_local(b, x);
+    if (b.centre.w == BODY_SHAPE_SPHERE) { return length(l) - b.half.x; }
+    var q = abs(l) - b.half.xyz;
+    if (bp.slice != 0u) { q.z = -1e30; }
+    return length(max(q, vec3<f32>(0.0))) + min(max(q.x, max(q.y, q.z)), 0.0);
+}
+
+// Global index of face `f` of component `comp`.
+fn slot_of(comp: u32, f: vec3<i32>) -> u32 {
+    return face_offset(comp, params) + face_index(f, face_dims(comp, params.n));
+}
+
+// The covering body (index + 1, 0: none) of the first face of cell `x` that a body covers
+// and that leads to another cell of the grid (`open_only`: and that a fluid can still pass).
+fn covering_body(x: vec3<i32>, open_only: bool) -> u32 {
+    let axes = select(3u, 2u, bp.slice != 0u);
+    for (var a = 0u; a < axes; a++) {
+        let e = unit(a);
+        for (var s = 0u; s < 2u; s++) {
+            let up = s == 1u;
+            if (!in_grid(select(x - e, x + e, up), params.n)) { continue; }
+            let g = slot_of(a, select(x, x + e, up));
+            let w = cover[g];
+            if (open_only) {
+                if (open[g] > 0.0) { return max(w >> 24u, 1u); }
+            } else if ((w >> 24u) != 0u) {
+                return w >> 24u;
+            }
+        }
+    }
+    return 0u;
+}
+
+// A face's open fraction below this closes it, and a body's share below it is none: a
+// sliver of a face would only give the solve a tiny coupling (as the static solids' cuts,
+// src/scene/fractions.rs OPEN_FRACTION_MIN).
+const SHARE_MIN: f32 = 0.02;
+const UNORM24: f32 = 16777215.0;
+
+// `fractions`: what the bodies cover of each face. A face's control volume (the cell-sized
+// box around its centre, where its velocity sample stands for the fluid) lies inside body b
+// by about clamp(1/2 - d_b / h) at the distance d_b from the face's centre to b's surface:
+// exact for a surface parallel to a side of the box, and it changes smoothly as the body
+// moves, so the body's force (the pressure gradient summed over what it covers, strong.wgsl)
+// has no jump as it crosses a cell. The body closest to covering the face owns it; the faces
+// on the domain's walls (and a slice's z faces) are walls whatever covers them.
+@compute @workgroup_size(WORKGROUP)
+fn cover_faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let a = face.comp;
+    var base = 1.0;
+    if (arrayLength(&base_open) >= num_faces(params)) { base = base_open[g]; }
+    let at = face.f[a];
+    let wall = at == 0 || at == i32(params.n[a]) || (bp.slice != 0u && a == 2u);
+    var best = 0.0;
+    var owner = 0u;
+    if (!wall) {
+        let x = (vec3<f32>(face.f) + vec3<f32>(0.5) - 0.5 * vec3<f32>(unit(a))) * params.h;
+        for (var k = 0u; k < MAX_BODIES; k++) {
+            let b = bodies[k];
+            if (b.centre.w == 0.0) { break; }
+            let c = clamp(0.5 - body_distance(b, x) * params.inv_h, 0.0, 1.0);
+            if (c > best) {
+                best = c;
+                owner = k + 1u;
+            }
+        }
+    }
+    var o = base * (1.0 - best);
+    if (o < SHARE_MIN) { o = 0.0; }
+    var share = base - o;
+    if (share < SHARE_MIN) {
+        share = 0.0;
+        o = base;
+    }
+    let q = u32(round(share * UNORM24));
+    cover[g] = select(0u, (owner << 24u) | q, q != 0u);
+    open[g] = o;
+}
+
+// Whole cells (no `fractions`, after `stamp` and the pockets' fills): a face of a body's
+// cell is the body's whole (the lower cell's body where two meet).
+@compute @workgroup_size(WORKGROUP)
+fn cover_cells(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    let face = face_of(g, params);
+    let cells = face_cells(face.comp, face.f);
+    var owner = 0u;
+    for (var i = 0u; i < 2u; i++) {
+        let c = cells[1u - i];
+        if (in_grid(c, params.n)) {
+            let id = body_id[cell_index(c, params.n)];
+            if (id != 0u && id <= MAX_BODIES) { owner = id; }
+        }
+    }
+    cover[g] = select(0u, (owner << 24u) | u32(UNORM24), owner != 0u);
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
@@ -119,16 +232,30 @@ fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
     body_id[c] = id;
+    let xc = cell_coord(c, params.n);
     if (id != 0u) {
-        solid[c] = 1u;
-        solid_vel[c] = vec4<f32>(body_velocity(bodies[id - 1u], x), 0.0);
-        if (bp.set_cell_type != 0u) {
+        // With `fractions` a body's cell with a face still open is a cut cell: FLUID for the
+        // solve where the fluid reaches it (mark_cells.wgsl `cut_cells`; the smoke's always).
+        let cut = bp.fractions != 0u && covering_body(xc, true) != 0u;
+        solid[c] = select(SOLID_CLOSED, SOLID_PARTIAL, cut);
+        // w: the body's index + 1, which the strong coupling's `restamp` reads.
+        solid_vel[c] = vec4<f32>(body_velocity(bodies[id - 1u], x), f32(id));
+        if (bp.set_cell_type != 0u && !cut) {
             if (cell_type[c] == FLUID) { atomicSub(&counters[0], 1u); }
             cell_type[c] = SOLID;
         }
-    } else if (bp.restore != 0u) {
+        return;
+    }
+    if (bp.restore != 0u) {
         solid[c] = base_solid[c];
         solid_vel[c] = base_vel[c];
+    }
+    // A cell outside the bodies with a face one covers carries that body's velocity, so a
+    // covered face's velocity (sim/core/covered.wgsl, the mean over its two cells) is the
+    // body's at the face's centre.
+    if (bp.fractions != 0u && solid[c] == 0u) {
+        let k = covering_body(xc, false);
+        if (k != 0u) { solid_vel[c] = vec4<f32>(body_velocity(bodies[k - 1u], x), f32(k)); }
     }
 }
 
@@ -245,8 +372,11 @@ fn rhs_compatible(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     rhs[c] = rhs[c] - total / cells;
 }
 
+// A cut cell (SOLID_PARTIAL) is open: the fluid passes into it.
 fn walled_or_solid(c: vec3<i32>) -> bool {
-    return !in_grid(c, params.n) || solid[cell_index(c, params.n)] != 0u;
+    if (!in_grid(c, params.n)) { return true; }
+    let s = solid[cell_index(c, params.n)];
+    return s != 0u && s != SOLID_PARTIAL;
 }
 
 // Sides of cell `x` (in-plane only on a slice) with neither a wall nor a solid beyond.

@@ -109,13 +109,15 @@ impl FluidForce {
 }
 
 /// How the sums turn into forces: fluid density (kg/m^3), face area (m^2), cell size (m),
-/// and whether the face pressure carries the hydrostatic half cell (the liquid).
+/// whether the face pressure carries the hydrostatic half cell (the liquid's whole cells),
+/// and whether the fluid fills a closed box (the smoke: the term is then P K P).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ForceScales {
     pub density: f64,
     pub face_area: f64,
     pub h: f64,
     pub hydrostatic: bool,
+    pub closed: bool,
 }
 
 impl ForceScales {
@@ -169,7 +171,7 @@ impl StrongCoupling {
         ctx: &GpuContext,
         f: &GridFields,
         pcg: &PcgVectors,
-        body_id: &wgpu::Buffer,
+        (body_id, cover): (&wgpu::Buffer, &wgpu::Buffer),
         scales: ForceScales,
         strong: bool,
     ) -> Self {
@@ -180,7 +182,7 @@ impl StrongCoupling {
             bodies: 0,
             slice: slice as u32,
             // The smoke is a closed box: no AIR cell ever fixes the pressure's level.
-            project: (strong && !scales.hydrostatic) as u32,
+            project: (strong && scales.closed) as u32,
             groups: pcg::reduce_groups(f.num_cells()),
         };
         let params_buffer = uniform_buffer(device, "Strong::params", bytemuck::bytes_of(&params));
@@ -213,6 +215,7 @@ impl StrongCoupling {
                 ("done", &pcg.state),
                 ("solid_vel", &f.solid_vel),
                 ("partials", &partials),
+                ("cover", cover),
             ],
         );
         Self {

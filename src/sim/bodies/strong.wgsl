@@ -1,10 +1,16 @@
 //!include sim/core/prelude.wgsl
 // The bodies in the pressure solve (src/sim/bodies/strong.rs).
 //
-// A face f between a cell of body k and a FLUID cell c_f has the body's outward normal n_f
-// (a grid axis) and, from the body's centre to the face's centre, r_f; j_f = (n_f, r_f x n_f)
-// maps the body's velocity (v, w) to the face's normal speed, and the pressure on the face
-// to a force and torque. J_k x = sum over the body's faces of j_f x_(c_f).
+// Body k covers a share c_f of face f (coupling.wgsl's `cover`: the part of the face's
+// control volume inside the body, or 1 on the faces of the body's own cells where bodies are
+// whole cells). For a FLUID cell c and its face f in direction e, the body's velocity
+// (v, w) moves c_f of the face at v + w x r_f (r_f from the body's centre to the face's
+// centre), which adds c_f (e, r_f x e) . (v, w) to c's outflow. With n = -e (the direction
+// from the covered part back into c), j_f = c_f (n, r_f x n) maps the body's velocity to the
+// flux into c, and J_k x = sum over c's faces of j_f x_c, over the FLUID cells c. The
+// pressure's impulse on the body, -rho A_face J phi, is then the pressure gradient summed
+// over what the body covers: its volume integral, which needs no pressure inside the body
+// (a cell whose faces the body covers whole has sum j_f = 0, force and torque alike).
 //
 // The strong coupling (Batty, Bertails & Bridson 2007) solves the body's velocity with the
 // pressure: the body's faces carry v* + M^-1 J^T-impulse, and with phi = p dt / rho the
@@ -16,8 +22,8 @@
 // and of rank 6 per body, so the PCG keeps working on it matrix-free: per iteration
 // `reduce_d` sums J_k d per body (one workgroup per body over the cells of its box, in a
 // fixed order: the same bits every run) and stores w_k = s M_k^-1 J_k d, and `add_q` adds
-// (s J^T M^-1 J d)_c = sum over c's body faces of j_f . w_k to q = A d. The preconditioner
-// still preconditions A alone: each body adds at most 6 outlying eigenvalues.
+// (s J^T M^-1 J d)_c = sum over c's covered faces of j_f . w_k to q = A d. The
+// preconditioner still preconditions A alone: each body adds at most 6 outlying eigenvalues.
 //
 // The smoke's closed box is a pure Neumann problem: A's null space holds the constant, which
 // the preconditioner projects out (multigrid.wgsl's coarse solve), and the right-hand side is
@@ -33,8 +39,9 @@
 // host builds the fluid's force on the body (src/sim/bodies/strong.rs, `read_forces`);
 // `sub_r` takes (K p)_c from the initial residual (a warm start), `into_z` writes K p for
 // the true residual (pcg.wgsl, `true_row`), and `restamp` gives each coupled body's cells
-// the body's velocity after the solve, v* - w_k / h, so the projected faces next to the
-// body carry the velocity the solve made the fluid's divergence vanish with.
+// (and the cells next to the faces it covers) the body's velocity after the solve,
+// v* - w_k / h, so the projected faces next to the body carry the velocity the solve made
+// the fluid's divergence vanish with.
 
 // Mirrored by `CoupleBody` in src/sim/bodies/strong.rs (layout checked by tests/integration/shaders.rs).
 struct CoupleBody {
@@ -79,6 +86,8 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 @group(0) @binding(12) var<storage, read_write> solid_vel: array<vec4<f32>>;
 // Per `sum_d`/`sum_p` workgroup: the sum of x over its FLUID cells and their count.
 @group(0) @binding(13) var<storage, read_write> partials: array<f32>;
+// Per face: the covering body's index + 1 (top 8 bits) and its share, unorm24 (coupling.wgsl).
+@group(0) @binding(14) var<storage, read> cover: array<u32>;
 
 var<workgroup> red: array<array<f32, 12>, REDUCE_WG>;
 var<workgroup> wg_done: u32;
@@ -104,6 +113,24 @@ fn lever(b: CoupleBody, cell: vec3<i32>, e: vec3<i32>, n: vec3<f32>) -> vec3<f32
 
 fn is_fluid_cell(c: vec3<i32>) -> bool {
     return in_grid(c, params.n) && cell_type[cell_index(c, params.n)] == FLUID;
+}
+
+const UNORM24: f32 = 16777215.0;
+
+// The share of the face of cell `x` towards `e` that a body covers, as
+// (body index + 1, share); (0, 0) where none does, where the face leads out of the grid, or
+// where a static solid's cell (SOLID, of no body) lies beyond it.
+fn covered_face(x: vec3<i32>, e: vec3<i32>) -> vec2<f32> {
+    let y = x + e;
+    if (!in_grid(y, params.n)) { return vec2<f32>(0.0); }
+    let a = u32(abs(e.y) + 2 * abs(e.z));
+    let f = select(x, y, (e.x + e.y + e.z) > 0);
+    let w = cover[face_offset(a, params) + face_index(f, face_dims(a, params.n))];
+    let id = w >> 24u;
+    if (id == 0u || id > sp.bodies) { return vec2<f32>(0.0); }
+    let yi = cell_index(y, params.n);
+    if (cell_type[yi] == SOLID && body_id[yi] != id) { return vec2<f32>(0.0); }
+    return vec2<f32>(f32(id), f32(w & 0xffffffu) / UNORM24);
 }
 
 // The workgroup's sums of `s` and `n` (a fixed tree, the same bits every run), to every
@@ -183,27 +210,30 @@ fn reduce_body(k: u32, li: u32, what: u32) {
     for (var i = 0u; i < 12u; i++) { acc[i] = 0.0; }
     if (k < sp.bodies) {
         let b = cb[k];
-        let lo = b.lo.xyz;
-        let ext = max(b.hi.xyz - lo, vec3<i32>(0));
+        // The FLUID cells next to what the body may cover.
+        let lo = max(b.lo.xyz - vec3<i32>(1), vec3<i32>(0));
+        let hi = min(b.hi.xyz + vec3<i32>(1), vec3<i32>(params.n));
+        let ext = max(hi - lo, vec3<i32>(0));
         let count = u32(ext.x) * u32(ext.y) * u32(ext.z);
         for (var i = li; i < count; i += REDUCE_WG) {
             let ex = u32(ext.x);
             let ey = u32(ext.y);
             let cc = lo + vec3<i32>(i32(i % ex), i32((i / ex) % ey), i32(i / (ex * ey)));
-            if (body_id[cell_index(cc, params.n)] != k + 1u) { continue; }
+            let ci = cell_index(cc, params.n);
+            if (cell_type[ci] != FLUID) { continue; }
+            var x = select(d[ci], p[ci], use_p);
+            if (what == 2u) { x = 1.0; }
             for (var f = 0u; f < 6u; f++) {
                 let e = face_dir(f);
-                let y = cc + e;
-                if (!is_fluid_cell(y)) { continue; }
-                let yi = cell_index(y, params.n);
-                var x = select(d[yi], p[yi], use_p);
-                if (what == 2u) { x = 1.0; }
-                let n = vec3<f32>(e);
+                let cov = covered_face(cc, e);
+                if (u32(cov.x) != k + 1u) { continue; }
+                let n = -vec3<f32>(e);
                 let t = lever(b, cc, e, n);
-                acc[0] += n.x * x; acc[1] += n.y * x; acc[2] += n.z * x;
-                acc[3] += t.x * x; acc[4] += t.y * x; acc[5] += t.z * x;
+                let wx = cov.y * x;
+                acc[0] += n.x * wx; acc[1] += n.y * wx; acc[2] += n.z * wx;
+                acc[3] += t.x * wx; acc[4] += t.y * wx; acc[5] += t.z * wx;
                 if (use_p) {
-                    let gn = dot(params.gravity, n);
+                    let gn = cov.y * dot(params.gravity, n);
                     acc[6] += n.x * gn; acc[7] += n.y * gn; acc[8] += n.z * gn;
                     acc[9] += t.x * gn; acc[10] += t.y * gn; acc[11] += t.z * gn;
                 }
@@ -273,26 +303,23 @@ fn projection(li: u32) -> f32 {
     return workgroupUniformLoad(&wg_corr);
 }
 
-// (s J^T M^-1 J x)_c from the w the last reduction stored: over c's faces with a body cell,
-// less `corr` (P's share, see `projection`).
+// (s J^T M^-1 J x)_c from the w the last reduction stored: over c's covered faces, less
+// `corr` (P's share, see `projection`).
 fn coupled_row(c: u32, corr: f32) -> f32 {
     if (cell_type[c] != FLUID) { return 0.0; }
     let x = cell_coord(c, params.n);
     var s = 0.0;
     for (var f = 0u; f < 6u; f++) {
         let e = face_dir(f);
-        let y = x + e;
-        if (!in_grid(y, params.n)) { continue; }
-        let id = body_id[cell_index(y, params.n)];
-        if (id == 0u || id > sp.bodies) { continue; }
-        let k = id - 1u;
-        // The body's outward normal points from its cell y back to c.
+        let cov = covered_face(x, e);
+        if (cov.x == 0.0) { continue; }
+        let k = u32(cov.x) - 1u;
         let n = -vec3<f32>(e);
         let t = lever(cb[k], x, e, n);
         let base = k * SUM_STRIDE + 12u;
         let w_lin = vec3<f32>(sums[base], sums[base + 1u], sums[base + 2u]);
         let w_ang = vec3<f32>(sums[base + 3u], sums[base + 4u], sums[base + 5u]);
-        s += dot(n, w_lin) + dot(t, w_ang);
+        s += cov.y * (dot(n, w_lin) + dot(t, w_ang));
     }
     return s - corr;
 }
@@ -330,7 +357,9 @@ fn restamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
            @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    let id = body_id[c];
+    // The body's cells and the cells next to the faces it covers (coupling.wgsl's `stamp`
+    // writes the body's index + 1 into their w).
+    let id = u32(solid_vel[c].w);
     if (id == 0u || id > sp.bodies) { return; }
     let k = id - 1u;
     let b = cb[k];
@@ -341,5 +370,5 @@ fn restamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     let x = (vec3<f32>(cell_coord(c, params.n)) + vec3<f32>(0.5)) * params.h;
     var rr = x - b.centre.xyz;
     if (sp.slice != 0u) { rr.z = 0.0; }
-    solid_vel[c] = vec4<f32>(v + cross(w, rr), 0.0);
+    solid_vel[c] = vec4<f32>(v + cross(w, rr), f32(id));
 }

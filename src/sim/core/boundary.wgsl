@@ -20,6 +20,11 @@ fn solid_component(c: vec3<i32>, comp: u32) -> f32 {
     return solid_vel[cell_index(c, params.n)][comp];
 }
 
+fn solid_vel_w(c: vec3<i32>) -> f32 {
+    if (!in_grid(c, params.n)) { return 0.0; }
+    return solid_vel[cell_index(c, params.n)].w;
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) li: u32) {
@@ -33,10 +38,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let sb = type_at(cells[1]) == SOLID;
     if (sa && sb) {
         grid_vel[g] = 0.5 * (solid_component(cells[0], comp) + solid_component(cells[1], comp));
-    } else if (sa) {
-        grid_vel[g] = solid_component(cells[0], comp);
-    } else if (sb) {
-        grid_vel[g] = solid_component(cells[1], comp);
+    } else if (sa || sb) {
+        // The SOLID cell's velocity; where the other cell carries the same rigid body's
+        // (a body that cuts faces), their mean: the body's velocity at the face's centre.
+        let s = select(1u, 0u, sa);
+        let o = 1u - s;
+        let ws = solid_vel_w(cells[s]);
+        if (ws != 0.0 && solid_vel_w(cells[o]) == ws) {
+            grid_vel[g] = 0.5 * (solid_component(cells[0], comp) + solid_component(cells[1], comp));
+        } else {
+            grid_vel[g] = solid_component(cells[s], comp);
+        }
     } else if (face_open(g) == 0.0) {
         grid_vel[g] = covered_velocity(comp, f);
     }

@@ -1,16 +1,25 @@
 // The solid's velocity on the covered part of a cut face. Include after open.wgsl and after
 // declaring `solid: array<u32>` and `solid_vel: array<vec4<f32>>`.
 
-// Component `comp` of the velocity of the static solid that covers part of face `f`: the
-// mean over the face's cells that a solid holds (0 when neither does: a solid thinner than a
-// cell, which is at rest).
+// Whether cell `c` carries a solid's velocity: a solid's cell, or (the w of `solid_vel`, a
+// rigid body's index + 1, src/sim/bodies/coupling.wgsl) a cell next to a face a body covers.
+fn carries_solid(c: vec3<i32>) -> bool {
+    if (!in_grid(c, params.n)) { return false; }
+    let i = cell_index(c, params.n);
+    return solid[i] != 0u || solid_vel[i].w != 0.0;
+}
+
+// Component `comp` of the velocity of the solid that covers part of face `f`: the mean over
+// the face's cells that carry one (0 when neither does: a static solid thinner than a cell,
+// which is at rest). A rigid body's velocity is affine in x, so where both cells carry it
+// the mean is the body's velocity at the face's centre.
 fn covered_velocity(comp: u32, f: vec3<i32>) -> f32 {
     var cells = face_cells(comp, f);
     var s = 0.0;
     var n = 0.0;
     for (var i = 0u; i < 2u; i++) {
         let c = cells[i];
-        if (in_grid(c, params.n) && solid[cell_index(c, params.n)] != 0u) {
+        if (carries_solid(c)) {
             s += solid_vel[cell_index(c, params.n)][comp];
             n += 1.0;
         }

@@ -34,6 +34,10 @@ pub struct GridFields {
     /// sim/core/open.wgsl), u v w back to back; a one-word placeholder (every face open)
     /// in a scene whose solids are their own staircase.
     pub open: wgpu::Buffer,
+    /// Where rigid bodies cut faces too (`Scene::bodies_cut_faces`): the static solids'
+    /// fractions, from which the bodies' coupling rewrites `open` each substep
+    /// (src/sim/bodies/coupling.wgsl, `cover_faces`). None otherwise: `open` holds them.
+    pub open_static: Option<wgpu::Buffer>,
     /// Divergence before projection (1/s).
     pub divergence: wgpu::Buffer,
     /// Divergence after projection (1/s).
@@ -68,6 +72,7 @@ impl GridFields {
             solid: f("GridFields::solid", cells * 4),
             solid_vel: f("GridFields::solid_vel", cells * 16),
             open: f("GridFields::open_placeholder", 4),
+            open_static: None,
             divergence: f("GridFields::divergence", cells * 4),
             div_after: f("GridFields::div_after", cells * 4),
             counters: f("GridFields::counters", COUNTERS as u64 * 4),
@@ -91,10 +96,41 @@ impl GridFields {
             .write_buffer(&self.open, 0, bytemuck::cast_slice(open));
     }
 
+    /// Gives the faces room for the bodies' cuts: `open` then holds a fraction per face
+    /// (every face open where the static solids cut none) and `open_static` the static
+    /// solids' own. Call after [`Self::set_open`], before any stage binds the fields.
+    pub fn set_bodies_cut(&mut self, ctx: &crate::gpu::GpuContext, open: Option<&[f32]>) {
+        let ones;
+        let open = match open {
+            Some(o) => o,
+            None => {
+                ones = vec![1.0f32; self.num_faces() as usize];
+                &ones
+            }
+        };
+        self.set_open(ctx, open);
+        let s = storage_buffer(
+            &ctx.device,
+            "GridFields::open_static",
+            open.len() as u64 * 4,
+        );
+        ctx.queue.write_buffer(&s, 0, bytemuck::cast_slice(open));
+        self.open_static = Some(s);
+    }
+
+    /// The buffer that holds the static solids' fractions (what a moving mesh or the
+    /// smoke's erasing rewrites).
+    pub fn static_open(&self) -> &wgpu::Buffer {
+        self.open_static.as_ref().unwrap_or(&self.open)
+    }
+
     /// Bytes of `GridFields::open` at most: a fraction per face where the scene has static
     /// solids that may cut faces.
     pub fn open_bytes(scene: &crate::scene::Scene, faces: u64) -> u64 {
-        if scene.solids.is_empty() || !scene.cut_faces {
+        if scene.bodies_cut_faces() {
+            // `open`, `open_static` and the bodies' `cover`.
+            faces * 12
+        } else if scene.solids.is_empty() || !scene.cut_faces {
             0
         } else {
             faces * 4

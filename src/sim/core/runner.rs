@@ -93,6 +93,9 @@ impl Core {
         if let Some(open) = open {
             fields.set_open(&ctx, open);
         }
+        if scene.bodies_cut_faces() {
+            fields.set_bodies_cut(&ctx, open);
+        }
         let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
         // The pressure stage is timed in two parts, its set-up pass and its iterations, so
         // the GPU's wait while the host encodes the first chunk is not counted.
@@ -712,7 +715,7 @@ impl<M: Mode> Runner<M> {
             core.bodies
                 .as_ref()
                 .filter(|_| core.added_term().is_some())
-                .map(|b| (&b.strong, &b.coupling.body_id)),
+                .map(|b| (&b.strong, &b.coupling.body_id, &b.coupling.cover)),
             core.initial_guess.as_ref(),
             core.last_solve.as_ref(),
             origin,

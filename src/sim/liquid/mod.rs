@@ -467,7 +467,7 @@ impl Mode for Liquid {
                 q.write_buffer(&core.fields.solid, 0, bytemuck::cast_slice(&m.solid));
                 q.write_buffer(&core.fields.solid_vel, 0, bytemuck::cast_slice(&m.vel));
                 if let Some(open) = m.open.as_ref() {
-                    q.write_buffer(&core.fields.open, 0, bytemuck::cast_slice(open));
+                    q.write_buffer(core.fields.static_open(), 0, bytemuck::cast_slice(open));
                 }
             }
         }

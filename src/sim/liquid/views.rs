@@ -403,9 +403,13 @@ impl Simulation {
                             Field::SolidVelY => 1,
                             _ => 2,
                         };
+                        // In the solids' cells (a cell next to a face a body covers carries
+                        // its velocity too, for the face: not shown).
+                        let solid = crate::gpu::read_buffer::<u32>(&self.ctx, &self.fields.solid)?;
                         crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.fields.solid_vel)?
                             .into_iter()
-                            .map(|v| v[k])
+                            .zip(solid)
+                            .map(|(v, s)| if s != 0 { v[k] } else { 0.0 })
                             .collect()
                     }
                     Field::ParticleCount => u32s(&self.fields.count)?,

@@ -402,7 +402,7 @@ impl Smoke {
                 bytemuck::cast_slice(&self.static_vel),
             );
             if let Some(open) = &self.static_open {
-                q.write_buffer(&core.fields.open, 0, bytemuck::cast_slice(open));
+                q.write_buffer(core.fields.static_open(), 0, bytemuck::cast_slice(open));
             }
             self.static_dirty = false;
         }

@@ -230,17 +230,13 @@ impl SmokeSimulation {
             }
             SmokeField::Temperature => self.read_dye()?.iter().map(|d| d[3]).collect(),
             SmokeField::SolidVelocity => {
+                // In the solids' cells, cut ones included (FLUID for the solve).
+                let solid = crate::gpu::read_buffer::<u32>(&self.ctx, &self.fields.solid)?;
                 let v: Vec<[f32; 2]> =
                     crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.fields.solid_vel)?
                         .iter()
-                        .zip(&cell_type)
-                        .map(|(v, t)| {
-                            if *t == crate::scene::SOLID {
-                                [v[0], v[1]]
-                            } else {
-                                [0.0; 2]
-                            }
-                        })
+                        .zip(&solid)
+                        .map(|(v, s)| if *s != 0 { [v[0], v[1]] } else { [0.0; 2] })
                         .collect();
                 let speed = v
                     .iter()

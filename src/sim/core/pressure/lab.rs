@@ -87,6 +87,9 @@ pub struct FrozenSystem {
 pub struct FrozenBodies {
     /// Per cell: 0, or k + 1 in the cells body k covers.
     pub body_id: Vec<u32>,
+    /// Per face (u, v, w back to back): the covering body's index + 1 in the top 8 bits and
+    /// its share of the face in unorm24 below (src/sim/bodies/coupling.wgsl, `cover`).
+    pub cover: Vec<u32>,
     /// Per body: its centre, its inverse mass and inertia times s = h rho A_face, and the
     /// box of cells it may cover (velocities are kept but the term does not read them).
     pub couple: Vec<CoupleBody>,
@@ -131,6 +134,27 @@ impl FrozenSystem {
                     "body_id has {} entries, the grid {:?} {n} cells",
                     fb.body_id.len(),
                     self.dims
+                ));
+            }
+            let faces: usize = crate::scene::fractions::face_counts(self.dims.map(|d| d as usize))
+                .iter()
+                .sum();
+            if fb.cover.len() != faces {
+                return Err(format!(
+                    "cover has {} entries, the grid {:?} {faces} faces",
+                    fb.cover.len(),
+                    self.dims
+                ));
+            }
+            if let Some(f) = fb
+                .cover
+                .iter()
+                .position(|&w| (w >> 24) as usize > fb.couple.len())
+            {
+                return Err(format!(
+                    "face {f} is covered by body {} of {}",
+                    fb.cover[f] >> 24,
+                    fb.couple.len()
                 ));
             }
             if fb.couple.is_empty() || fb.couple.len() > MAX_BODIES {
@@ -214,9 +238,9 @@ impl FrozenSystem {
             let types: Vec<u8> = self.cell_type.iter().map(|&t| t as u8).collect();
             let slice = self.dims[2] == 1;
             let term = if fb.project {
-                coupled_term_projected(g, &bodies, &fb.body_id, &types, x, slice)
+                coupled_term_projected(g, &bodies, (&fb.body_id, &fb.cover), &types, x, slice)
             } else {
-                coupled_term(g, &bodies, &fb.body_id, &types, x, slice)
+                coupled_term(g, &bodies, (&fb.body_id, &fb.cover), &types, x, slice)
             };
             for (y, k) in y.iter_mut().zip(term) {
                 *y += k;
@@ -253,7 +277,7 @@ pub fn capture(
     f: &GridFields,
     v: &PcgVectors,
     settings: &PressureSettings,
-    bodies: Option<(&StrongCoupling, &wgpu::Buffer)>,
+    bodies: Option<(&StrongCoupling, &wgpu::Buffer, &wgpu::Buffer)>,
     initial_guess: Option<&wgpu::Buffer>,
     last: Option<&SolveReport>,
     origin: String,
@@ -294,14 +318,16 @@ pub fn capture(
         solve: last.map(FrozenSolve::of),
         origin,
         bodies: match bodies {
-            Some((term, body_id)) => {
+            Some((term, body_id, cover)) => {
                 let count = term.params.bodies as usize;
                 let mut id: Vec<u32> = read_buffer(ctx, body_id)?;
                 id.truncate(n);
+                let cover: Vec<u32> = read_buffer(ctx, cover)?;
                 let mut couple: Vec<CoupleBody> = read_buffer(ctx, &term.couple)?;
                 couple.truncate(count);
                 Some(FrozenBodies {
                     body_id: id,
+                    cover,
                     couple,
                     project: term.params.project != 0,
                 })
@@ -390,7 +416,7 @@ pub struct SolverLab {
     v: PcgVectors,
     solver: PressureSolver,
     /// The bodies' added term on the lab's own vectors, and the body ids it reads.
-    term: Option<(StrongCoupling, wgpu::Buffer)>,
+    term: Option<(StrongCoupling, wgpu::Buffer, wgpu::Buffer)>,
     kind: PreconditionerKind,
     tolerance: f64,
     max_iterations: u32,
@@ -443,17 +469,22 @@ impl SolverLab {
             );
             ctx.queue
                 .write_buffer(&body_id, 0, bytemuck::cast_slice(&fb.body_id));
+            let cover =
+                crate::gpu::storage_buffer(device, "SolverLab::cover", 4 * fb.cover.len() as u64);
+            ctx.queue
+                .write_buffer(&cover, 0, bytemuck::cast_slice(&fb.cover));
             // Only `hydrostatic` matters here (it decides `project`); the scale s is already
             // in the frozen bodies' inverse masses.
             let scales = ForceScales {
                 density: 1.0,
                 face_area: 1.0,
                 h: sys.h as f64,
-                hydrostatic: !fb.project,
+                hydrostatic: false,
+                closed: fb.project,
             };
-            let mut t = StrongCoupling::new(&ctx, &fields, &v, &body_id, scales, true);
+            let mut t = StrongCoupling::new(&ctx, &fields, &v, (&body_id, &cover), scales, true);
             t.upload_bodies(&ctx, &fb.couple);
-            (t, body_id)
+            (t, body_id, cover)
         });
         let mut lab = Self {
             ctx,
@@ -475,7 +506,9 @@ impl SolverLab {
     }
 
     fn term(&self) -> Option<&dyn super::AddedTerm> {
-        self.term.as_ref().map(|(t, _)| t as &dyn super::AddedTerm)
+        self.term
+            .as_ref()
+            .map(|(t, _, _)| t as &dyn super::AddedTerm)
     }
 
     fn settings(&self) -> PressureSettings {
@@ -1003,7 +1036,10 @@ impl SolverLab {
         self.ctx.submit(enc.finish());
         let t = timer.enabled().then_some((&timer, STAGE));
         let settings = self.settings();
-        let term = self.term.as_ref().map(|(t, _)| t as &dyn super::AddedTerm);
+        let term = self
+            .term
+            .as_ref()
+            .map(|(t, _, _)| t as &dyn super::AddedTerm);
         let report = self
             .solver
             .iterate(&self.ctx, &self.fields, &self.v, &settings, t, term)?;
