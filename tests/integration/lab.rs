@@ -398,7 +398,7 @@ fn a_bad_system_folder_is_one_clear_error() {
     std::fs::remove_file(d.join("system.json")).unwrap();
     expect(&d, "no system.json");
     let d = copy("version");
-    json(&d, "\"version\": 2", "\"version\": 7");
+    json(&d, "\"version\": 3", "\"version\": 7");
     expect(&d, "format version 7");
     let d = copy("truncated");
     let a = std::fs::read(d.join("A.f32x4")).unwrap();
