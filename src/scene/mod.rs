@@ -519,18 +519,21 @@ pub struct Scene {
     pub cut_faces: bool,
     /// Rigid bodies cut faces too (strong coupling only; src/sim/bodies/coupling.wgsl
     /// `cover_faces`): each face's control volume is covered in part, so the fluid flows
-    /// round a body's true surface. Off by default: README "Rigid bodies" gives what it
-    /// improves and where it is still worse than whole cells.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub body_cut_faces: bool,
+    /// round a body's true surface. Default (None): on in liquid scenes, off in smoke
+    /// scenes (README "Rigid bodies" says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_cut_faces: Option<bool>,
 }
 
 impl Scene {
     /// Whether the scene's rigid bodies cut faces (src/sim/bodies/coupling.wgsl,
-    /// `cover_faces`): with `body_cut_faces` and the strong coupling. The weak coupling's
-    /// bodies stay whole cells.
+    /// `cover_faces`): with `body_cut_faces` (by default in liquid scenes) and the strong
+    /// coupling. The weak coupling's bodies stay whole cells.
     pub fn bodies_cut_faces(&self) -> bool {
-        !self.bodies.is_empty() && self.body_cut_faces && self.body_coupling.is_strong()
+        let wanted = self
+            .body_cut_faces
+            .unwrap_or(self.kind == SceneKind::Liquid);
+        !self.bodies.is_empty() && wanted && self.body_coupling.is_strong()
     }
 }
 
@@ -569,7 +572,7 @@ impl Default for Scene {
             open_sides: Vec::new(),
             max_particles: None,
             cut_faces: true,
-            body_cut_faces: false,
+            body_cut_faces: None,
         }
     }
 }

@@ -25,6 +25,7 @@ impl Advect {
                 ("grid_vel", &f.vel),
                 ("pos", &p.pos),
                 ("vel", &p.vel),
+                ("solid_vel", &f.solid_vel),
             ],
         );
         Self {

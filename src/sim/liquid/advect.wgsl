@@ -2,12 +2,16 @@
 // Particle advection through the grid velocity (RK2, midpoint), then the particle is kept
 // inside the domain and out of SOLID cells: a move into a solid is undone axis by axis and
 // the particle stops at the face it would cross, losing the velocity component into it.
+// A rigid body's cut cell (SOLID_PARTIAL with the body's index in solid_vel's w) is no
+// obstacle here: the liquid fills its open part, and the body's own push-out keeps the
+// particles out of the body itself (src/sim/bodies/coupling.wgsl).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> solid: array<u32>;
 @group(0) @binding(2) var<storage, read> grid_vel: array<f32>;
 @group(0) @binding(3) var<storage, read_write> pos: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> vel: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> solid_vel: array<vec4<f32>>;
 
 fn sample_velocity(x: vec3<f32>) -> vec3<f32> {
     var u = vec3<f32>(0.0);
@@ -27,7 +31,9 @@ fn cell_of(x: vec3<f32>) -> vec3<i32> {
 }
 
 fn is_solid(x: vec3<f32>) -> bool {
-    return solid[cell_index(cell_of(x), params.n)] != 0u;
+    let c = cell_index(cell_of(x), params.n);
+    let s = solid[c];
+    return s != 0u && !(s == SOLID_PARTIAL && solid_vel[c].w != 0.0);
 }
 
 @compute @workgroup_size(WORKGROUP)
