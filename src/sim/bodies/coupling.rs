@@ -178,7 +178,8 @@ pub struct BodyCoupling {
     pub regions: wgpu::Buffer,
     /// The liquid's static solids (the smoke binds its own).
     _base: Option<(wgpu::Buffer, wgpu::Buffer)>,
-    /// The smoke's SOLID flags, read back for its regions.
+    /// The smoke's SOLID flags, read back for its regions (with the open fractions after
+    /// them where bodies cut faces).
     solid_reader: Option<BufferReader>,
     num_particles: u32,
 }
@@ -296,8 +297,14 @@ impl BodyCoupling {
             sums,
             regions,
             _base: own,
-            solid_reader: (inp.mode == CouplingMode::Smoke)
-                .then(|| BufferReader::new(device, cells * 4, "Bodies::solid")),
+            solid_reader: (inp.mode == CouplingMode::Smoke).then(|| {
+                let open = if f.open_static.is_some() {
+                    f.num_faces() as u64 * 4
+                } else {
+                    0
+                };
+                BufferReader::new(device, cells * 4 + open, "Bodies::solid")
+            }),
             num_particles: inp.particles.count,
         })
     }
@@ -362,10 +369,21 @@ impl BodyCoupling {
         let Some(reader) = self.solid_reader.as_mut() else {
             return Ok(());
         };
+        let cells = f.num_cells() as usize;
+        let cut = f.open_static.is_some();
         reader.copy_from(rec.encoder(), &f.solid);
+        if cut {
+            reader.copy_at(
+                rec.encoder(),
+                &f.open,
+                cells as u64 * 4,
+                f.num_faces() as u64 * 4,
+            );
+        }
         rec.submit("Bodies::regions");
-        let solid: Vec<u32> = reader.read(ctx)?;
-        let regions = Regions::find(&solid, f.params.n);
+        let words: Vec<u32> = reader.read(ctx)?;
+        let open: Option<Vec<f32>> = cut.then(|| bytemuck::cast_slice(&words[cells..]).to_vec());
+        let regions = Regions::find_through(&words[..cells], open.as_deref(), f.params.n);
         ctx.queue
             .write_buffer(&self.regions, 0, bytemuck::cast_slice(&regions.gpu_words()));
         Ok(())

@@ -32,8 +32,26 @@ impl Regions {
     /// largest first (ties by their lowest cell index), so the labels do not depend on
     /// anything but the flags.
     pub fn find(solid: &[u32], n: [u32; 3]) -> Self {
+        Self::find_through(solid, None, n)
+    }
+
+    /// [`Self::find`], two cells joining only through a face with some of it open where
+    /// `open` gives the faces' open fractions (u, v, w back to back): a body cutting faces
+    /// seals a pocket once the faces between are closed, whatever the cells' flags.
+    pub fn find_through(solid: &[u32], open: Option<&[f32]>, n: [u32; 3]) -> Self {
         let [nx, ny, nz] = n.map(|v| v as usize);
         assert_eq!(solid.len(), nx * ny * nz, "one flag per cell");
+        let dims = [nx, ny, nz];
+        // Whether the face of cell c along `axis` (its upper one with `up`) lets the regions join.
+        let through = |c: usize, axis: usize, up: bool| {
+            open.is_none_or(|o| {
+                let mut x = [c % nx, (c / nx) % ny, c / (nx * ny)];
+                if up {
+                    x[axis] += 1;
+                }
+                o[crate::scene::fractions::face_slot(dims, axis, x)] > 0.0
+            })
+        };
         let mut raw = vec![NO_REGION; solid.len()];
         let mut sizes: Vec<u32> = Vec::new();
         let mut stack = Vec::new();
@@ -48,29 +66,29 @@ impl Regions {
             while let Some(c) = stack.pop() {
                 count += 1;
                 let (i, j, k) = (c % nx, (c / nx) % ny, c / (nx * ny));
-                let mut visit = |d: usize| {
-                    if !walls(solid[d]) && raw[d] == NO_REGION {
+                let mut visit = |d: usize, axis: usize, up: bool| {
+                    if !walls(solid[d]) && raw[d] == NO_REGION && through(c, axis, up) {
                         raw[d] = id;
                         stack.push(d);
                     }
                 };
                 if i > 0 {
-                    visit(c - 1);
+                    visit(c - 1, 0, false);
                 }
                 if i + 1 < nx {
-                    visit(c + 1);
+                    visit(c + 1, 0, true);
                 }
                 if j > 0 {
-                    visit(c - nx);
+                    visit(c - nx, 1, false);
                 }
                 if j + 1 < ny {
-                    visit(c + nx);
+                    visit(c + nx, 1, true);
                 }
                 if k > 0 {
-                    visit(c - nx * ny);
+                    visit(c - nx * ny, 2, false);
                 }
                 if k + 1 < nz {
-                    visit(c + nx * ny);
+                    visit(c + nx * ny, 2, true);
                 }
             }
             sizes.push(count);
@@ -167,6 +185,26 @@ mod tests {
 
     /// A 3D grid connects through z as well; past MAX_REGIONS the smallest regions are
     /// frozen.
+    #[test]
+    fn closed_faces_split_regions_whatever_the_flags() {
+        // A 4 x 1 row of cut cells (a body's rim): one region through open faces, two where
+        // the face between cells 1 and 2 is closed, and cut cells alone never wall.
+        let n = [4u32, 1, 1];
+        let solid = [SOLID_PARTIAL; 4];
+        let faces = 5 + 2 * 4 + 2 * 4;
+        let mut open = vec![1.0f32; faces];
+        let r = Regions::find_through(&solid, Some(&open), n);
+        assert_eq!(r.cells, vec![4]);
+        open[2] = 0.0;
+        let r = Regions::find_through(&solid, Some(&open), n);
+        assert_eq!(r.cells, vec![2, 2]);
+        assert_eq!(r.label, vec![0, 0, 1, 1]);
+        // A sliver of an open face still joins them.
+        open[2] = 0.03;
+        assert_eq!(Regions::find_through(&solid, Some(&open), n).cells, vec![4]);
+        assert_eq!(Regions::find(&solid, n).cells, vec![4]);
+    }
+
     #[test]
     fn regions_connect_in_3d_and_the_smallest_beyond_the_limit_freeze() {
         // Two cells stacked in z, solids around: one region of 2.
