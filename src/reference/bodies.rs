@@ -28,8 +28,8 @@ fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
 }
 
 impl RefBody {
-    /// Whether `x` lies inside (in a slice, `slice`, z is ignored).
-    pub fn contains(&self, x: [f64; 3], slice: bool) -> bool {
+    /// `x` in the body's frame (z dropped in a slice, `slice`).
+    fn local(&self, x: [f64; 3], slice: bool) -> [f64; 3] {
         let mut d = [
             x[0] - self.centre[0],
             x[1] - self.centre[1],
@@ -42,6 +42,12 @@ impl RefBody {
         if slice {
             l[2] = 0.0;
         }
+        l
+    }
+
+    /// Whether `x` lies inside (in a slice, `slice`, z is ignored).
+    pub fn contains(&self, x: [f64; 3], slice: bool) -> bool {
+        let l = self.local(x, slice);
         if self.sphere {
             dot(l, l) <= self.half[0] * self.half[0]
         } else {
@@ -79,50 +85,22 @@ pub fn body_cells(g: Grid, bodies: &[RefBody], slice: bool) -> Vec<u32> {
 pub fn body_forces(
     g: Grid,
     bodies: &[RefBody],
-    (body_id, cover): (&[u32], &[u32]),
+    cover: (&[u32], &[u32]),
     cell_type: &[u8],
     phi: &[f32],
     scale: (f64, f64, [f64; 3]),
     slice: bool,
 ) -> Vec<[f64; 6]> {
     let (pressure_scale, face_area, rho_g) = scale;
-    let n3 = g.n();
     let mut out = vec![[0.0; 6]; bodies.len()];
-    for c in (0..g.cells()).filter(|&c| cell_type[c] == FLUID) {
-        let xu = g.coord(c);
-        let x = xu.map(|v| v as i64);
-        for axis in 0..3 {
-            for s in [-1i64, 1] {
-                let mut e = [0i64; 3];
-                e[axis] = s;
-                let y = [x[0] + e[0], x[1] + e[1], x[2] + e[2]];
-                let Some(cy) = g.cell_at(y) else { continue };
-                let f = if s > 0 { y.map(|v| v as usize) } else { xu };
-                let (id, share) =
-                    cover_parts(cover[crate::scene::fractions::face_slot(n3, axis, f)]);
-                if id == 0 || id > bodies.len() {
-                    continue;
-                }
-                if cell_type[cy] == super::SOLID && body_id[cy] as usize != id {
-                    continue;
-                }
-                let b = &bodies[id - 1];
-                let d = e.map(|v| v as f64);
-                let n = d.map(|v| -v);
-                let p = phi[c] as f64 * pressure_scale
-                    - 0.5 * g.h * (rho_g[0] * n[0] + rho_g[1] * n[1] + rho_g[2] * n[2]);
-                let df = n.map(|v| -p * share * face_area * v);
-                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * d[a]) * g.h);
-                let mut r: [f64; 3] = std::array::from_fn(|a| xf[a] - b.centre[a]);
-                if slice {
-                    r[2] = 0.0;
-                }
-                let t = cross(r, df);
-                for a in 0..3 {
-                    out[id - 1][a] += df[a];
-                    out[id - 1][3 + a] += t[a];
-                }
-            }
+    for f in covered_faces(g, bodies.len(), cover, cell_type) {
+        let n = f.n;
+        let p = phi[f.cell] as f64 * pressure_scale - 0.5 * g.h * dot(rho_g, n);
+        let df = n.map(|v| -p * f.share * face_area * v);
+        let t = cross(lever(bodies[f.body].centre, f.centre, slice), df);
+        for a in 0..3 {
+            out[f.body][a] += df[a];
+            out[f.body][3 + a] += t[a];
         }
     }
     out
@@ -176,18 +154,7 @@ pub fn whole_cell_cover(g: Grid, body_id: &[u32], max_bodies: usize) -> Vec<u32>
 impl RefBody {
     /// Signed distance from `x` to the surface (negative inside; a slice's bodies are prisms).
     pub fn distance(&self, x: [f64; 3], slice: bool) -> f64 {
-        let mut d = [
-            x[0] - self.centre[0],
-            x[1] - self.centre[1],
-            x[2] - self.centre[2],
-        ];
-        if slice {
-            d[2] = 0.0;
-        }
-        let mut l = self.axes.map(|a| dot(d, a));
-        if slice {
-            l[2] = 0.0;
-        }
+        let l = self.local(x, slice);
         if self.sphere {
             return dot(l, l).sqrt() - self.half[0];
         }
@@ -248,18 +215,30 @@ pub fn cover_faces(
     (cover, open)
 }
 
-/// Every covered face of a FLUID cell: (body, fluid cell, j) with j = c_f (n, r x n), c_f the
-/// body's share of the face (`cover`), n the direction from the face back into the cell and
-/// r from the body's centre to the face's centre (z dropped in a slice); a face beyond which
-/// a static solid's cell lies (SOLID, of no body) is left out (strong.wgsl's `covered_face`).
-fn coupled_faces(
+/// A face of a FLUID cell that a body covers a share of (`cover`, see [`cover_faces`]).
+struct CoveredFace {
+    /// The body's index.
+    body: usize,
+    /// The FLUID cell.
+    cell: usize,
+    share: f64,
+    /// The direction from the face back into the cell (the body's outward normal where
+    /// whole cells meet).
+    n: [f64; 3],
+    /// The face's centre, m.
+    centre: [f64; 3],
+}
+
+/// Every face of a FLUID cell that one of `bodies` bodies covers, over the cells in order;
+/// a face beyond which a static solid's cell lies (SOLID, of no body) is left out
+/// (strong.wgsl's `covered_face`).
+fn covered_faces(
     g: Grid,
-    bodies: &[RefCoupledBody],
+    bodies: usize,
     (body_id, cover): (&[u32], &[u32]),
     cell_type: &[u8],
-    slice: bool,
-) -> Vec<(usize, usize, [f64; 6])> {
-    let n = g.n();
+) -> Vec<CoveredFace> {
+    let n3 = g.n();
     let mut out = vec![];
     for c in (0..g.cells()).filter(|&c| cell_type[c] == FLUID) {
         let xu = g.coord(c);
@@ -272,31 +251,54 @@ fn coupled_faces(
                 let Some(cy) = g.cell_at(y) else { continue };
                 let f = if s > 0 { y.map(|v| v as usize) } else { xu };
                 let (id, share) =
-                    cover_parts(cover[crate::scene::fractions::face_slot(n, axis, f)]);
-                if id == 0 || id > bodies.len() {
+                    cover_parts(cover[crate::scene::fractions::face_slot(n3, axis, f)]);
+                if id == 0 || id > bodies {
                     continue;
                 }
                 if cell_type[cy] == super::SOLID && body_id[cy] as usize != id {
                     continue;
                 }
-                let b = &bodies[id - 1];
                 let d = e.map(|v| v as f64);
-                let nn = d.map(|v| -v);
-                let xf: [f64; 3] = std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * d[a]) * g.h);
-                let mut r: [f64; 3] = std::array::from_fn(|a| xf[a] - b.centre[a]);
-                if slice {
-                    r[2] = 0.0;
-                }
-                let t = cross(r, nn);
-                out.push((
-                    id - 1,
-                    c,
-                    [nn[0], nn[1], nn[2], t[0], t[1], t[2]].map(|v| v * share),
-                ));
+                out.push(CoveredFace {
+                    body: id - 1,
+                    cell: c,
+                    share,
+                    n: d.map(|v| -v),
+                    centre: std::array::from_fn(|a| (x[a] as f64 + 0.5 + 0.5 * d[a]) * g.h),
+                });
             }
         }
     }
     out
+}
+
+/// The lever from `centre` to `x` (z dropped in a slice).
+fn lever(centre: [f64; 3], x: [f64; 3], slice: bool) -> [f64; 3] {
+    let mut r: [f64; 3] = std::array::from_fn(|a| x[a] - centre[a]);
+    if slice {
+        r[2] = 0.0;
+    }
+    r
+}
+
+/// Every covered face of a FLUID cell: (body, fluid cell, j) with j = c_f (n, r x n), c_f the
+/// body's share of the face and r from the body's centre to the face's centre.
+fn coupled_faces(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    cover: (&[u32], &[u32]),
+    cell_type: &[u8],
+    slice: bool,
+) -> Vec<(usize, usize, [f64; 6])> {
+    covered_faces(g, bodies.len(), cover, cell_type)
+        .into_iter()
+        .map(|f| {
+            let t = cross(lever(bodies[f.body].centre, f.centre, slice), f.n);
+            let n = f.n;
+            let j = [n[0], n[1], n[2], t[0], t[1], t[2]].map(|v| v * f.share);
+            (f.body, f.cell, j)
+        })
+        .collect()
 }
 
 /// The strong coupling's added term K x = s J^T M^-1 J x per cell (zero outside the FLUID
