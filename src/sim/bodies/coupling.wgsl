@@ -1,8 +1,12 @@
 //!include sim/core/prelude.wgsl
 // Rigid bodies in the grid (src/sim/bodies/coupling.rs).
+// `cover_faces` (bodies that cut faces) or `cover_cells` (whole cells): what each body covers
+//   of each face, for the strong coupling's J (strong.wgsl); see each below.
 // `stamp`: every cell whose centre lies inside a body becomes SOLID with the body's velocity
-//   v + w x r at the cell centre, so the boundary stage sets u.n = u_body.n on its faces;
-//   the body's index + 1 goes to `body_id`. In the liquid, cells no body covers get the
+//   v + w x r at the cell centre, so the boundary stage sets u.n = u_body.n on its faces
+//   (where bodies cut faces, a body's cell with a face still open is a cut cell instead,
+//   and cells next to a covered face carry the body's velocity too); the body's index + 1
+//   goes to `body_id` (and to the w of `solid_vel`). In the liquid, cells no body covers get the
 //   scene's static solids back (`restore`); in the smoke, the mark stage has already
 //   written them and `stamp` also makes the body's cells SOLID in `cell_type`.
 // `pocket_mark`, `pocket_fill`: a fluid cell with solids or walls on all in-plane sides but

@@ -82,7 +82,8 @@ pub const BYTES: u64 = (MAX_BODIES * std::mem::size_of::<CoupleBody>()
 /// What the sums of one body hold after [`StrongCoupling::record_forces`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FaceSums {
-    /// J phi: sum over the body's faces of (n, r x n) times phi of the FLUID cell.
+    /// J phi: sum over the FLUID cells' faces the body covers of c (n, r x n) times phi of
+    /// the cell, c the body's share of the face (strong.wgsl).
     pub j_phi: [f64; 6],
     /// J (g . n): the same with g . n, for the hydrostatic part of the face pressure.
     pub j_g: [f64; 6],
@@ -95,7 +96,9 @@ pub struct FluidForce {
     /// Of the pressure at the FLUID cells' centres: -(rho / dt) A_face J phi.
     pub pressure: (DVec3, DVec3),
     /// The hydrostatic half cell from those centres to the faces, rho A_face h/2 J (g . n)
-    /// (the liquid; zero in the smoke, whose pressure leaves out the hydrostatic part).
+    /// (the liquid's whole cells; zero where bodies cut faces, whose J sums the pressure's
+    /// gradient over the body, and in the smoke, whose pressure leaves out the hydrostatic
+    /// part).
     pub surface: (DVec3, DVec3),
 }
 
