@@ -16,6 +16,7 @@ use crate::sim::{
     SimError,
 };
 use bytemuck::{Pod, Zeroable};
+use glam::DVec3;
 
 crate::kernel_entries!(
     /// The entry points of coupling.wgsl.
@@ -65,7 +66,9 @@ pub struct BodyParams {
     pub margin: f32,
     /// Fixed-point units per unit of the pressure right-hand side (m^2/s).
     pub b_unit: f32,
-    pub _pad: [f32; 2],
+    /// Liquid per particle, kg (0 for the smoke's massless tracers).
+    pub particle_mass: f32,
+    pub _pad: f32,
 }
 const _: () = assert!(std::mem::size_of::<BodyParams>() == 32);
 crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams {
@@ -75,14 +78,19 @@ crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams 
     fractions: fractions,
     margin: margin,
     b_unit: b_unit,
-    _pad2: _pad[0],
-    _pad3: _pad[1],
+    particle_mass: particle_mass,
+    _pad3: _pad,
 });
 
 pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
 
 /// Bytes of the sums: the right-hand side's i64 sum per region.
 const SUMS_BYTES: u64 = (MAX_REGIONS * 8) as u64;
+
+/// u32 words of the push-out's momentum sums: per body 6 values of two words.
+const PUSH_WORDS: u64 = (MAX_BODIES * 12) as u64;
+/// Fixed-point units per N s of those sums (coupling.wgsl's PUSH_UNIT).
+const PUSH_UNIT: f64 = 16777216.0;
 
 /// Rounds of closing fluid pockets and dead ends (coupling.wgsl, `pocket_mark`).
 const POCKET_ROUNDS: usize = 2;
@@ -181,6 +189,10 @@ pub struct BodyCoupling {
     /// The smoke's SOLID flags, read back for its regions (with the open fractions after
     /// them where bodies cut faces).
     solid_reader: Option<BufferReader>,
+    /// The momentum the push-out gives the particles, per body (coupling.wgsl
+    /// `push_sums`), and its readback (the liquid, whose particles carry mass).
+    push_sums: wgpu::Buffer,
+    push_reader: Option<BufferReader>,
     num_particles: u32,
 }
 
@@ -197,6 +209,8 @@ pub struct CouplingInputs<'a> {
     pub static_cells: Option<(&'a [u32], &'a [[f32; 4]])>,
     /// Area of a cell face, m^2 (h^2, or h times a slice's depth).
     pub face_area: f64,
+    /// Liquid per particle, kg (0: the smoke's tracers carry none).
+    pub particle_mass: f64,
 }
 
 impl BodyCoupling {
@@ -215,6 +229,7 @@ impl BodyCoupling {
             set_cell_type: (inp.mode == CouplingMode::Smoke) as u32,
             slice: (f.params.n[2] == 1 && inp.mode == CouplingMode::Smoke) as u32,
             fractions: f.open_static.is_some() as u32,
+            particle_mass: inp.particle_mass as f32,
             margin: (1e-3 * h) as f32,
             // |rhs| <= h (cells crossed per second) stays below 2^27 h for any speed a scene
             // allows, so 2^30 cells of it fit the i64 sum.
@@ -241,6 +256,7 @@ impl BodyCoupling {
             CouplingMode::Liquid => MAX_REGIONS as u64,
         };
         let regions = storage_buffer(device, "Bodies::regions", region_words * 4);
+        let push_sums = storage_buffer(device, "Bodies::push_sums", PUSH_WORDS * 4);
         let own = match (inp.base, inp.static_cells) {
             (Some(_), _) => None,
             (None, Some((solid, vel))) => {
@@ -282,6 +298,7 @@ impl BodyCoupling {
                 ("cover", &cover),
                 ("open", open),
                 ("base_open", base_open),
+                ("push_sums", &push_sums),
             ],
         );
         Ok(Self {
@@ -306,6 +323,9 @@ impl BodyCoupling {
                 BufferReader::new(device, cells * 4 + open, "Bodies::solid")
             }),
             num_particles: inp.particles.count,
+            push_reader: (inp.particle_mass > 0.0)
+                .then(|| BufferReader::new(device, PUSH_WORDS * 4, "Bodies::push_sums")),
+            push_sums,
         })
     }
 
@@ -414,13 +434,23 @@ impl BodyCoupling {
     }
 
     /// Uploads the bodies and pushes particles out of them in a submission of its own.
-    pub fn push_now(&mut self, ctx: &GpuContext, set: &BodySet) {
+    /// Returns, per body of `set`, the momentum (linear, and angular about its centre) the
+    /// push gave the liquid's particles, which the body must lose (read back: the liquid
+    /// only; empty for the smoke's massless tracers).
+    pub fn push_now(
+        &mut self,
+        ctx: &GpuContext,
+        set: &BodySet,
+    ) -> Result<Vec<(DVec3, DVec3)>, SimError> {
         self.upload(ctx, set);
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("Bodies::push_out"),
             });
+        if self.push_reader.is_some() {
+            enc.clear_buffer(&self.push_sums, 0, None);
+        }
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("bodies_push"),
@@ -428,7 +458,25 @@ impl BodyCoupling {
             });
             self.record_push(&mut pass);
         }
+        let Some(reader) = self.push_reader.as_mut() else {
+            ctx.submit(enc.finish());
+            return Ok(vec![]);
+        };
+        reader.copy_from(&mut enc, &self.push_sums);
         ctx.submit(enc.finish());
+        let words: Vec<u32> = reader.read(ctx)?;
+        let value = |i: usize| {
+            let v = ((words[2 * i + 1] as u64) << 32 | words[2 * i] as u64) as i64;
+            v as f64 / PUSH_UNIT
+        };
+        Ok((0..set.bodies.len())
+            .map(|k| {
+                let v = |a: usize| {
+                    DVec3::new(value(6 * k + a), value(6 * k + a + 1), value(6 * k + a + 2))
+                };
+                (v(0), v(3))
+            })
+            .collect())
     }
 }
 
@@ -473,7 +521,8 @@ impl Bodies {
             scales,
             set.scheme == CouplingScheme::Strong,
         );
-        coupling.push_now(ctx, &set);
+        // Particles are seeded outside the bodies: nothing to take from them.
+        coupling.push_now(ctx, &set)?;
         Ok(Self {
             set,
             coupling,
@@ -540,7 +589,14 @@ impl Bodies {
                 body,
                 what,
             })?;
-        self.coupling.push_now(ctx, &self.set);
+        // What the push gave the liquid, the bodies lose: momentum stays with the two.
+        let pushed = self.coupling.push_now(ctx, &self.set)?;
+        for (b, (p, l)) in self.set.bodies.iter_mut().zip(pushed) {
+            if b.is_dynamic() {
+                b.momentum -= p;
+                b.angular_momentum -= l;
+            }
+        }
         Ok(())
     }
 }

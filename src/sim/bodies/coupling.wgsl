@@ -50,7 +50,7 @@ struct BodyParams {
     fractions: u32,       // 1: bodies cut faces (`cover_faces`); 0: whole cells (`cover_cells`)
     margin: f32,          // m a pushed particle ends outside the body's surface
     b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
-    _pad2: f32,
+    particle_mass: f32,   // kg of liquid a particle carries (0: massless tracers, the smoke)
     _pad3: f32,
 };
 
@@ -83,6 +83,11 @@ const TWO_32: f32 = 4294967296.0;
 // solids' (`base_open`) less what the bodies cover.
 @group(0) @binding(16) var<storage, read_write> open: array<f32>;
 @group(0) @binding(17) var<storage, read> base_open: array<f32>;
+// Per body, the momentum `push_out` gave the particles it pushed (linear, then angular about
+// the body's centre), each a 64-bit fixed-point sum (low, high u32) in PUSH_UNIT per N s.
+@group(0) @binding(18) var<storage, read_write> push_sums: array<atomic<u32>>;
+
+const PUSH_UNIT: f32 = 16777216.0;
 
 // The region sums start at slot 0.
 const RHS_SLOT: u32 = 0u;
@@ -263,8 +268,8 @@ fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 }
 
-// Adds `v` (fixed-point units, |v| < 2^62) to the 64-bit sum at `slot`.
-fn add_fixed(slot: u32, v: f32) {
+// `v` (fixed-point units, |v| < 2^62) as a two's complement 64-bit (low, high) pair.
+fn fixed_words(v: f32) -> vec2<u32> {
     let m = abs(v);
     let hi_f = floor(m / TWO_32);
     var hi = u32(min(hi_f, 2147483647.0));
@@ -274,9 +279,23 @@ fn add_fixed(slot: u32, v: f32) {
         lo = ~lo + 1u;
         hi = ~hi + select(0u, 1u, lo == 0u);
     }
-    let old = atomicAdd(&sums[2u * slot], lo);
-    let carry = select(0u, 1u, old + lo < old);
-    atomicAdd(&sums[2u * slot + 1u], hi + carry);
+    return vec2<u32>(lo, hi);
+}
+
+// Adds `v` (fixed-point units, |v| < 2^62) to the 64-bit sum at `slot`.
+fn add_fixed(slot: u32, v: f32) {
+    let w = fixed_words(v);
+    let old = atomicAdd(&sums[2u * slot], w.x);
+    let carry = select(0u, 1u, old + w.x < old);
+    atomicAdd(&sums[2u * slot + 1u], w.y + carry);
+}
+
+// The same into the push-out's momentum sums.
+fn add_push(slot: u32, v: f32) {
+    let w = fixed_words(v * PUSH_UNIT);
+    let old = atomicAdd(&push_sums[2u * slot], w.x);
+    let carry = select(0u, 1u, old + w.x < old);
+    atomicAdd(&push_sums[2u * slot + 1u], w.y + carry);
 }
 
 fn in_domain(x: vec3<f32>) -> bool {
@@ -302,6 +321,7 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
         let b = bodies[k];
         if (b.centre.w == 0.0) { break; }
         if (!inside(b, x)) { continue; }
+        let v0 = v;
         let l = to_local(b, x);
         var n: vec3<f32>;
         if (b.centre.w == BODY_SHAPE_SPHERE) {
@@ -339,6 +359,15 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
         let vb = body_velocity(b, x);
         let vn = dot(v - vb, n);
         if (vn < 0.0) { v = v - vn * n; }
+        // What the particle gained, the body gives (the host takes it off the body).
+        let dp = bp.particle_mass * (v - v0);
+        if (any(dp != vec3<f32>(0.0))) {
+            let dl = cross(x - b.centre.xyz, dp);
+            for (var a = 0u; a < 3u; a++) {
+                add_push(6u * k + a, dp[a]);
+                add_push(6u * k + 3u + a, dl[a]);
+            }
+        }
     }
     pos[i] = vec4<f32>(x, pos[i].w);
     vel[i] = vec4<f32>(v, vel[i].w);

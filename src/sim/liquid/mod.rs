@@ -268,6 +268,8 @@ impl Runner<Liquid> {
                     base: None,
                     static_cells: Some((&init.solid, &init.solid_velocity)),
                     face_area: scene.h() * scene.h(),
+                    particle_mass: crate::sim::DENSITY * scene.h().powi(3)
+                        / scene.particles_per_cell.max(1) as f64,
                 },
             )?;
             core.bodies = Some(b);

@@ -290,6 +290,7 @@ impl Runner<Smoke> {
                     base: Some((&mode.smoke.static_solid, &mode.smoke.static_vel)),
                     static_cells: None,
                     face_area: scene.h() * scene.domain.2,
+                    particle_mass: 0.0,
                 },
             )?;
             core.bodies = Some(b);
