@@ -172,13 +172,9 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
     if cells == 0 || cells > u32::MAX as u64 {
         return Err(at(format!("grid {:?} is not a valid grid", h.dims)));
     }
-    let faces: u64 = (0..3)
-        .map(|a| {
-            let mut d = h.dims.map(|v| v as u64);
-            d[a] += 1;
-            d.iter().product::<u64>()
-        })
-        .sum();
+    let faces = crate::scene::fractions::face_counts(h.dims.map(|v| v as usize))
+        .iter()
+        .sum::<usize>() as u64;
     // `components` per cell; a per-face file passes 0 and has one per face.
     let read = |name: &str, components: u64, required: bool| -> Result<Option<Vec<u8>>, String> {
         let Some(entry) = h.files.iter().find(|f| f.name == name) else {

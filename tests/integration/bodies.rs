@@ -129,7 +129,19 @@ fn forces_against_the_reference(scene: &Scene, cut: bool) {
     // round a share differently only next to the snapping thresholds).
     let cover: Vec<u32> = eddy::gpu::read_buffer(&ctx, &b.coupling.cover).unwrap();
     let expect = if cut {
-        eddy::reference::bodies::cover_faces(g, &rb, None, false).0
+        // And the open fractions the bodies leave (no static solids here).
+        let (expect, open) = eddy::reference::bodies::cover_faces(g, &rb, None, false);
+        let gpu_open: Vec<f32> = eddy::gpu::read_buffer(&ctx, &sim.fields.open).unwrap();
+        assert_eq!(gpu_open.len(), open.len());
+        let worst = gpu_open
+            .iter()
+            .zip(&open)
+            .map(|(&a, &b)| (a as f64 - b).abs())
+            .filter(|&d| d < 0.019) // a share that snapped differently, checked below
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-4, "open fractions differ by {worst}");
+        assert!(open.iter().filter(|&&o| o > 0.0 && o < 1.0).count() > 100);
+        expect
     } else {
         eddy::reference::bodies::whole_cell_cover(g, &ids, 2)
     };
@@ -1387,7 +1399,7 @@ fn boxes_float_at_their_density_ratio_the_issues_three() {
     // over the liquid's. A beach ball's 0.05, a cork's 0.25 and wood's 0.6, each in a 16^3
     // tank (the box 4 cells tall), 100 substeps, the fraction from the mean height over
     // the second half (src/validate/floating.rs), within 0.03 of the ratio. The bodies cut
-    // faces: measured 0.028, 0.257 and 0.611 (the beach ball's draft is a fifth of a cell),
+    // faces: measured 0.029, 0.257 and 0.610 (the beach ball's draft is a fifth of a cell),
     // and errors of 0.005-0.011 at 0.3, 0.5 and 0.7 (eddy validate) where whole cells gave
     // 0.008-0.089.
     use eddy::validate::floating::{scene, submerged_fraction, DT};

@@ -107,7 +107,9 @@ pub enum CouplingMode {
 }
 
 /// GPU bytes the coupling of `scene`'s bodies takes (0 without bodies): the body slots, the
-/// per-cell body index, the region sums, the strong coupling's bodies and face sums (and
+/// per-cell body index, the per-face cover (counted with the open fractions where bodies
+/// cut faces, `GridFields::open_bytes`), the region sums, the push-out's momentum sums, the
+/// strong coupling's bodies and face sums (and
 /// their staging copy), and the liquid's own copy of its static solids or the smoke's
 /// regions and the staging copy of its SOLID flags.
 pub fn memory(scene: &Scene) -> u64 {
@@ -117,8 +119,9 @@ pub fn memory(scene: &Scene) -> u64 {
         return 0;
     }
     let cells = scene.dims().iter().map(|&v| v as u64).product::<u64>();
-    let [nx, ny, nz] = scene.dims().map(|v| v as u64);
-    let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+    let faces = crate::scene::fractions::face_counts(scene.dims().map(|v| v as usize))
+        .iter()
+        .sum::<usize>() as u64;
     // The cover (4 bytes per face) is counted here without fractions, with the open
     // fractions otherwise (GridFields::open_bytes).
     let cover = if scene.bodies_cut_faces() {
@@ -128,6 +131,7 @@ pub fn memory(scene: &Scene) -> u64 {
     };
     let common = (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64
         + cover
+        + PUSH_WORDS * 4
         + cells * 4
         + SUMS_BYTES
         + super::strong::BYTES;

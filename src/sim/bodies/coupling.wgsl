@@ -86,6 +86,8 @@ const TWO_32: f32 = 4294967296.0;
 // Per body, the momentum `push_out` gave the particles it pushed (linear, then angular about
 // the body's centre), each a 64-bit fixed-point sum (low, high u32) in PUSH_UNIT per N s.
 @group(0) @binding(18) var<storage, read_write> push_sums: array<atomic<u32>>;
+//!include sim/core/cells.wgsl
+//!include sim/core/open.wgsl
 
 const PUSH_UNIT: f32 = 16777216.0;
 
@@ -127,28 +129,34 @@ fn body_distance(b: Body, x: vec3<f32>) -> f32 {
     return length(max(q, vec3<f32>(0.0))) + min(max(q.x, max(q.y, q.z)), 0.0);
 }
 
-// Global index of face `f` of component `comp`.
-fn slot_of(comp: u32, f: vec3<i32>) -> u32 {
-    return face_offset(comp, params) + face_index(f, face_dims(comp, params.n));
+const NO_FACE: u32 = 0xffffffffu;
+
+// Global index of face i (0..6: -x, +x, -y, +y, -z, +z) of cell `x`, or NO_FACE where it
+// leads out of the grid (or, on a slice, out of its plane).
+fn inner_face(x: vec3<i32>, i: u32) -> u32 {
+    let a = i / 2u;
+    let up = (i & 1u) == 1u;
+    let e = unit(a);
+    if ((a == 2u && bp.slice != 0u) || !in_grid(select(x - e, x + e, up), params.n)) {
+        return NO_FACE;
+    }
+    return cell_face(x, a, up);
 }
 
-// The covering body (index + 1, 0: none) of the first face of cell `x` that a body covers
-// and that leads to another cell of the grid (`open_only`: and that a fluid can still pass).
-fn covering_body(x: vec3<i32>, open_only: bool) -> u32 {
-    let axes = select(3u, 2u, bp.slice != 0u);
-    for (var a = 0u; a < axes; a++) {
-        let e = unit(a);
-        for (var s = 0u; s < 2u; s++) {
-            let up = s == 1u;
-            if (!in_grid(select(x - e, x + e, up), params.n)) { continue; }
-            let g = slot_of(a, select(x, x + e, up));
-            let w = cover[g];
-            if (open_only) {
-                if (open[g] > 0.0) { return max(w >> 24u, 1u); }
-            } else if ((w >> 24u) != 0u) {
-                return w >> 24u;
-            }
-        }
+// Whether a fluid can still pass one of the faces of cell `x` between it and another cell.
+fn has_open_face(x: vec3<i32>) -> bool {
+    for (var i = 0u; i < 6u; i++) {
+        let g = inner_face(x, i);
+        if (g != NO_FACE && face_open(g) > 0.0) { return true; }
+    }
+    return false;
+}
+
+// The body (index + 1, 0: none) covering the first face of cell `x` that a body covers.
+fn covering_body(x: vec3<i32>) -> u32 {
+    for (var i = 0u; i < 6u; i++) {
+        let g = inner_face(x, i);
+        if (g != NO_FACE && (cover[g] >> 24u) != 0u) { return cover[g] >> 24u; }
     }
     return 0u;
 }
@@ -245,7 +253,7 @@ fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (id != 0u) {
         // With `fractions` a body's cell with a face still open is a cut cell: FLUID for the
         // solve where the fluid reaches it (mark_cells.wgsl `cut_cells`; the smoke's always).
-        let cut = bp.fractions != 0u && covering_body(xc, true) != 0u;
+        let cut = bp.fractions != 0u && has_open_face(xc);
         solid[c] = select(SOLID_CLOSED, SOLID_PARTIAL, cut);
         // w: the body's index + 1, which the strong coupling's `restamp` reads.
         solid_vel[c] = vec4<f32>(body_velocity(bodies[id - 1u], x), f32(id));
@@ -263,7 +271,7 @@ fn stamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // covered face's velocity (sim/core/covered.wgsl, the mean over its two cells) is the
     // body's at the face's centre.
     if (bp.fractions != 0u && solid[c] == 0u) {
-        let k = covering_body(xc, false);
+        let k = covering_body(xc);
         if (k != 0u) { solid_vel[c] = vec4<f32>(body_velocity(bodies[k - 1u], x), f32(k)); }
     }
 }

@@ -12,30 +12,12 @@
 @group(0) @binding(3) var<storage, read_write> grid_vel: array<f32>;
 @group(0) @binding(4) var<storage, read> open: array<f32>;
 @group(0) @binding(5) var<storage, read> solid: array<u32>;
-// The liquid's P2G weight per face (`unweighted`).
-@group(0) @binding(6) var<storage, read> weight: array<f32>;
 //!include sim/core/open.wgsl
 //!include sim/core/covered.wgsl
 
 fn solid_component(c: vec3<i32>, comp: u32) -> f32 {
     if (!in_grid(c, params.n)) { return 0.0; }
     return solid_vel[cell_index(c, params.n)][comp];
-}
-
-// The liquid, before the solve: a face a solid covers in part that no particle reached (P2G
-// left it at 0) takes the solid's velocity, as the covered rest of it moves. A moving body's
-// trailing faces are such: the particles follow its surface at a margin, and a face mostly
-// inside it would otherwise carry 0, which the solve and G2P's PIC part would pass on to the
-// liquid around it as drag.
-@compute @workgroup_size(WORKGROUP)
-fn unweighted(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-              @builtin(local_invocation_index) li: u32) {
-    let g = linear_id(wg, nwg, li);
-    if (g >= num_faces(params)) { return; }
-    let o = face_open(g);
-    if (o <= 0.0 || o >= 1.0 || weight[g] > 0.0) { return; }
-    let face = face_of(g, params);
-    grid_vel[g] = covered_velocity(face.comp, face.f);
 }
 
 fn solid_vel_w(c: vec3<i32>) -> f32 {

@@ -102,11 +102,7 @@ impl Core {
         debug_assert!(stages.contains(&PRESSURE_STAGE));
         let timer = PassTimer::with_parts(&ctx, stages, &[(PRESSURE_ITERATIONS, PRESSURE_STAGE)]);
         let core = Self {
-            boundary: boundary::Boundary::new(
-                device,
-                &fields,
-                scene.kind == crate::scene::SceneKind::Liquid,
-            ),
+            boundary: boundary::Boundary::new(device, &fields),
             divergence: divergence::Divergence::new(device, &fields, &pcg),
             pressure: PressureSolver::new(&ctx, &fields, &pcg),
             project: project::Project::new(device, &fields, &pcg),
@@ -578,7 +574,7 @@ impl<M: Mode> Runner<M> {
                         self.core.project.record_lo(&mut pass, f);
                     }
                     if self.core.added_term().is_some() {
-                        self.core.boundary.record_solids(&mut pass, f);
+                        self.core.boundary.record(&mut pass, f);
                     }
                     self.core.divergence.record_after(&mut pass, f);
                     body_forces = true;

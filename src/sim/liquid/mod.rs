@@ -540,7 +540,7 @@ impl Mode for Liquid {
                 self.extrapolate
                     .record(&mut pass, f, core.scene.extrapolation_layers);
                 // Extrapolation also fills faces next to solids; put u_solid back there.
-                core.boundary.record_solids(&mut pass, f);
+                core.boundary.record(&mut pass, f);
             }
             Stage::G2p => {
                 let mut pass = rec.pass(stage);
