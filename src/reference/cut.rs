@@ -15,6 +15,10 @@ pub struct Cut {
     pub flags: Vec<u32>,
     /// The solid velocity per cell.
     pub solid_vel: Vec<[f64; 3]>,
+    /// Per cell the rigid body (index + 1, 0: none) whose velocity it carries: the body's
+    /// own cells and, where bodies cut faces, the cells next to a face one covers (the w of
+    /// the GPU's `solid_vel`).
+    pub body: Vec<u32>,
 }
 
 impl Cut {
@@ -28,9 +32,15 @@ impl Cut {
         );
         Self {
             open: MacField::from_faces(g, open),
+            body: vec![0; flags.len()],
             flags,
             solid_vel,
         }
+    }
+
+    /// Whether cell `ci` carries a solid's velocity (covered.wgsl's `carries_solid`).
+    pub fn carries_solid(&self, ci: usize) -> bool {
+        self.flags[ci] != 0 || self.body[ci] != 0
     }
 
     /// From a scene's static solids, when they cut a face (None: the staircase is exact).
@@ -53,7 +63,7 @@ impl Cut {
         let (mut s, mut n) = (0.0, 0.0);
         for c in face_cells(comp, f) {
             if let Some(ci) = g.cell_at(c) {
-                if self.flags[ci] != 0 {
+                if self.carries_solid(ci) {
                     s += self.solid_vel[ci][comp];
                     n += 1.0;
                 }

@@ -139,10 +139,25 @@ pub fn apply_boundary_cut(
         let sv = |c: [i64; 3]| g.cell_at(c).map_or(0.0, |ci| solid_vel[ci][comp]);
         let sa = g.type_at(types, cells[0]) == SOLID;
         let sb = g.type_at(types, cells[1]) == SOLID;
+        // The rigid body a cell carries the velocity of (0: none).
+        let body = |c: [i64; 3]| {
+            cut.zip(g.cell_at(c))
+                .map_or(0, |(k, ci)| k.body.get(ci).copied().unwrap_or(0))
+        };
+        let mean = 0.5 * (sv(cells[0]) + sv(cells[1]));
         let value = match (sa, sb) {
-            (true, true) => Some(0.5 * (sv(cells[0]) + sv(cells[1]))),
-            (true, false) => Some(sv(cells[0])),
-            (false, true) => Some(sv(cells[1])),
+            (true, true) => Some(mean),
+            // The SOLID cell's velocity; where the other cell carries the same body's (a
+            // body that cuts faces), their mean: the body's velocity at the face's centre.
+            (true, false) | (false, true) => {
+                let (s, o) = if sa { (0, 1) } else { (1, 0) };
+                let b = body(cells[s]);
+                Some(if b != 0 && body(cells[o]) == b {
+                    mean
+                } else {
+                    sv(cells[s])
+                })
+            }
             _ => cut
                 .filter(|k| k.open.comp(comp)[i] == 0.0)
                 .map(|k| k.covered_velocity(g, comp, f)),

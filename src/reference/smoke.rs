@@ -4,9 +4,12 @@
 //! conditions, divergence, pressure solve and projection are the liquid's (grid.rs,
 //! pressure.rs): the smoke mode is the same grid with nz = 1.
 
-use super::bodies::{body_cells, RefBody};
+use super::bodies::{body_cells, cover_faces, RefBody};
+use super::cut::Cut;
 use super::{face_cells, face_index, for_each_face, interpolate, stencil_nodes, Grid, MacField};
 use super::{FLUID, SOLID};
+use crate::gpu::constants::{SOLID_CLOSED, SOLID_PARTIAL};
+use crate::scene::fractions::face_slot;
 
 /// Dye rgb and temperature (w) per cell.
 pub type Dye = Vec<[f64; 4]>;
@@ -112,42 +115,154 @@ pub fn mark(
     bodies: &[MovingSolid],
     dye: &mut Dye,
 ) -> (Vec<u8>, Vec<[f64; 3]>) {
+    let (types, solid_vel, _) = mark_bodies(g, static_solid, static_vel, None, bodies, dye);
+    (types, solid_vel)
+}
+
+/// The velocity of body `b` at `x`: v + w x r.
+fn point_velocity(b: &MovingSolid, x: [f64; 3]) -> [f64; 3] {
+    let r = [0, 1, 2].map(|a| x[a] - b.body.centre[a]);
+    let w = b.omega;
+    let wr = [
+        w[1] * r[2] - w[2] * r[1],
+        w[2] * r[0] - w[0] * r[2],
+        w[0] * r[1] - w[1] * r[0],
+    ];
+    [0, 1, 2].map(|a| b.velocity[a] + wr[a])
+}
+
+/// [`mark`] for bodies that cut faces (`Scene::bodies_cut_faces`; coupling.wgsl's
+/// `cover_faces` and `stamp`), from the static solids' open fractions `static_open` (None:
+/// every face open). A body's cell with a face still open is a cut cell (SOLID_PARTIAL,
+/// FLUID for the solve), one with none is SOLID; a cell outside the bodies with a face one
+/// covers carries that body's velocity. Returns the cut the later stages see: the open
+/// fractions the bodies leave, the solid flags, velocities and bodies per cell.
+pub fn mark_cut(
+    g: &Grid,
+    static_solid: &[u32],
+    static_vel: &[[f64; 3]],
+    static_open: Option<&[f32]>,
+    bodies: &[MovingSolid],
+    dye: &mut Dye,
+) -> (Vec<u8>, Vec<[f64; 3]>, Cut) {
+    let (types, solid_vel, cut) =
+        mark_bodies(g, static_solid, static_vel, Some(static_open), bodies, dye);
+    (
+        types,
+        solid_vel,
+        cut.expect("bodies that cut faces give a cut"),
+    )
+}
+
+/// The part of each face a body uncovered since the last substep joins the air at that
+/// body's velocity (coupling.wgsl's `cover_faces` with `uncover`, the smoke's, whose face
+/// velocities carry over): where a face's open fraction grew from `last_open` to `open` and
+/// `last_cover` names the body that covered it, u = (o u + (o' - o) u_b) / o', u_b the body's
+/// v + w x r at the face's centre. Fractions and covers are per face slot (u, v, w back to
+/// back, as the GPU holds them).
+pub fn uncover(
+    g: &Grid,
+    bodies: &[MovingSolid],
+    (last_cover, last_open): (&[u32], &[f32]),
+    open: &[f32],
+    vel: &mut MacField,
+) {
+    let n = g.n();
+    for_each_face(g, |comp, f, i| {
+        let slot = face_slot(n, comp, f);
+        let owner = (last_cover[slot] >> 24) as usize;
+        let (was, now) = (last_open[slot] as f64, open[slot] as f64);
+        if owner == 0 || owner > bodies.len() || now <= was {
+            return;
+        }
+        let x = face_position(g, comp, f);
+        let ub = point_velocity(&bodies[owner - 1], x)[comp];
+        let u = &mut vel.comp_mut(comp)[i];
+        *u = (was * *u + (now - was) * ub) / now;
+    });
+}
+
+/// [`mark`] (`cut_faces` None: whole cells) and [`mark_cut`] (`Some(static_open)`).
+fn mark_bodies(
+    g: &Grid,
+    static_solid: &[u32],
+    static_vel: &[[f64; 3]],
+    cut_faces: Option<Option<&[f32]>>,
+    bodies: &[MovingSolid],
+    dye: &mut Dye,
+) -> (Vec<u8>, Vec<[f64; 3]>, Option<Cut>) {
+    let slice = g.nz == 1;
+    let n = g.n();
     let mut types = vec![FLUID; g.cells()];
     let mut solid_vel = vec![[0.0; 3]; g.cells()];
+    let mut flags = static_solid.to_vec();
     for c in 0..g.cells() {
         // A cut cell (SOLID_PARTIAL) stays FLUID: the solve reaches it through its open
         // faces.
         if static_solid[c] != 0 {
-            if static_solid[c] != crate::gpu::constants::SOLID_PARTIAL {
+            if static_solid[c] != SOLID_PARTIAL {
                 types[c] = SOLID;
             }
             solid_vel[c] = static_vel[c];
         }
     }
     let shapes: Vec<RefBody> = bodies.iter().map(|b| b.body).collect();
-    for (c, id) in body_cells(*g, &shapes, g.nz == 1).into_iter().enumerate() {
+    let covers = cut_faces.map(|base| cover_faces(*g, &shapes, base, slice));
+    let mut carried = vec![0u32; g.cells()];
+    // The faces of cell `x` between it and another cell, in coupling.wgsl's order (-x, +x,
+    // -y, +y, -z, +z), as face slots.
+    let inner_faces = |x: [usize; 3]| {
+        let axes = if slice { 2 } else { 3 };
+        (0..axes).flat_map(move |a| {
+            [-1i64, 1].into_iter().filter_map(move |s| {
+                let mut y = x.map(|v| v as i64);
+                y[a] += s;
+                if y[a] < 0 || y[a] >= n[a] as i64 {
+                    return None;
+                }
+                let f = if s > 0 { y.map(|v| v as usize) } else { x };
+                Some(face_slot(n, a, f))
+            })
+        })
+    };
+    let ids = body_cells(*g, &shapes, slice);
+    for (c, &id) in ids.iter().enumerate() {
         if id == 0 {
             continue;
         }
         let b = &bodies[id as usize - 1];
-        let x = cell_centre(g, c);
-        let r = [0, 1, 2].map(|a| x[a] - b.body.centre[a]);
-        let w = b.omega;
-        let wr = [
-            w[1] * r[2] - w[2] * r[1],
-            w[2] * r[0] - w[0] * r[2],
-            w[0] * r[1] - w[1] * r[0],
-        ];
-        types[c] = SOLID;
-        solid_vel[c] = [0, 1, 2].map(|a| b.velocity[a] + wr[a]);
+        let cut = covers
+            .as_ref()
+            .is_some_and(|(_, open)| inner_faces(g.coord(c)).any(|f| open[f] > 0.0));
+        flags[c] = if cut { SOLID_PARTIAL } else { SOLID_CLOSED };
+        carried[c] = id;
+        if !cut {
+            types[c] = SOLID;
+        }
+        solid_vel[c] = point_velocity(b, cell_centre(g, c));
+    }
+    if let Some((cover, _)) = &covers {
+        for c in 0..g.cells() {
+            if ids[c] != 0 || flags[c] != 0 {
+                continue;
+            }
+            let k = inner_faces(g.coord(c))
+                .map(|f| cover[f] >> 24)
+                .find(|&k| k != 0);
+            if let Some(k) = k {
+                solid_vel[c] = point_velocity(&bodies[k as usize - 1], cell_centre(g, c));
+                carried[c] = k;
+            }
+        }
     }
     if !bodies.is_empty() {
-        let axes = if g.nz == 1 { 2 } else { 3 };
+        let axes = if slice { 2 } else { 3 };
         // The rounds, then a last pass that takes only cells closed on every side (the
-        // last round may close one in: it would have no row in A).
+        // last round may close one in: it would have no row in A). A cell with a solid
+        // flag is never filled; a cut cell is open (coupling.wgsl's `walled_or_solid`).
         for round in 0..=POCKET_ROUNDS {
             let open_allowed = if round < POCKET_ROUNDS { 1 } else { 0 };
-            let closed = |c: usize| {
+            let closed = |c: usize, flags: &[u32]| {
                 let x = g.coord(c);
                 let mut n = 0;
                 for a in 0..axes {
@@ -155,20 +270,24 @@ pub fn mark(
                         let mut y = x.map(|v| v as i64);
                         y[a] += s;
                         let outside = y[a] < 0 || y[a] >= g.n()[a] as i64;
-                        let [i, j, k] = y.map(|v| v as usize);
-                        if outside || types[g.cell(i, j, k)] == SOLID {
-                            n += 1;
-                        }
+                        let walled = outside || {
+                            let [i, j, k] = y.map(|v| v as usize);
+                            let f = flags[g.cell(i, j, k)];
+                            f != 0 && f != SOLID_PARTIAL
+                        };
+                        n += walled as usize;
                     }
                 }
                 n + open_allowed >= 2 * axes
             };
             let pockets: Vec<usize> = (0..g.cells())
-                .filter(|&c| types[c] != SOLID && closed(c))
+                .filter(|&c| flags[c] == 0 && closed(c, &flags))
                 .collect();
             for c in pockets {
                 types[c] = SOLID;
                 solid_vel[c] = [0.0; 3];
+                flags[c] = SOLID_CLOSED;
+                carried[c] = 0;
             }
         }
     }
@@ -177,7 +296,13 @@ pub fn mark(
             dye[c] = [0.0; 4];
         }
     }
-    (types, solid_vel)
+    let cut = covers.map(|(_, open)| {
+        let open: Vec<f32> = open.iter().map(|&o| o as f32).collect();
+        let mut cut = Cut::new(g, &open, flags, solid_vel.clone());
+        cut.body = carried;
+        cut
+    });
+    (types, solid_vel, cut)
 }
 
 /// Sources raise dye/temperature to their value (and may set a jet velocity); splats add.

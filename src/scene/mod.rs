@@ -519,20 +519,18 @@ pub struct Scene {
     pub cut_faces: bool,
     /// Rigid bodies cut faces too (strong coupling only; src/sim/bodies/coupling.wgsl
     /// `cover_faces`): each face's control volume is covered in part, so the fluid flows
-    /// round a body's true surface. Default (None): on in liquid scenes, off in smoke
-    /// scenes (README "Rigid bodies" says why).
+    /// round a body's true surface. Default (None): on; `Some(false)` stamps whole cells
+    /// (to compare the two).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_cut_faces: Option<bool>,
 }
 
 impl Scene {
     /// Whether the scene's rigid bodies cut faces (src/sim/bodies/coupling.wgsl,
-    /// `cover_faces`): with `body_cut_faces` (by default in liquid scenes) and the strong
-    /// coupling. The weak coupling's bodies stay whole cells.
+    /// `cover_faces`): with `body_cut_faces` (on by default) and the strong coupling. The
+    /// weak coupling's bodies stay whole cells.
     pub fn bodies_cut_faces(&self) -> bool {
-        let wanted = self
-            .body_cut_faces
-            .unwrap_or(self.kind == SceneKind::Liquid);
+        let wanted = self.body_cut_faces.unwrap_or(true);
         !self.bodies.is_empty() && wanted && self.body_coupling.is_strong()
     }
 }

@@ -301,8 +301,11 @@ struct StageOutputs {
     params: cs::Params,
     static_solid: Vec<u32>,
     static_vel: Vec<[f64; 3]>,
-    /// The static solids' cut faces.
+    /// The static solids' cut faces, and their open fractions as the GPU holds them.
     cut: Option<cpu::Cut>,
+    static_open: Option<Vec<f32>>,
+    /// Whether the bodies cut faces (the smoke's default).
+    cut_bodies: bool,
     bodies: Vec<cs::MovingSolid>,
     sources: Vec<cs::Source>,
     dye0: cs::Dye,
@@ -310,6 +313,8 @@ struct StageOutputs {
     /// After marking: cell types, the solids' velocities (GPU) and the dye.
     types: Vec<u8>,
     solid_vel: Vec<[f32; 4]>,
+    /// The open fractions after marking (None where no face is cut).
+    open_mark: Option<Vec<f32>>,
     dye_mark: cs::Dye,
     emit: (cs::Dye, cpu::MacField),
     advect: (cs::Dye, cpu::MacField),
@@ -322,6 +327,8 @@ struct StageOutputs {
     finished: (Report, cs::Dye, cpu::MacField),
     tracers: Vec<[f32; 4]>,
     newest_trail: Vec<[f32; 4]>,
+    /// The bodies after the finished substep moved them.
+    bodies_end: Vec<cs::MovingSolid>,
 }
 
 impl StageOutputs {
@@ -337,6 +344,8 @@ impl StageOutputs {
             .map(|v| [v[0] as f64, v[1] as f64, v[2] as f64])
             .collect();
         let cut = cpu::Cut::of_scene(&grid, &scene);
+        let static_open = scene.static_solids().open;
+        let cut_bodies = scene.bodies_cut_faces();
         let dye0 = c.dye0.iter().map(|d| d.map(|x| x as f64)).collect();
         let vel0 = mac(&grid, &c.vel0);
         c.run_to(SmokeStage::Mark);
@@ -344,6 +353,11 @@ impl StageOutputs {
         let bodies = ref_bodies(&c.sim);
         let (types, dye_mark) = (c.types(), c.dye());
         let solid_vel = read_buffer(&c.sim.ctx, &c.sim.fields.solid_vel).unwrap();
+        let open_mark = c
+            .sim
+            .fields
+            .has_cut_faces()
+            .then(|| read_buffer(&c.sim.ctx, &c.sim.fields.open).unwrap());
         c.run_to(SmokeStage::Emit);
         let emit = (c.dye(), c.vel());
         c.run_to(SmokeStage::Advect);
@@ -363,6 +377,7 @@ impl StageOutputs {
         }
         let rep = c.run_to(SmokeStage::Tracers);
         let finished = (rep, c.dye(), c.vel());
+        let bodies_end = ref_bodies(&c.sim);
         let tracers = c.sim.read_tracers().unwrap();
         let trail: Vec<[f32; 4]> = read_buffer(&c.sim.ctx, &c.sim.mode.smoke.trail).unwrap();
         let slot = (c.sim.trail_slot() as usize + 15) % 16;
@@ -375,6 +390,8 @@ impl StageOutputs {
             params,
             static_solid,
             cut,
+            static_open,
+            cut_bodies,
             static_vel,
             bodies,
             sources: c.sources(),
@@ -382,6 +399,7 @@ impl StageOutputs {
             vel0,
             types,
             solid_vel,
+            open_mark,
             dye_mark,
             emit,
             advect,
@@ -391,6 +409,25 @@ impl StageOutputs {
             finished,
             tracers,
             newest_trail,
+            bodies_end,
+        }
+    }
+}
+
+impl StageOutputs {
+    /// The reference's marking from the substep's start: cell types, solid velocities, the
+    /// cut the later stages see (the static solids' own, or with what the bodies cover where
+    /// they cut faces) and the dye.
+    fn reference_mark(&self) -> (Vec<u8>, Vec<[f64; 3]>, Option<cpu::Cut>, cs::Dye) {
+        let mut dye = self.dye0.clone();
+        let (g, solid, vel) = (&self.grid, &self.static_solid, &self.static_vel);
+        if self.cut_bodies {
+            let open = self.static_open.as_deref();
+            let (t, v, cut) = cs::mark_cut(g, solid, vel, open, &self.bodies, &mut dye);
+            (t, v, Some(cut), dye)
+        } else {
+            let (t, v) = cs::mark(g, solid, vel, &self.bodies, &mut dye);
+            (t, v, self.cut.clone(), dye)
         }
     }
 }
@@ -409,14 +446,7 @@ fn stage_outputs(scheme: AdvectionScheme) -> &'static StageOutputs {
 fn check_mark(o: &StageOutputs) {
     let g = &o.grid;
     assert_eq!(o.bodies.len(), 1);
-    let mut expect_dye = o.dye0.clone();
-    let (types, solid_vel) = cs::mark(
-        g,
-        &o.static_solid,
-        &o.static_vel,
-        &o.bodies,
-        &mut expect_dye,
-    );
+    let (types, solid_vel, cut, expect_dye) = o.reference_mark();
     assert_eq!(o.types, types, "cell types");
     let e = o
         .solid_vel
@@ -425,12 +455,34 @@ fn check_mark(o: &StageOutputs) {
         .flat_map(|(a, b)| (0..3).map(move |k| (a[k] as f64 - b[k]).abs()))
         .fold(0.0, f64::max);
     assert!(e < 1e-6, "solid velocities differ by {e}");
+    if o.cut_bodies {
+        // What the bodies cover: the open fractions they leave, and which cells carry a
+        // body's velocity (the w of solid_vel).
+        let cut = cut.as_ref().unwrap();
+        let open = o
+            .open_mark
+            .as_ref()
+            .expect("bodies that cut faces hold fractions");
+        let expect = [&cut.open.u, &cut.open.v, &cut.open.w];
+        let e = open
+            .iter()
+            .zip(expect.iter().flat_map(|c| c.iter()))
+            .map(|(a, b)| (*a as f64 - b).abs())
+            .fold(0.0, f64::max);
+        assert!(e < 1e-5, "open fractions differ by {e}");
+        let partly = open.iter().filter(|&&x| x > 0.0 && x < 1.0).count();
+        assert!(partly >= 4, "the body cuts only {partly} faces");
+        let carried: Vec<u32> = o.solid_vel.iter().map(|v| v[3] as u32).collect();
+        assert_eq!(carried, cut.body, "cells carrying the body's velocity");
+    }
     let moving = solid_vel.iter().filter(|v| **v == [0.3, 0.4, 0.0]).count();
     assert!(moving >= 6, "{moving} cells carry the body's velocity");
-    // SOLID cells, and the cut cells that are FLUID for the solve.
+    // SOLID cells, and the cut cells that are FLUID for the solve (the static solids', and
+    // the body's where it cuts faces).
+    let flags = cut.as_ref().map_or(&o.static_solid, |c| &c.flags);
     let solids = types
         .iter()
-        .zip(&o.static_solid)
+        .zip(flags)
         .filter(|(t, s)| **t == cpu::SOLID || **s == eddy::gpu::constants::SOLID_PARTIAL)
         .count();
     assert!(
@@ -520,22 +572,9 @@ fn check_forces(o: &StageOutputs) {
 
 /// Boundary conditions: the liquid's kernel, with the solids' velocities.
 fn check_boundary(o: &StageOutputs) {
-    let mut expect_dye = o.dye0.clone();
-    let (_, solid_vel) = cs::mark(
-        &o.grid,
-        &o.static_solid,
-        &o.static_vel,
-        &o.bodies,
-        &mut expect_dye,
-    );
+    let (_, solid_vel, cut, _) = o.reference_mark();
     let mut expect_vel = o.vel_forces.clone();
-    cpu::apply_boundary_cut(
-        &o.grid,
-        &o.types,
-        &solid_vel,
-        o.cut.as_ref(),
-        &mut expect_vel,
-    );
+    cpu::apply_boundary_cut(&o.grid, &o.types, &solid_vel, cut.as_ref(), &mut expect_vel);
     assert!(mac_diff(&o.vel_boundary, &expect_vel) < 1e-6);
 }
 
@@ -543,7 +582,8 @@ fn check_boundary(o: &StageOutputs) {
 /// same (pure Neumann, consistent) system, and the divergence drop.
 fn check_project(o: &StageOutputs) {
     let (g, types, vel_bc) = (&o.grid, &o.types, &o.vel_boundary);
-    let cut = o.cut.as_ref();
+    let (_, _, cut, _) = o.reference_mark();
+    let cut = cut.as_ref();
     let (div, b) = cpu::divergence_cut(g, types, vel_bc, cut);
     let fluid: Vec<usize> = (0..g.cells()).filter(|&i| types[i] == cpu::FLUID).collect();
     let mean = fluid.iter().map(|&i| b[i]).sum::<f64>() / fluid.len() as f64;
@@ -604,7 +644,25 @@ fn check_project(o: &StageOutputs) {
 /// Statistics of the finished step, and the tracers' newest trail slot.
 fn check_stats_and_tracers(o: &StageOutputs) {
     let g = &o.grid;
-    assert_eq!(o.newest_trail, o.tracers);
+    // The trail holds where the tracers moved; once the substep has moved the body, its
+    // push-out takes those inside it (where it cuts faces, tracers enter its cut cells) out
+    // to its surface.
+    let inside = |p: &[f32; 4]| {
+        let x = [p[0], p[1], p[2]].map(|v| v as f64);
+        o.bodies_end.iter().any(|b| b.body.contains(x, true))
+    };
+    let mut pushed = 0;
+    for (t, p) in o.newest_trail.iter().zip(&o.tracers) {
+        if inside(t) {
+            pushed += 1;
+            let x = [p[0], p[1], p[2]].map(|v| v as f64);
+            let d = o.bodies_end[0].body.distance(x, true);
+            assert!(d > -1e-5, "a tracer left {d} m inside the body");
+        } else {
+            assert_eq!(t, p, "a tracer outside the body moved after its trail");
+        }
+    }
+    assert!(pushed < o.tracers.len() / 10, "{pushed} tracers pushed");
     let (rep, dye, vel) = &o.finished;
     let (sums, max_speed) = cs::stats(g, &o.types, vel, dye);
     let vol = g.h * g.h * o.depth;

@@ -68,7 +68,9 @@ pub struct BodyParams {
     pub b_unit: f32,
     /// Liquid per particle, kg (0 for the smoke's massless tracers).
     pub particle_mass: f32,
-    pub _pad: f32,
+    /// 1: a face's part a body uncovers joins the fluid at the body's velocity (the smoke,
+    /// whose face velocities carry over from one substep to the next).
+    pub uncover: u32,
 }
 const _: () = assert!(std::mem::size_of::<BodyParams>() == 32);
 crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams {
@@ -79,7 +81,7 @@ crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams 
     margin: margin,
     b_unit: b_unit,
     particle_mass: particle_mass,
-    _pad3: _pad,
+    uncover: uncover,
 });
 
 pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
@@ -234,11 +236,11 @@ impl BodyCoupling {
             slice: (f.params.n[2] == 1 && inp.mode == CouplingMode::Smoke) as u32,
             fractions: f.open_static.is_some() as u32,
             particle_mass: inp.particle_mass as f32,
+            uncover: (inp.mode == CouplingMode::Smoke && f.open_static.is_some()) as u32,
             margin: (1e-3 * h) as f32,
             // |rhs| <= h (cells crossed per second) stays below 2^27 h for any speed a scene
             // allows, so 2^30 cells of it fit the i64 sum.
             b_unit: 2f64.powi(32 - (h.log2().round() as i32)) as f32,
-            ..Default::default()
         };
         let params_buffer = uniform_buffer(device, "Bodies::params", bytemuck::bytes_of(&params));
         let cells = f.num_cells() as u64;
@@ -303,6 +305,7 @@ impl BodyCoupling {
                 ("open", open),
                 ("base_open", base_open),
                 ("push_sums", &push_sums),
+                ("face_vel", &f.vel),
             ],
         );
         Ok(Self {

@@ -1,14 +1,15 @@
 //!include sim/core/prelude.wgsl
 // Rigid bodies in the grid (src/sim/bodies/coupling.rs).
 // `cover_faces` (bodies that cut faces) or `cover_cells` (whole cells): what each body covers
-//   of each face, for the strong coupling's J (strong.wgsl); see each below.
+//   of each face, for the strong coupling's J (strong.wgsl); see each below. In the smoke
+//   `cover_faces` also gives the part of a face a body uncovered its velocity (`uncover`).
 // `stamp`: every cell whose centre lies inside a body becomes SOLID with the body's velocity
 //   v + w x r at the cell centre, so the boundary stage sets u.n = u_body.n on its faces
 //   (where bodies cut faces, a body's cell with a face still open is a cut cell instead,
 //   and cells next to a covered face carry the body's velocity too); the body's index + 1
 //   goes to `body_id` (and to the w of `solid_vel`). In the liquid, cells no body covers get the
 //   scene's static solids back (`restore`); in the smoke, the mark stage has already
-//   written them and `stamp` also makes the body's cells SOLID in `cell_type`.
+//   written them and `stamp` also makes the body's closed cells SOLID in `cell_type`.
 // `pocket_mark`, `pocket_fill`: a fluid cell with solids or walls on all in-plane sides but
 //   one (a dead end between bodies, walls and static solids, or an enclosed pocket) becomes
 //   SOLID at rest. A small enclosed pocket is a separate region whose moving walls need not
@@ -51,7 +52,7 @@ struct BodyParams {
     margin: f32,          // m a pushed particle ends outside the body's surface
     b_unit: f32,          // fixed-point units per unit of the pressure right-hand side
     particle_mass: f32,   // kg of liquid a particle carries (0: massless tracers, the smoke)
-    _pad3: f32,
+    uncover: u32,         // 1: a face's part a body uncovers joins the fluid at its velocity
 };
 
 // `body_id` of a cell `pocket_mark` found nearly enclosed (see `pocket_fill`).
@@ -86,6 +87,9 @@ const TWO_32: f32 = 4294967296.0;
 // Per body, the momentum `push_out` gave the particles it pushed (linear, then angular about
 // the body's centre), each a 64-bit fixed-point sum (low, high u32) in PUSH_UNIT per N s.
 @group(0) @binding(18) var<storage, read_write> push_sums: array<atomic<u32>>;
+// The grid's face velocities (`uncover`: the smoke's, which carry over from one substep to
+// the next).
+@group(0) @binding(19) var<storage, read_write> face_vel: array<f32>;
 //!include sim/core/cells.wgsl
 //!include sim/core/open.wgsl
 
@@ -174,6 +178,13 @@ const UNORM24: f32 = 16777215.0;
 // moves, so the body's force (the pressure gradient summed over what it covers, strong.wgsl)
 // has no jump as it crosses a cell. The body closest to covering the face owns it; the faces
 // on the domain's walls (and a slice's z faces) are walls whatever covers them.
+//
+// `uncover` (the smoke, whose face velocities carry over between substeps): where a face's
+// open fraction grows from o to o', the part o' - o that the body's last cover left is fluid
+// that moved with the body, so the face's velocity becomes the mean (o u + (o' - o) u_b) / o'
+// with u_b the body's velocity at the face's centre. Without it the uncovered part would
+// join at the velocity the fluid beside it had, which the projection then weighs with the
+// new, larger fraction: the air would gain energy no force gave it.
 @compute @workgroup_size(WORKGROUP)
 fn cover_faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) li: u32) {
@@ -185,10 +196,10 @@ fn cover_faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     if (arrayLength(&base_open) >= num_faces(params)) { base = base_open[g]; }
     let at = face.f[a];
     let wall = at == 0 || at == i32(params.n[a]) || (bp.slice != 0u && a == 2u);
+    let x = (vec3<f32>(face.f) + vec3<f32>(0.5) - 0.5 * vec3<f32>(unit(a))) * params.h;
     var best = 0.0;
     var owner = 0u;
     if (!wall) {
-        let x = (vec3<f32>(face.f) + vec3<f32>(0.5) - 0.5 * vec3<f32>(unit(a))) * params.h;
         for (var k = 0u; k < MAX_BODIES; k++) {
             let b = bodies[k];
             if (b.centre.w == 0.0) { break; }
@@ -205,6 +216,14 @@ fn cover_faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     if (share < SHARE_MIN) {
         share = 0.0;
         o = base;
+    }
+    let last_owner = cover[g] >> 24u;
+    if (bp.uncover != 0u && last_owner != 0u && last_owner <= MAX_BODIES) {
+        let was = open[g];
+        if (o > was) {
+            let ub = body_velocity(bodies[last_owner - 1u], x)[a];
+            face_vel[g] = (was * face_vel[g] + (o - was) * ub) / o;
+        }
     }
     let q = u32(round(share * UNORM24));
     cover[g] = select(0u, (owner << 24u) | q, q != 0u);

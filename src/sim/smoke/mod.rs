@@ -710,6 +710,13 @@ impl SmokeSimulation {
         if let Some(open) = &m.static_open {
             s.push("smoke.open", bytemuck::cast_slice(open).to_vec());
         }
+        // What the bodies covered in the last substep and the open fractions they left,
+        // which the next substep compares its own with (a face's uncovered part joins the
+        // air at the body's velocity: sim/bodies/coupling.wgsl, `cover_faces`).
+        if let (Some(b), true) = (&self.core.bodies, self.core.fields.open_static.is_some()) {
+            s.push_buffer(&self.ctx, "bodies.cover", &b.coupling.cover)?;
+            s.push_buffer(&self.ctx, "bodies.open", &self.core.fields.open)?;
+        }
         Ok(s)
     }
 
@@ -766,6 +773,14 @@ impl SmokeSimulation {
             }
         }
         m.static_dirty = true;
+        // A checkpoint from before the smoke's bodies cut faces holds no cover: the first
+        // substep then has nothing to compare with and blends no face.
+        if let (Some(b), true) = (&self.core.bodies, self.core.fields.open_static.is_some()) {
+            if state.get("bodies.cover").is_ok() {
+                state.restore_buffer(ctx, "bodies.cover", &b.coupling.cover)?;
+                state.restore_buffer(ctx, "bodies.open", &self.core.fields.open)?;
+            }
+        }
         Ok(())
     }
 }
