@@ -1558,3 +1558,50 @@ fn a_body_pushed_through_a_free_blob_keeps_most_of_the_momentum() {
         }
     }
 }
+
+#[test]
+fn prisms_float_at_their_density_ratio_in_a_liquid_slice() {
+    // Archimedes in a one-cell-deep liquid slice: the same boxes as above as prisms across
+    // the slice's depth, 32 x 32 x 1 (the box 8 cells tall), within 0.03 of the ratio.
+    // Measured: 0.0605, 0.2695 and 0.6275 for 0.05, 0.25 and 0.6 (at 16 x 16 x 1: 0.041,
+    // 0.252 and 0.636, the last outside the bound).
+    use eddy::validate::floating::{release_height, scene, DT, HALF, POOL};
+    let n = 32u32;
+    let depth = 1.0 / n as f64;
+    for ratio in [0.05, 0.25, 0.6] {
+        let mut s = scene(n, ratio * eddy::sim::DENSITY);
+        s.resolution = (n, n, 1);
+        s.domain = (1.0, 1.0, depth);
+        s.fluid = vec![Shape::Box {
+            min: (0.0, 0.0, 0.0),
+            max: (1.0, POOL, depth),
+            velocity: (0.0, 0.0, 0.0),
+        }];
+        s.bodies[0].center = (0.5, release_height(ratio), 0.5 * depth);
+        s.bodies[0].shape = BodyShape::Box {
+            half_extents: (HALF[0], HALF[1], 0.5 * depth),
+        };
+        let start = s.bodies[0].center.1;
+        let mut sim = Simulation::new(common::gpu(), &s).unwrap();
+        let mut ys = Vec::new();
+        for i in 0..100 {
+            sim.substep(DT, Stage::Advect).unwrap();
+            if i >= 50 {
+                ys.push(sim.bodies.as_ref().unwrap().set.bodies[0].position.y);
+            }
+        }
+        let y = ys.iter().sum::<f64>() / ys.len() as f64;
+        // The level from the conserved liquid: the pool less what the prism displaced at its
+        // release, over the slice's width less the prism's (per unit of depth).
+        let (half, width) = (HALF[1], 2.0 * HALF[0]);
+        let liquid = POOL - width * (POOL - (start - half)).clamp(0.0, 2.0 * half);
+        let bottom = y - half;
+        let level = (liquid - width * bottom) / (1.0 - width);
+        let frac = ((level - bottom) / (2.0 * half)).clamp(0.0, 1.0);
+        eprintln!("ratio {ratio}: submerged {frac:.4}");
+        assert!(
+            (frac - ratio).abs() < 0.03,
+            "ratio {ratio}: submerged fraction {frac:.4}"
+        );
+    }
+}
