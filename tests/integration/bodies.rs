@@ -101,7 +101,7 @@ fn forces_against_the_reference(scene: &Scene, cut: bool) {
     sim.substep(0.01, Stage::Project).unwrap();
     let b = sim.bodies.as_ref().unwrap();
     let gpu_forces: Vec<[f64; 6]> = b
-        .read_forces(&ctx, 0.01)
+        .read_forces(0.01)
         .unwrap()
         .iter()
         .map(|f| {

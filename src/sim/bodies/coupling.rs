@@ -558,10 +558,10 @@ impl Bodies {
         self.predicted = Some(p);
     }
 
-    /// The fluid's force on each of the first `n` bodies over a substep of `dt`, after the
-    /// sums' copy was submitted.
-    pub fn read_forces(&self, ctx: &GpuContext, dt: f64) -> Result<Vec<FluidForce>, SimError> {
-        let sums = self.strong.read_sums(ctx, self.set.bodies.len())?;
+    /// The fluid's force on each body over a substep of `dt`, from the sums the substep
+    /// read back with its counters.
+    pub fn read_forces(&self, dt: f64) -> Result<Vec<FluidForce>, SimError> {
+        let sums = self.strong.read_sums(self.set.bodies.len())?;
         Ok(sums
             .iter()
             .map(|s| self.strong.scales.force(s, dt))
@@ -582,7 +582,7 @@ impl Bodies {
         max_move: f64,
         (frame, substep): (u64, u32),
     ) -> Result<(), SimError> {
-        let forces = self.read_forces(ctx, dt)?;
+        let forces = self.read_forces(dt)?;
         if let Some(p) = self.predicted.take() {
             self.set = p;
         }

@@ -4,7 +4,7 @@
 //! ([`crate::sim::core::pressure::AddedTerm`]). strong.wgsl derives the system.
 
 use super::{BodySet, MAX_BODIES};
-use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, Kernel};
+use crate::gpu::{storage_buffer, uniform_buffer, GpuContext, Kernel};
 use crate::sim::core::fields::GridFields;
 use crate::sim::core::pressure::{pcg, AddedTerm, PcgVectors, TermOp};
 use crate::sim::SimError;
@@ -13,7 +13,10 @@ use glam::DVec3;
 
 crate::kernel_entries!(
     /// The entry points of strong.wgsl.
-    StrongEntries { sum_d, sum_p, reduce_d, reduce_p, reduce_one, add_q, sub_r, into_z, restamp }
+    StrongEntries {
+        sum_d, sum_p, sum_p_done, reduce_d, reduce_p, reduce_p_done, reduce_one, add_q, sub_r,
+        into_z, into_z_done, restamp
+    }
 );
 
 /// One body as strong.wgsl reads it. Mirror of `CoupleBody` in strong.wgsl (layout checked
@@ -72,8 +75,8 @@ pub const SUM_STRIDE: usize = 24;
 /// f32 of the sums: per body, then the FLUID cells' sum and count (and padding).
 const SUM_FLOATS: usize = MAX_BODIES * SUM_STRIDE + 8;
 
-/// GPU bytes of the strong coupling's buffers: the bodies, the sums and their staging
-/// copy, the partial sums, the parameters.
+/// GPU bytes of the strong coupling's buffers: the bodies, the sums and their room in the
+/// substep's readback, the partial sums, the parameters.
 pub const BYTES: u64 = (MAX_BODIES * std::mem::size_of::<CoupleBody>()
     + 2 * SUM_FLOATS * 4
     + 2 * 4 * pcg::MAX_REDUCE_GROUPS as usize
@@ -161,7 +164,8 @@ pub struct StrongCoupling {
     /// Per body: J x, J (g . n), w, J 1 (see strong.wgsl).
     pub sums: wgpu::Buffer,
     _partials: wgpu::Buffer,
-    reader: BufferReader,
+    /// The sums the last substep read back ([`Self::keep_sums`]).
+    kept: Option<Vec<f32>>,
     pub scales: ForceScales,
     /// Whether the solve takes the added term (the strong scheme), or only the forces are
     /// summed (the weak one).
@@ -194,8 +198,7 @@ impl StrongCoupling {
             "Strong::couple",
             (MAX_BODIES * std::mem::size_of::<CoupleBody>()) as u64,
         );
-        let sums_bytes = (SUM_FLOATS * 4) as u64;
-        let sums = storage_buffer(device, "Strong::sums", sums_bytes);
+        let sums = storage_buffer(device, "Strong::sums", Self::SUMS_BYTES);
         let partials = storage_buffer(
             device,
             "Strong::partials",
@@ -230,7 +233,7 @@ impl StrongCoupling {
             couple,
             sums,
             _partials: partials,
-            reader: BufferReader::new(device, sums_bytes, "Strong::sums"),
+            kept: None,
             scales,
             strong,
             cells: f.num_cells(),
@@ -326,14 +329,21 @@ impl StrongCoupling {
         }
     }
 
-    /// Copies the sums for [`Self::read_sums`].
-    pub fn copy_sums(&mut self, enc: &mut wgpu::CommandEncoder) {
-        self.reader.copy_from(enc, &self.sums);
+    /// Bytes of the sums: what the substep's readback copies after its counters
+    /// (src/sim/core/runner.rs), so the forces come back in the substep's one read.
+    pub const SUMS_BYTES: u64 = (SUM_FLOATS * 4) as u64;
+
+    /// Keeps the sums the substep's readback brought back (`SUMS_BYTES` of f32).
+    pub fn keep_sums(&mut self, words: &[f32]) {
+        self.kept = Some(words.to_vec());
     }
 
-    /// The face sums of the first `n` bodies, after the copy was submitted.
-    pub fn read_sums(&self, ctx: &GpuContext, n: usize) -> Result<Vec<FaceSums>, SimError> {
-        let raw: Vec<f32> = self.reader.read(ctx)?;
+    /// The face sums of the first `n` bodies, as the last substep that ran the projection
+    /// brought them back.
+    pub fn read_sums(&self, n: usize) -> Result<Vec<FaceSums>, SimError> {
+        let raw = self.kept.as_ref().ok_or_else(|| {
+            SimError::Unsupported("no substep has summed the bodies' forces yet".into())
+        })?;
         Ok(raw
             .chunks(SUM_STRIDE)
             .take(n)
@@ -366,6 +376,11 @@ impl AddedTerm for StrongCoupling {
                 self.fluid_sum(pass, self.e.sum_p);
                 self.per_body(pass, self.e.reduce_p);
                 self.per_cell(pass, self.e.into_z);
+            }
+            TermOp::IntoZOnceDone => {
+                self.fluid_sum(pass, self.e.sum_p_done);
+                self.per_body(pass, self.e.reduce_p_done);
+                self.per_cell(pass, self.e.into_z_done);
             }
         }
     }

@@ -23,6 +23,7 @@ use super::{
 use crate::gpu::{BufferReader, GpuContext, PassTimer, StageTiming};
 use crate::scene::Scene;
 use crate::sim::bodies::coupling::Bodies;
+use crate::sim::bodies::strong::StrongCoupling;
 use crate::sim::bodies::MAX_MOVE_CFL;
 use crate::sim::checked_cfl_dt;
 use crate::sim::ensure_finite;
@@ -106,10 +107,11 @@ impl Core {
             divergence: divergence::Divergence::new(device, &fields, &pcg),
             pressure: PressureSolver::new(&ctx, &fields, &pcg),
             project: project::Project::new(device, &fields, &pcg),
-            // The counters, then the stage timestamps: one read at the end of a substep.
+            // The counters, the stage timestamps and the bodies' force sums: one read at
+            // the end of a substep.
             counters_reader: BufferReader::new(
                 device,
-                COUNTERS_BYTES + timer.resolved().map_or(0, |(_, n)| n),
+                sums_offset(&timer) + StrongCoupling::SUMS_BYTES,
                 "Runner::counters",
             ),
             timer,
@@ -159,6 +161,13 @@ impl Core {
             buf
         });
         Ok(pressure.refine(ctx, fields, pcg, p_lo, settings, settings.refine)?)
+    }
+
+    /// Makes room in the end-of-substep readback for a mode's [`Mode::readback`] buffer of
+    /// `bytes` (after the counters, the stage timestamps and the bodies' sums).
+    pub fn fit_readback(&mut self, bytes: u64) {
+        let size = sums_offset(&self.timer) + StrongCoupling::SUMS_BYTES + bytes;
+        self.counters_reader = BufferReader::new(&self.ctx.device, size, "Runner::counters");
     }
 
     /// The low part of the last refined solution (`pressure.refine`; None before one).
@@ -221,8 +230,13 @@ impl Core {
 }
 
 /// Bytes of the counters at the head of the end-of-substep readback (the stage
-/// timestamps follow, 8-byte aligned).
+/// timestamps follow, 8-byte aligned, then the bodies' force sums).
 const COUNTERS_BYTES: u64 = (COUNTERS as u64 * 4).next_multiple_of(8);
+
+/// Where the bodies' force sums start in the end-of-substep readback.
+fn sums_offset(timer: &PassTimer) -> u64 {
+    (COUNTERS_BYTES + timer.resolved().map_or(0, |(_, n)| n)).next_multiple_of(8)
+}
 
 /// The name of the modes' pressure stage, and of the timer slot of its iterations.
 const PRESSURE_STAGE: &str = "pressure";
@@ -276,12 +290,19 @@ pub trait Mode: Sized {
     /// (stats kernels, copies for the readback).
     fn record_end(&mut self, _rec: &mut Recorder<'_>, _core: &Core) {}
 
+    /// A buffer of the mode's that comes back whole with the substep's counters (its stats'
+    /// partial sums), sized by [`Core::fit_readback`] when the mode is made.
+    fn readback(&self) -> Option<&wgpu::Buffer> {
+        None
+    }
+
     /// The mode's measurements, once the counters of a substep that ran up to `last` are
-    /// back (`c`).
+    /// back (`c`), with the words of its [`Mode::readback`] buffer (`extra`; empty without).
     fn read_substep(
         &mut self,
         core: &Core,
         c: &[u32],
+        extra: &[u32],
         last: Self::Stage,
     ) -> Result<Self::Substep, SimError>;
 
@@ -590,18 +611,37 @@ impl<M: Mode> Runner<M> {
         if let Some((buf, n)) = timed {
             reader.copy_at(rec.encoder(), buf, COUNTERS_BYTES, n);
         }
-        if let Some(b) = self.core.bodies.as_mut().filter(|_| body_forces) {
-            b.strong.copy_sums(rec.encoder());
+        let sums_at = sums_offset(&self.core.timer);
+        if let Some(b) = self.core.bodies.as_ref().filter(|_| body_forces) {
+            reader.copy_at(
+                rec.encoder(),
+                &b.strong.sums,
+                sums_at,
+                StrongCoupling::SUMS_BYTES,
+            );
+        }
+        let extra_at = sums_at + StrongCoupling::SUMS_BYTES;
+        if let Some(buf) = self.mode.readback() {
+            reader.copy_at(rec.encoder(), buf, extra_at, buf.size());
         }
         rec.finish();
         let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
+        if let Some(b) = self.core.bodies.as_mut().filter(|_| body_forces) {
+            let at = sums_at as usize / 4;
+            let n = StrongCoupling::SUMS_BYTES as usize / 4;
+            b.strong.keep_sums(bytemuck::cast_slice(&words[at..at + n]));
+        }
         let c = &words[..COUNTERS];
         let mut timing = StageTiming::default();
         if timed.is_some() {
             let t = &words[COUNTERS_BYTES as usize / 4..];
             self.core.timer.add_words(t, &mut timing);
         }
-        let extra = self.mode.read_substep(&self.core, c, last)?;
+        let extra_words = self.mode.readback().map_or(&[][..], |buf| {
+            let at = extra_at as usize / 4;
+            &words[at..at + buf.size() as usize / 4]
+        });
+        let extra = self.mode.read_substep(&self.core, c, extra_words, last)?;
         let report = SubstepReport {
             dt,
             fluid_cells: c[COUNTER_FLUID_CELLS],

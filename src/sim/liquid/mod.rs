@@ -574,6 +574,7 @@ impl Mode for Liquid {
         &mut self,
         core: &Core,
         c: &[u32],
+        _extra: &[u32],
         last: Stage,
     ) -> Result<LiquidSubstep, SimError> {
         let fluid = c[COUNTER_FLUID_CELLS];

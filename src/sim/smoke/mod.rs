@@ -33,7 +33,7 @@ use super::core::pressure::PcgVectors;
 use super::core::recorder::{Recorder, SharedStage, StageList};
 use super::core::runner::{Core, Mode, ModeColumns, Runner, SmokeColumns, SubstepReport};
 use super::SimError;
-use crate::gpu::{BufferReader, GpuContext};
+use crate::gpu::GpuContext;
 use crate::scene::{Scene, SceneKind, SplitMix64};
 use std::sync::Arc;
 
@@ -191,7 +191,6 @@ pub struct Smoke {
     /// This substep's length and its diffusion solves, kept for the report.
     dt: f64,
     diffused: diffusion::DiffusionReport,
-    partials_reader: BufferReader,
     /// Scene and painted solids, as on the GPU.
     static_solid: Vec<u32>,
     static_vel: Vec<[f32; 4]>,
@@ -229,7 +228,7 @@ impl Runner<Smoke> {
             scene.gravity.1 as f32,
             scene.gravity.2 as f32,
         ];
-        let core = Core::new(
+        let mut core = Core::new(
             ctx,
             scene,
             params,
@@ -262,11 +261,6 @@ impl Runner<Smoke> {
             diffusion: diffusion::Diffusion::new(device),
             dt: 0.0,
             diffused: diffusion::DiffusionReport::default(),
-            partials_reader: BufferReader::new(
-                device,
-                smoke.partials.size(),
-                "SmokeSimulation::partials",
-            ),
             static_solid,
             static_vel,
             static_open: open,
@@ -277,7 +271,8 @@ impl Runner<Smoke> {
             tracers,
             params: sp,
         };
-        let mut core = core;
+        // The stats' partials come back with the substep's counters.
+        core.fit_readback(mode.smoke.partials.size());
         if let Some(set) = super::bodies::BodySet::from_scene(scene) {
             let b = super::bodies::coupling::Bodies::new(
                 &core.ctx,
@@ -509,19 +504,22 @@ impl Mode for Smoke {
             self.forces.record_vorticity(&mut pass, &core.fields);
             self.stats.record(&mut pass, &core.fields);
         }
-        self.partials_reader
-            .copy_from(rec.encoder(), &self.smoke.partials);
+    }
+
+    fn readback(&self) -> Option<&wgpu::Buffer> {
+        Some(&self.smoke.partials)
     }
 
     fn read_substep(
         &mut self,
         core: &Core,
         _c: &[u32],
+        extra: &[u32],
         _last: SmokeStage,
     ) -> Result<SmokeSubstep, SimError> {
-        let partials: Vec<[f32; 4]> = self.partials_reader.read(&core.ctx)?;
+        let partials: &[[f32; 4]] = bytemuck::cast_slice(extra);
         let mut sums = [0f64; 4];
-        for p in &partials {
+        for p in partials {
             for a in 0..4 {
                 sums[a] += p[a] as f64;
             }

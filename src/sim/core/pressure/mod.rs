@@ -103,6 +103,9 @@ pub enum TermOp {
     SubtractFromR,
     /// z = K p of the solution, for the true residual (pcg.wgsl reads it).
     IntoZ,
+    /// [`TermOp::IntoZ`] only if the solve is done by then: queued behind a guessed number
+    /// of iterations, it leaves a solve that is still running alone (which still needs z).
+    IntoZOnceDone,
 }
 
 /// 32-bit words of the state buffer's header.
@@ -293,7 +296,8 @@ impl PressureSolver {
     /// `check_every` iterations submitted back to back, the host reading the done flag of
     /// chunk k-1 while chunk k runs, then the final state. With an added term (the bodies'
     /// strong coupling) the true residual needs K p in z, which a running solve still
-    /// uses, so that solve always takes the chunked loop.
+    /// uses: behind the guess the term writes it only if the solve is done by then
+    /// ([`TermOp::IntoZOnceDone`]).
     ///
     /// With a timer, `slot` times the iterations: its begin is written by the first chunk's
     /// pass and its end after the last, so the host's encoding of the first chunk (the GPU
@@ -311,28 +315,26 @@ impl PressureSolver {
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
         let chunk = s.check_every.max(1);
-        let mut queued = 0;
-        if term.is_none() {
-            let ahead = self
-                .last_iterations
-                .unwrap_or(chunk)
-                .clamp(1, max.max(1))
-                .min(max);
-            let mut enc = ctx
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("PressureSolver::ahead"),
-                });
-            let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
-            self.record_chunk(&mut enc, f, kind, term, ahead, begin);
-            self.record_end(&mut enc, v, timer, term);
-            ctx.submit(enc.finish());
-            queued = ahead;
-            let words: Vec<u32> = self.final_reader.read(ctx)?;
-            let header = Self::header(&words);
-            if header.done != 0 || queued >= max {
-                return Ok(self.report(&words, kind, term));
-            }
+        let ahead = self
+            .last_iterations
+            .unwrap_or(chunk)
+            .clamp(1, max.max(1))
+            .min(max);
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("PressureSolver::ahead"),
+            });
+        let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
+        self.record_chunk(&mut enc, f, kind, term, ahead, begin);
+        // Short of the limit the solve may still be running after the guess.
+        self.record_end(&mut enc, v, timer, term, ahead < max);
+        ctx.submit(enc.finish());
+        let mut queued = ahead;
+        let words: Vec<u32> = self.final_reader.read(ctx)?;
+        let header = Self::header(&words);
+        if header.done != 0 || queued >= max {
+            return Ok(self.report(&words, kind, term));
         }
         let mut pending: Option<usize> = None;
         let mut c = 0usize;
@@ -366,7 +368,7 @@ impl PressureSolver {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("PressureSolver::end"),
             });
-        self.record_end(&mut enc, v, timer, term);
+        self.record_end(&mut enc, v, timer, term, false);
         ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
         Ok(self.report(&words, kind, term))
@@ -392,13 +394,16 @@ impl PressureSolver {
     }
 
     /// Records a solve's end: the stage timing's close (a later end overwrites an earlier
-    /// one), the true residual and the copy of the whole state for the host.
+    /// one), the true residual and the copy of the whole state for the host. `may_run`:
+    /// the solve may still be running when it executes (behind a guess), so the term's
+    /// K p waits for the done flag.
     fn record_end(
         &mut self,
         enc: &mut wgpu::CommandEncoder,
         v: &PcgVectors,
         timer: Option<(&crate::gpu::PassTimer, &str)>,
         term: Option<&dyn AddedTerm>,
+        may_run: bool,
     ) {
         if let Some((t, stage)) = timer {
             // An empty pass closes the stage's timing after the last chunk.
@@ -413,7 +418,12 @@ impl PressureSolver {
                 timestamp_writes: None,
             });
             if let Some(t) = term {
-                t.record(&mut pass, TermOp::IntoZ);
+                let op = if may_run {
+                    TermOp::IntoZOnceDone
+                } else {
+                    TermOp::IntoZ
+                };
+                t.record(&mut pass, op);
             }
             self.pcg.record_true_residual(&mut pass);
         }
