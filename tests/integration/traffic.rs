@@ -153,7 +153,7 @@ fn with_bodies_a_guess_changes_nothing_but_the_reads() {
             scene.pressure.max_iterations = 400;
             // A body thrown at the start, so the first solve has work (still air has none).
             scene.bodies[0].velocity = (0.5, 0.3, 0.0);
-            let rep = if scene.kind == eddy::scene::SceneKind::Smoke {
+            if scene.kind == eddy::scene::SceneKind::Smoke {
                 let mut sim =
                     eddy::sim::smoke::SmokeSimulation::new(common::gpu(), &scene).unwrap();
                 let rep = sim
@@ -166,8 +166,7 @@ fn with_bodies_a_guess_changes_nothing_but_the_reads() {
                 let rep = sim.substep(0.25 * scene.frame_dt, Stage::last()).unwrap();
                 let p: Vec<f32> = read_buffer(&sim.ctx, &sim.pcg.p).unwrap();
                 (rep.solve.unwrap(), p)
-            };
-            rep
+            }
         };
         let (a, pa) = run(1);
         let (b, pb) = run(200);
