@@ -649,6 +649,15 @@ fn sealed_pocket(scene: &Scene, cut: bool) {
             cut.then(|| eddy::gpu::read_buffer(&sim.ctx, &sim.fields.open).unwrap());
         let regions =
             eddy::sim::bodies::regions::Regions::find_through(&solid, open.as_deref(), [32, 32, 1]);
+        // The labels the GPU got, from the 4 bits per cell its `pack_regions` sent back, are
+        // those of the whole flags and fractions.
+        let coupling = &sim.bodies.as_ref().unwrap().coupling;
+        let gpu: Vec<u32> = eddy::gpu::read_buffer(&sim.ctx, &coupling.regions).unwrap();
+        assert_eq!(
+            gpu,
+            regions.gpu_words(),
+            "substep {step}: labels from the packed bits"
+        );
         let big = regions.cells.iter().filter(|&&c| c >= 20).count();
         assert!(big >= 2, "substep {step}: no pocket ({:?})", regions.cells);
         let scale: f64 = b.iter().map(|v| (*v as f64).abs()).sum();

@@ -22,7 +22,7 @@ crate::kernel_entries!(
     /// The entry points of coupling.wgsl.
     BodiesEntries {
         stamp, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill,
-        isolated_fill, cover_faces, cover_cells
+        isolated_fill, cover_faces, cover_cells, pack_regions
     }
 );
 
@@ -111,9 +111,9 @@ pub enum CouplingMode {
 /// GPU bytes the coupling of `scene`'s bodies takes (0 without bodies): the body slots, the
 /// per-cell body index, the per-face cover (counted with the open fractions where bodies
 /// cut faces, `GridFields::open_bytes`), the region sums, the push-out's momentum sums, the
-/// strong coupling's bodies and face sums (and
-/// their staging copy), and the liquid's own copy of its static solids or the smoke's
-/// regions and the staging copy of its SOLID flags.
+/// strong coupling's bodies and face sums, and the liquid's own copy of its static solids
+/// or the smoke's regions and the staging copy of what labelling them needs (4 bits per
+/// cell).
 pub fn memory(scene: &Scene) -> u64 {
     if scene.bodies.is_empty()
         && !(scene.kind == SceneKind::Smoke && scene.smoke.obstacle.is_some())
@@ -139,7 +139,7 @@ pub fn memory(scene: &Scene) -> u64 {
         + super::strong::BYTES;
     common
         + match scene.kind {
-            SceneKind::Smoke => (cells + MAX_REGIONS as u64) * 4 + cells * 4,
+            SceneKind::Smoke => (cells + MAX_REGIONS as u64) * 4 + cells.div_ceil(8) * 4,
             SceneKind::Liquid => cells * (4 + 16) + MAX_REGIONS as u64 * 4,
         }
 }
@@ -321,14 +321,8 @@ impl BodyCoupling {
             sums,
             regions,
             _base: own,
-            solid_reader: (inp.mode == CouplingMode::Smoke).then(|| {
-                let open = if f.open_static.is_some() {
-                    f.num_faces() as u64 * 4
-                } else {
-                    0
-                };
-                BufferReader::new(device, cells * 4 + open, "Bodies::solid")
-            }),
+            solid_reader: (inp.mode == CouplingMode::Smoke)
+                .then(|| BufferReader::new(device, cells.div_ceil(8) * 4, "Bodies::solid")),
             num_particles: inp.particles.count,
             push_reader: (inp.particle_mass > 0.0)
                 .then(|| BufferReader::new(device, PUSH_WORDS * 4, "Bodies::push_sums")),
@@ -396,21 +390,23 @@ impl BodyCoupling {
         let Some(reader) = self.solid_reader.as_mut() else {
             return Ok(());
         };
-        let cells = f.num_cells() as usize;
-        let cut = f.open_static.is_some();
-        reader.copy_from(rec.encoder(), &f.solid);
-        if cut {
-            reader.copy_at(
-                rec.encoder(),
-                &f.open,
-                cells as u64 * 4,
-                f.num_faces() as u64 * 4,
-            );
+        // What the labelling needs, packed on the GPU into the head of `regions` (which
+        // the labels then overwrite): 4 bits per cell.
+        let words = f.num_cells().div_ceil(8);
+        {
+            let mut pass = rec
+                .encoder()
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("bodies_regions"),
+                    timestamp_writes: None,
+                });
+            self.kernel
+                .dispatch(&mut pass, self.e.pack_regions, &self.group, words);
         }
+        reader.copy_range(rec.encoder(), &self.regions, 0, words as u64 * 4);
         rec.submit("Bodies::regions");
         let words: Vec<u32> = reader.read(ctx)?;
-        let open: Option<Vec<f32>> = cut.then(|| bytemuck::cast_slice(&words[cells..]).to_vec());
-        let regions = Regions::find_through(&words[..cells], open.as_deref(), f.params.n);
+        let regions = Regions::find_packed(&words, f.params.n);
         ctx.queue
             .write_buffer(&self.regions, 0, bytemuck::cast_slice(&regions.gpu_words()));
         Ok(())

@@ -7,7 +7,7 @@
 //! from the SOLID flags the stamp wrote; the GPU then removes each region's own mean
 //! (coupling.wgsl, `rhs_sum`, `rhs_compatible`).
 
-use crate::gpu::constants::{MAX_REGIONS, NO_REGION, SOLID_PARTIAL};
+use crate::gpu::constants::{MAX_REGIONS, NO_REGION, SOLID_CLOSED, SOLID_PARTIAL};
 
 /// Whether a cell's solid flag walls it off from the regions.
 fn walls(flag: u32) -> bool {
@@ -107,6 +107,34 @@ impl Regions {
             .map(|&r| if r == NO_REGION { r } else { rank[r as usize] })
             .collect();
         Regions { label, cells }
+    }
+
+    /// [`Self::find_through`] from the GPU's packing (coupling.wgsl, `pack_regions`): per
+    /// cell 4 bits, 8 cells to a word, bit 0 the cell walls the regions off, bits 1-3 some
+    /// of its lower x, y, z face is open.
+    pub fn find_packed(words: &[u32], n: [u32; 3]) -> Self {
+        let dims = n.map(|v| v as usize);
+        let cells: usize = dims.iter().product();
+        assert!(words.len() * 8 >= cells, "4 bits per cell");
+        let bits = |c: usize| (words[c / 8] >> (4 * (c % 8))) & 0xf;
+        let solid: Vec<u32> = (0..cells)
+            .map(|c| if bits(c) & 1 != 0 { SOLID_CLOSED } else { 0 })
+            .collect();
+        let faces = crate::scene::fractions::face_counts(dims);
+        let mut open = vec![1.0f32; faces.iter().sum()];
+        for c in 0..cells {
+            let x = [
+                c % dims[0],
+                (c / dims[0]) % dims[1],
+                c / (dims[0] * dims[1]),
+            ];
+            for a in 0..3 {
+                if x[a] > 0 && bits(c) & (2 << a) == 0 {
+                    open[crate::scene::fractions::face_slot(dims, a, x)] = 0.0;
+                }
+            }
+        }
+        Self::find_through(&solid, Some(&open), n)
     }
 
     /// The labels followed by [`MAX_REGIONS`] cell counts: the GPU's `regions` buffer.
