@@ -17,7 +17,9 @@ pub struct GridFields {
     /// Sum of P2G weights per face.
     pub weight: wgpu::Buffer,
     /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face; after P2G, the
-    /// extrapolation's two validity flags per face (sim/liquid/extrapolate.wgsl).
+    /// volume correction's gradient per face (its first half,
+    /// sim/liquid/volume_correction.wgsl), then the extrapolation's two validity flags per
+    /// face (sim/liquid/extrapolate.wgsl).
     pub acc: wgpu::Buffer,
     /// Particles per cell.
     pub count: wgpu::Buffer,

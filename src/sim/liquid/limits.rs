@@ -1,6 +1,6 @@
 //! The liquid's memory estimate and its size checks (grid, then particles).
 
-use super::{spacing, volume_correction};
+use super::spacing;
 use crate::gpu::GpuContext;
 use crate::scene::Scene;
 use crate::sim::{
@@ -34,7 +34,6 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         } else {
             0
         }
-        + volume_correction::bytes(faces)
         + if scene.has_flow() {
             let emit_cells = scene
                 .emitters

@@ -27,16 +27,10 @@ crate::kernel_entries!(
     VolumeCorrectionEntries { rhs, gradient, displace }
 );
 
-/// Bytes the stage allocates of its own: the potential's gradient per face.
-pub fn bytes(faces: u64) -> u64 {
-    faces * 4
-}
-
 pub struct VolumeCorrection {
     kernel: Kernel,
     e: VolumeCorrectionEntries,
     group: wgpu::BindGroup,
-    _grad: wgpu::Buffer,
 }
 
 impl VolumeCorrection {
@@ -45,11 +39,6 @@ impl VolumeCorrection {
             device,
             crate::wgsl!("volume_correction.wgsl"),
             "VolumeCorrection",
-        );
-        let grad = crate::gpu::storage_buffer(
-            device,
-            "VolumeCorrection::grad",
-            bytes(f.num_faces() as u64),
         );
         let group = kernel.bind(
             device,
@@ -62,7 +51,10 @@ impl VolumeCorrection {
                 ("solid", &f.solid),
                 ("pos", &p.pos),
                 ("surface", &f.surface),
-                ("grad", &grad),
+                // The potential's gradient per face: the first half of P2G's accumulators,
+                // idle from the end of P2G until the extrapolation writes its flags there (no
+                // buffer of its own, 4 bytes per face saved).
+                ("grad", &f.acc),
                 ("open", &f.open),
             ],
         );
@@ -70,7 +62,6 @@ impl VolumeCorrection {
             e: VolumeCorrectionEntries::of(&kernel),
             kernel,
             group,
-            _grad: grad,
         }
     }
 

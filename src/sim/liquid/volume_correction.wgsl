@@ -20,7 +20,9 @@
 @group(0) @binding(5) var<storage, read> solid: array<u32>;
 @group(0) @binding(6) var<storage, read_write> pos: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> surface: array<f32>;
-@group(0) @binding(8) var<storage, read_write> grad: array<f32>;   // faces, u v w back to back
+// Faces, u v w back to back: the first half of P2G's accumulator buffer, idle between the
+// end of P2G and the extrapolation (src/sim/core/fields.rs, `acc`).
+@group(0) @binding(8) var<storage, read_write> grad: array<f32>;
 @group(0) @binding(9) var<storage, read> open: array<f32>;
 //!include sim/core/free_surface.wgsl
 //!include sim/core/open.wgsl
