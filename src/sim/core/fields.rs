@@ -19,7 +19,8 @@ pub struct GridFields {
     /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face; after P2G, the
     /// volume correction's gradient per face (its first half,
     /// sim/liquid/volume_correction.wgsl), then the extrapolation's two validity flags per
-    /// face (sim/liquid/extrapolate.wgsl).
+    /// face (sim/liquid/extrapolate.wgsl), then the particle spacing's list head per cell
+    /// (sim/liquid/spacing.wgsl).
     pub acc: wgpu::Buffer,
     /// Particles per cell.
     pub count: wgpu::Buffer,

@@ -29,11 +29,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
         + Particles::bytes(particles)
         + affine
-        + if spaced {
-            spacing::bytes(cells, particles)
-        } else {
-            0
-        }
+        + if spaced { spacing::bytes(particles) } else { 0 }
         + if scene.has_flow() {
             let emit_cells = scene
                 .emitters

@@ -33,10 +33,11 @@ pub fn min_distance(h: f64, particles_per_cell: u32, fraction: f64) -> f64 {
     fraction * h / (particles_per_cell as f64).cbrt()
 }
 
-/// Bytes the stage allocates for `cells` cells and `particles` particles: a list head per
-/// cell, a next link and a shifted position per particle, the parameters.
-pub fn bytes(cells: u64, particles: u64) -> u64 {
-    cells * 4 + particles * (4 + 16) + 16
+/// Bytes the stage allocates for `particles` particles: a next link and a shifted position
+/// per particle, the parameters. The list head per cell lives in P2G's accumulator buffer
+/// (`GridFields::acc`), idle from the extrapolation until the next P2G.
+pub fn bytes(particles: u64) -> u64 {
+    particles * (4 + 16) + 16
 }
 
 crate::kernel_entries!(
@@ -49,12 +50,11 @@ pub struct Spacing {
     e: SpacingEntries,
     group: wgpu::BindGroup,
     params: wgpu::Buffer,
-    _lists: [wgpu::Buffer; 3],
+    _lists: [wgpu::Buffer; 2],
 }
 
 impl Spacing {
     pub fn new(device: &wgpu::Device, f: &GridFields, p: &Particles) -> Self {
-        let cells = f.num_cells() as u64;
         let kernel = Kernel::new(device, crate::wgsl!("spacing.wgsl"), "Spacing");
         let params = uniform_buffer(
             device,
@@ -62,7 +62,6 @@ impl Spacing {
             bytemuck::bytes_of(&SpacingParams::default()),
         );
         let particles = p.capacity.max(1) as u64;
-        let head = storage_buffer(device, "Spacing::head", cells * 4);
         let next = storage_buffer(device, "Spacing::next", particles * 4);
         let shifted = storage_buffer(device, "Spacing::shifted", particles * 16);
         let group = kernel.bind(
@@ -72,7 +71,9 @@ impl Spacing {
                 ("spacing", &params),
                 ("solid", &f.solid),
                 ("pos", &p.pos),
-                ("head", &head),
+                // A list head per cell: the head of P2G's accumulators, idle from the
+                // extrapolation until the next P2G (no buffer of its own).
+                ("head", &f.acc),
                 ("next", &next),
                 ("shifted", &shifted),
                 ("cell_type", &f.cell_type),
@@ -83,7 +84,7 @@ impl Spacing {
             kernel,
             group,
             params,
-            _lists: [head, next, shifted],
+            _lists: [next, shifted],
         }
     }
 

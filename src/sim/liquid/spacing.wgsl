@@ -28,7 +28,8 @@ struct SpacingParams {
 @group(0) @binding(1) var<uniform> spacing: SpacingParams;
 @group(0) @binding(2) var<storage, read> solid: array<u32>;
 @group(0) @binding(3) var<storage, read_write> pos: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> head: array<atomic<u32>>;   // cells
+// Per cell (the head of P2G's accumulator buffer, idle from the extrapolation on).
+@group(0) @binding(4) var<storage, read_write> head: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> next: array<u32>;           // particles
 @group(0) @binding(6) var<storage, read_write> shifted: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> cell_type: array<u32>;

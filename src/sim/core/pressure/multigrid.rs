@@ -76,13 +76,13 @@ impl MgPlan {
 
     /// Bytes of the levels' own buffers (level 0 uses PCG's vectors): matrix (16 B),
     /// types, solution, right-hand side and residual (4 B each) per coarse cell, the weight
-    /// sums and boundary flags (4 B each per cell of every level but the coarsest), and the
-    /// uniforms and placeholders.
+    /// sums with the boundary flags in their top bit (4 B per cell of every level but the
+    /// coarsest), and the uniforms and placeholders.
     pub fn bytes(&self) -> u64 {
         let n = self.levels();
         let coarse: u64 = (1..n).map(|l| self.cells(l) as u64).sum();
         let per_cell: u64 = (0..n - 1).map(|l| self.cells(l) as u64).sum();
-        coarse * 32 + per_cell * 8 + n as u64 * 256 + 6 * 16
+        coarse * 32 + per_cell * 4 + n as u64 * 256 + 5 * 16
     }
 
     fn params(&self, l: usize) -> MgLevelParams {
@@ -123,7 +123,7 @@ pub struct Multigrid {
     /// Coarse levels 1.. (level 0 is PCG's z, r, t and the grid's cell types).
     pub coarse: Vec<MgLevelBuffers>,
     groups: Vec<wgpu::BindGroup>,
-    _per_cell: [Vec<wgpu::Buffer>; 2],
+    _per_cell: Vec<wgpu::Buffer>,
     _params: Vec<wgpu::Buffer>,
     _placeholders: Vec<wgpu::Buffer>,
 }
@@ -147,7 +147,7 @@ impl Multigrid {
             })
             .collect();
         // Per cell of every level but the coarsest: one over its interpolation weight sum,
-        // and whether the boundary sweeps relax it.
+        // and in its top bit whether the boundary sweeps relax it.
         let per_cell = |what: &str| -> Vec<wgpu::Buffer> {
             (0..plan.levels() - 1)
                 .map(|l| {
@@ -157,8 +157,7 @@ impl Multigrid {
                 .collect()
         };
         let winv = per_cell("winv");
-        let bmask = per_cell("bmask");
-        let placeholders: Vec<wgpu::Buffer> = ["a", "types", "x", "b", "winv", "bmask"]
+        let placeholders: Vec<wgpu::Buffer> = ["a", "types", "x", "b", "winv"]
             .iter()
             .map(|w| storage_buffer(device, &format!("Multigrid::none_{w}"), 16))
             .collect();
@@ -189,7 +188,6 @@ impl Multigrid {
                     ),
                 };
                 let w = winv.get(l).unwrap_or(&placeholders[4]);
-                let m = bmask.get(l).unwrap_or(&placeholders[5]);
                 kernel.bind(
                     device,
                     &[
@@ -205,7 +203,6 @@ impl Multigrid {
                         ("cb", cb),
                         ("done", &v.state),
                         ("winv", w),
-                        ("bmask", m),
                     ],
                 )
             })
@@ -216,7 +213,7 @@ impl Multigrid {
             kernel,
             coarse,
             groups,
-            _per_cell: [winv, bmask],
+            _per_cell: winv,
             _params: params,
             _placeholders: placeholders,
         }

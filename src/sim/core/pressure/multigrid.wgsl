@@ -7,8 +7,9 @@
 // residual, and the next coarser level's matrix, types, solution and right-hand side. On
 // level 0, x is PCG's z, b is PCG's r and the residual is PCG's scratch t. The coarsest
 // level binds small placeholders in the coarse slots. `winv` holds, per cell of this level,
-// one over the sum of its interpolation weights, and `bmask` 1 on the cells the boundary
-// sweeps relax (both set up once per solve from the cell types).
+// one over the sum of its interpolation weights (an f32's bits, never negative) and, in the
+// sign bit, whether the boundary sweeps relax the cell (both set up once per solve from the
+// cell types).
 
 @group(0) @binding(0) var<uniform> lvl: MgLevel;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
@@ -21,8 +22,15 @@
 @group(0) @binding(8) var<storage, read> cx: array<f32>;
 @group(0) @binding(9) var<storage, read_write> cb: array<f32>;
 @group(0) @binding(10) var<storage, read> done: array<u32>;
-@group(0) @binding(11) var<storage, read_write> winv: array<f32>;
-@group(0) @binding(12) var<storage, read_write> bmask: array<u32>;
+@group(0) @binding(11) var<storage, read_write> winv: array<u32>;
+
+const BOUNDARY_BIT: u32 = 0x80000000u;
+
+// One over cell c's interpolation weight sum (non-negative: the sign bit is the flag).
+fn weight_inv(c: u32) -> f32 { return bitcast<f32>(winv[c] & ~BOUNDARY_BIT); }
+
+// Whether the boundary sweeps relax cell c.
+fn boundary_cell(c: u32) -> bool { return (winv[c] & BOUNDARY_BIT) != 0u; }
 
 // Mirrored by `MgLevelParams` in src/sim/core/pressure/multigrid.rs (tests/integration/shaders.rs checks the
 // layout).
@@ -207,7 +215,7 @@ fn boundary_red(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
                 @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
     let ci = colour_cell(linear_id(wg, nwg, li), 0u);
-    if (ci >= 0 && bmask[u32(ci)] != 0u) { relax(u32(ci)); }
+    if (ci >= 0 && boundary_cell(u32(ci))) { relax(u32(ci)); }
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -215,7 +223,7 @@ fn boundary_black(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
                   @builtin(local_invocation_index) li: u32) {
     if (solve_done()) { return; }
     let ci = colour_cell(linear_id(wg, nwg, li), 1u);
-    if (ci >= 0 && bmask[u32(ci)] != 0u) { relax(u32(ci)); }
+    if (ci >= 0 && boundary_cell(u32(ci))) { relax(u32(ci)); }
 }
 
 // --- transfers ---
@@ -275,15 +283,15 @@ fn weights(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
            @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= lvl.cells) { return; }
-    bmask[c] = select(0u, 1u, is_boundary(c));
-    if (a[c].x == 0.0) { winv[c] = 0.0; return; }
+    let flag = select(0u, BOUNDARY_BIT, is_boundary(c));
+    if (a[c].x == 0.0) { winv[c] = flag; return; }
     let t = fine_taps(cell_coord(c, lvl.n));
     var wsum = 0.0;
     for (var k = 0u; k < 8u; k++) {
         let nd = tap_node(t, k);
         if (nd.w != 0.0 && node_ok(vec3<i32>(nd.xyz))) { wsum += nd.w; }
     }
-    winv[c] = select(0.0, 1.0 / wsum, wsum > 0.0);
+    winv[c] = bitcast<u32>(select(0.0, 1.0 / wsum, wsum > 0.0)) | flag;
 }
 
 // x += P x_coarse on the active cells.
@@ -293,7 +301,7 @@ fn prolong(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     if (solve_done()) { return; }
     let c = linear_id(wg, nwg, li);
     if (c >= lvl.cells) { return; }
-    let wi = winv[c];
+    let wi = weight_inv(c);
     if (wi == 0.0) { return; }
     let t = fine_taps(cell_coord(c, lvl.n));
     var s = 0.0;
@@ -333,7 +341,7 @@ fn restrict_residual(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgrou
             let wy = wz * axis_weight(y, q.y, lvl.ratio.y);
             for (var x0 = lo.x; x0 <= hi.x; x0++) {
                 let f = cell_index(vec3<i32>(x0, y, z), lvl.n);
-                s += wy * axis_weight(x0, q.x, lvl.ratio.x) * winv[f] * res[f];
+                s += wy * axis_weight(x0, q.x, lvl.ratio.x) * weight_inv(f) * res[f];
             }
         }
     }
