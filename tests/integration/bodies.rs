@@ -1469,6 +1469,21 @@ fn a_heavy_box_resting_on_the_floor_of_a_still_pool_stays_put() {
     );
 }
 
+/// The first body's mean height over substeps 50-99 of `scene` (the floating validation's
+/// substep, src/validate/floating.rs): where it settles.
+fn settled_height(scene: &Scene) -> f64 {
+    let mut sim = Simulation::new(common::gpu(), scene).unwrap();
+    let mut ys = Vec::new();
+    for i in 0..100 {
+        sim.substep(eddy::validate::floating::DT, Stage::Advect)
+            .unwrap();
+        if i >= 50 {
+            ys.push(sim.bodies.as_ref().unwrap().set.bodies[0].position.y);
+        }
+    }
+    ys.iter().sum::<f64>() / ys.len() as f64
+}
+
 #[test]
 fn boxes_float_at_their_density_ratio_the_issues_three() {
     // Archimedes: a floating box's submerged fraction of its height equals its density
@@ -1478,20 +1493,10 @@ fn boxes_float_at_their_density_ratio_the_issues_three() {
     // faces: measured 0.029, 0.257 and 0.610 (the beach ball's draft is a fifth of a cell),
     // and errors of 0.005-0.011 at 0.3, 0.5 and 0.7 (eddy validate) where whole cells gave
     // 0.008-0.089.
-    use eddy::validate::floating::{scene, submerged_fraction, DT};
+    use eddy::validate::floating::{scene, submerged_fraction};
     for ratio in [0.05, 0.25, 0.6] {
         let s = scene(16, ratio * eddy::sim::DENSITY);
-        let start = s.bodies[0].center.1;
-        let mut sim = Simulation::new(common::gpu(), &s).unwrap();
-        let mut ys = Vec::new();
-        for i in 0..100 {
-            sim.substep(DT, Stage::Advect).unwrap();
-            if i >= 50 {
-                ys.push(sim.bodies.as_ref().unwrap().set.bodies[0].position.y);
-            }
-        }
-        let y = ys.iter().sum::<f64>() / ys.len() as f64;
-        let frac = submerged_fraction(y, start);
+        let frac = submerged_fraction(settled_height(&s), s.bodies[0].center.1);
         eprintln!("ratio {ratio}: submerged {frac:.4}");
         assert!(
             (frac - ratio).abs() < 0.03,
@@ -1574,7 +1579,7 @@ fn prisms_float_at_their_density_ratio_in_a_liquid_slice() {
     // the slice's depth, 32 x 32 x 1 (the box 8 cells tall), within 0.03 of the ratio.
     // Measured: 0.0605, 0.2695 and 0.6275 for 0.05, 0.25 and 0.6 (at 16 x 16 x 1: 0.041,
     // 0.252 and 0.636, the last outside the bound).
-    use eddy::validate::floating::{release_height, scene, DT, HALF, POOL};
+    use eddy::validate::floating::{release_height, scene, HALF, POOL};
     let n = 32u32;
     let depth = 1.0 / n as f64;
     for ratio in [0.05, 0.25, 0.6] {
@@ -1591,15 +1596,7 @@ fn prisms_float_at_their_density_ratio_in_a_liquid_slice() {
             half_extents: (HALF[0], HALF[1], 0.5 * depth),
         };
         let start = s.bodies[0].center.1;
-        let mut sim = Simulation::new(common::gpu(), &s).unwrap();
-        let mut ys = Vec::new();
-        for i in 0..100 {
-            sim.substep(DT, Stage::Advect).unwrap();
-            if i >= 50 {
-                ys.push(sim.bodies.as_ref().unwrap().set.bodies[0].position.y);
-            }
-        }
-        let y = ys.iter().sum::<f64>() / ys.len() as f64;
+        let y = settled_height(&s);
         // The level from the conserved liquid: the pool less what the prism displaced at its
         // release, over the slice's width less the prism's (per unit of depth).
         let (half, width) = (HALF[1], 2.0 * HALF[0]);
