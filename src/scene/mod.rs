@@ -106,6 +106,11 @@ impl PreconditionerKind {
             Self::Mg => "mg",
         }
     }
+
+    /// Whether it needs MIC(0)'s inverse diagonal (a vector of its own).
+    pub fn is_mic(self) -> bool {
+        matches!(self, Self::Mic0 | Self::Mic0Tiled)
+    }
 }
 
 impl std::fmt::Display for PreconditionerKind {

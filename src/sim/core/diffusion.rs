@@ -157,7 +157,7 @@ pub fn memory(scene: &Scene) -> (u64, u64) {
     let total = systems
         .iter()
         .map(|d| {
-            PcgVectors::bytes(*d, max_iterations)
+            PcgVectors::bytes(*d, max_iterations, true)
                 + cells(d) * 4
                 + 14 * PLACEHOLDER_BYTES
                 + super::fields::COUNTERS as u64 * 4
@@ -329,7 +329,7 @@ impl Diffusion {
         }
         let device = &ctx.device;
         let grid = solver_grid(device, sys_n);
-        let vectors = PcgVectors::new(device, grid.num_cells(), max_iterations);
+        let vectors = PcgVectors::new(device, grid.num_cells(), max_iterations, true);
         let solver = PressureSolver::new(ctx, &grid, &vectors);
         let params = DiffusionParams::new(sys_n, block);
         let params_buffer =

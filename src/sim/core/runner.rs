@@ -97,7 +97,12 @@ impl Core {
         if scene.bodies_cut_faces() {
             fields.set_bodies_cut(&ctx, open);
         }
-        let pcg = PcgVectors::new(device, params.num_cells, scene.pressure.max_iterations);
+        let pcg = PcgVectors::new(
+            device,
+            params.num_cells,
+            scene.pressure.max_iterations,
+            scene.pressure.preconditioner.is_mic(),
+        );
         // The pressure stage is timed in two parts, its set-up pass and its iterations, so
         // the GPU's wait while the host encodes the first chunk is not counted.
         debug_assert!(stages.contains(&PRESSURE_STAGE));
@@ -225,7 +230,16 @@ impl Core {
         self.scene.frame_dt = scene.frame_dt;
         self.scene.max_substeps = scene.max_substeps;
         self.scene.pressure = scene.pressure.clone();
+        self.ensure_preconditioner(scene.pressure.preconditioner);
         self.write_solver_config();
+    }
+
+    /// Makes `kind` usable: MIC(0) asked for while running gets its diagonal's room, and
+    /// the solver is rebuilt to bind it.
+    pub(crate) fn ensure_preconditioner(&mut self, kind: crate::scene::PreconditionerKind) {
+        if kind.is_mic() && self.pcg.ensure_mic(&self.ctx.device) {
+            self.pressure = PressureSolver::new(&self.ctx, &self.fields, &self.pcg);
+        }
     }
 }
 

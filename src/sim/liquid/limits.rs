@@ -26,7 +26,11 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
     };
     let spaced = scene.particle_spacing > 0.0;
     let total = GridFields::bytes(cells, faces)
-        + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
+        + PcgVectors::bytes(
+            scene.dims(),
+            scene.pressure.max_iterations as u64,
+            scene.pressure.preconditioner.is_mic(),
+        )
         + Particles::bytes(particles)
         + affine
         + if spaced { spacing::bytes(particles) } else { 0 }

@@ -755,7 +755,7 @@ impl Simulation {
 impl Simulation {
     /// z = M^-1 r with the GPU preconditioner `kind` on the matrix of the last solve.
     pub fn apply_preconditioner(
-        &self,
+        &mut self,
         kind: crate::scene::PreconditionerKind,
         r: &[f32],
     ) -> Result<Vec<f32>, SimError> {
@@ -766,6 +766,7 @@ impl Simulation {
                 self.fields.num_cells()
             )));
         }
+        self.core.ensure_preconditioner(kind);
         Ok(self
             .pressure
             .apply_preconditioner(&self.ctx, &self.fields, &self.pcg, kind, r)?)

@@ -434,6 +434,8 @@ impl Simulation {
                     Field::Preconditioned => read_f32(&v.z)?,
                     Field::SearchDirection => read_f32(&v.d)?,
                     Field::ASearchDirection => read_f32(&v.q)?,
+                    // Zero until a MIC(0) preconditioner is asked for.
+                    Field::MicPrecon if !v.has_mic() => vec![0.0; self.fields.num_cells() as usize],
                     Field::MicPrecon => read_f32(&v.precon)?,
                     _ => unreachable!("face and multigrid fields are handled above"),
                 };

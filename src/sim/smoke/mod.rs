@@ -113,7 +113,11 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
     let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
     let tracers = scene.smoke.tracers as u64;
     let total = GridFields::bytes(cells, faces)
-        + PcgVectors::bytes(scene.dims(), scene.pressure.max_iterations as u64)
+        + PcgVectors::bytes(
+            scene.dims(),
+            scene.pressure.max_iterations as u64,
+            scene.pressure.preconditioner.is_mic(),
+        )
         + Particles::bytes(tracers)
         + SmokeFields::bytes(cells, faces, tracers)
         + diffusion::memory(scene).0

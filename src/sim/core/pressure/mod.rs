@@ -34,7 +34,8 @@ pub struct PcgVectors {
     /// Preconditioner scratch (K^T r for ip, the forward solve for mic0, the finest
     /// residual for mg).
     pub t: wgpu::Buffer,
-    /// MIC(0) inverse diagonal (exact or tiled).
+    /// MIC(0) inverse diagonal (exact or tiled); a one-word placeholder until a MIC(0)
+    /// preconditioner is asked for ([`PcgVectors::ensure_mic`]).
     pub precon: wgpu::Buffer,
     pub partials: wgpu::Buffer,
     /// `PcgStateHeader` followed by the residual history.
@@ -44,7 +45,8 @@ pub struct PcgVectors {
 }
 
 impl PcgVectors {
-    pub fn new(device: &wgpu::Device, cells: u32, max_iterations: u32) -> Self {
+    /// The vectors of a grid of `cells` cells; `mic`: with room for MIC(0)'s diagonal.
+    pub fn new(device: &wgpu::Device, cells: u32, max_iterations: u32, mic: bool) -> Self {
         let n = cells as u64 * 4;
         let f = |l: &str, b: u64| storage_buffer(device, l, b);
         let history_len = max_iterations + 1;
@@ -57,7 +59,7 @@ impl PcgVectors {
             d: f("PcgVectors::d", n),
             q: f("PcgVectors::q", n),
             t: f("PcgVectors::t", n),
-            precon: f("PcgVectors::precon", n),
+            precon: f("PcgVectors::precon", if mic { n } else { 4 }),
             partials: f("PcgVectors::partials", pcg::PARTIALS_BUFFER_BYTES),
             state: f(
                 "PcgVectors::state",
@@ -72,10 +74,27 @@ impl PcgVectors {
         }
     }
 
-    /// Bytes of the PCG vectors and of the multigrid levels for a grid of `n` cells.
-    pub fn bytes(n: [u32; 3], max_iterations: u64) -> u64 {
+    /// Whether MIC(0)'s diagonal has its room (see [`PcgVectors::new`]).
+    pub fn has_mic(&self) -> bool {
+        self.precon.size() >= self.b.size()
+    }
+
+    /// Gives MIC(0)'s diagonal its room (a preconditioner switched to `mic0` or `mic0_tiled`
+    /// while running). Returns whether a buffer was made: the solver's bind groups that
+    /// hold the placeholder must then be rebuilt.
+    pub fn ensure_mic(&mut self, device: &wgpu::Device) -> bool {
+        if self.has_mic() {
+            return false;
+        }
+        self.precon = storage_buffer(device, "PcgVectors::precon", self.b.size());
+        true
+    }
+
+    /// Bytes of the PCG vectors and of the multigrid levels for a grid of `n` cells
+    /// (`mic`: with MIC(0)'s diagonal).
+    pub fn bytes(n: [u32; 3], max_iterations: u64, mic: bool) -> u64 {
         let cells: u64 = n.iter().map(|&x| x as u64).product();
-        cells * 4 * 12
+        cells * 4 * if mic { 12 } else { 11 }
             + pcg::STATE_HEADER_BYTES
             + 4 * (max_iterations + 1)
             + pcg::PARTIALS_BUFFER_BYTES
