@@ -59,6 +59,9 @@ pub struct Core {
     pub max_speed: f32,
     /// Whether the run has warned that its tolerance lies below the f32 floor.
     pub warned_f32_floor: bool,
+    /// Whether the substep being run ends its frame (set by [`Runner::step_frame`]): the
+    /// mode's per-frame sums then come back with its counters ([`Mode::readback`]).
+    pub frame_end: bool,
     pub last_solve: Option<SolveReport>,
     /// GPU ms per stage over the last frame (empty without timestamp support).
     pub last_timing: StageTiming,
@@ -127,6 +130,7 @@ impl Core {
             frame: 0,
             substeps_in_frame: 0,
             warned_f32_floor: false,
+            frame_end: false,
             max_speed: 0.0,
             last_solve: None,
             last_timing: StageTiming::default(),
@@ -305,8 +309,9 @@ pub trait Mode: Sized {
     fn record_end(&mut self, _rec: &mut Recorder<'_>, _core: &Core) {}
 
     /// A buffer of the mode's that comes back whole with the substep's counters (its stats'
-    /// partial sums), sized by [`Core::fit_readback`] when the mode is made.
-    fn readback(&self) -> Option<&wgpu::Buffer> {
+    /// partial sums; `core.frame_end` says whether the substep ends the frame), sized by
+    /// [`Core::fit_readback`] when the mode is made.
+    fn readback(&self, _core: &Core) -> Option<&wgpu::Buffer> {
         None
     }
 
@@ -436,7 +441,11 @@ impl<M: Mode> Runner<M> {
                 );
                 dt = remaining;
             }
-            last = self.substep(dt, M::Stage::last())?;
+            // The frame's last substep (the loop's own test, after `remaining -= dt`).
+            self.core.frame_end = remaining - dt <= frame_dt * 1e-9;
+            let run = self.substep(dt, M::Stage::last());
+            self.core.frame_end = false;
+            last = run?;
             let t = std::mem::take(&mut self.core.last_substep_timing);
             self.core.last_timing.merge(&t);
             self.core.last_substep_timing = t;
@@ -620,6 +629,7 @@ impl<M: Mode> Runner<M> {
         self.core.timer.resolve(rec.encoder());
         let full = last == M::Stage::last();
         let timed = self.core.timer.resolved().filter(|_| full);
+        let extra_buf = self.mode.readback(&self.core);
         let reader = &mut self.core.counters_reader;
         reader.copy_from(rec.encoder(), &self.core.fields.counters);
         if let Some((buf, n)) = timed {
@@ -635,7 +645,7 @@ impl<M: Mode> Runner<M> {
             );
         }
         let extra_at = sums_at + StrongCoupling::SUMS_BYTES;
-        if let Some(buf) = self.mode.readback() {
+        if let Some(buf) = extra_buf {
             reader.copy_at(rec.encoder(), buf, extra_at, buf.size());
         }
         rec.finish();
@@ -651,7 +661,7 @@ impl<M: Mode> Runner<M> {
             let t = &words[COUNTERS_BYTES as usize / 4..];
             self.core.timer.add_words(t, &mut timing);
         }
-        let extra_words = self.mode.readback().map_or(&[][..], |buf| {
+        let extra_words = extra_buf.map_or(&[][..], |buf| {
             let at = extra_at as usize / 4;
             &words[at..at + buf.size() as usize / 4]
         });

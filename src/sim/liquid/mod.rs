@@ -158,6 +158,8 @@ pub struct Liquid {
     /// Particles the stats kernel summed over this substep (the flow may change the count
     /// after it).
     stats_count: u32,
+    /// The kinetic energy (J) the frame's last substep brought back with its counters.
+    frame_kinetic: Option<f64>,
     /// Inflow and outflow, in scenes with emitters, drains or open sides.
     pub flow: Option<flow::Flow>,
     /// Keyframed mesh solids, stamped over the static solids before each substep.
@@ -245,12 +247,15 @@ impl Runner<Liquid> {
             advect: advect::Advect::new(device, fields, &particles),
             stats: stats::ParticleStats::new(device, fields, &particles),
             stats_count: particles.count,
+            frame_kinetic: None,
             flow: scene
                 .has_flow()
                 .then(|| flow::Flow::new(ctx, scene, fields, &particles, &init.solid)),
             moving,
             particles,
         };
+        // The kinetic energy's partial sums come back with the frame's last substep.
+        core.fit_readback(mode.particles.energy.size());
         core.max_speed = init
             .velocities
             .iter()
@@ -317,6 +322,19 @@ impl Runner<Liquid> {
 }
 
 impl Liquid {
+    /// The particles' kinetic energy (J) from the stats kernel's partial sums `energy`.
+    fn kinetic_energy(&self, core: &Core, energy: &[f32]) -> f64 {
+        let scene = &core.scene;
+        let h = scene.h();
+        let mass = DENSITY * h * h * h / scene.particles_per_cell as f64;
+        energy
+            .iter()
+            .take(self.stats_count.div_ceil(crate::gpu::WORKGROUP) as usize)
+            .map(|e| *e as f64)
+            .sum::<f64>()
+            * mass
+    }
+
     /// One implicit viscosity step over `dt` on the grid's face velocities.
     fn solve_viscosity(&mut self, core: &Core, dt: f64) -> Result<SolveReport, SimError> {
         let timing = core.timer.enabled().then_some(diffusion::Timing {
@@ -570,13 +588,19 @@ impl Mode for Liquid {
         Ok(())
     }
 
+    fn readback(&self, core: &Core) -> Option<&wgpu::Buffer> {
+        core.frame_end.then_some(&self.particles.energy)
+    }
+
     fn read_substep(
         &mut self,
         core: &Core,
         c: &[u32],
-        _extra: &[u32],
+        extra: &[u32],
         last: Stage,
     ) -> Result<LiquidSubstep, SimError> {
+        self.frame_kinetic =
+            (!extra.is_empty()).then(|| self.kinetic_energy(core, bytemuck::cast_slice(extra)));
         let fluid = c[COUNTER_FLUID_CELLS];
         let corrected = last >= Stage::VolumeCorrection && Self::corrects(core);
         let (mut emitted, mut removed) = (0, 0);
@@ -619,17 +643,17 @@ impl Mode for Liquid {
         all: &[LiquidSubstep],
         _substeps: u32,
     ) -> Result<(f64, f64, ModeColumns), SimError> {
-        let energy: Vec<f32> = crate::gpu::read_buffer(&core.ctx, &self.particles.energy)?;
+        // From the frame's last substep (its read brought the partials back), or read now.
+        let kinetic = match self.frame_kinetic {
+            Some(k) => k,
+            None => {
+                let energy: Vec<f32> = crate::gpu::read_buffer(&core.ctx, &self.particles.energy)?;
+                self.kinetic_energy(core, &energy)
+            }
+        };
         let scene = &core.scene;
         let h = scene.h();
         let cell_volume = h * h * (scene.domain.2 / scene.resolution.2 as f64);
-        let mass = DENSITY * h * h * h / scene.particles_per_cell as f64;
-        let kinetic: f64 = energy
-            .iter()
-            .take(self.stats_count.div_ceil(crate::gpu::WORKGROUP) as usize)
-            .map(|e| *e as f64)
-            .sum::<f64>()
-            * mass;
         let x = &last.extra;
         Ok((
             kinetic,

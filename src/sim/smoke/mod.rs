@@ -510,7 +510,7 @@ impl Mode for Smoke {
         }
     }
 
-    fn readback(&self) -> Option<&wgpu::Buffer> {
+    fn readback(&self, _core: &Core) -> Option<&wgpu::Buffer> {
         Some(&self.smoke.partials)
     }
 
