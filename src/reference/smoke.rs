@@ -4,7 +4,7 @@
 //! conditions, divergence, pressure solve and projection are the liquid's (grid.rs,
 //! pressure.rs): the smoke mode is the same grid with nz = 1.
 
-use super::bodies::{body_cells, cover_faces, RefBody};
+use super::bodies::{body_cells, cover_faces, cross, RefBody};
 use super::cut::Cut;
 use super::{face_cells, face_index, for_each_face, interpolate, stencil_nodes, Grid, MacField};
 use super::{FLUID, SOLID};
@@ -121,13 +121,7 @@ pub fn mark(
 
 /// The velocity of body `b` at `x`: v + w x r.
 fn point_velocity(b: &MovingSolid, x: [f64; 3]) -> [f64; 3] {
-    let r = [0, 1, 2].map(|a| x[a] - b.body.centre[a]);
-    let w = b.omega;
-    let wr = [
-        w[1] * r[2] - w[2] * r[1],
-        w[2] * r[0] - w[0] * r[2],
-        w[0] * r[1] - w[1] * r[0],
-    ];
+    let wr = cross(b.omega, [0, 1, 2].map(|a| x[a] - b.body.centre[a]));
     [0, 1, 2].map(|a| b.velocity[a] + wr[a])
 }
 

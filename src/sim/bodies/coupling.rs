@@ -192,8 +192,8 @@ pub struct BodyCoupling {
     pub regions: wgpu::Buffer,
     /// The liquid's static solids (the smoke binds its own).
     _base: Option<(wgpu::Buffer, wgpu::Buffer)>,
-    /// The smoke's SOLID flags, read back for its regions (with the open fractions after
-    /// them where bodies cut faces).
+    /// The smoke's readback of what labelling its regions needs (`pack_regions`, 4 bits
+    /// per cell).
     solid_reader: Option<BufferReader>,
     /// The momentum the push-out gives the particles, per body (coupling.wgsl
     /// `push_sums`), and its readback (the liquid, whose particles carry mass).

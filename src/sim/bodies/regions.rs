@@ -7,11 +7,16 @@
 //! from the SOLID flags the stamp wrote; the GPU then removes each region's own mean
 //! (coupling.wgsl, `rhs_sum`, `rhs_compatible`).
 
-use crate::gpu::constants::{MAX_REGIONS, NO_REGION, SOLID_CLOSED, SOLID_PARTIAL};
+use crate::gpu::constants::{MAX_REGIONS, NO_REGION, SOLID_PARTIAL};
 
 /// Whether a cell's solid flag walls it off from the regions.
 fn walls(flag: u32) -> bool {
     flag != 0 && flag != SOLID_PARTIAL
+}
+
+/// The (i, j, k) of cell `c` of a `dims` grid.
+fn cell_coord(c: usize, [nx, ny, _]: [usize; 3]) -> [usize; 3] {
+    [c % nx, (c / nx) % ny, c / (nx * ny)]
 }
 
 /// The regions of the non-solid cells of an `n` grid, connected through faces (in-plane
@@ -39,24 +44,54 @@ impl Regions {
     /// `open` gives the faces' open fractions (u, v, w back to back): a body cutting faces
     /// seals a pocket once the faces between are closed, whatever the cells' flags.
     pub fn find_through(solid: &[u32], open: Option<&[f32]>, n: [u32; 3]) -> Self {
-        let [nx, ny, nz] = n.map(|v| v as usize);
-        assert_eq!(solid.len(), nx * ny * nz, "one flag per cell");
-        let dims = [nx, ny, nz];
-        // Whether the face of cell c along `axis` (its upper one with `up`) lets the regions join.
-        let through = |c: usize, axis: usize, up: bool| {
-            open.is_none_or(|o| {
-                let mut x = [c % nx, (c / nx) % ny, c / (nx * ny)];
-                if up {
-                    x[axis] += 1;
-                }
-                o[crate::scene::fractions::face_slot(dims, axis, x)] > 0.0
-            })
-        };
-        let mut raw = vec![NO_REGION; solid.len()];
+        let dims = n.map(|v| v as usize);
+        assert_eq!(
+            solid.len(),
+            dims.iter().product::<usize>(),
+            "one flag per cell"
+        );
+        Self::label(
+            dims,
+            |c| walls(solid[c]),
+            |c, axis| {
+                open.is_none_or(|o| {
+                    o[crate::scene::fractions::face_slot(dims, axis, cell_coord(c, dims))] > 0.0
+                })
+            },
+        )
+    }
+
+    /// [`Self::find_through`] from the GPU's packing (coupling.wgsl, `pack_regions`): per
+    /// cell 4 bits, 8 cells to a word, bit 0 the cell walls the regions off, bits 1-3 some
+    /// of its lower x, y, z face is open.
+    pub fn find_packed(words: &[u32], n: [u32; 3]) -> Self {
+        let dims = n.map(|v| v as usize);
+        assert!(
+            words.len() * 8 >= dims.iter().product::<usize>(),
+            "4 bits per cell"
+        );
+        let bits = |c: usize| (words[c / 8] >> (4 * (c % 8))) & 0xf;
+        Self::label(
+            dims,
+            |c| bits(c) & 1 != 0,
+            |c, axis| bits(c) & (2 << axis) != 0,
+        )
+    }
+
+    /// The labelling: `walled(c)` whether cell c walls the regions off, `lower_open(c, axis)`
+    /// whether c joins its neighbour below along `axis` (the face between them has some of
+    /// it open).
+    fn label(
+        dims: [usize; 3],
+        walled: impl Fn(usize) -> bool,
+        lower_open: impl Fn(usize, usize) -> bool,
+    ) -> Self {
+        let [nx, ny, nz] = dims;
+        let mut raw = vec![NO_REGION; nx * ny * nz];
         let mut sizes: Vec<u32> = Vec::new();
         let mut stack = Vec::new();
-        for start in 0..solid.len() {
-            if walls(solid[start]) || raw[start] != NO_REGION {
+        for start in 0..raw.len() {
+            if walled(start) || raw[start] != NO_REGION {
                 continue;
             }
             let id = sizes.len() as u32;
@@ -65,9 +100,11 @@ impl Regions {
             stack.push(start);
             while let Some(c) = stack.pop() {
                 count += 1;
-                let (i, j, k) = (c % nx, (c / nx) % ny, c / (nx * ny));
+                let [i, j, k] = cell_coord(c, dims);
+                // d is c's neighbour along `axis`, above it with `up`.
                 let mut visit = |d: usize, axis: usize, up: bool| {
-                    if !walls(solid[d]) && raw[d] == NO_REGION && through(c, axis, up) {
+                    let face_open = lower_open(if up { d } else { c }, axis);
+                    if !walled(d) && raw[d] == NO_REGION && face_open {
                         raw[d] = id;
                         stack.push(d);
                     }
@@ -107,34 +144,6 @@ impl Regions {
             .map(|&r| if r == NO_REGION { r } else { rank[r as usize] })
             .collect();
         Regions { label, cells }
-    }
-
-    /// [`Self::find_through`] from the GPU's packing (coupling.wgsl, `pack_regions`): per
-    /// cell 4 bits, 8 cells to a word, bit 0 the cell walls the regions off, bits 1-3 some
-    /// of its lower x, y, z face is open.
-    pub fn find_packed(words: &[u32], n: [u32; 3]) -> Self {
-        let dims = n.map(|v| v as usize);
-        let cells: usize = dims.iter().product();
-        assert!(words.len() * 8 >= cells, "4 bits per cell");
-        let bits = |c: usize| (words[c / 8] >> (4 * (c % 8))) & 0xf;
-        let solid: Vec<u32> = (0..cells)
-            .map(|c| if bits(c) & 1 != 0 { SOLID_CLOSED } else { 0 })
-            .collect();
-        let faces = crate::scene::fractions::face_counts(dims);
-        let mut open = vec![1.0f32; faces.iter().sum()];
-        for c in 0..cells {
-            let x = [
-                c % dims[0],
-                (c / dims[0]) % dims[1],
-                c / (dims[0] * dims[1]),
-            ];
-            for a in 0..3 {
-                if x[a] > 0 && bits(c) & (2 << a) == 0 {
-                    open[crate::scene::fractions::face_slot(dims, a, x)] = 0.0;
-                }
-            }
-        }
-        Self::find_through(&solid, Some(&open), n)
     }
 
     /// The labels followed by [`MAX_REGIONS`] cell counts: the GPU's `regions` buffer.
@@ -211,8 +220,39 @@ mod tests {
         assert_eq!(b[2], rhs[2], "solid cells keep their value");
     }
 
-    /// A 3D grid connects through z as well; past MAX_REGIONS the smallest regions are
-    /// frozen.
+    /// The GPU's 4 bits per cell (coupling.wgsl, `pack_regions`) label as the flags and
+    /// fractions they were packed from.
+    #[test]
+    fn packed_bits_label_as_the_flags_and_fractions() {
+        let n = [4u32, 3, 1];
+        let dims = [4usize, 3, 1];
+        let mut solid = vec![0u32; 12];
+        solid[5] = SOLID_PARTIAL;
+        solid[6] = crate::gpu::constants::SOLID_CLOSED;
+        let faces: usize = crate::scene::fractions::face_counts(dims).iter().sum();
+        let mut open = vec![1.0f32; faces];
+        // Close the faces around cell 4 but its lower-x one, and one between cells 9 and 10.
+        use crate::scene::fractions::face_slot;
+        open[face_slot(dims, 0, [1, 1, 0])] = 0.0;
+        open[face_slot(dims, 1, [0, 1, 0])] = 0.0;
+        open[face_slot(dims, 1, [0, 2, 0])] = 0.0;
+        open[face_slot(dims, 0, [2, 2, 0])] = 0.0;
+        let mut words = vec![0u32; 2];
+        for c in 0..12 {
+            let x = cell_coord(c, dims);
+            let mut b = walls(solid[c]) as u32;
+            for a in 0..3 {
+                if x[a] > 0 && open[face_slot(dims, a, x)] > 0.0 {
+                    b |= 2 << a;
+                }
+            }
+            words[c / 8] |= b << (4 * (c % 8));
+        }
+        let expect = Regions::find_through(&solid, Some(&open), n);
+        assert!(expect.cells.len() >= 2, "{expect:?}");
+        assert_eq!(Regions::find_packed(&words, n), expect);
+    }
+
     #[test]
     fn closed_faces_split_regions_whatever_the_flags() {
         // A 4 x 1 row of cut cells (a body's rim): one region through open faces, two where
@@ -233,6 +273,8 @@ mod tests {
         assert_eq!(Regions::find(&solid, n).cells, vec![4]);
     }
 
+    /// A 3D grid connects through z as well; past MAX_REGIONS the smallest regions are
+    /// frozen.
     #[test]
     fn regions_connect_in_3d_and_the_smallest_beyond_the_limit_freeze() {
         // Two cells stacked in z, solids around: one region of 2.

@@ -13,10 +13,7 @@ use glam::DVec3;
 
 crate::kernel_entries!(
     /// The entry points of strong.wgsl.
-    StrongEntries {
-        sum_d, sum_p, sum_p_done, reduce_d, reduce_p, reduce_p_done, reduce_one, add_q, sub_r,
-        into_z, into_z_done, restamp
-    }
+    StrongEntries { sum_d, sum_p, reduce_d, reduce_p, reduce_one, add_q, sub_r, into_z, restamp }
 );
 
 /// One body as strong.wgsl reads it. Mirror of `CoupleBody` in strong.wgsl (layout checked
@@ -376,11 +373,6 @@ impl AddedTerm for StrongCoupling {
                 self.fluid_sum(pass, self.e.sum_p);
                 self.per_body(pass, self.e.reduce_p);
                 self.per_cell(pass, self.e.into_z);
-            }
-            TermOp::IntoZOnceDone => {
-                self.fluid_sum(pass, self.e.sum_p_done);
-                self.per_body(pass, self.e.reduce_p_done);
-                self.per_cell(pass, self.e.into_z_done);
             }
         }
     }

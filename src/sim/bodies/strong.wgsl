@@ -182,14 +182,6 @@ fn sum_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     sum_fluid(wg.x, li, true);
 }
 
-// `sum_p` once the solve is done (see `reduce_p_done`): a running solve still needs the
-// partials.
-@compute @workgroup_size(REDUCE_WG)
-fn sum_p_done(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    if (!is_done_uniform(li)) { return; }
-    sum_fluid(wg.x, li, true);
-}
-
 // The partials of the last `sum_d`/`sum_p`: (sum of x, FLUID cells), in a fixed order.
 fn fluid_totals(li: u32) -> vec2<f32> {
     var s = 0.0;
@@ -292,15 +284,6 @@ fn reduce_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
     reduce_body(wg.x, li, 2u);
 }
 
-// `reduce_p` once the solve is done: queued right behind a guessed number of iterations
-// (src/sim/core/pressure/mod.rs, `iterate`), which a solve still running skips (its next
-// iterations still need the sums' w).
-@compute @workgroup_size(REDUCE_WG)
-fn reduce_p_done(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    if (!is_done_uniform(li)) { return; }
-    reduce_body(wg.x, li, 1u);
-}
-
 // With `project`: sum_k c_k . w_k / n_fluid, what P takes from every FLUID cell of K x
 // (every thread of the workgroup calls it; bodies <= MAX_BODIES <= WORKGROUP).
 fn projection(li: u32) -> f32 {
@@ -363,17 +346,6 @@ fn sub_r(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
 @compute @workgroup_size(WORKGROUP)
 fn into_z(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
-    let corr = projection(li);
-    let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells) { return; }
-    z[c] = coupled_row(c, corr);
-}
-
-// `into_z` once the solve is done (see `reduce_p_done`): a running solve still needs z.
-@compute @workgroup_size(WORKGROUP)
-fn into_z_done(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) li: u32) {
-    if (!is_done_uniform(li)) { return; }
     let corr = projection(li);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }

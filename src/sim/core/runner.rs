@@ -117,11 +117,7 @@ impl Core {
             project: project::Project::new(device, &fields, &pcg),
             // The counters, the stage timestamps and the bodies' force sums: one read at
             // the end of a substep.
-            counters_reader: BufferReader::new(
-                device,
-                sums_offset(&timer) + StrongCoupling::SUMS_BYTES,
-                "Runner::counters",
-            ),
+            counters_reader: counters_reader(&ctx, &timer, 0),
             timer,
             fields,
             pcg,
@@ -175,8 +171,7 @@ impl Core {
     /// Makes room in the end-of-substep readback for a mode's [`Mode::readback`] buffer of
     /// `bytes` (after the counters, the stage timestamps and the bodies' sums).
     pub fn fit_readback(&mut self, bytes: u64) {
-        let size = sums_offset(&self.timer) + StrongCoupling::SUMS_BYTES + bytes;
-        self.counters_reader = BufferReader::new(&self.ctx.device, size, "Runner::counters");
+        self.counters_reader = counters_reader(&self.ctx, &self.timer, bytes);
     }
 
     /// The low part of the last refined solution (`pressure.refine`; None before one).
@@ -254,6 +249,13 @@ const COUNTERS_BYTES: u64 = (COUNTERS as u64 * 4).next_multiple_of(8);
 /// Where the bodies' force sums start in the end-of-substep readback.
 fn sums_offset(timer: &PassTimer) -> u64 {
     (COUNTERS_BYTES + timer.resolved().map_or(0, |(_, n)| n)).next_multiple_of(8)
+}
+
+/// The end-of-substep readback: the counters, the stage timestamps, the bodies' force sums
+/// and `extra` bytes of the mode's own ([`Mode::readback`]).
+fn counters_reader(ctx: &GpuContext, timer: &PassTimer, extra: u64) -> BufferReader {
+    let size = sums_offset(timer) + StrongCoupling::SUMS_BYTES + extra;
+    BufferReader::new(&ctx.device, size, "Runner::counters")
 }
 
 /// The name of the modes' pressure stage, and of the timer slot of its iterations.

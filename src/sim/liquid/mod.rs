@@ -273,8 +273,7 @@ impl Runner<Liquid> {
                     base: None,
                     static_cells: Some((&init.solid, &init.solid_velocity)),
                     face_area: scene.h() * scene.h(),
-                    particle_mass: crate::sim::DENSITY * scene.h().powi(3)
-                        / scene.particles_per_cell.max(1) as f64,
+                    particle_mass: particle_mass(scene),
                 },
             )?;
             core.bodies = Some(b);
@@ -321,18 +320,20 @@ impl Runner<Liquid> {
     }
 }
 
+/// The liquid a particle carries, kg: a cell's mass over the particles seeded in it.
+fn particle_mass(scene: &Scene) -> f64 {
+    DENSITY * scene.h().powi(3) / scene.particles_per_cell.max(1) as f64
+}
+
 impl Liquid {
     /// The particles' kinetic energy (J) from the stats kernel's partial sums `energy`.
     fn kinetic_energy(&self, core: &Core, energy: &[f32]) -> f64 {
-        let scene = &core.scene;
-        let h = scene.h();
-        let mass = DENSITY * h * h * h / scene.particles_per_cell as f64;
         energy
             .iter()
             .take(self.stats_count.div_ceil(crate::gpu::WORKGROUP) as usize)
             .map(|e| *e as f64)
             .sum::<f64>()
-            * mass
+            * particle_mass(&core.scene)
     }
 
     /// One implicit viscosity step over `dt` on the grid's face velocities.

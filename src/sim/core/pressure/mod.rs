@@ -120,11 +120,10 @@ pub enum TermOp {
     AddToQ,
     /// r -= K p, after the initial residual r = b - A p (a warm start's p).
     SubtractFromR,
-    /// z = K p of the solution, for the true residual (pcg.wgsl reads it).
+    /// z = K p of the solution, for the true residual (pcg.wgsl reads it). Harmless to a
+    /// solve still running: z is an iteration's scratch, written by its preconditioner
+    /// before anything reads it.
     IntoZ,
-    /// [`TermOp::IntoZ`] only if the solve is done by then: queued behind a guessed number
-    /// of iterations, it leaves a solve that is still running alone (which still needs z).
-    IntoZOnceDone,
 }
 
 /// 32-bit words of the state buffer's header.
@@ -314,9 +313,9 @@ impl PressureSolver {
     /// that falls short leaves the state as it was and the loop goes on: chunks of
     /// `check_every` iterations submitted back to back, the host reading the done flag of
     /// chunk k-1 while chunk k runs, then the final state. With an added term (the bodies'
-    /// strong coupling) the true residual needs K p in z, which a running solve still
-    /// uses: behind the guess the term writes it only if the solve is done by then
-    /// ([`TermOp::IntoZOnceDone`]).
+    /// strong coupling) the true residual needs K p in z, which the term writes behind the
+    /// guess too ([`TermOp::IntoZ`]: a solve still running writes z again before reading
+    /// it).
     ///
     /// With a timer, `slot` times the iterations: its begin is written by the first chunk's
     /// pass and its end after the last, so the host's encoding of the first chunk (the GPU
@@ -346,8 +345,7 @@ impl PressureSolver {
             });
         let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
         self.record_chunk(&mut enc, f, kind, term, ahead, begin);
-        // Short of the limit the solve may still be running after the guess.
-        self.record_end(&mut enc, v, timer, term, ahead < max);
+        self.record_end(&mut enc, v, timer, term);
         ctx.submit(enc.finish());
         let mut queued = ahead;
         let words: Vec<u32> = self.final_reader.read(ctx)?;
@@ -387,7 +385,7 @@ impl PressureSolver {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("PressureSolver::end"),
             });
-        self.record_end(&mut enc, v, timer, term, false);
+        self.record_end(&mut enc, v, timer, term);
         ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
         Ok(self.report(&words, kind, term))
@@ -413,16 +411,13 @@ impl PressureSolver {
     }
 
     /// Records a solve's end: the stage timing's close (a later end overwrites an earlier
-    /// one), the true residual and the copy of the whole state for the host. `may_run`:
-    /// the solve may still be running when it executes (behind a guess), so the term's
-    /// K p waits for the done flag.
+    /// one), the true residual and the copy of the whole state for the host.
     fn record_end(
         &mut self,
         enc: &mut wgpu::CommandEncoder,
         v: &PcgVectors,
         timer: Option<(&crate::gpu::PassTimer, &str)>,
         term: Option<&dyn AddedTerm>,
-        may_run: bool,
     ) {
         if let Some((t, stage)) = timer {
             // An empty pass closes the stage's timing after the last chunk.
@@ -437,12 +432,7 @@ impl PressureSolver {
                 timestamp_writes: None,
             });
             if let Some(t) = term {
-                let op = if may_run {
-                    TermOp::IntoZOnceDone
-                } else {
-                    TermOp::IntoZ
-                };
-                t.record(&mut pass, op);
+                t.record(&mut pass, TermOp::IntoZ);
             }
             self.pcg.record_true_residual(&mut pass);
         }
