@@ -16,12 +16,15 @@ pub fn storage_buffer(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Bu
     })
 }
 
-/// A uniform buffer initialised with `contents`.
+/// A uniform buffer initialised with `contents` (copied to by the GPU too, and from for
+/// tests).
 pub fn uniform_buffer(device: &wgpu::Device, label: &str, contents: &[u8]) -> wgpu::Buffer {
     device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some(label),
         contents,
-        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        usage: wgpu::BufferUsages::UNIFORM
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC,
     })
 }
 
@@ -90,33 +93,61 @@ impl BufferReader {
 
     /// Maps the staging buffer (waiting for the GPU) and returns its contents.
     pub fn read<T: bytemuck::Pod>(&self, ctx: &GpuContext) -> Result<Vec<T>, GpuError> {
-        let slice = self.staging.slice(..self.len);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        ctx.wait()?;
-        rx.recv()
-            .map_err(|e| GpuError::Readback(e.to_string()))?
-            .map_err(|e| GpuError::Readback(e.to_string()))?;
-        let data = {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| GpuError::Readback(e.to_string()))?;
-            bytemuck::cast_slice::<u8, T>(&view).to_vec()
+        let (data, _) = self.read_with::<T>(ctx, None)?;
+        Ok(data)
+    }
+
+    /// As [`Self::read`], mapping `other` in the same wait (one host read, both buffers'
+    /// bytes): its words come back second.
+    pub fn read_with<T: bytemuck::Pod>(
+        &self,
+        ctx: &GpuContext,
+        other: Option<&BufferReader>,
+    ) -> Result<(Vec<T>, Option<Vec<u32>>), GpuError> {
+        let map = |r: &BufferReader| {
+            let slice = r.staging.slice(..r.len);
+            let (tx, rx) = std::sync::mpsc::channel();
+            slice.map_async(wgpu::MapMode::Read, move |m| {
+                let _ = tx.send(m);
+            });
+            rx
         };
-        self.staging.unmap();
+        let mine = map(self);
+        let theirs = other.map(|o| (o, map(o)));
+        ctx.wait()?;
+        let take =
+            |r: &BufferReader,
+             rx: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>| {
+                rx.recv()
+                    .map_err(|e| GpuError::Readback(e.to_string()))?
+                    .map_err(|e| GpuError::Readback(e.to_string()))?;
+                let bytes = {
+                    let view = r
+                        .staging
+                        .slice(..r.len)
+                        .get_mapped_range()
+                        .map_err(|e| GpuError::Readback(e.to_string()))?;
+                    view.to_vec()
+                };
+                r.staging.unmap();
+                Ok::<_, GpuError>(bytes)
+            };
+        let data = bytemuck::pod_collect_to_vec::<u8, T>(&take(self, mine)?);
+        let other_words = match theirs {
+            Some((o, rx)) => Some(bytemuck::pod_collect_to_vec::<u8, u32>(&take(o, rx)?)),
+            None => None,
+        };
+        let len = self.len + other.map_or(0, |o| o.len);
         if std::env::var_os("EDDY_TRACE_READS").is_some() {
             eprintln!(
-                "read {} bytes:\n{}",
-                self.len,
+                "read {len} bytes:\n{}",
                 std::backtrace::Backtrace::force_capture()
             );
         }
         super::traffic::count(|t| {
             t.reads += 1;
-            t.bytes_read += self.len;
+            t.bytes_read += len;
         });
-        Ok(data)
+        Ok((data, other_words))
     }
 }

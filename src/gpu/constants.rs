@@ -127,6 +127,16 @@ shared_constants! {
     COUNTER_NOT_EMITTED: usize = 15;
     /// Slots in the counters buffer.
     COUNTERS: usize = 16;
+
+    // --- words of the GPU clock (src/sim/core/clock.wgsl) ---
+    /// The substep's length, f32 bits.
+    CLOCK_DT: usize = 0;
+    /// The CFL step before the frame's end cut it, f32 bits.
+    CLOCK_CFL: usize = 1;
+    /// 1 when the substep ends its frame.
+    CLOCK_LAST: usize = 2;
+    /// Words of the clock buffer.
+    CLOCK_WORDS: usize = 4;
     /// Fixed-point scale of COUNTER_DENSITY_ERROR_SUM: each cell adds at most
     /// DENSITY_ERROR_CLAMP * DENSITY_ERROR_SCALE = 256, so 2^24 FLUID cells fit in a u32.
     DENSITY_ERROR_SCALE: f32 = 64.0;

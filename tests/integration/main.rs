@@ -11,6 +11,7 @@ mod bench_cli;
 mod bodies;
 mod checkpoint;
 mod cli;
+mod clock;
 mod diffusion;
 mod fields;
 mod first_run;

@@ -2,6 +2,7 @@
 //! boundary, the divergence, the pressure solve, the projection and the implicit diffusion.
 
 pub mod boundary;
+pub mod clock;
 pub mod diffusion;
 pub mod divergence;
 pub mod fields;

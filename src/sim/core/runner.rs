@@ -11,6 +11,7 @@
 //! mode's [`Mode::record`], and give it a Rust file and a WGSL file of its own (see
 //! docs/ARCHITECTURE.md).
 
+use super::clock::{self, CflTerms, Tick, CLOCK_BYTES};
 use super::divergence;
 use super::project;
 use super::recorder::{new_encoder, Recorder, SharedStage, StageList};
@@ -50,6 +51,15 @@ pub struct Core {
     pub(crate) project: project::Project,
     pub(crate) timer: PassTimer,
     counters_reader: BufferReader,
+    /// Bytes of the mode's own buffer in the end-of-substep readback ([`Core::fit_readback`]).
+    readback_extra: u64,
+    /// The substep's clock on the GPU (a frame's later substeps, [`Runner::step_frame`]).
+    pub(crate) clock: clock::Clock,
+    /// Whether a frame's later substeps may take their length on the GPU (on by default;
+    /// tests turn it off to compare with the host's clock).
+    pub gpu_clock_enabled: bool,
+    /// The substep whose counters come back with the next substep's solve.
+    pending: Option<Pending>,
     /// Simulated time, s.
     pub time: f64,
     pub frame: u64,
@@ -118,6 +128,10 @@ impl Core {
             // The counters, the stage timestamps and the bodies' force sums: one read at
             // the end of a substep.
             counters_reader: counters_reader(&ctx, &timer, 0),
+            readback_extra: 0,
+            clock: clock::Clock::new(device, &fields),
+            gpu_clock_enabled: true,
+            pending: None,
             timer,
             fields,
             pcg,
@@ -172,9 +186,14 @@ impl Core {
     /// `bytes` (after the counters, the stage timestamps and the bodies' sums).
     pub fn fit_readback(&mut self, bytes: u64) {
         self.counters_reader = counters_reader(&self.ctx, &self.timer, bytes);
+        self.readback_extra = bytes;
     }
 
     /// The low part of the last refined solution (`pressure.refine`; None before one).
+    fn readback_layout(&self) -> ReadbackLayout {
+        ReadbackLayout::new(&self.timer, self.readback_extra)
+    }
+
     pub fn p_lo(&self) -> Option<&wgpu::Buffer> {
         self.p_lo.as_ref()
     }
@@ -251,10 +270,32 @@ fn sums_offset(timer: &PassTimer) -> u64 {
     (COUNTERS_BYTES + timer.resolved().map_or(0, |(_, n)| n)).next_multiple_of(8)
 }
 
-/// The end-of-substep readback: the counters, the stage timestamps, the bodies' force sums
-/// and `extra` bytes of the mode's own ([`Mode::readback`]).
+/// Where each part of the end-of-substep readback starts.
+#[derive(Clone, Copy, Debug)]
+struct ReadbackLayout {
+    sums_at: u64,
+    extra_at: u64,
+    /// The GPU clock's tick of the substep after (copied by that substep, which reads it
+    /// back with its solve).
+    clock_at: u64,
+}
+
+impl ReadbackLayout {
+    fn new(timer: &PassTimer, extra: u64) -> Self {
+        let sums_at = sums_offset(timer);
+        let extra_at = sums_at + StrongCoupling::SUMS_BYTES;
+        Self {
+            sums_at,
+            extra_at,
+            clock_at: extra_at + extra,
+        }
+    }
+}
+
+/// The end-of-substep readback: the counters, the stage timestamps, the bodies' force sums,
+/// `extra` bytes of the mode's own ([`Mode::readback`]) and the next substep's tick.
 fn counters_reader(ctx: &GpuContext, timer: &PassTimer, extra: u64) -> BufferReader {
-    let size = sums_offset(timer) + StrongCoupling::SUMS_BYTES + extra;
+    let size = ReadbackLayout::new(timer, extra).clock_at + CLOCK_BYTES;
     BufferReader::new(&ctx.device, size, "Runner::counters")
 }
 
@@ -263,7 +304,8 @@ const PRESSURE_STAGE: &str = "pressure";
 const PRESSURE_ITERATIONS: &str = "pressure iterations";
 
 /// Runs the pressure iterations (recorded and submitted by the solver, which reads its
-/// convergence back), timed in the pressure stage's second part (`PRESSURE_ITERATIONS`).
+/// convergence back, with `with`'s staging buffer in the same read), timed in the pressure stage's second part (`PRESSURE_ITERATIONS`).
+#[allow(clippy::too_many_arguments)]
 fn iterate(
     pressure: &mut PressureSolver,
     ctx: &GpuContext,
@@ -272,10 +314,11 @@ fn iterate(
     scene: &Scene,
     timer: &PassTimer,
     bodies: Option<&Bodies>,
-) -> Result<SolveReport, SimError> {
+    with: Option<&BufferReader>,
+) -> Result<(SolveReport, Option<Vec<u32>>), SimError> {
     let timer = timer.enabled().then_some((timer, PRESSURE_ITERATIONS));
     let term = bodies.and_then(|b| b.added_term());
-    Ok(pressure.iterate(ctx, fields, pcg, &scene.pressure, timer, term)?)
+    Ok(pressure.iterate_with(ctx, fields, pcg, &scene.pressure, timer, term, with)?)
 }
 
 /// What a mode adds to the runner: its stages, its own GPU work, and its measurements.
@@ -288,6 +331,14 @@ pub trait Mode: Sized {
 
     /// The CFL substep, s.
     fn cfl_dt(&self, core: &Core) -> f64;
+
+    /// The CFL rule when the substep's length depends on the largest speed the last
+    /// substep measured alone and no host work before a substep needs that length: a
+    /// frame's later substeps then take it on the GPU ([`super::clock`]). None (the
+    /// default) keeps the host's clock.
+    fn gpu_clock(&self, _core: &Core) -> Option<CflTerms> {
+        None
+    }
 
     /// Particles the mode moves (liquid particles, smoke tracers).
     fn particles(&self) -> u32;
@@ -327,7 +378,8 @@ pub trait Mode: Sized {
         last: Self::Stage,
     ) -> Result<Self::Substep, SimError>;
 
-    /// Host work after a full substep (e.g. advancing a ring buffer).
+    /// Host work once a full substep is recorded (e.g. advancing a ring buffer); its
+    /// counters may not be back yet.
     fn end_full_substep(&mut self) {}
 
     /// Fails when one of the substep's measurements is not finite.
@@ -363,6 +415,55 @@ pub struct SubstepReport<X> {
     pub solve: Option<SolveReport>,
     /// The mode's own measurements.
     pub extra: X,
+    /// GPU ms per stage (empty after a partial substep or without timestamps).
+    pub timing: StageTiming,
+    /// The substep's number in its frame, from 1 (a partial substep counts as the next).
+    pub substep: u32,
+}
+
+/// A substep whose counters are still on their way: they come back with the next
+/// substep's solve (a frame's substeps on the GPU clock, [`Runner::step_frame`]).
+pub(crate) struct Pending {
+    dt: f64,
+    solve: Option<SolveReport>,
+    /// Whether its stage timestamps were copied.
+    timed: bool,
+    /// Whether its bodies' force sums were copied.
+    body_forces: bool,
+    /// Bytes of the mode's [`Mode::readback`] buffer copied (None without).
+    extra_bytes: Option<u64>,
+}
+
+/// What [`Runner::run_substep`] ran: the report of the substep left pending before it, if
+/// that one came back, and its own unless it is pending now; its length and, on the GPU
+/// clock, the tick.
+struct Ran<X> {
+    earlier: Option<SubstepReport<X>>,
+    this: Option<SubstepReport<X>>,
+    dt: f64,
+    tick: Option<Tick>,
+}
+
+/// A frame's sums over its substeps' reports.
+#[derive(Default)]
+struct FrameAccount<X: Default> {
+    iterations: u32,
+    worst_residual: f64,
+    unconverged: u32,
+    last: SubstepReport<X>,
+    all: Vec<X>,
+}
+
+/// Warns when the frame's last allowed substep takes the rest of the frame, longer than its
+/// CFL step `cfl` allows.
+fn warn_max_substeps(frame: u64, max_substeps: u32, remaining: f64, cfl: f64) {
+    if clock::substep_length(cfl, remaining, false) >= remaining {
+        return;
+    }
+    log::warn!(
+        "frame {frame}: max_substeps {max_substeps} reached; last substep {remaining:.3e} s \
+         exceeds the CFL limit {cfl:.3e} s"
+    );
 }
 
 /// A simulation: the shared core and one mode. [`crate::sim::Simulation`] is the liquid,
@@ -407,89 +508,84 @@ impl<M: Mode> Runner<M> {
     /// Advances one frame (`frame_dt`) in CFL substeps.
     /// Stops with an error naming the frame and the quantity as soon as a substep's
     /// measurements turn NaN or infinite, or the CFL substep collapses below its floor.
+    ///
+    /// Where the mode's CFL step depends on the largest speed alone ([`Mode::gpu_clock`];
+    /// no bodies, inflow, moving meshes, viscosity or refinement), a frame's later substeps
+    /// take their length on the GPU ([`super::clock`]) and leave their counters to come
+    /// back with the next substep's solve: a substep whose solve keeps its guess is then one
+    /// host read, and the frame's last one two. A substep's checks then run as the next
+    /// one's solve returns; they stop the run all the same, naming the substep that broke.
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
         let frame_dt = self.core.scene.frame_dt;
         let frame = self.core.frame + 1;
         let mut remaining = frame_dt;
-        let mut total_iterations = 0u32;
-        let mut worst_residual = 0.0f64;
-        let mut unconverged = 0u32;
-        let mut last = SubstepReport::default();
-        let mut all = Vec::new();
+        let mut acc = FrameAccount::default();
         self.core.last_timing = StageTiming::default();
         self.core.substeps_in_frame = 0;
+        self.core.pending = None;
         self.begin_frame(frame_dt);
+        let clock = self.gpu_clock();
+        let max_substeps = self.core.scene.max_substeps;
+        let mut started = 0u32;
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
         while remaining > frame_dt * 1e-9 {
-            // Full substeps of this frame so far (`substep` counts them).
-            let substeps = self.core.substeps_in_frame;
-            let cfl = checked_cfl_dt(
-                frame,
-                substeps + 1,
-                self.cfl_dt(),
-                self.core.max_speed,
-                frame_dt,
-            )?;
-            let mut dt = cfl.min(remaining);
-            // Avoid a sliver of a last substep; stretching by 10% keeps the CFL near its target.
-            if remaining - dt < 0.1 * dt {
-                dt = remaining;
-            }
-            let max_substeps = self.core.scene.max_substeps;
-            if substeps + 1 >= max_substeps && dt < remaining {
-                log::warn!(
-                    "frame {frame}: max_substeps {max_substeps} reached; last substep {remaining:.3e} s \
-                     exceeds the CFL limit {dt:.3e} s"
-                );
-                dt = remaining;
-            }
-            // The frame's last substep (the loop's own test, after `remaining -= dt`).
-            self.core.frame_end = remaining - dt <= frame_dt * 1e-9;
-            let run = self.substep(dt, M::Stage::last());
-            self.core.frame_end = false;
-            last = run?;
-            let t = std::mem::take(&mut self.core.last_substep_timing);
-            self.core.last_timing.merge(&t);
-            self.core.last_substep_timing = t;
-            let substeps = self.core.substeps_in_frame;
-            let mut finite = |quantity: &'static str, value: f64| {
-                ensure_finite(frame, substeps, quantity, value)
-            };
-            finite(M::SPEED, last.max_speed as f64)?;
-            finite(
-                "the largest divergence after projection",
-                last.max_divergence as f64,
-            )?;
-            self.mode.check_finite(&last.extra, &mut finite)?;
-            if let Some(solve) = &last.solve {
-                finite("the pressure residual", solve.residual)?;
-                let tolerance = self.core.scene.pressure.tolerance;
-                if let Some(floor) = solve.f32_floor.filter(|f| *f > tolerance) {
-                    if !self.core.warned_f32_floor {
-                        self.core.warned_f32_floor = true;
-                        log::warn!(
-                            "frame {frame}: the pressure tolerance {tolerance:e} lies below what \
-                             f32 can reach on this system (about {floor:.1e} of max|b|): the \
-                             true residual stops near that floor whatever the iterations \
-                             (stats.csv: pcg_true_residual)"
-                        );
+            let force_rest = started + 1 >= max_substeps;
+            let host_dt = match clock {
+                Some(terms) if started > 0 => {
+                    self.core
+                        .clock
+                        .write(&self.core.ctx.queue, terms, remaining, force_rest);
+                    None
+                }
+                _ => {
+                    let cfl = checked_cfl_dt(
+                        frame,
+                        started + 1,
+                        self.cfl_dt(),
+                        self.core.max_speed,
+                        frame_dt,
+                    )?;
+                    let dt = clock::substep_length(cfl, remaining, force_rest);
+                    if force_rest {
+                        warn_max_substeps(frame, max_substeps, remaining, cfl);
                     }
+                    // The frame's last substep (the loop's own test, after `remaining -= dt`).
+                    self.core.frame_end = remaining - dt <= frame_dt * 1e-9;
+                    Some(dt)
                 }
-                total_iterations += solve.iterations;
-                worst_residual = worst_residual.max(solve.residual);
-                if solve.status != pressure::SolveStatus::Converged
-                    && solve.residual > self.core.scene.pressure.tolerance
-                {
-                    unconverged += 1;
-                }
+            };
+            let defer = clock.is_some();
+            let run = self.run_substep(host_dt, M::Stage::last(), defer, remaining);
+            self.core.frame_end = false;
+            let ran = run?;
+            started += 1;
+            for report in ran.earlier.into_iter().chain(ran.this) {
+                self.account(frame, report, &mut acc)?;
             }
-            all.push(last.extra.clone());
-            remaining -= dt;
+            match ran.tick {
+                // The GPU's clock: the checks the host makes before a substep of its own.
+                Some(tick) => {
+                    checked_cfl_dt(
+                        frame,
+                        started,
+                        tick.cfl as f64,
+                        self.core.max_speed,
+                        frame_dt,
+                    )?;
+                    if force_rest {
+                        warn_max_substeps(frame, max_substeps, remaining, tick.cfl as f64);
+                    }
+                    remaining = if tick.last { 0.0 } else { remaining - ran.dt };
+                }
+                None => remaining -= ran.dt,
+            }
         }
         self.core.frame += 1;
         let substeps = self.core.substeps_in_frame;
-        let (kinetic_energy, volume, columns) =
-            self.mode.frame_columns(&self.core, &last, &all, substeps)?;
+        let last = acc.last;
+        let (kinetic_energy, volume, columns) = self
+            .mode
+            .frame_columns(&self.core, &last, &acc.all, substeps)?;
         ensure_finite(frame, substeps, "the kinetic energy", kinetic_energy)?;
         let (pcg_iterations, pcg_residual, pcg_true_residual) =
             last.solve.as_ref().map_or((0, 0.0, 0.0), |s| {
@@ -513,11 +609,67 @@ impl<M: Mode> Runner<M> {
             max_speed: last.max_speed as f64,
             volume,
             front_x: last.front_x as f64,
-            pcg_iterations_total: total_iterations,
-            pcg_max_residual: worst_residual,
-            unconverged_solves: unconverged,
+            pcg_iterations_total: acc.iterations,
+            pcg_max_residual: acc.worst_residual,
+            unconverged_solves: acc.unconverged,
             columns,
         })
+    }
+
+    /// The GPU clock's rule when this run may use it ([`Self::step_frame`]).
+    fn gpu_clock(&self) -> Option<CflTerms> {
+        let core = &self.core;
+        let host_work =
+            !core.gpu_clock_enabled || core.bodies.is_some() || core.scene.pressure.refine > 0.0;
+        if host_work {
+            return None;
+        }
+        self.mode.gpu_clock(core)
+    }
+
+    /// A full substep's checks and its share of the frame's stats.
+    fn account(
+        &mut self,
+        frame: u64,
+        report: SubstepReport<M::Substep>,
+        acc: &mut FrameAccount<M::Substep>,
+    ) -> Result<(), SimError> {
+        self.core.last_timing.merge(&report.timing);
+        self.core.last_substep_timing = report.timing.clone();
+        let substep = report.substep;
+        let mut finite =
+            |quantity: &'static str, value: f64| ensure_finite(frame, substep, quantity, value);
+        finite(M::SPEED, report.max_speed as f64)?;
+        finite(
+            "the largest divergence after projection",
+            report.max_divergence as f64,
+        )?;
+        self.mode.check_finite(&report.extra, &mut finite)?;
+        if let Some(solve) = &report.solve {
+            finite("the pressure residual", solve.residual)?;
+            let tolerance = self.core.scene.pressure.tolerance;
+            if let Some(floor) = solve.f32_floor.filter(|f| *f > tolerance) {
+                if !self.core.warned_f32_floor {
+                    self.core.warned_f32_floor = true;
+                    log::warn!(
+                        "frame {frame}: the pressure tolerance {tolerance:e} lies below what \
+                         f32 can reach on this system (about {floor:.1e} of max|b|): the \
+                         true residual stops near that floor whatever the iterations \
+                         (stats.csv: pcg_true_residual)"
+                    );
+                }
+            }
+            acc.iterations += solve.iterations;
+            acc.worst_residual = acc.worst_residual.max(solve.residual);
+            if solve.status != pressure::SolveStatus::Converged
+                && solve.residual > self.core.scene.pressure.tolerance
+            {
+                acc.unconverged += 1;
+            }
+        }
+        acc.all.push(report.extra.clone());
+        acc.last = report;
+        Ok(())
     }
 
     /// One substep of `dt` seconds, running the stages up to and including `last` (the
@@ -527,6 +679,27 @@ impl<M: Mode> Runner<M> {
         dt: f64,
         last: M::Stage,
     ) -> Result<SubstepReport<M::Substep>, SimError> {
+        self.core.pending = None;
+        let ran = self.run_substep(Some(dt), last, false, dt)?;
+        ran.this
+            .ok_or_else(|| SimError::Unsupported("a substep left its counters unread".into()))
+    }
+
+    /// One substep: of `dt` seconds, or (None) of the length the GPU's clock takes from the
+    /// last substep's counters, with `remaining` seconds of the frame left. The counters of
+    /// a substep left pending come back with this one's solve (`earlier`); with `defer`, a
+    /// full substep that does not end its frame leaves its own pending too (`this` None).
+    fn run_substep(
+        &mut self,
+        dt: Option<f64>,
+        last: M::Stage,
+        defer: bool,
+        remaining: f64,
+    ) -> Result<Ran<M::Substep>, SimError> {
+        let on_clock = dt.is_none();
+        // On the GPU clock the host does not know the length yet: what it writes is the last
+        // one, which the clock overwrites on the GPU before anything reads it.
+        let mut dt = dt.unwrap_or(self.core.fields.params.dt as f64);
         self.core.fields.params.dt = dt as f32;
         self.mode.begin_substep(&mut self.core, dt);
         if let Some(b) = self.core.bodies.as_mut() {
@@ -538,11 +711,24 @@ impl<M: Mode> Runner<M> {
             bytemuck::bytes_of(&self.core.fields.params),
         );
         let kind = self.core.scene.pressure.preconditioner;
+        let layout = self.core.readback_layout();
         let mut rec = Recorder::new(&self.core.ctx, &self.core.timer, "Runner::substep");
+        if on_clock {
+            // The clock reads the counters the last substep left, so it runs first.
+            self.core.clock.record(rec.encoder(), &self.core.fields);
+            self.core.counters_reader.copy_at(
+                rec.encoder(),
+                &self.core.clock.out,
+                layout.clock_at,
+                CLOCK_BYTES,
+            );
+        }
         rec.encoder()
             .clear_buffer(&self.core.fields.counters, 0, None);
         let mut solve = None;
         let mut body_forces = false;
+        let mut earlier_words = None;
+        let mut tick = None;
         for &stage in M::Stage::ALL.iter().filter(|&&s| s <= last) {
             let f = &self.core.fields;
             match stage.shared() {
@@ -578,7 +764,11 @@ impl<M: Mode> Runner<M> {
                         }
                     }
                     rec.submit("Runner::substep_end");
-                    let mut report = iterate(
+                    // The solve's read brings back what the last substep left pending and
+                    // this substep's tick.
+                    let with = (self.core.pending.is_some() || on_clock)
+                        .then_some(&self.core.counters_reader);
+                    let (mut report, words) = iterate(
                         &mut self.core.pressure,
                         &self.core.ctx,
                         &self.core.fields,
@@ -586,7 +776,18 @@ impl<M: Mode> Runner<M> {
                         &self.core.scene,
                         &self.core.timer,
                         self.core.bodies.as_ref(),
+                        with,
                     )?;
+                    if let (true, Some(w)) = (on_clock, &words) {
+                        let at = layout.clock_at as usize / 4;
+                        let t = Tick::from_words(&w[at..]);
+                        // The frame's last substep ends exactly on the frame.
+                        dt = if t.last { remaining } else { t.dt as f64 };
+                        self.core.fields.params.dt = t.dt;
+                        self.core.frame_end = t.last;
+                        tick = Some(t);
+                    }
+                    earlier_words = words.filter(|_| self.core.pending.is_some());
                     self.core.refined = false;
                     let target = self.core.scene.pressure.refine;
                     if target > 0.0 && self.core.bodies.is_none() {
@@ -627,67 +828,115 @@ impl<M: Mode> Runner<M> {
                 }
             }
         }
+        // What a substep without a solve (stopped before it) left pending comes back alone,
+        // before this one's copies overwrite it.
+        if self.core.pending.is_some() && earlier_words.is_none() {
+            earlier_words = Some(self.core.counters_reader.read(&self.core.ctx)?);
+        }
         self.mode.record_end(&mut rec, &self.core);
         self.core.timer.resolve(rec.encoder());
         let full = last == M::Stage::last();
-        let timed = self.core.timer.resolved().filter(|_| full);
+        let timed = self
+            .core
+            .timer
+            .resolved()
+            .filter(|_| full)
+            .map(|(b, n)| (b.clone(), n));
         let extra_buf = self.mode.readback(&self.core);
+        let extra_bytes = extra_buf.map(|b| b.size());
         let reader = &mut self.core.counters_reader;
         reader.copy_from(rec.encoder(), &self.core.fields.counters);
-        if let Some((buf, n)) = timed {
-            reader.copy_at(rec.encoder(), buf, COUNTERS_BYTES, n);
+        if let Some((buf, n)) = &timed {
+            reader.copy_at(rec.encoder(), buf, COUNTERS_BYTES, *n);
         }
-        let sums_at = sums_offset(&self.core.timer);
         if let Some(b) = self.core.bodies.as_ref().filter(|_| body_forces) {
             reader.copy_at(
                 rec.encoder(),
                 &b.strong.sums,
-                sums_at,
+                layout.sums_at,
                 StrongCoupling::SUMS_BYTES,
             );
         }
-        let extra_at = sums_at + StrongCoupling::SUMS_BYTES;
         if let Some(buf) = extra_buf {
-            reader.copy_at(rec.encoder(), buf, extra_at, buf.size());
+            reader.copy_at(rec.encoder(), buf, layout.extra_at, buf.size());
         }
         rec.finish();
-        let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
-        if let Some(b) = self.core.bodies.as_mut().filter(|_| body_forces) {
-            let at = sums_at as usize / 4;
+        if full {
+            self.mode.end_full_substep();
+        }
+        let earlier = match (self.core.pending.take(), earlier_words) {
+            (Some(p), Some(words)) => Some(self.complete(p, M::Stage::last(), &words)?),
+            _ => None,
+        };
+        let now = Pending {
+            dt,
+            solve,
+            timed: timed.is_some(),
+            body_forces,
+            extra_bytes,
+        };
+        let this = if defer && full && !self.core.frame_end {
+            self.core.pending = Some(now);
+            None
+        } else {
+            let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
+            Some(self.complete(now, last, &words)?)
+        };
+        Ok(Ran {
+            earlier,
+            this,
+            dt,
+            tick,
+        })
+    }
+
+    /// A substep's report from the words of its readback (`layout` of
+    /// [`Core::readback_layout`]); after a full substep the clock moves on and the bodies
+    /// move.
+    fn complete(
+        &mut self,
+        p: Pending,
+        last: M::Stage,
+        words: &[u32],
+    ) -> Result<SubstepReport<M::Substep>, SimError> {
+        let layout = self.core.readback_layout();
+        if let Some(b) = self.core.bodies.as_mut().filter(|_| p.body_forces) {
+            let at = layout.sums_at as usize / 4;
             let n = StrongCoupling::SUMS_BYTES as usize / 4;
             b.strong.keep_sums(bytemuck::cast_slice(&words[at..at + n]));
         }
         let c = &words[..COUNTERS];
         let mut timing = StageTiming::default();
-        if timed.is_some() {
+        if p.timed {
             let t = &words[COUNTERS_BYTES as usize / 4..];
             self.core.timer.add_words(t, &mut timing);
         }
-        let extra_words = extra_buf.map_or(&[][..], |buf| {
-            let at = extra_at as usize / 4;
-            &words[at..at + buf.size() as usize / 4]
+        let extra_words = p.extra_bytes.map_or(&[][..], |n| {
+            let at = layout.extra_at as usize / 4;
+            &words[at..at + n as usize / 4]
         });
         let extra = self.mode.read_substep(&self.core, c, extra_words, last)?;
         let report = SubstepReport {
-            dt,
+            dt: p.dt,
             fluid_cells: c[COUNTER_FLUID_CELLS],
             max_speed: f32::from_bits(c[COUNTER_MAX_SPEED]),
             front_x: f32::from_bits(c[COUNTER_FRONT_X]),
             max_divergence: f32::from_bits(c[COUNTER_MAX_DIVERGENCE]),
-            solve,
+            solve: p.solve,
             extra,
+            timing,
+            substep: self.core.substeps_in_frame + 1,
         };
-        self.core.last_substep_timing = timing;
-        if full {
+        self.core.last_substep_timing = report.timing.clone();
+        if last == M::Stage::last() {
             self.core.max_speed = report.max_speed;
-            self.core.time += dt;
-            self.mode.end_full_substep();
+            self.core.time += p.dt;
             // The bodies move over the substep once the fluid has pushed them.
             self.core.substeps_in_frame += 1;
             let at = (self.core.frame + 1, self.core.substeps_in_frame);
             let max_move = MAX_MOVE_CFL * self.core.scene.cfl.max(1.0) * self.core.scene.h();
             if let Some(b) = self.core.bodies.as_mut() {
-                b.finish_substep(&self.core.ctx, dt, max_move, at)?;
+                b.finish_substep(&self.core.ctx, p.dt, max_move, at)?;
             }
         }
         if report.solve.is_some() {
@@ -722,7 +971,7 @@ impl<M: Mode> Runner<M> {
                 .record_setup(&mut pass, &core.fields, kind, term);
         }
         rec.finish();
-        let report = iterate(
+        let (report, _) = iterate(
             &mut core.pressure,
             &core.ctx,
             &core.fields,
@@ -730,6 +979,7 @@ impl<M: Mode> Runner<M> {
             &core.scene,
             &core.timer,
             core.bodies.as_ref(),
+            None,
         )?;
         core.last_solve = Some(report.clone());
         Ok(report)

@@ -32,6 +32,7 @@ use super::{
 };
 use crate::gpu::GpuContext;
 use crate::scene::{Scene, SceneKind};
+use crate::sim::core::clock::CflTerms;
 use std::sync::Arc;
 
 /// The stages of one liquid substep, in order. The viewer can stop a step after any of them.
@@ -439,6 +440,18 @@ impl Liquid {
     }
 }
 
+/// The liquid's CFL rule: the largest speed plus sqrt(h |g|), the speed gravity gives
+/// over a cell.
+fn cfl_terms(scene: &Scene) -> CflTerms {
+    let h = scene.h();
+    let g = scene.gravity;
+    let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
+    CflTerms {
+        cfl_h: scene.cfl * h,
+        accel: (h * gmag).sqrt(),
+    }
+}
+
 impl Mode for Liquid {
     type Stage = Stage;
     type Substep = LiquidSubstep;
@@ -446,9 +459,6 @@ impl Mode for Liquid {
 
     /// CFL substep: particles move at most `cfl` cells, counting the speed gravity adds.
     fn cfl_dt(&self, core: &Core) -> f64 {
-        let h = core.scene.h();
-        let g = core.scene.gravity;
-        let gmag = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
         // Emitted liquid moves at its emitter's speed from its first substep.
         let emitters = core
             .scene
@@ -463,7 +473,20 @@ impl Mode for Liquid {
             .max_speed_with_bodies()
             .max(emitters as f64)
             .max(meshes);
-        core.scene.cfl * h / (speed + (h * gmag).sqrt()).max(1e-9)
+        cfl_terms(&core.scene).dt(speed)
+    }
+
+    /// Without bodies, inflow, outflow, emitters, moving meshes and viscosity nothing on
+    /// the host needs a substep's length before it runs, and the largest speed is the
+    /// particles' alone.
+    fn gpu_clock(&self, core: &Core) -> Option<CflTerms> {
+        let s = &core.scene;
+        let host_work = core.bodies.is_some()
+            || self.flow.is_some()
+            || self.moving.is_some()
+            || !s.emitters.is_empty()
+            || s.viscosity > 0.0;
+        (!host_work).then(|| cfl_terms(s))
     }
 
     fn particles(&self) -> u32 {

@@ -119,7 +119,8 @@ fn faces_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
         let tilde = face_sample(FROM_HAT, face.comp, trace(x, params.dt)).value;
         q = clamp(q + 0.5 * (vel_old[g] - tilde), back.lo, back.hi);
     }
-    vel[g] = q * smoke.velocity_decay;
+    // The substep's own dt: the GPU's clock may have set it (src/sim/core/clock.rs).
+    vel[g] = q * exp(-smoke.velocity_dissipation * params.dt);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -151,5 +152,5 @@ fn cells_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
         let tilde = cell_sample(FROM_HAT, trace(x, params.dt)).value;
         q = clamp(q + 0.5 * (dye_old[c] - tilde), back.lo, back.hi);
     }
-    dye[c] = q * smoke.decay;
+    dye[c] = q * exp(-smoke.dissipation * params.dt);
 }

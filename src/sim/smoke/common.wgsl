@@ -4,12 +4,12 @@
 // Mirrored by `SmokeParams` in src/sim/smoke/params.rs (tests/integration/shaders.rs checks the layout).
 struct SmokeParams {
     up: vec4<f32>,            // unit vector opposite to gravity
-    decay: vec4<f32>,         // per-substep factors exp(-rate dt): dye r, g, b, temperature
+    dissipation: vec4<f32>,   // rates (1/s): dye r, g, b, temperature; a substep keeps exp(-rate dt)
     buoyancy: f32,            // m/s^2 per unit temperature
     dye_weight: f32,          // m/s^2 per unit dye
     ambient: f32,             // ambient temperature
     vorticity: f32,           // confinement epsilon
-    velocity_decay: f32,      // exp(-velocity_dissipation dt)
+    velocity_dissipation: f32, // rate (1/s); a substep keeps exp(-rate dt) of the velocity
     scheme: u32,              // SCHEME_SL or SCHEME_MACCORMACK
     num_emitters: u32,
     trail_slot: u32,          // ring-buffer slot the tracers' positions go to this substep

@@ -26,6 +26,7 @@ pub use params::{
     SCHEME_SL,
 };
 
+use super::core::clock::CflTerms;
 use super::core::diffusion;
 use super::core::fields::{GridFields, Particles};
 use super::core::params::SimParams;
@@ -241,7 +242,7 @@ impl Runner<Smoke> {
         );
         let (ctx, fields) = (&core.ctx, &core.fields);
         let device = &ctx.device;
-        let sp = smoke_params(scene, 0.0);
+        let sp = smoke_params(scene);
         let cells = params.num_cells as u64;
         let faces = params.num_faces() as u64;
         let smoke = SmokeFields::new(device, &sp, cells, faces, tracer_pos.len() as u64);
@@ -374,14 +375,14 @@ impl Smoke {
 
     /// Uploads the smoke's uniforms, emitters and (when changed) the static solids for a
     /// substep of `dt`.
-    fn upload(&mut self, core: &Core, dt: f64) {
+    fn upload(&mut self, core: &Core) {
         let q = &core.ctx.queue;
         let scene = &core.scene;
         let mut emitters: Vec<Emitter> = scene.smoke.sources.iter().map(Emitter::source).collect();
         emitters.truncate(MAX_EMITTERS);
         let room = MAX_EMITTERS - emitters.len();
         emitters.extend(self.splats.drain(..).take(room));
-        let mut p = smoke_params(scene, dt);
+        let mut p = smoke_params(scene);
         p.num_emitters = emitters.len() as u32;
         p.trail_slot = self.trail_slot;
         p.num_tracers = self.tracers.count;
@@ -409,6 +410,18 @@ impl Smoke {
     }
 }
 
+/// The smoke's CFL rule: the largest speed plus sqrt(h a), with a bound on the
+/// acceleration the buoyancy and the dye's weight give (1 m/s^2 more).
+fn cfl_terms(scene: &Scene) -> CflTerms {
+    let h = scene.h();
+    let s = &scene.smoke;
+    let accel = s.buoyancy.abs() + s.dye_weight.abs() + 1.0;
+    CflTerms {
+        cfl_h: scene.cfl * h,
+        accel: (h * accel).sqrt(),
+    }
+}
+
 impl Mode for Smoke {
     type Stage = SmokeStage;
     type Substep = SmokeSubstep;
@@ -418,10 +431,13 @@ impl Mode for Smoke {
     /// step; the CFL bound keeps it accurate). Buoyancy's speed scale keeps the first step
     /// from a fluid at rest from being the whole frame.
     fn cfl_dt(&self, core: &Core) -> f64 {
-        let h = core.scene.h();
-        let s = &core.scene.smoke;
-        let accel = s.buoyancy.abs() + s.dye_weight.abs() + 1.0;
-        core.scene.cfl * h / (core.max_speed_with_bodies() + (h * accel).sqrt()).max(1e-9)
+        cfl_terms(&core.scene).dt(core.max_speed_with_bodies())
+    }
+
+    /// Without bodies and diffusion nothing on the host needs a substep's length before
+    /// it runs (the dissipation's factors are taken on the GPU from `SimParams::dt`).
+    fn gpu_clock(&self, core: &Core) -> Option<CflTerms> {
+        (core.bodies.is_none() && !diffuses(&core.scene)).then(|| cfl_terms(&core.scene))
     }
 
     fn particles(&self) -> u32 {
@@ -431,7 +447,7 @@ impl Mode for Smoke {
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {
         self.dt = dt;
         self.diffused = diffusion::DiffusionReport::default();
-        self.upload(core, dt);
+        self.upload(core);
     }
 
     fn record(

@@ -9,12 +9,15 @@ use bytemuck::{Pod, Zeroable};
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 pub struct SmokeParams {
     pub up: [f32; 4],
-    pub decay: [f32; 4],
+    /// Dissipation rates, 1/s: dye r, g, b, temperature (a substep of dt keeps
+    /// exp(-rate dt)).
+    pub dissipation: [f32; 4],
     pub buoyancy: f32,
     pub dye_weight: f32,
     pub ambient: f32,
     pub vorticity: f32,
-    pub velocity_decay: f32,
+    /// The velocity's dissipation rate, 1/s.
+    pub velocity_dissipation: f32,
     /// [`SCHEME_SL`] or [`SCHEME_MACCORMACK`].
     pub scheme: u32,
     pub num_emitters: u32,
@@ -26,12 +29,12 @@ pub struct SmokeParams {
 const _: () = assert!(std::mem::size_of::<SmokeParams>() == 80);
 crate::wgsl_mirror!(smoke_params_layout: SmokeParams = "common.wgsl" SmokeParams {
     up: up,
-    decay: decay,
+    dissipation: dissipation,
     buoyancy: buoyancy,
     dye_weight: dye_weight,
     ambient: ambient,
     vorticity: vorticity,
-    velocity_decay: velocity_decay,
+    velocity_dissipation: velocity_dissipation,
     scheme: scheme,
     num_emitters: num_emitters,
     trail_slot: trail_slot,
@@ -124,8 +127,8 @@ impl Emitter {
     }
 }
 
-/// Uniform parameters of a smoke scene for a substep of `dt` seconds.
-pub fn smoke_params(scene: &Scene, dt: f64) -> SmokeParams {
+/// Uniform parameters of a smoke scene (the substep's length is `SimParams::dt`).
+pub fn smoke_params(scene: &Scene) -> SmokeParams {
     let s = &scene.smoke;
     let g = [scene.gravity.0, scene.gravity.1, scene.gravity.2];
     let gl = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
@@ -134,20 +137,19 @@ pub fn smoke_params(scene: &Scene, dt: f64) -> SmokeParams {
     } else {
         [0.0, 1.0, 0.0]
     };
-    let decay = |rate: f64| (-rate * dt).exp() as f32;
     SmokeParams {
         up: [up[0] as f32, up[1] as f32, up[2] as f32, 0.0],
-        decay: [
-            decay(s.dye_dissipation),
-            decay(s.dye_dissipation),
-            decay(s.dye_dissipation),
-            decay(s.temperature_dissipation),
+        dissipation: [
+            s.dye_dissipation as f32,
+            s.dye_dissipation as f32,
+            s.dye_dissipation as f32,
+            s.temperature_dissipation as f32,
         ],
         buoyancy: s.buoyancy as f32,
         dye_weight: s.dye_weight as f32,
         ambient: s.ambient_temperature as f32,
         vorticity: s.vorticity as f32,
-        velocity_decay: decay(s.velocity_dissipation),
+        velocity_dissipation: s.velocity_dissipation as f32,
         scheme: match s.advection {
             AdvectionScheme::SemiLagrangian => SCHEME_SL,
             AdvectionScheme::MacCormack => SCHEME_MACCORMACK,

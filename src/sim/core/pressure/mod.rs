@@ -330,6 +330,23 @@ impl PressureSolver {
         timer: Option<(&crate::gpu::PassTimer, &str)>,
         term: Option<&dyn AddedTerm>,
     ) -> Result<SolveReport, GpuError> {
+        Ok(self.iterate_with(ctx, f, v, s, timer, term, None)?.0)
+    }
+
+    /// As [`Self::iterate`], bringing `with`'s staging buffer back in the solve's first
+    /// read (the runner's counters of the substep before, on the GPU clock): its words
+    /// come back second, None without.
+    #[allow(clippy::too_many_arguments)]
+    pub fn iterate_with(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        v: &PcgVectors,
+        s: &PressureSettings,
+        timer: Option<(&crate::gpu::PassTimer, &str)>,
+        term: Option<&dyn AddedTerm>,
+        with: Option<&BufferReader>,
+    ) -> Result<(SolveReport, Option<Vec<u32>>), GpuError> {
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
         let chunk = s.check_every.max(1);
@@ -348,10 +365,10 @@ impl PressureSolver {
         self.record_end(&mut enc, v, timer, term);
         ctx.submit(enc.finish());
         let mut queued = ahead;
-        let words: Vec<u32> = self.final_reader.read(ctx)?;
+        let (words, with_words) = self.final_reader.read_with::<u32>(ctx, with)?;
         let header = Self::header(&words);
         if header.done != 0 || queued >= max {
-            return Ok(self.report(&words, kind, term));
+            return Ok((self.report(&words, kind, term), with_words));
         }
         let mut pending: Option<usize> = None;
         let mut c = 0usize;
@@ -388,7 +405,7 @@ impl PressureSolver {
         self.record_end(&mut enc, v, timer, term);
         ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
-        Ok(self.report(&words, kind, term))
+        Ok((self.report(&words, kind, term), with_words))
     }
 
     /// Records `n` iterations in one compute pass.
