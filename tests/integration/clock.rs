@@ -122,3 +122,54 @@ fn frames_on_the_gpu_clock_match_the_host_clock_with_fewer_reads() {
     let sum = |r: &[(u64, u32)]| r.iter().map(|x| x.0).sum::<u64>();
     assert!(sum(&ra) < sum(&rb), "{ra:?} against {rb:?}");
 }
+
+#[test]
+fn smoke_frames_with_diffusion_on_the_gpu_clock_match_the_host_clock() {
+    // The convection box (viscosity, heat diffusion) at 32 x 16, frames of 1/5 s: the
+    // diffusion solves take their coefficient from the substep's dt on the GPU, and each
+    // substep's solve reports stay with that substep although its counters come back with
+    // the next one's solve (`Mode::Host`): the same substeps and viscosity iterations per
+    // frame as on the host's clock, the dye to f32 rounding of the substeps' lengths.
+    use eddy::sim::smoke::SmokeSimulation;
+    use eddy::sim::ModeColumns;
+    let run = |gpu_clock: bool| {
+        let mut scene = eddy::scene::Scene::load(format!(
+            "{}/scenes/smoke_convection.ron",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+        .with_resolution(32);
+        scene.frame_dt = 0.2;
+        let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+        sim.gpu_clock_enabled = gpu_clock;
+        let mut rows = Vec::new();
+        for _ in 0..6 {
+            let before = Traffic::now();
+            let s = sim.step_frame().unwrap();
+            let reads = Traffic::now().since(before).reads;
+            let ModeColumns::Smoke(c) = &s.columns else {
+                panic!("smoke columns")
+            };
+            rows.push((s.substeps, c.viscosity_iterations, c.dye_total, reads));
+        }
+        rows
+    };
+    let a = run(true);
+    let b = run(false);
+    eprintln!("GPU clock {a:?}\nhost clock {b:?}");
+    assert!(a.iter().any(|r| r.0 >= 2), "{a:?}");
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.0, y.0, "substeps");
+        assert!(
+            x.1.abs_diff(y.1) <= x.0,
+            "viscosity iterations {x:?} against {y:?}"
+        );
+        assert!(x.1 > 0, "{x:?}");
+        assert!(
+            (x.2 - y.2).abs() <= 1e-4 * y.2.abs(),
+            "dye {x:?} against {y:?}"
+        );
+    }
+    let reads = |r: &[(u32, u32, f64, u64)]| r.iter().map(|x| x.3).sum::<u64>();
+    assert!(reads(&a) < reads(&b), "{a:?} against {b:?}");
+}

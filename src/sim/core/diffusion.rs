@@ -61,7 +61,8 @@ pub struct DiffusionParams {
     pub sys_cells: u32,
     pub block: [u32; 3],
     pub num_spots: u32,
-    /// k dt / h^2 per block.
+    /// k / h^2 per block, 1/s (the kernels multiply by the substep's `SimParams::dt`, which
+    /// the GPU's clock may have set).
     pub coef: [f32; 4],
     pub wall_value: [[f32; 4]; 4],
     pub wall_fixed: [[f32; 4]; 4],
@@ -411,7 +412,7 @@ impl Diffusion {
         Ok(report)
     }
 
-    /// One implicit viscosity step of `nu` (m^2/s) over `dt` on `f.vel` (after the
+    /// One implicit viscosity step of `nu` (m^2/s) over the substep's dt on `f.vel` (after the
     /// boundary conditions, before the projection). `dye` is the smoke's dye buffer, or
     /// None for the liquid.
     #[allow(clippy::too_many_arguments)]
@@ -421,7 +422,6 @@ impl Diffusion {
         f: &GridFields,
         dye: Option<&wgpu::Buffer>,
         nu: f64,
-        dt: f64,
         settings: &DiffusionSettings,
         timing: Option<Timing<'_>>,
     ) -> Result<SolveReport, SimError> {
@@ -431,7 +431,7 @@ impl Diffusion {
             self.velocity = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
         }
         let mut sys = self.velocity.take().expect("allocated above");
-        let k = (nu * dt / (f.params.h as f64).powi(2)) as f32;
+        let k = (nu / (f.params.h as f64).powi(2)) as f32;
         sys.params.coef = [k, k, k, 0.0];
         sys.params.wall_slide = self.wall_slide;
         let faces = sys.params.sys_cells;
@@ -456,7 +456,6 @@ impl Diffusion {
         f: &GridFields,
         dye: &wgpu::Buffer,
         k: [f64; 4],
-        dt: f64,
         temperature: &WallValues,
         wall_dye: &WallValues,
         settings: &DiffusionSettings,
@@ -468,7 +467,7 @@ impl Diffusion {
         }
         let mut sys = self.scalars.take().expect("allocated above");
         let h2 = (f.params.h as f64).powi(2);
-        sys.params.coef = k.map(|k| (k * dt / h2) as f32);
+        sys.params.coef = k.map(|k| (k / h2) as f32);
         sys.params.set_walls(temperature, wall_dye);
         let out = self.run(
             ctx,

@@ -39,7 +39,7 @@ struct DiffusionParams {
     sys_cells: u32,
     block: vec3<u32>,      // one block of it
     num_spots: u32,
-    coef: vec4<f32>,       // k dt / h^2 per block
+    coef: vec4<f32>,       // k / h^2 per block (1/s); times the substep's dt below
     wall_value: array<vec4<f32>, 4>,  // per wall, per channel
     wall_fixed: array<vec4<f32>, 4>,  // 1 where the wall holds the channel fixed
     spots: array<Spot, 16>,
@@ -80,7 +80,7 @@ fn velocity_system(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
     if (comp >= 3u) { clear_row(s); return; }
     let d = face_dims(comp, params.n);
     if (!in_grid(f, d) || face_kind(comp, f) != UNKNOWN) { clear_row(s); return; }
-    let k = dp.coef[comp];
+    let k = dp.coef[comp] * params.dt;
     let off = face_offset(comp, params);
     let g = off + face_index(f, d);
     var diag = 1.0;
@@ -164,7 +164,7 @@ fn scalar_system(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
     let ch = u32(sc.z) / dp.block.z;
     let c = vec3<i32>(sc.x, sc.y, sc.z - i32(ch * dp.block.z));
     if (ch >= 4u || dp.coef[ch] == 0.0 || type_at(c) != FLUID) { clear_row(s); return; }
-    let k = dp.coef[ch];
+    let k = dp.coef[ch] * params.dt;
     let old = dye[cell_index(c, params.n)][ch];
     var diag = 1.0;
     var rhs = old;

@@ -190,6 +190,16 @@ impl Core {
     }
 
     /// The low part of the last refined solution (`pressure.refine`; None before one).
+    /// Sets the substep's length the kernels read (`SimParams::dt`), for a stage run alone.
+    pub(crate) fn set_dt(&mut self, dt: f64) {
+        self.fields.params.dt = dt as f32;
+        self.ctx.queue.write_buffer(
+            &self.fields.params_buffer,
+            0,
+            bytemuck::bytes_of(&self.fields.params),
+        );
+    }
+
     fn readback_layout(&self) -> ReadbackLayout {
         ReadbackLayout::new(&self.timer, self.readback_extra)
     }
@@ -326,6 +336,10 @@ pub trait Mode: Sized {
     type Stage: StageList;
     /// The mode's own measurements of one substep.
     type Substep: Clone + Debug + Default;
+    /// What the mode's host work learnt while recording a substep (its diffusion solves'
+    /// reports): handed back with that substep's counters, which may come back after the
+    /// next substep was recorded.
+    type Host: Default;
     /// What the runner's error names the largest speed of (e.g. "the largest particle speed").
     const SPEED: &'static str;
 
@@ -368,14 +382,21 @@ pub trait Mode: Sized {
         None
     }
 
+    /// Takes what the substep just recorded left in [`Mode::Host`].
+    fn take_host(&mut self) -> Self::Host {
+        Self::Host::default()
+    }
+
     /// The mode's measurements, once the counters of a substep that ran up to `last` are
-    /// back (`c`), with the words of its [`Mode::readback`] buffer (`extra`; empty without).
+    /// back (`c`), with the words of its [`Mode::readback`] buffer (`extra`; empty without)
+    /// and what its recording left (`host`).
     fn read_substep(
         &mut self,
         core: &Core,
         c: &[u32],
         extra: &[u32],
         last: Self::Stage,
+        host: Self::Host,
     ) -> Result<Self::Substep, SimError>;
 
     /// Host work once a full substep is recorded (e.g. advancing a ring buffer); its
@@ -471,6 +492,8 @@ fn warn_max_substeps(frame: u64, max_substeps: u32, remaining: f64, cfl: f64) {
 pub struct Runner<M: Mode> {
     pub core: Core,
     pub mode: M,
+    /// What the recording of the substep left pending (`Core::pending`) left.
+    pub(crate) pending_host: Option<M::Host>,
 }
 
 impl<M: Mode> std::ops::Deref for Runner<M> {
@@ -523,6 +546,7 @@ impl<M: Mode> Runner<M> {
         self.core.last_timing = StageTiming::default();
         self.core.substeps_in_frame = 0;
         self.core.pending = None;
+        self.pending_host = None;
         self.begin_frame(frame_dt);
         let clock = self.gpu_clock();
         let max_substeps = self.core.scene.max_substeps;
@@ -680,6 +704,7 @@ impl<M: Mode> Runner<M> {
         last: M::Stage,
     ) -> Result<SubstepReport<M::Substep>, SimError> {
         self.core.pending = None;
+        self.pending_host = None;
         let ran = self.run_substep(Some(dt), last, false, dt)?;
         ran.this
             .ok_or_else(|| SimError::Unsupported("a substep left its counters unread".into()))
@@ -864,8 +889,12 @@ impl<M: Mode> Runner<M> {
         if full {
             self.mode.end_full_substep();
         }
+        let host = self.mode.take_host();
         let earlier = match (self.core.pending.take(), earlier_words) {
-            (Some(p), Some(words)) => Some(self.complete(p, M::Stage::last(), &words)?),
+            (Some(p), Some(words)) => {
+                let h = self.pending_host.take().unwrap_or_default();
+                Some(self.complete(p, M::Stage::last(), &words, h)?)
+            }
             _ => None,
         };
         let now = Pending {
@@ -877,10 +906,11 @@ impl<M: Mode> Runner<M> {
         };
         let this = if defer && full && !self.core.frame_end {
             self.core.pending = Some(now);
+            self.pending_host = Some(host);
             None
         } else {
             let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
-            Some(self.complete(now, last, &words)?)
+            Some(self.complete(now, last, &words, host)?)
         };
         Ok(Ran {
             earlier,
@@ -898,6 +928,7 @@ impl<M: Mode> Runner<M> {
         p: Pending,
         last: M::Stage,
         words: &[u32],
+        host: M::Host,
     ) -> Result<SubstepReport<M::Substep>, SimError> {
         let layout = self.core.readback_layout();
         if let Some(b) = self.core.bodies.as_mut().filter(|_| p.body_forces) {
@@ -915,7 +946,9 @@ impl<M: Mode> Runner<M> {
             let at = layout.extra_at as usize / 4;
             &words[at..at + n as usize / 4]
         });
-        let extra = self.mode.read_substep(&self.core, c, extra_words, last)?;
+        let extra = self
+            .mode
+            .read_substep(&self.core, c, extra_words, last, host)?;
         let report = SubstepReport {
             dt: p.dt,
             fluid_cells: c[COUNTER_FLUID_CELLS],

@@ -146,8 +146,7 @@ pub struct Liquid {
     mark: mark_cells::MarkCells,
     volume: volume_correction::VolumeCorrection,
     diffusion: diffusion::Diffusion,
-    /// This substep's length and its viscosity solve, kept for the report.
-    dt: f64,
+    /// This substep's viscosity solve, kept for the report.
     viscosity: Option<SolveReport>,
     forces: forces::Forces,
     extrapolate: extrapolate::Extrapolate,
@@ -239,7 +238,6 @@ impl Runner<Liquid> {
             mark: mark_cells::MarkCells::new(device, fields),
             volume: volume_correction::VolumeCorrection::new(device, fields, pcg, &particles),
             diffusion: diffusion::Diffusion::new(device),
-            dt: 0.0,
             viscosity: None,
             forces: forces::Forces::new(device, fields),
             extrapolate: extrapolate::Extrapolate::new(device, fields),
@@ -281,7 +279,11 @@ impl Runner<Liquid> {
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
         }
-        Ok(Self { core, mode })
+        Ok(Self {
+            core,
+            mode,
+            pending_host: None,
+        })
     }
 
     /// Applies settings that can change without reallocation (PIC ratio, CFL, gravity,
@@ -317,7 +319,8 @@ impl Runner<Liquid> {
     /// up to `Stage::Boundary` must have run, for the cell types and the solids' velocities
     /// at their faces); the substep runs it too.
     pub fn run_viscosity(&mut self, dt: f64) -> Result<SolveReport, SimError> {
-        self.mode.solve_viscosity(&self.core, dt)
+        self.core.set_dt(dt);
+        self.mode.solve_viscosity(&self.core)
     }
 }
 
@@ -337,8 +340,9 @@ impl Liquid {
             * particle_mass(&core.scene)
     }
 
-    /// One implicit viscosity step over `dt` on the grid's face velocities.
-    fn solve_viscosity(&mut self, core: &Core, dt: f64) -> Result<SolveReport, SimError> {
+    /// One implicit viscosity step over the substep's dt (`SimParams::dt`) on the grid's
+    /// face velocities.
+    fn solve_viscosity(&mut self, core: &Core) -> Result<SolveReport, SimError> {
         let timing = core.timer.enabled().then_some(diffusion::Timing {
             timer: &core.timer,
             stage: Stage::Viscosity.name(),
@@ -350,7 +354,6 @@ impl Liquid {
             &core.fields,
             None,
             core.scene.viscosity,
-            dt,
             &core.scene.diffusion,
             timing,
         )
@@ -455,6 +458,7 @@ fn cfl_terms(scene: &Scene) -> CflTerms {
 impl Mode for Liquid {
     type Stage = Stage;
     type Substep = LiquidSubstep;
+    type Host = Option<SolveReport>;
     const SPEED: &'static str = "the largest particle speed";
 
     /// CFL substep: particles move at most `cfl` cells, counting the speed gravity adds.
@@ -476,16 +480,15 @@ impl Mode for Liquid {
         cfl_terms(&core.scene).dt(speed)
     }
 
-    /// Without bodies, inflow, outflow, emitters, moving meshes and viscosity nothing on
-    /// the host needs a substep's length before it runs, and the largest speed is the
-    /// particles' alone.
+    /// Without bodies, inflow, outflow, emitters and moving meshes nothing on the host
+    /// needs a substep's length before it runs (the viscosity's coefficient is taken on the
+    /// GPU from `SimParams::dt`), and the largest speed is the particles' alone.
     fn gpu_clock(&self, core: &Core) -> Option<CflTerms> {
         let s = &core.scene;
         let host_work = core.bodies.is_some()
             || self.flow.is_some()
             || self.moving.is_some()
-            || !s.emitters.is_empty()
-            || s.viscosity > 0.0;
+            || !s.emitters.is_empty();
         (!host_work).then(|| cfl_terms(s))
     }
 
@@ -494,7 +497,6 @@ impl Mode for Liquid {
     }
 
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {
-        self.dt = dt;
         self.viscosity = None;
         // The count the last substep's inflow and outflow left.
         core.fields.params.num_particles = self.particles.count;
@@ -525,6 +527,10 @@ impl Mode for Liquid {
                 spacing::min_distance(scene.h(), scene.particles_per_cell, scene.particle_spacing);
             stage.write_params(&core.ctx.queue, radius);
         }
+    }
+
+    fn take_host(&mut self) -> Option<SolveReport> {
+        self.viscosity.take()
     }
 
     fn record(
@@ -570,7 +576,7 @@ impl Mode for Liquid {
                         core.boundary.record(&mut pass, f);
                     }
                     rec.submit("Liquid::substep_forces");
-                    self.viscosity = Some(self.solve_viscosity(core, self.dt)?);
+                    self.viscosity = Some(self.solve_viscosity(core)?);
                 }
             }
             Stage::Forces => {
@@ -622,6 +628,7 @@ impl Mode for Liquid {
         c: &[u32],
         extra: &[u32],
         last: Stage,
+        host: Option<SolveReport>,
     ) -> Result<LiquidSubstep, SimError> {
         self.frame_kinetic =
             (!extra.is_empty()).then(|| self.kinetic_energy(core, bytemuck::cast_slice(extra)));
@@ -654,7 +661,7 @@ impl Mode for Liquid {
                 0.0
             },
             correction: corrected.then(|| Self::correction_report(core, c)),
-            viscosity: self.viscosity.take(),
+            viscosity: host,
             emitted,
             removed,
         })

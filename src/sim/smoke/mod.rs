@@ -193,8 +193,7 @@ pub struct Smoke {
     tracer_stage: tracers::SmokeTracers,
     stats: stats::SmokeStats,
     diffusion: diffusion::Diffusion,
-    /// This substep's length and its diffusion solves, kept for the report.
-    dt: f64,
+    /// This substep's diffusion solves, kept for the report.
     diffused: diffusion::DiffusionReport,
     /// Scene and painted solids, as on the GPU.
     static_solid: Vec<u32>,
@@ -264,7 +263,6 @@ impl Runner<Smoke> {
             tracer_stage: tracers::SmokeTracers::new(device, fields, &smoke, &tracers),
             stats: stats::SmokeStats::new(device, fields, &smoke),
             diffusion: diffusion::Diffusion::new(device),
-            dt: 0.0,
             diffused: diffusion::DiffusionReport::default(),
             static_solid,
             static_vel,
@@ -297,7 +295,11 @@ impl Runner<Smoke> {
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
         }
-        Ok(Self { core, mode })
+        Ok(Self {
+            core,
+            mode,
+            pending_host: None,
+        })
     }
 }
 
@@ -317,14 +319,15 @@ impl Runner<Smoke> {
     /// `SmokeStage::Mark`); the substep runs it too. Runs only the solves whose
     /// coefficient is not 0.
     pub fn run_diffusion(&mut self, dt: f64) -> Result<diffusion::DiffusionReport, SimError> {
-        self.mode.diffuse(&self.core, dt)
+        self.core.set_dt(dt);
+        self.mode.diffuse(&self.core)
     }
 }
 
 impl Smoke {
-    /// One implicit step of viscosity, heat and dye diffusion, those whose coefficient is
-    /// not 0.
-    fn diffuse(&mut self, core: &Core, dt: f64) -> Result<diffusion::DiffusionReport, SimError> {
+    /// One implicit step of viscosity, heat and dye diffusion over the substep's dt
+    /// (`SimParams::dt`), those whose coefficient is not 0.
+    fn diffuse(&mut self, core: &Core) -> Result<diffusion::DiffusionReport, SimError> {
         let scene = &core.scene;
         let s = &scene.smoke;
         let nu = scene.viscosity;
@@ -352,7 +355,6 @@ impl Smoke {
                 &core.fields,
                 Some(&self.smoke.dye),
                 nu,
-                dt,
                 &scene.diffusion,
                 timing(true, !scalars),
             )?);
@@ -363,7 +365,6 @@ impl Smoke {
                 &core.fields,
                 &self.smoke.dye,
                 k,
-                dt,
                 &s.wall_temperature,
                 &s.wall_dye,
                 &scene.diffusion,
@@ -425,6 +426,7 @@ fn cfl_terms(scene: &Scene) -> CflTerms {
 impl Mode for Smoke {
     type Stage = SmokeStage;
     type Substep = SmokeSubstep;
+    type Host = diffusion::DiffusionReport;
     const SPEED: &'static str = "the largest smoke speed";
 
     /// Substep length from the CFL number (semi-Lagrangian advection is stable for any
@@ -434,20 +436,24 @@ impl Mode for Smoke {
         cfl_terms(&core.scene).dt(core.max_speed_with_bodies())
     }
 
-    /// Without bodies and diffusion nothing on the host needs a substep's length before
-    /// it runs (the dissipation's factors are taken on the GPU from `SimParams::dt`).
+    /// Without bodies nothing on the host needs a substep's length before it runs (the
+    /// dissipation's factors and the diffusion's coefficients are taken on the GPU from
+    /// `SimParams::dt`).
     fn gpu_clock(&self, core: &Core) -> Option<CflTerms> {
-        (core.bodies.is_none() && !diffuses(&core.scene)).then(|| cfl_terms(&core.scene))
+        core.bodies.is_none().then(|| cfl_terms(&core.scene))
     }
 
     fn particles(&self) -> u32 {
         self.tracers.count
     }
 
-    fn begin_substep(&mut self, core: &mut Core, dt: f64) {
-        self.dt = dt;
+    fn begin_substep(&mut self, core: &mut Core, _dt: f64) {
         self.diffused = diffusion::DiffusionReport::default();
         self.upload(core);
+    }
+
+    fn take_host(&mut self) -> diffusion::DiffusionReport {
+        std::mem::take(&mut self.diffused)
     }
 
     fn record(
@@ -494,7 +500,7 @@ impl Mode for Smoke {
                         core.boundary.record(&mut pass, f);
                     }
                     rec.submit("Smoke::substep_forces");
-                    self.diffused = self.diffuse(core, self.dt)?;
+                    self.diffused = self.diffuse(core)?;
                 }
             }
             SmokeStage::Forces => {
@@ -536,6 +542,7 @@ impl Mode for Smoke {
         _c: &[u32],
         extra: &[u32],
         _last: SmokeStage,
+        host: diffusion::DiffusionReport,
     ) -> Result<SmokeSubstep, SimError> {
         let partials: &[[f32; 4]] = bytemuck::cast_slice(extra);
         let mut sums = [0f64; 4];
@@ -555,7 +562,7 @@ impl Mode for Smoke {
             },
             enstrophy: sums[2] * cell_volume,
             kinetic_energy: 0.5 * AIR_DENSITY * sums[3] * cell_volume,
-            diffusion: std::mem::take(&mut self.diffused),
+            diffusion: host,
         })
     }
 
