@@ -157,7 +157,9 @@ fn with_bodies_a_guess_changes_nothing_but_the_reads() {
 /// A substep with rigid bodies reads back three times once the solve has a guess: the
 /// solve's final state, the end of the substep (the counters, the stage timestamps and the
 /// bodies' force sums together), and the liquid's push-out (its momentum, which the bodies
-/// lose) or the smoke's solid flags for its regions.
+/// lose) or, where a body may seal a region of the smoke's closed box, the smoke's solid
+/// flags for its regions (at 16 x 24 the plank and the block are within two cells of each
+/// other).
 #[test]
 fn a_substep_with_bodies_reads_back_three_times_once_the_solve_has_a_guess() {
     let scene = shipped("floating_bodies", 16);
@@ -172,6 +174,36 @@ fn a_substep_with_bodies_reads_back_three_times_once_the_solve_has_a_guess() {
     expect_reads(3, || {
         sim.substep(dt, last).unwrap();
     });
+}
+
+/// The smoke's regions come from its static solids alone while no body can seal one (each
+/// body's bounds, two cells wider, clear of the walls, the static solids and the other
+/// bodies): no read for them, and the same flow, bit for bit, as labelling the stamped
+/// flags every substep. `smoke_rigid_bodies` at 32 x 48 has its three bodies clear (at
+/// 21 x 32 the plank and the disc are within two cells of each other).
+#[test]
+fn smoke_bodies_clear_of_everything_need_no_labelling() {
+    use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
+    let scene = shipped("smoke_rigid_bodies", 48);
+    let dt = 0.5 * scene.frame_dt;
+    let run = |always_label: bool| {
+        let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+        sim.bodies.as_mut().unwrap().coupling.always_label = always_label;
+        let reads = if always_label { 3 } else { 2 };
+        expect_reads(reads, || {
+            sim.substep(dt, SmokeStage::last()).unwrap();
+        });
+        let vel: Vec<f32> = read_buffer(&sim.ctx, &sim.fields.vel).unwrap();
+        let p: Vec<f32> = read_buffer(&sim.ctx, &sim.pcg.p).unwrap();
+        let at = sim.bodies.as_ref().unwrap().set.bodies[1].position;
+        (vel, p, at)
+    };
+    let (va, pa, ba) = run(false);
+    let (vb, pb, bb) = run(true);
+    assert!(va.iter().any(|&v| v != 0.0) && pa.iter().any(|&v| v != 0.0));
+    assert_eq!(va, vb, "face velocities");
+    assert_eq!(pa, pb, "pressure");
+    assert_eq!(ba, bb, "the block's position");
 }
 
 /// Runs `substep` once (the first solve has no guess yet: chunks of `check_every` with

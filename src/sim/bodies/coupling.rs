@@ -86,8 +86,8 @@ crate::wgsl_mirror!(body_params_layout: BodyParams = "coupling.wgsl" BodyParams 
 
 pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE as SHAPE_SPHERE};
 
-/// Bytes of the sums: the right-hand side's i64 sum per region.
-const SUMS_BYTES: u64 = (MAX_REGIONS * 8) as u64;
+/// Bytes of the sums: the right-hand side's i64 sum per region, then its FLUID cells.
+const SUMS_BYTES: u64 = (MAX_REGIONS * 12) as u64;
 
 /// u32 words of the push-out's momentum sums: per body 6 values of two words.
 const PUSH_WORDS: u64 = (MAX_BODIES * 12) as u64;
@@ -139,7 +139,7 @@ pub fn memory(scene: &Scene) -> u64 {
         + super::strong::BYTES;
     common
         + match scene.kind {
-            SceneKind::Smoke => (cells + MAX_REGIONS as u64) * 4 + cells.div_ceil(8) * 4,
+            SceneKind::Smoke => cells * 4 + cells.div_ceil(8) * 4,
             SceneKind::Liquid => cells * (4 + 16) + MAX_REGIONS as u64 * 4,
         }
 }
@@ -200,6 +200,21 @@ pub struct BodyCoupling {
     push_sums: wgpu::Buffer,
     push_reader: Option<BufferReader>,
     num_particles: u32,
+    /// The smoke's regions of its static solids alone ([`Self::set_static_regions`]);
+    /// None until the smoke gives its solids.
+    static_regions: Option<StaticRegions>,
+    /// Whether the GPU holds `static_regions`' labels (nothing to upload again).
+    labels_static: bool,
+    /// Label the regions from the stamped flags every substep, never from the static
+    /// solids' labels (tests compare the two).
+    pub always_label: bool,
+}
+
+/// The regions of the smoke's static solids alone, and which cells those solids touch.
+struct StaticRegions {
+    regions: Regions,
+    solid: Vec<bool>,
+    n: [usize; 3],
 }
 
 /// What the coupling binds from its mode.
@@ -258,7 +273,7 @@ impl BodyCoupling {
         let sums = storage_buffer(device, "Bodies::sums", SUMS_BYTES);
         // Only the smoke labels its regions.
         let region_words = match inp.mode {
-            CouplingMode::Smoke => cells + MAX_REGIONS as u64,
+            CouplingMode::Smoke => cells,
             CouplingMode::Liquid => MAX_REGIONS as u64,
         };
         let regions = storage_buffer(device, "Bodies::regions", region_words * 4);
@@ -327,7 +342,78 @@ impl BodyCoupling {
             push_reader: (inp.particle_mass > 0.0)
                 .then(|| BufferReader::new(device, PUSH_WORDS * 4, "Bodies::push_sums")),
             push_sums,
+            static_regions: None,
+            labels_static: false,
+            always_label: false,
         })
+    }
+
+    /// The smoke's static solids (their flags and, where they cut faces, the faces' open
+    /// fractions): their regions serve every substep in which no body can seal one.
+    pub fn set_static_regions(&mut self, solid: &[u32], open: Option<&[f32]>, n: [u32; 3]) {
+        self.static_regions = Some(StaticRegions {
+            regions: Regions::find_through(solid, open, n),
+            solid: solid.iter().map(|&s| s != 0).collect(),
+            n: n.map(|v| v as usize),
+        });
+        self.labels_static = false;
+    }
+
+    /// Whether no body of `set` can wall off a region: each one's bounds, two cells
+    /// wider on every side, lie inside the domain, clear of every static solid's cell and
+    /// of every other body's widened bounds. A convex body alone leaves the cells around
+    /// it connected, so the static solids' regions stand (the cells it closes are SOLID,
+    /// which the region sums skip).
+    fn bodies_free(&self, set: &BodySet, h: f64) -> bool {
+        let Some(st) = &self.static_regions else {
+            return false;
+        };
+        let [nx, ny, nz] = st.n;
+        let dims = [nx, ny, nz];
+        let margin = 2.0 * h;
+        let boxes: Vec<([f64; 3], [f64; 3])> = set
+            .bodies
+            .iter()
+            .map(|b| {
+                let (c, r) = (b.position, b.aabb_half());
+                let lo = [c.x - r.x - margin, c.y - r.y - margin, c.z - r.z - margin];
+                let hi = [c.x + r.x + margin, c.y + r.y + margin, c.z + r.z + margin];
+                (lo, hi)
+            })
+            .collect();
+        // A slice's bodies span its one cell of depth: z is not checked.
+        let axes = if nz == 1 { 2 } else { 3 };
+        for (i, (lo, hi)) in boxes.iter().enumerate() {
+            for a in 0..axes {
+                if lo[a] < 0.0 || hi[a] > dims[a] as f64 * h || !lo[a].is_finite() {
+                    return false;
+                }
+            }
+            for (lo2, hi2) in &boxes[i + 1..] {
+                if (0..axes).all(|a| lo[a] < hi2[a] && lo2[a] < hi[a]) {
+                    return false;
+                }
+            }
+            // The cells the widened bounds reach.
+            let cell = |x: f64, a: usize| ((x / h).floor().max(0.0) as usize).min(dims[a] - 1);
+            let (i0, i1) = (cell(lo[0], 0), cell(hi[0], 0));
+            let (j0, j1) = (cell(lo[1], 1), cell(hi[1], 1));
+            let (k0, k1) = if axes == 2 {
+                (0, nz - 1)
+            } else {
+                (cell(lo[2], 2), cell(hi[2], 2))
+            };
+            for k in k0..=k1 {
+                for j in j0..=j1 {
+                    for i in i0..=i1 {
+                        if st.solid[i + nx * (j + ny * k)] {
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Particles the push-out runs over (the liquid's count changes with its inflow and
@@ -386,7 +472,25 @@ impl BodyCoupling {
         ctx: &GpuContext,
         rec: &mut Recorder<'_>,
         f: &GridFields,
+        set: &BodySet,
     ) -> Result<(), SimError> {
+        if self.solid_reader.is_none() {
+            return Ok(());
+        }
+        // No body near a wall, a static solid or another body: the static solids' regions
+        // stand, without a read.
+        if !self.always_label && self.bodies_free(set, f.params.h as f64) {
+            if !self.labels_static {
+                if let Some(st) = &self.static_regions {
+                    let words = st.regions.gpu_words();
+                    ctx.queue
+                        .write_buffer(&self.regions, 0, bytemuck::cast_slice(&words));
+                    self.labels_static = true;
+                }
+            }
+            return Ok(());
+        }
+        self.labels_static = false;
         let Some(reader) = self.solid_reader.as_mut() else {
             return Ok(());
         };

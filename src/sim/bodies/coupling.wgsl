@@ -69,13 +69,14 @@ const TWO_32: f32 = 4294967296.0;
 @group(0) @binding(7) var<storage, read_write> cell_type: array<u32>;
 @group(0) @binding(8) var<storage, read_write> body_id: array<u32>;
 @group(0) @binding(9) var<storage, read_write> counters: array<atomic<u32>>;
-// Per region, the sum of rhs over its FLUID cells as a (low, high) u32 pair.
+// Per region, the sum of rhs over its FLUID cells as a (low, high) u32 pair; then, from
+// COUNT_SLOT, per region the number of those cells.
 @group(0) @binding(10) var<storage, read_write> sums: array<atomic<u32>>;
 @group(0) @binding(11) var<storage, read_write> pos: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read_write> vel: array<vec4<f32>>;
 // The pressure right-hand side b = -h^2 div u.
 @group(0) @binding(13) var<storage, read_write> rhs: array<f32>;
-// Per cell its region (NO_REGION: solid, or frozen), then MAX_REGIONS cell counts.
+// Per cell its region (NO_REGION: solid, or frozen).
 @group(0) @binding(14) var<storage, read_write> regions: array<u32>;
 // Per face, what the bodies cover of it: the covering body's index + 1 in the top 8 bits
 // (0: none) and its share of the face, a fraction in unorm24, below (strong.wgsl's J).
@@ -95,8 +96,9 @@ const TWO_32: f32 = 4294967296.0;
 
 const PUSH_UNIT: f32 = 16777216.0;
 
-// The region sums start at slot 0.
+// The region sums start at slot 0, their cell counts at word COUNT_SLOT.
 const RHS_SLOT: u32 = 0u;
+const COUNT_SLOT: u32 = 2u * MAX_REGIONS;
 
 // `x` in body `b`'s frame (z dropped in a slice).
 fn to_local(b: Body, x: vec3<f32>) -> vec3<f32> {
@@ -417,6 +419,7 @@ fn rhs_sum(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells || cell_type[c] != FLUID || regions[c] == NO_REGION) { return; }
     add_fixed(RHS_SLOT + regions[c], rhs[c] * bp.b_unit);
+    atomicAdd(&sums[COUNT_SLOT + regions[c]], 1u);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -428,7 +431,7 @@ fn rhs_compatible(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     let lo = atomicLoad(&sums[2u * slot]);
     let hi = bitcast<i32>(atomicLoad(&sums[2u * slot + 1u]));
     let total = (f32(hi) * TWO_32 + f32(lo)) / bp.b_unit;
-    let cells = max(f32(regions[params.num_cells + regions[c]]), 1.0);
+    let cells = max(f32(atomicLoad(&sums[COUNT_SLOT + regions[c]])), 1.0);
     rhs[c] = rhs[c] - total / cells;
 }
 

@@ -146,11 +146,11 @@ impl Regions {
         Regions { label, cells }
     }
 
-    /// The labels followed by [`MAX_REGIONS`] cell counts: the GPU's `regions` buffer.
+    /// The labels: the GPU's `regions` buffer (the GPU counts each region's FLUID cells
+    /// itself, coupling.wgsl `rhs_sum`, so the labels of the static solids alone serve
+    /// while no body can seal a region, [`super::coupling::BodyCoupling::separate_regions`]).
     pub fn gpu_words(&self) -> Vec<u32> {
-        let mut w = self.label.clone();
-        w.extend((0..MAX_REGIONS).map(|r| self.cells.get(r).copied().unwrap_or(0)));
-        w
+        self.label.clone()
     }
 }
 
@@ -303,6 +303,6 @@ mod tests {
             NO_REGION,
             "the last single is frozen"
         );
-        assert_eq!(r.gpu_words().len(), solid.len() + MAX_REGIONS);
+        assert_eq!(r.gpu_words().len(), solid.len(), "a label per cell");
     }
 }

@@ -764,7 +764,8 @@ impl<M: Mode> Runner<M> {
                 }
                 Some(SharedStage::Pressure) => {
                     if let Some(b) = self.core.bodies.as_mut() {
-                        b.coupling.separate_regions(&self.core.ctx, &mut rec, f)?;
+                        b.coupling
+                            .separate_regions(&self.core.ctx, &mut rec, f, &b.set)?;
                         b.coupling.clear_sums(rec.encoder());
                     }
                     if let Some(x0) = &self.core.initial_guess {

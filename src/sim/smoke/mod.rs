@@ -449,6 +449,15 @@ impl Mode for Smoke {
 
     fn begin_substep(&mut self, core: &mut Core, _dt: f64) {
         self.diffused = diffusion::DiffusionReport::default();
+        if self.static_dirty {
+            // The regions of the static solids alone, for the substeps in which no body can
+            // seal one (BodyCoupling::separate_regions).
+            if let Some(b) = core.bodies.as_mut() {
+                let n = core.fields.params.n;
+                let open = self.static_open.as_deref();
+                b.coupling.set_static_regions(&self.static_solid, open, n);
+            }
+        }
         self.upload(core);
     }
 
