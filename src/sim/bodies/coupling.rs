@@ -90,7 +90,7 @@ pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE a
 const SUMS_BYTES: u64 = (MAX_REGIONS * 12) as u64;
 
 /// u32 words of the push-out's momentum sums: per body 6 values of two words.
-const PUSH_WORDS: u64 = (MAX_BODIES * 12) as u64;
+pub const PUSH_WORDS: u64 = (MAX_BODIES * 12) as u64;
 /// Fixed-point units per N s of those sums (coupling.wgsl's PUSH_UNIT).
 const PUSH_UNIT: f64 = 16777216.0;
 
@@ -198,7 +198,8 @@ pub struct BodyCoupling {
     /// The momentum the push-out gives the particles, per body (coupling.wgsl
     /// `push_sums`), and its readback (the liquid, whose particles carry mass).
     push_sums: wgpu::Buffer,
-    push_reader: Option<BufferReader>,
+    /// Whether the push-out's sums carry momentum (the liquid's particles have mass).
+    pushes_momentum: bool,
     num_particles: u32,
     /// The smoke's regions of its static solids alone ([`Self::set_static_regions`]);
     /// None until the smoke gives its solids.
@@ -339,8 +340,7 @@ impl BodyCoupling {
             solid_reader: (inp.mode == CouplingMode::Smoke)
                 .then(|| BufferReader::new(device, cells.div_ceil(8) * 4, "Bodies::solid")),
             num_particles: inp.particles.count,
-            push_reader: (inp.particle_mass > 0.0)
-                .then(|| BufferReader::new(device, PUSH_WORDS * 4, "Bodies::push_sums")),
+            pushes_momentum: inp.particle_mass > 0.0,
             push_sums,
             static_regions: None,
             labels_static: false,
@@ -540,24 +540,19 @@ impl BodyCoupling {
             .dispatch(pass, self.e.push_out, &self.group, self.num_particles);
     }
 
-    /// Uploads the bodies and pushes particles out of them in a submission of its own.
-    /// Returns, per body of `set`, the momentum (linear, and angular about its centre) the
-    /// push gave the liquid's particles, which the body must lose (read back: the liquid
-    /// only; empty for the smoke's massless tracers).
-    pub fn push_now(
-        &mut self,
-        ctx: &GpuContext,
-        set: &BodySet,
-    ) -> Result<Vec<(DVec3, DVec3)>, SimError> {
+    /// Uploads the bodies and pushes particles out of them in a submission of its own. The
+    /// momentum the push gives the liquid's particles, per body (linear, and angular about
+    /// its centre), stays in `push_sums`: the next substep takes it off the bodies on the
+    /// GPU ([`super::push::PushReaction`]) and brings it back with its counters
+    /// ([`Bodies::keep_push`]).
+    pub fn push_queue(&mut self, ctx: &GpuContext, set: &BodySet) {
         self.upload(ctx, set);
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("Bodies::push_out"),
             });
-        if self.push_reader.is_some() {
-            enc.clear_buffer(&self.push_sums, 0, None);
-        }
+        enc.clear_buffer(&self.push_sums, 0, None);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("bodies_push"),
@@ -565,25 +560,28 @@ impl BodyCoupling {
             });
             self.record_push(&mut pass);
         }
-        let Some(reader) = self.push_reader.as_mut() else {
-            ctx.submit(enc.finish());
-            return Ok(vec![]);
-        };
-        reader.copy_from(&mut enc, &self.push_sums);
         ctx.submit(enc.finish());
-        let words: Vec<u32> = reader.read(ctx)?;
+    }
+
+    /// The push-out's sums, per body of `set`'s `count` (words of `push_sums`).
+    pub fn decode_push(words: &[u32], count: usize) -> Vec<(DVec3, DVec3)> {
         let value = |i: usize| {
             let v = ((words[2 * i + 1] as u64) << 32 | words[2 * i] as u64) as i64;
             v as f64 / PUSH_UNIT
         };
-        Ok((0..set.bodies.len())
+        (0..count)
             .map(|k| {
                 let v = |a: usize| {
                     DVec3::new(value(6 * k + a), value(6 * k + a + 1), value(6 * k + a + 2))
                 };
                 (v(0), v(3))
             })
-            .collect())
+            .collect()
+    }
+
+    /// The push-out's sums (the liquid's; the smoke's tracers carry no momentum).
+    pub fn push_sums(&self) -> Option<&wgpu::Buffer> {
+        self.pushes_momentum.then_some(&self.push_sums)
     }
 }
 
@@ -597,6 +595,11 @@ pub struct Bodies {
     /// v*), as uploaded by [`Self::begin_substep`]; they replace `set` when the substep
     /// ends.
     predicted: Option<BodySet>,
+    /// The push-out's reaction on the GPU (the liquid's).
+    push: Option<super::push::PushReaction>,
+    /// What the push-out before this substep gave the particles, per body, once the
+    /// substep's readback brought it ([`Self::keep_push`]).
+    pushed: Vec<(DVec3, DVec3)>,
 }
 
 impl Bodies {
@@ -628,13 +631,19 @@ impl Bodies {
             scales,
             set.scheme == CouplingScheme::Strong,
         );
-        // Particles are seeded outside the bodies: nothing to take from them.
-        coupling.push_now(ctx, &set)?;
+        // Particles are seeded outside the bodies: the first substep takes off what little
+        // the push gives them.
+        coupling.push_queue(ctx, &set);
+        let push = coupling.push_sums().map(|sums| {
+            super::push::PushReaction::new(&ctx.device, sums, &coupling.bodies, &strong.couple)
+        });
         Ok(Self {
             set,
             coupling,
             strong,
             predicted: None,
+            push,
+            pushed: Vec::new(),
         })
     }
 
@@ -655,7 +664,25 @@ impl Bodies {
         }
         self.coupling.upload(ctx, &p);
         self.strong.upload(ctx, &p, f);
+        if let Some(r) = self.push.as_mut() {
+            r.upload(&ctx.queue, &p);
+        }
         self.predicted = Some(p);
+    }
+
+    /// Records the push-out's reaction (the liquid's): the bodies lose, on the GPU, what the
+    /// push-out after the last substep gave the particles. Record before anything reads
+    /// the bodies' velocities.
+    pub fn record_push_reaction(&self, enc: &mut wgpu::CommandEncoder) {
+        if let Some(r) = &self.push {
+            r.record(enc);
+        }
+    }
+
+    /// Keeps the push-out's sums the substep's readback brought (`words` of `push_sums`),
+    /// for [`Self::finish_substep`] to take off the bodies on the host too.
+    pub fn keep_push(&mut self, words: &[u32]) {
+        self.pushed = BodyCoupling::decode_push(words, self.set.bodies.len());
     }
 
     /// The fluid's force on each body over a substep of `dt`, from the sums the substep
@@ -686,6 +713,20 @@ impl Bodies {
         if let Some(p) = self.predicted.take() {
             self.set = p;
         }
+        // What the push-out before this substep gave the liquid, the bodies lose (the GPU
+        // took it off the velocities this substep started from): momentum stays with the
+        // two.
+        for (b, (p, l)) in self
+            .set
+            .bodies
+            .iter_mut()
+            .zip(std::mem::take(&mut self.pushed))
+        {
+            if b.is_dynamic() {
+                b.momentum -= p;
+                b.angular_momentum -= l;
+            }
+        }
         self.set.set_fluid_forces(&forces);
         self.set.step(dt);
         self.set
@@ -696,14 +737,9 @@ impl Bodies {
                 body,
                 what,
             })?;
-        // What the push gave the liquid, the bodies lose: momentum stays with the two.
-        let pushed = self.coupling.push_now(ctx, &self.set)?;
-        for (b, (p, l)) in self.set.bodies.iter_mut().zip(pushed) {
-            if b.is_dynamic() {
-                b.momentum -= p;
-                b.angular_momentum -= l;
-            }
-        }
+        // Particles out of the bodies at their new places; what that gives the liquid, the
+        // bodies lose in the next substep (on the GPU as it starts, here as it ends).
+        self.coupling.push_queue(ctx, &self.set);
         Ok(())
     }
 }

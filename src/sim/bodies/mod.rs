@@ -27,6 +27,7 @@
 
 pub mod contact;
 pub mod coupling;
+pub mod push;
 pub mod regions;
 pub mod strong;
 

@@ -288,24 +288,32 @@ struct ReadbackLayout {
     /// The GPU clock's tick of the substep after (copied by that substep, which reads it
     /// back with its solve).
     clock_at: u64,
+    /// The push-out's sums the substep's bodies lost (the liquid's).
+    push_at: u64,
 }
+
+/// Bytes of the push-out's sums in the readback.
+const PUSH_BYTES: u64 = crate::sim::bodies::coupling::PUSH_WORDS * 4;
 
 impl ReadbackLayout {
     fn new(timer: &PassTimer, extra: u64) -> Self {
         let sums_at = sums_offset(timer);
         let extra_at = sums_at + StrongCoupling::SUMS_BYTES;
+        let clock_at = extra_at + extra;
         Self {
             sums_at,
             extra_at,
-            clock_at: extra_at + extra,
+            clock_at,
+            push_at: clock_at + CLOCK_BYTES,
         }
     }
 }
 
 /// The end-of-substep readback: the counters, the stage timestamps, the bodies' force sums,
-/// `extra` bytes of the mode's own ([`Mode::readback`]) and the next substep's tick.
+/// `extra` bytes of the mode's own ([`Mode::readback`]), the next substep's tick and the
+/// push-out's sums.
 fn counters_reader(ctx: &GpuContext, timer: &PassTimer, extra: u64) -> BufferReader {
-    let size = ReadbackLayout::new(timer, extra).clock_at + CLOCK_BYTES;
+    let size = ReadbackLayout::new(timer, extra).push_at + PUSH_BYTES;
     BufferReader::new(&ctx.device, size, "Runner::counters")
 }
 
@@ -750,6 +758,9 @@ impl<M: Mode> Runner<M> {
         }
         rec.encoder()
             .clear_buffer(&self.core.fields.counters, 0, None);
+        if let Some(b) = &self.core.bodies {
+            b.record_push_reaction(rec.encoder());
+        }
         let mut solve = None;
         let mut body_forces = false;
         let mut earlier_words = None;
@@ -882,6 +893,9 @@ impl<M: Mode> Runner<M> {
                 layout.sums_at,
                 StrongCoupling::SUMS_BYTES,
             );
+            if let Some(push) = b.coupling.push_sums() {
+                reader.copy_at(rec.encoder(), push, layout.push_at, PUSH_BYTES);
+            }
         }
         if let Some(buf) = extra_buf {
             reader.copy_at(rec.encoder(), buf, layout.extra_at, buf.size());
@@ -936,6 +950,10 @@ impl<M: Mode> Runner<M> {
             let at = layout.sums_at as usize / 4;
             let n = StrongCoupling::SUMS_BYTES as usize / 4;
             b.strong.keep_sums(bytemuck::cast_slice(&words[at..at + n]));
+            if b.coupling.push_sums().is_some() {
+                let at = layout.push_at as usize / 4;
+                b.keep_push(&words[at..at + PUSH_BYTES as usize / 4]);
+            }
         }
         let c = &words[..COUNTERS];
         let mut timing = StageTiming::default();

@@ -159,6 +159,10 @@ impl Core {
         }
         if let Some(b) = &self.bodies {
             s.push_words("bodies", &b.set.state_words());
+            // The push-out after the last substep, which the next one takes off the bodies.
+            if let Some(push) = b.coupling.push_sums() {
+                s.push_buffer(&self.ctx, "bodies.push", push)?;
+            }
         }
         Ok(s)
     }
@@ -190,7 +194,19 @@ impl Core {
             s.restore_buffer(&self.ctx, name, buf)?;
         }
         match (&mut self.bodies, s.get("bodies")) {
-            (Some(b), Ok(_)) => b.set.restore_words(&s.words("bodies")?)?,
+            (Some(b), Ok(_)) => {
+                b.set.restore_words(&s.words("bodies")?)?;
+                if let Some(push) = b.coupling.push_sums() {
+                    if s.get("bodies.push").is_ok() {
+                        s.restore_buffer(&self.ctx, "bodies.push", push)?;
+                    } else {
+                        // A checkpoint from before the push's reaction moved to the GPU
+                        // took it off the bodies already.
+                        let zeros = vec![0u8; push.size() as usize];
+                        self.ctx.queue.write_buffer(push, 0, &zeros);
+                    }
+                }
+            }
             (None, Err(_)) => {}
             (Some(_), Err(e)) => return Err(e),
             (None, Ok(_)) => {
