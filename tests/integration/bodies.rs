@@ -1611,3 +1611,118 @@ fn prisms_float_at_their_density_ratio_in_a_liquid_slice() {
         );
     }
 }
+
+#[test]
+fn the_push_out_s_reaction_on_the_gpu_takes_what_the_host_takes() {
+    // Three bodies (a tilted box, a sphere, a fixed box): push sums of both signs and of
+    // several sizes, encoded as the push-out writes them; the GPU's new velocity and spin
+    // of each body, in both bodies buffers, against the host's f64 bookkeeping: momentum
+    // less the push, over the mass, and the world inverse inertia times the angular
+    // momentum less the push's. The fixed body keeps its velocity.
+    use eddy::sim::bodies::coupling::BodyCoupling;
+    use eddy::sim::bodies::push::PushReaction;
+    use eddy::sim::bodies::BodySet;
+    use glam::DVec3;
+    let mut tilted = body(
+        BodyShape::Box {
+            half_extents: (0.1, 0.05, 0.07),
+        },
+        (0.4, 0.5, 0.5),
+        300.0,
+    );
+    tilted.rotation_deg = (20.0, 35.0, 10.0);
+    tilted.velocity = (0.3, -0.2, 0.1);
+    tilted.angular_velocity = (1.0, -2.0, 0.5);
+    let mut sphere = body(BodyShape::Sphere { radius: 0.06 }, (0.7, 0.4, 0.3), 900.0);
+    sphere.velocity = (-0.1, 0.05, 0.2);
+    let mut fixed = body(
+        BodyShape::Box {
+            half_extents: (0.05, 0.05, 0.05),
+        },
+        (0.2, 0.2, 0.2),
+        1000.0,
+    );
+    fixed.motion = eddy::scene::BodyMotion::Fixed;
+    let mut scene = pool(vec![tilted, sphere, fixed]);
+    scene.fluid.clear();
+    let set = BodySet::from_scene(&scene).unwrap();
+    let pushes = [
+        (
+            DVec3::new(1.5e-3, -2.0e-4, 7.0e-5),
+            DVec3::new(-3.0e-5, 1.0e-5, 2.0e-6),
+        ),
+        (
+            DVec3::new(-4.0e-2, 3.0e-3, -1.0e-6),
+            DVec3::new(2.0e-7, -5.0e-6, 1.0e-5),
+        ),
+        (DVec3::new(1.0, 1.0, 1.0), DVec3::new(1.0, 1.0, 1.0)),
+    ];
+    let unit = 16777216.0f64;
+    let mut words = vec![0u32; eddy::sim::bodies::coupling::PUSH_WORDS as usize];
+    for (k, (p, l)) in pushes.iter().enumerate() {
+        for (a, v) in [p.x, p.y, p.z, l.x, l.y, l.z].into_iter().enumerate() {
+            let fixed = (v * unit).round() as i64 as u64;
+            words[2 * (6 * k + a)] = fixed as u32;
+            words[2 * (6 * k + a) + 1] = (fixed >> 32) as u32;
+        }
+    }
+    // The host decodes what it encoded.
+    let back = BodyCoupling::decode_push(&words, 3);
+    assert!((back[1].0 - pushes[1].0).length() < 1e-7);
+    let ctx = common::gpu();
+    let sums = eddy::gpu::storage_buffer(&ctx.device, "test::push_sums", words.len() as u64 * 4);
+    ctx.queue
+        .write_buffer(&sums, 0, bytemuck::cast_slice(&words));
+    let vec4 = |v: DVec3| [v.x as f32, v.y as f32, v.z as f32, 0.0];
+    // coupling.wgsl's Body (8 vec4: velocity at 5, spin at 6) and strong.wgsl's CoupleBody
+    // (9 vec4: velocity at 1, spin at 2), the rest filled with markers left alone.
+    let mut gpu_bodies = vec![[9.0f32; 4]; 8 * 3];
+    let mut couple = vec![[7.0f32; 4]; 9 * 3];
+    for (k, b) in set.bodies.iter().enumerate() {
+        gpu_bodies[8 * k + 5] = vec4(b.velocity());
+        gpu_bodies[8 * k + 6] = vec4(b.omega());
+        couple[9 * k + 1] = vec4(b.velocity());
+        couple[9 * k + 2] = vec4(b.omega());
+    }
+    let bodies_buf = eddy::gpu::storage_buffer(&ctx.device, "test::bodies", 8 * 3 * 16);
+    let couple_buf = eddy::gpu::storage_buffer(&ctx.device, "test::couple", 9 * 3 * 16);
+    ctx.queue
+        .write_buffer(&bodies_buf, 0, bytemuck::cast_slice(&gpu_bodies));
+    ctx.queue
+        .write_buffer(&couple_buf, 0, bytemuck::cast_slice(&couple));
+    let mut reaction = PushReaction::new(&ctx.device, &sums, &bodies_buf, &couple_buf);
+    reaction.upload(&ctx.queue, &set);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    reaction.record(&mut enc);
+    ctx.submit(enc.finish());
+    let got_b: Vec<[f32; 4]> = eddy::gpu::read_buffer(&ctx, &bodies_buf).unwrap();
+    let got_c: Vec<[f32; 4]> = eddy::gpu::read_buffer(&ctx, &couple_buf).unwrap();
+    for (k, b) in set.bodies.iter().enumerate() {
+        let (mut v, mut w) = (b.velocity(), b.omega());
+        if b.is_dynamic() {
+            // What the host takes off: the sums as the readback brings them.
+            let (p, l) = back[k];
+            let mut host = b.clone();
+            host.momentum -= p;
+            host.angular_momentum -= l;
+            v = host.velocity();
+            w = host.omega();
+        }
+        // The velocity and the spin in each buffer.
+        let slots = [
+            (got_b[8 * k + 5], v),
+            (got_b[8 * k + 6], w),
+            (got_c[9 * k + 1], v),
+            (got_c[9 * k + 2], w),
+        ];
+        for (g, want) in slots {
+            let g = DVec3::new(g[0] as f64, g[1] as f64, g[2] as f64);
+            assert!(
+                (g - want).length() <= 1e-5 * want.length().max(1e-3),
+                "body {k}: {g} against {want}"
+            );
+        }
+        assert_eq!(got_b[8 * k], [9.0; 4], "a marker moved");
+        assert_eq!(got_c[9 * k + 3], [7.0; 4], "a marker moved");
+    }
+}
