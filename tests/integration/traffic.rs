@@ -245,3 +245,19 @@ fn first_solve(scene: &eddy::scene::Scene) -> (eddy::sim::core::pressure::SolveR
         )
     }
 }
+
+/// The smoke's viscosity and its heat and dye diffusion touch different fields, so both
+/// solves are queued before one read brings both back (the same results as one after the
+/// other: stats.csv of `smoke_convection` byte-identical over 30 frames, BENCHMARKS.md).
+#[test]
+fn the_smoke_s_two_diffusion_solves_share_one_read() {
+    use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
+    let scene = shipped("smoke_convection", 32);
+    let dt = 0.25 * scene.frame_dt;
+    let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+    sim.substep(dt, SmokeStage::Mark).unwrap();
+    expect_reads(1, || {
+        let r = sim.run_diffusion(dt).unwrap();
+        assert!(r.velocity.is_some() && r.scalars.is_some(), "{r:?}");
+    });
+}

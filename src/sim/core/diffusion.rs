@@ -358,17 +358,16 @@ impl Diffusion {
         })
     }
 
-    /// Assembles, solves and stores one system; `entries` are its assembly and store
-    /// kernels and `store_threads` the store's thread count.
-    fn run(
+    /// Writes one system's settings and submits its assembly, its preconditioner's set-up
+    /// and the start of its solve (`entry`: its assembly kernel).
+    fn setup(
         &self,
         ctx: &GpuContext,
-        sys: &mut System,
+        sys: &System,
         settings: &DiffusionSettings,
-        entries: [Entry; 2],
-        store_threads: u32,
+        entry: Entry,
         timing: Option<Timing<'_>>,
-    ) -> Result<SolveReport, SimError> {
+    ) {
         let pcg = settings.pcg();
         let kind = pcg.preconditioner;
         ctx.queue
@@ -381,19 +380,28 @@ impl Diffusion {
             true,
             |pass| {
                 self.kernel
-                    .dispatch(pass, entries[0], &sys.group, sys.params.sys_cells);
+                    .dispatch(pass, entry, &sys.group, sys.params.sys_cells);
                 sys.solver.precond.record_setup(pass, kind);
                 sys.solver.record_start(pass, &sys.grid, kind, None);
             },
         );
-        let report = sys
-            .solver
-            .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None, None)?;
+    }
+
+    /// Warns about a solve that stopped short and submits its system's store (`entry`, on
+    /// `threads` threads).
+    fn store(
+        &self,
+        ctx: &GpuContext,
+        sys: &System,
+        report: &SolveReport,
+        (entry, threads): (Entry, u32),
+        timing: Option<Timing<'_>>,
+    ) {
         if report.status != super::pressure::SolveStatus::Converged {
             log::warn!(
                 "diffusion solve ({}) stopped at {} iterations, residual {:.1e} ({:?}); \
                  raise diffusion.max_iterations or use a stronger preconditioner",
-                self.kernel.entry_name(entries[0]),
+                self.kernel.entry_name(entry),
                 report.iterations,
                 report.residual,
                 report.status
@@ -404,27 +412,39 @@ impl Diffusion {
             "diffusion::store",
             timing.filter(|t| t.end),
             false,
-            |pass| {
-                self.kernel
-                    .dispatch(pass, entries[1], &sys.group, store_threads)
-            },
+            |pass| self.kernel.dispatch(pass, entry, &sys.group, threads),
         );
+    }
+
+    /// Assembles, solves and stores one system; `entries` are its assembly and store
+    /// kernels and `store_threads` the store's thread count.
+    fn run(
+        &self,
+        ctx: &GpuContext,
+        sys: &mut System,
+        settings: &DiffusionSettings,
+        entries: [Entry; 2],
+        store_threads: u32,
+        timing: Option<Timing<'_>>,
+    ) -> Result<SolveReport, SimError> {
+        self.setup(ctx, sys, settings, entries[0], timing);
+        let pcg = settings.pcg();
+        let report = sys
+            .solver
+            .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None, None)?;
+        self.store(ctx, sys, &report, (entries[1], store_threads), timing);
         Ok(report)
     }
 
-    /// One implicit viscosity step of `nu` (m^2/s) over the substep's dt on `f.vel` (after the
-    /// boundary conditions, before the projection). `dye` is the smoke's dye buffer, or
-    /// None for the liquid.
-    #[allow(clippy::too_many_arguments)]
-    pub fn velocity(
+    /// The velocity system of `f`'s grid with viscosity `nu` (allocated on first use).
+    fn velocity_system(
         &mut self,
         ctx: &GpuContext,
         f: &GridFields,
         dye: Option<&wgpu::Buffer>,
         nu: f64,
         settings: &DiffusionSettings,
-        timing: Option<Timing<'_>>,
-    ) -> Result<SolveReport, SimError> {
+    ) -> Result<System, SimError> {
         if needs_system(&self.velocity, settings) {
             let dims = Self::velocity_dims(f.params.n);
             let dye = dye.unwrap_or(&self.no_dye);
@@ -434,15 +454,47 @@ impl Diffusion {
         let k = (nu / (f.params.h as f64).powi(2)) as f32;
         sys.params.coef = [k, k, k, 0.0];
         sys.params.wall_slide = self.wall_slide;
+        Ok(sys)
+    }
+
+    /// The scalar system of `f`'s grid with diffusivities `k` and the given wall values
+    /// (allocated on first use).
+    fn scalar_system(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dye: &wgpu::Buffer,
+        k: [f64; 4],
+        (temperature, wall_dye): (&WallValues, &WallValues),
+        settings: &DiffusionSettings,
+    ) -> Result<System, SimError> {
+        if needs_system(&self.scalars, settings) {
+            let dims = Self::scalar_dims(f.params.n);
+            self.scalars = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
+        }
+        let mut sys = self.scalars.take().expect("allocated above");
+        let h2 = (f.params.h as f64).powi(2);
+        sys.params.coef = k.map(|k| (k / h2) as f32);
+        sys.params.set_walls(temperature, wall_dye);
+        Ok(sys)
+    }
+
+    /// One implicit viscosity step of `nu` (m^2/s) over the substep's dt on `f.vel` (after
+    /// the boundary conditions, before the projection). `dye` is the smoke's dye buffer, or
+    /// None for the liquid.
+    pub fn velocity(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dye: Option<&wgpu::Buffer>,
+        nu: f64,
+        settings: &DiffusionSettings,
+        timing: Option<Timing<'_>>,
+    ) -> Result<SolveReport, SimError> {
+        let mut sys = self.velocity_system(ctx, f, dye, nu, settings)?;
         let faces = sys.params.sys_cells;
-        let out = self.run(
-            ctx,
-            &mut sys,
-            settings,
-            [self.e.velocity_system, self.e.velocity_store],
-            faces,
-            timing,
-        );
+        let entries = [self.e.velocity_system, self.e.velocity_store];
+        let out = self.run(ctx, &mut sys, settings, entries, faces, timing);
         self.velocity = Some(sys);
         out
     }
@@ -461,23 +513,57 @@ impl Diffusion {
         settings: &DiffusionSettings,
         timing: Option<Timing<'_>>,
     ) -> Result<SolveReport, SimError> {
-        if needs_system(&self.scalars, settings) {
-            let dims = Self::scalar_dims(f.params.n);
-            self.scalars = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
-        }
-        let mut sys = self.scalars.take().expect("allocated above");
-        let h2 = (f.params.h as f64).powi(2);
-        sys.params.coef = k.map(|k| (k / h2) as f32);
-        sys.params.set_walls(temperature, wall_dye);
-        let out = self.run(
-            ctx,
-            &mut sys,
-            settings,
-            [self.e.scalar_system, self.e.scalar_store],
-            f.num_cells(),
-            timing,
-        );
+        let walls = (temperature, wall_dye);
+        let mut sys = self.scalar_system(ctx, f, dye, k, walls, settings)?;
+        let entries = [self.e.scalar_system, self.e.scalar_store];
+        let out = self.run(ctx, &mut sys, settings, entries, f.num_cells(), timing);
         self.scalars = Some(sys);
         out
+    }
+
+    /// The viscosity step and the scalars' step together: they touch different fields
+    /// (the face velocities, the dye), so both solves are queued before one read brings
+    /// both back (`PressureSolver::iterate_pair`); a solve whose guess fell short goes on
+    /// alone. The same results as [`Self::velocity`] then [`Self::scalars`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn both(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dye: &wgpu::Buffer,
+        nu: f64,
+        k: [f64; 4],
+        walls: (&WallValues, &WallValues),
+        settings: &DiffusionSettings,
+        timing: Option<Timing<'_>>,
+    ) -> Result<(SolveReport, SolveReport), SimError> {
+        let mut vel = self.velocity_system(ctx, f, Some(dye), nu, settings)?;
+        let scal = match self.scalar_system(ctx, f, dye, k, walls, settings) {
+            Ok(s) => s,
+            Err(e) => {
+                self.velocity = Some(vel);
+                return Err(e);
+            }
+        };
+        let mut scal = scal;
+        let first = timing.map(|t| Timing { end: false, ..t });
+        let last = timing.map(|t| Timing { begin: false, ..t });
+        self.setup(ctx, &vel, settings, self.e.velocity_system, first);
+        self.setup(ctx, &scal, settings, self.e.scalar_system, None);
+        let pcg = settings.pcg();
+        let out = PressureSolver::iterate_pair(
+            (&mut vel.solver, &vel.vectors, &vel.grid),
+            (&mut scal.solver, &scal.vectors, &scal.grid),
+            ctx,
+            (&pcg, &pcg),
+        );
+        if let Ok((rv, rs)) = &out {
+            let faces = vel.params.sys_cells;
+            self.store(ctx, &vel, rv, (self.e.velocity_store, faces), None);
+            self.store(ctx, &scal, rs, (self.e.scalar_store, f.num_cells()), last);
+        }
+        self.velocity = Some(vel);
+        self.scalars = Some(scal);
+        Ok(out?)
     }
 }

@@ -350,6 +350,24 @@ impl Smoke {
         if nu > 0.0 {
             // The top wall slides along +x at the lid's speed (a lid-driven cavity).
             self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
+        }
+        if nu > 0.0 && scalars {
+            // Both solves queued before one read brings both back.
+            let (v, sc) = self.diffusion.both(
+                &core.ctx,
+                &core.fields,
+                &self.smoke.dye,
+                nu,
+                k,
+                (&s.wall_temperature, &s.wall_dye),
+                &scene.diffusion,
+                timing(true, true),
+            )?;
+            report.velocity = Some(v);
+            report.scalars = Some(sc);
+            return Ok(report);
+        }
+        if nu > 0.0 {
             report.velocity = Some(self.diffusion.velocity(
                 &core.ctx,
                 &core.fields,

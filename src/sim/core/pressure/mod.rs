@@ -347,6 +347,43 @@ impl PressureSolver {
         term: Option<&dyn AddedTerm>,
         with: Option<&BufferReader>,
     ) -> Result<(SolveReport, Option<Vec<u32>>), GpuError> {
+        let queued = self.queue_guess(ctx, f, v, s, timer, term);
+        let (words, with_words) = self.final_reader.read_with::<u32>(ctx, with)?;
+        let report = self.go_on(ctx, f, v, s, timer, term, queued, words)?;
+        Ok((report, with_words))
+    }
+
+    /// Two independent solves (the smoke's viscosity and its heat and dye) with one read
+    /// between them: both guesses are queued, both final states come back together, and a
+    /// solve whose guess fell short goes on alone ([`Self::iterate`] for each).
+    pub fn iterate_pair(
+        (a, av, af): (&mut PressureSolver, &PcgVectors, &GridFields),
+        (b, bv, bf): (&mut PressureSolver, &PcgVectors, &GridFields),
+        ctx: &GpuContext,
+        (sa, sb): (&PressureSettings, &PressureSettings),
+    ) -> Result<(SolveReport, SolveReport), GpuError> {
+        let qa = a.queue_guess(ctx, af, av, sa, None, None);
+        let qb = b.queue_guess(ctx, bf, bv, sb, None, None);
+        let (wa, wb) = a
+            .final_reader
+            .read_with::<u32>(ctx, Some(&b.final_reader))?;
+        let wb = wb.expect("read with the first");
+        let ra = a.go_on(ctx, af, av, sa, None, None, qa, wa)?;
+        let rb = b.go_on(ctx, bf, bv, sb, None, None, qb, wb)?;
+        Ok((ra, rb))
+    }
+
+    /// Queues as many iterations as the last solve needed, the true residual and the copy
+    /// of the final state (submitted; nothing read). Returns the iterations queued.
+    fn queue_guess(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        v: &PcgVectors,
+        s: &PressureSettings,
+        timer: Option<(&crate::gpu::PassTimer, &str)>,
+        term: Option<&dyn AddedTerm>,
+    ) -> u32 {
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
         let chunk = s.check_every.max(1);
@@ -364,11 +401,30 @@ impl PressureSolver {
         self.record_chunk(&mut enc, f, kind, term, ahead, begin);
         self.record_end(&mut enc, v, timer, term);
         ctx.submit(enc.finish());
-        let mut queued = ahead;
-        let (words, with_words) = self.final_reader.read_with::<u32>(ctx, with)?;
+        ahead
+    }
+
+    /// After the guess's `queued` iterations and their final state's `words`: the report
+    /// if the solve is done, or the chunked loop until it is.
+    #[allow(clippy::too_many_arguments)]
+    fn go_on(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        v: &PcgVectors,
+        s: &PressureSettings,
+        timer: Option<(&crate::gpu::PassTimer, &str)>,
+        term: Option<&dyn AddedTerm>,
+        queued: u32,
+        words: Vec<u32>,
+    ) -> Result<SolveReport, GpuError> {
+        let kind = s.preconditioner;
+        let max = s.max_iterations.min(v.history_len - 1);
+        let chunk = s.check_every.max(1);
+        let mut queued = queued;
         let header = Self::header(&words);
         if header.done != 0 || queued >= max {
-            return Ok((self.report(&words, kind, term), with_words));
+            return Ok(self.report(&words, kind, term));
         }
         let mut pending: Option<usize> = None;
         let mut c = 0usize;
@@ -405,7 +461,7 @@ impl PressureSolver {
         self.record_end(&mut enc, v, timer, term);
         ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
-        Ok((self.report(&words, kind, term), with_words))
+        Ok(self.report(&words, kind, term))
     }
 
     /// Records `n` iterations in one compute pass.
