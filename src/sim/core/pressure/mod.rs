@@ -310,9 +310,11 @@ impl PressureSolver {
     /// (the usual case with warm starts: `mg` needs the same 6-10 every substep) costs one
     /// host read. Iterations after convergence return at once on the GPU (they test the
     /// flag first), and the true residual runs only once the solve is done, so a guess
-    /// that falls short leaves the state as it was and the loop goes on: chunks of
-    /// `check_every` iterations submitted back to back, the host reading the done flag of
-    /// chunk k-1 while chunk k runs, then the final state. With an added term (the bodies'
+    /// that falls short leaves the state as it was and the solve goes on: first one chunk
+    /// of `check_every` iterations with the end behind it and one read (a guess short by a
+    /// few iterations costs one read more), then, for a solve still running, chunks
+    /// submitted back to back, the host reading the done flag of chunk k-1 while chunk k
+    /// runs, then the final state. With an added term (the bodies'
     /// strong coupling) the true residual needs K p in z, which the term writes behind the
     /// guess too ([`TermOp::IntoZ`]: a solve still running writes z again before reading
     /// it).
@@ -425,6 +427,25 @@ impl PressureSolver {
         let header = Self::header(&words);
         if header.done != 0 || queued >= max {
             return Ok(self.report(&words, kind, term));
+        }
+        // A guess short by a few iterations (the usual miss): one chunk more with the end
+        // behind it, one read. Only a solve still running after that takes the pipelined
+        // loop below.
+        {
+            let n = chunk.min(max - queued);
+            let mut enc = ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("PressureSolver::short"),
+                });
+            self.record_chunk(&mut enc, f, kind, term, n, None);
+            queued += n;
+            self.record_end(&mut enc, v, timer, term);
+            ctx.submit(enc.finish());
+            let words: Vec<u32> = self.final_reader.read(ctx)?;
+            if Self::header(&words).done != 0 || queued >= max {
+                return Ok(self.report(&words, kind, term));
+            }
         }
         let mut pending: Option<usize> = None;
         let mut c = 0usize;
