@@ -530,6 +530,7 @@ fn advance<M: Mode>(
     stats: &mut StatsPanel,
 ) -> Result<bool, SimError> {
     let full = stop_after == M::Stage::last();
+    let before = crate::gpu::Traffic::now();
     if full {
         let st = sim.step_frame()?;
         stats.frame_simulated(st.substeps, std::time::Instant::now());
@@ -552,6 +553,7 @@ fn advance<M: Mode>(
             stats.true_residual = s.true_residual;
         }
     }
+    stats.traffic = crate::gpu::Traffic::now().since(before);
     stats.sim_time = sim.time;
     stats.stage_ms = sim.last_timing.stages.clone();
     stats.history = sim

@@ -437,6 +437,8 @@ pub struct StatsPanel {
     pub adapter: String,
     /// Smoke: the particles are tracers and every non-SOLID cell is fluid.
     pub smoke: bool,
+    /// What the last simulated frame (or substep) asked of the GPU, over its `substeps`.
+    pub traffic: crate::gpu::Traffic,
 }
 
 impl StatsPanel {
@@ -471,10 +473,28 @@ impl StatsPanel {
         ]
     }
 
+    /// The host's traffic per substep of the last simulated frame: what bounds a small
+    /// grid's substep rate on a GPU (each read is a round trip the GPU idles through).
+    pub fn traffic_label(&self) -> String {
+        let n = self.substeps.max(1) as f64;
+        let t = &self.traffic;
+        format!(
+            "per substep: {:.1} host reads ({:.1} kB), {:.1} submits, {:.0} dispatches",
+            t.reads as f64 / n,
+            t.bytes_read as f64 / n / 1000.0,
+            t.submits as f64 / n,
+            t.dispatches as f64 / n
+        )
+    }
+
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         ui.label(&self.adapter);
         let [redraw, gpu] = self.timing_labels();
         ui.label(redraw);
+        ui.label(self.traffic_label()).on_hover_text(
+            "counted by the host: blocking reads of GPU buffers, command buffers submitted, \
+             compute dispatches recorded",
+        );
         ui.label(format!(
             "{} {}, {} fluid cells",
             self.particles,

@@ -172,4 +172,16 @@ fn stats_labels_say_what_each_time_measures() {
     assert_eq!(s.timing_labels()[1], "GPU per simulated frame (1 substep):");
     // Smoothed: between the old rate (2/s) and the new interval's (4/s).
     assert!(s.sim_fps > 2.0 && s.sim_fps < 4.0, "{}", s.sim_fps);
+    // The host's traffic, per substep of the last simulated frame.
+    s.frame_simulated(4, t0 + Duration::from_millis(900));
+    s.traffic = eddy::gpu::Traffic {
+        dispatches: 1290,
+        submits: 17,
+        reads: 6,
+        bytes_read: 50_000,
+    };
+    assert_eq!(
+        s.traffic_label(),
+        "per substep: 1.5 host reads (12.5 kB), 4.2 submits, 322 dispatches"
+    );
 }
