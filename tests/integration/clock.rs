@@ -82,9 +82,11 @@ fn frames(gpu_clock: bool) -> Frames {
 #[test]
 fn frames_on_the_gpu_clock_match_the_host_clock_with_fewer_reads() {
     // The same substeps, the same time, the same particles but for what the substeps'
-    // lengths differ by: the GPU takes the rule in f32, the host in f64 (an ulp of f32 in a
-    // third of the substeps here; the frame's last substep takes up the difference). The
-    // splash amplifies that: measured 2.5e-4 m (1/250 of a cell) after 33 substeps. A frame whose solves keep their guess reads once per substep and once at
+    // lengths differ by: the GPU takes the rule in f32, the host in f64. The first length
+    // that differs does so by under an ulp of f32; from there the two runs' states and
+    // lengths drift apart (up to ~35 ulps, 2e-6 relative, over 33 substeps; each frame's
+    // last substep takes up the difference), and the splash amplifies it: measured
+    // 2.5e-4 m (1/250 of a cell) after 33 substeps. A frame whose solves keep their guess reads once per substep and once at
     // its end (the counters of a substep come back with the next one's solve) instead of
     // twice per substep.
     let (a, pa, ta, ra) = frames(true);

@@ -368,8 +368,8 @@ impl BodyCoupling {
         let Some(st) = &self.static_regions else {
             return false;
         };
-        let [nx, ny, nz] = st.n;
-        let dims = [nx, ny, nz];
+        let dims = st.n;
+        let [nx, ny, nz] = dims;
         let margin = 2.0 * h;
         let boxes: Vec<([f64; 3], [f64; 3])> = set
             .bodies

@@ -538,14 +538,13 @@ impl Diffusion {
         timing: Option<Timing<'_>>,
     ) -> Result<(SolveReport, SolveReport), SimError> {
         let mut vel = self.velocity_system(ctx, f, Some(dye), nu, settings)?;
-        let scal = match self.scalar_system(ctx, f, dye, k, walls, settings) {
+        let mut scal = match self.scalar_system(ctx, f, dye, k, walls, settings) {
             Ok(s) => s,
             Err(e) => {
                 self.velocity = Some(vel);
                 return Err(e);
             }
         };
-        let mut scal = scal;
         let first = timing.map(|t| Timing { end: false, ..t });
         let last = timing.map(|t| Timing { begin: false, ..t });
         self.setup(ctx, &vel, settings, self.e.velocity_system, first);

@@ -58,8 +58,6 @@ pub struct Core {
     /// Whether a frame's later substeps may take their length on the GPU (on by default;
     /// tests turn it off to compare with the host's clock).
     pub gpu_clock_enabled: bool,
-    /// The substep whose counters come back with the next substep's solve.
-    pending: Option<Pending>,
     /// Simulated time, s.
     pub time: f64,
     pub frame: u64,
@@ -131,7 +129,6 @@ impl Core {
             readback_extra: 0,
             clock: clock::Clock::new(device, &fields),
             gpu_clock_enabled: true,
-            pending: None,
             timer,
             fields,
             pcg,
@@ -189,7 +186,6 @@ impl Core {
         self.readback_extra = bytes;
     }
 
-    /// The low part of the last refined solution (`pressure.refine`; None before one).
     /// Sets the substep's length the kernels read (`SimParams::dt`), for a stage run alone.
     pub(crate) fn set_dt(&mut self, dt: f64) {
         self.fields.params.dt = dt as f32;
@@ -204,6 +200,7 @@ impl Core {
         ReadbackLayout::new(&self.timer, self.readback_extra)
     }
 
+    /// The low part of the last refined solution (`pressure.refine`; None before one).
     pub fn p_lo(&self) -> Option<&wgpu::Buffer> {
         self.p_lo.as_ref()
     }
@@ -322,7 +319,8 @@ const PRESSURE_STAGE: &str = "pressure";
 const PRESSURE_ITERATIONS: &str = "pressure iterations";
 
 /// Runs the pressure iterations (recorded and submitted by the solver, which reads its
-/// convergence back, with `with`'s staging buffer in the same read), timed in the pressure stage's second part (`PRESSURE_ITERATIONS`).
+/// convergence back, with `with`'s staging buffer in the same read), timed in the pressure
+/// stage's second part (`PRESSURE_ITERATIONS`).
 #[allow(clippy::too_many_arguments)]
 fn iterate(
     pressure: &mut PressureSolver,
@@ -500,8 +498,9 @@ fn warn_max_substeps(frame: u64, max_substeps: u32, remaining: f64, cfl: f64) {
 pub struct Runner<M: Mode> {
     pub core: Core,
     pub mode: M,
-    /// What the recording of the substep left pending (`Core::pending`) left.
-    pub(crate) pending_host: Option<M::Host>,
+    /// The substep whose counters come back with the next substep's solve, with what its
+    /// recording left ([`Mode::Host`]).
+    pub(crate) pending: Option<(Pending, M::Host)>,
 }
 
 impl<M: Mode> std::ops::Deref for Runner<M> {
@@ -541,7 +540,7 @@ impl<M: Mode> Runner<M> {
     /// measurements turn NaN or infinite, or the CFL substep collapses below its floor.
     ///
     /// Where the mode's CFL step depends on the largest speed alone ([`Mode::gpu_clock`];
-    /// no bodies, inflow, moving meshes, viscosity or refinement), a frame's later substeps
+    /// no bodies, inflow, moving meshes or refinement), a frame's later substeps
     /// take their length on the GPU ([`super::clock`]) and leave their counters to come
     /// back with the next substep's solve: a substep whose solve keeps its guess is then one
     /// host read, and the frame's last one two. A substep's checks then run as the next
@@ -553,8 +552,7 @@ impl<M: Mode> Runner<M> {
         let mut acc = FrameAccount::default();
         self.core.last_timing = StageTiming::default();
         self.core.substeps_in_frame = 0;
-        self.core.pending = None;
-        self.pending_host = None;
+        self.pending = None;
         self.begin_frame(frame_dt);
         let clock = self.gpu_clock();
         let max_substeps = self.core.scene.max_substeps;
@@ -667,7 +665,6 @@ impl<M: Mode> Runner<M> {
         acc: &mut FrameAccount<M::Substep>,
     ) -> Result<(), SimError> {
         self.core.last_timing.merge(&report.timing);
-        self.core.last_substep_timing = report.timing.clone();
         let substep = report.substep;
         let mut finite =
             |quantity: &'static str, value: f64| ensure_finite(frame, substep, quantity, value);
@@ -711,8 +708,7 @@ impl<M: Mode> Runner<M> {
         dt: f64,
         last: M::Stage,
     ) -> Result<SubstepReport<M::Substep>, SimError> {
-        self.core.pending = None;
-        self.pending_host = None;
+        self.pending = None;
         let ran = self.run_substep(Some(dt), last, false, dt)?;
         ran.this
             .ok_or_else(|| SimError::Unsupported("a substep left its counters unread".into()))
@@ -803,8 +799,8 @@ impl<M: Mode> Runner<M> {
                     rec.submit("Runner::substep_end");
                     // The solve's read brings back what the last substep left pending and
                     // this substep's tick.
-                    let with = (self.core.pending.is_some() || on_clock)
-                        .then_some(&self.core.counters_reader);
+                    let with =
+                        (self.pending.is_some() || on_clock).then_some(&self.core.counters_reader);
                     let (mut report, words) = iterate(
                         &mut self.core.pressure,
                         &self.core.ctx,
@@ -824,7 +820,7 @@ impl<M: Mode> Runner<M> {
                         self.core.frame_end = t.last;
                         tick = Some(t);
                     }
-                    earlier_words = words.filter(|_| self.core.pending.is_some());
+                    earlier_words = words.filter(|_| self.pending.is_some());
                     self.core.refined = false;
                     let target = self.core.scene.pressure.refine;
                     if target > 0.0 && self.core.bodies.is_none() {
@@ -865,11 +861,9 @@ impl<M: Mode> Runner<M> {
                 }
             }
         }
-        // What a substep without a solve (stopped before it) left pending comes back alone,
-        // before this one's copies overwrite it.
-        if self.core.pending.is_some() && earlier_words.is_none() {
-            earlier_words = Some(self.core.counters_reader.read(&self.core.ctx)?);
-        }
+        // Only a full substep is left pending, and only by `step_frame`, whose next substep
+        // is full too: its solve brought the pending counters back.
+        debug_assert!(self.pending.is_none() || earlier_words.is_some());
         self.mode.record_end(&mut rec, &self.core);
         self.core.timer.resolve(rec.encoder());
         let full = last == M::Stage::last();
@@ -905,11 +899,8 @@ impl<M: Mode> Runner<M> {
             self.mode.end_full_substep();
         }
         let host = self.mode.take_host();
-        let earlier = match (self.core.pending.take(), earlier_words) {
-            (Some(p), Some(words)) => {
-                let h = self.pending_host.take().unwrap_or_default();
-                Some(self.complete(p, M::Stage::last(), &words, h)?)
-            }
+        let earlier = match (self.pending.take(), earlier_words) {
+            (Some((p, h)), Some(words)) => Some(self.complete(p, M::Stage::last(), &words, h)?),
             _ => None,
         };
         let now = Pending {
@@ -920,8 +911,7 @@ impl<M: Mode> Runner<M> {
             extra_bytes,
         };
         let this = if defer && full && !self.core.frame_end {
-            self.core.pending = Some(now);
-            self.pending_host = Some(host);
+            self.pending = Some((now, host));
             None
         } else {
             let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;

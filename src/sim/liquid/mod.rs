@@ -282,7 +282,7 @@ impl Runner<Liquid> {
         Ok(Self {
             core,
             mode,
-            pending_host: None,
+            pending: None,
         })
     }
 

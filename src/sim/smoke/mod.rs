@@ -298,7 +298,7 @@ impl Runner<Smoke> {
         Ok(Self {
             core,
             mode,
-            pending_host: None,
+            pending: None,
         })
     }
 }

@@ -126,6 +126,18 @@ pub enum TermOp {
     IntoZ,
 }
 
+/// What a solve runs on: the context, the grid, the vectors, the settings, the stage
+/// timer's slot and an added term.
+#[derive(Clone, Copy)]
+struct SolveOn<'a> {
+    ctx: &'a GpuContext,
+    f: &'a GridFields,
+    v: &'a PcgVectors,
+    s: &'a PressureSettings,
+    timer: Option<(&'a crate::gpu::PassTimer, &'a str)>,
+    term: Option<&'a dyn AddedTerm>,
+}
+
 /// 32-bit words of the state buffer's header.
 const HEADER_WORDS: usize = (pcg::STATE_HEADER_BYTES / 4) as usize;
 
@@ -314,10 +326,9 @@ impl PressureSolver {
     /// of `check_every` iterations with the end behind it and one read (a guess short by a
     /// few iterations costs one read more), then, for a solve still running, chunks
     /// submitted back to back, the host reading the done flag of chunk k-1 while chunk k
-    /// runs, then the final state. With an added term (the bodies'
-    /// strong coupling) the true residual needs K p in z, which the term writes behind the
-    /// guess too ([`TermOp::IntoZ`]: a solve still running writes z again before reading
-    /// it).
+    /// runs, then the final state. With an added term (the bodies' strong coupling) the
+    /// true residual needs K p in z, which the term writes behind the guess too
+    /// ([`TermOp::IntoZ`]: a solve still running writes z again before reading it).
     ///
     /// With a timer, `slot` times the iterations: its begin is written by the first chunk's
     /// pass and its end after the last, so the host's encoding of the first chunk (the GPU
@@ -349,9 +360,17 @@ impl PressureSolver {
         term: Option<&dyn AddedTerm>,
         with: Option<&BufferReader>,
     ) -> Result<(SolveReport, Option<Vec<u32>>), GpuError> {
-        let queued = self.queue_guess(ctx, f, v, s, timer, term);
+        let on = SolveOn {
+            ctx,
+            f,
+            v,
+            s,
+            timer,
+            term,
+        };
+        let queued = self.queue_guess(&on);
         let (words, with_words) = self.final_reader.read_with::<u32>(ctx, with)?;
-        let report = self.go_on(ctx, f, v, s, timer, term, queued, words)?;
+        let report = self.go_on(&on, queued, words)?;
         Ok((report, with_words))
     }
 
@@ -364,28 +383,37 @@ impl PressureSolver {
         ctx: &GpuContext,
         (sa, sb): (&PressureSettings, &PressureSettings),
     ) -> Result<(SolveReport, SolveReport), GpuError> {
-        let qa = a.queue_guess(ctx, af, av, sa, None, None);
-        let qb = b.queue_guess(ctx, bf, bv, sb, None, None);
+        let on = |f, v, s| SolveOn {
+            ctx,
+            f,
+            v,
+            s,
+            timer: None,
+            term: None,
+        };
+        let (on_a, on_b) = (on(af, av, sa), on(bf, bv, sb));
+        let qa = a.queue_guess(&on_a);
+        let qb = b.queue_guess(&on_b);
         let (wa, wb) = a
             .final_reader
             .read_with::<u32>(ctx, Some(&b.final_reader))?;
         let wb = wb.expect("read with the first");
-        let ra = a.go_on(ctx, af, av, sa, None, None, qa, wa)?;
-        let rb = b.go_on(ctx, bf, bv, sb, None, None, qb, wb)?;
+        let ra = a.go_on(&on_a, qa, wa)?;
+        let rb = b.go_on(&on_b, qb, wb)?;
         Ok((ra, rb))
     }
 
     /// Queues as many iterations as the last solve needed, the true residual and the copy
     /// of the final state (submitted; nothing read). Returns the iterations queued.
-    fn queue_guess(
-        &mut self,
-        ctx: &GpuContext,
-        f: &GridFields,
-        v: &PcgVectors,
-        s: &PressureSettings,
-        timer: Option<(&crate::gpu::PassTimer, &str)>,
-        term: Option<&dyn AddedTerm>,
-    ) -> u32 {
+    fn queue_guess(&mut self, on: &SolveOn<'_>) -> u32 {
+        let SolveOn {
+            ctx,
+            f,
+            v,
+            s,
+            timer,
+            term,
+        } = *on;
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
         let chunk = s.check_every.max(1);
@@ -408,18 +436,20 @@ impl PressureSolver {
 
     /// After the guess's `queued` iterations and their final state's `words`: the report
     /// if the solve is done, or the chunked loop until it is.
-    #[allow(clippy::too_many_arguments)]
     fn go_on(
         &mut self,
-        ctx: &GpuContext,
-        f: &GridFields,
-        v: &PcgVectors,
-        s: &PressureSettings,
-        timer: Option<(&crate::gpu::PassTimer, &str)>,
-        term: Option<&dyn AddedTerm>,
+        on: &SolveOn<'_>,
         queued: u32,
         words: Vec<u32>,
     ) -> Result<SolveReport, GpuError> {
+        let SolveOn {
+            ctx,
+            f,
+            v,
+            s,
+            timer,
+            term,
+        } = *on;
         let kind = s.preconditioner;
         let max = s.max_iterations.min(v.history_len - 1);
         let chunk = s.check_every.max(1);
