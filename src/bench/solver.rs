@@ -329,6 +329,7 @@ fn run_case(
             SolveStatus::Converged => "converged",
             SolveStatus::IterationLimit => "iteration limit",
             SolveStatus::Breakdown => "breakdown",
+            SolveStatus::Stopped => "stopped at its queued iterations",
             SolveStatus::Running => "running",
         }
         .into(),

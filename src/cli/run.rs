@@ -636,11 +636,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     if total_substeps > 0 {
         let per = |n: u64| n as f64 / total_substeps as f64;
         summary += &format!(
-            "per substep: {:.1} dispatches, {:.1} submits, {:.1} host reads ({:.0} bytes)\n",
+            "per substep: {:.1} dispatches, {:.1} submits, {:.1} host reads ({:.0} bytes), \
+             {:.1} of them with nothing queued behind (the GPU idles)\n",
             per(traffic.dispatches),
             per(traffic.submits),
             per(traffic.reads),
-            per(traffic.bytes_read)
+            per(traffic.bytes_read),
+            per(traffic.drains)
         );
     }
     if let RunSim::Liquid(s) = &sim {

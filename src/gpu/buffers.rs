@@ -104,50 +104,95 @@ impl BufferReader {
         ctx: &GpuContext,
         other: Option<&BufferReader>,
     ) -> Result<(Vec<T>, Option<Vec<u32>>), GpuError> {
-        let map = |r: &BufferReader| {
+        let mut readers = vec![self];
+        readers.extend(other);
+        let mut bytes = read_many(ctx, &readers, None)?.into_iter();
+        let data = bytemuck::pod_collect_to_vec::<u8, T>(&bytes.next().unwrap_or_default());
+        let other_words = bytes
+            .next()
+            .map(|b| bytemuck::pod_collect_to_vec::<u8, u32>(&b));
+        Ok((data, other_words))
+    }
+
+    /// Maps the staging buffer once `submission` (the one that copied into it) is done,
+    /// without waiting for what was submitted after it: the GPU goes on with that while
+    /// the host reads. Counted as a read, not as a drain ([`super::Traffic::drains`]).
+    pub fn read_after(
+        &self,
+        ctx: &GpuContext,
+        submission: wgpu::SubmissionIndex,
+    ) -> Result<Vec<u32>, GpuError> {
+        let bytes = read_many(ctx, &[self], Some(submission))?;
+        Ok(bytemuck::pod_collect_to_vec::<u8, u32>(&bytes[0]))
+    }
+
+    /// Maps every reader in one wait for all submitted work (one host read, one drain of
+    /// the GPU's queue) and returns their words, in order.
+    pub fn read_all(
+        ctx: &GpuContext,
+        readers: &[&BufferReader],
+    ) -> Result<Vec<Vec<u32>>, GpuError> {
+        Ok(read_many(ctx, readers, None)?
+            .iter()
+            .map(|b| bytemuck::pod_collect_to_vec::<u8, u32>(b))
+            .collect())
+    }
+}
+
+/// Maps `readers` in one wait: for `submission` alone, or (None) for everything submitted.
+fn read_many(
+    ctx: &GpuContext,
+    readers: &[&BufferReader],
+    submission: Option<wgpu::SubmissionIndex>,
+) -> Result<Vec<Vec<u8>>, GpuError> {
+    let drains = submission.is_none();
+    let maps: Vec<_> = readers
+        .iter()
+        .map(|r| {
             let slice = r.staging.slice(..r.len);
             let (tx, rx) = std::sync::mpsc::channel();
             slice.map_async(wgpu::MapMode::Read, move |m| {
                 let _ = tx.send(m);
             });
             rx
-        };
-        let mine = map(self);
-        let theirs = other.map(|o| (o, map(o)));
-        ctx.wait()?;
-        let take =
-            |r: &BufferReader,
-             rx: std::sync::mpsc::Receiver<Result<(), wgpu::BufferAsyncError>>| {
-                rx.recv()
-                    .map_err(|e| GpuError::Readback(e.to_string()))?
-                    .map_err(|e| GpuError::Readback(e.to_string()))?;
-                let bytes = {
-                    let view = r
-                        .staging
-                        .slice(..r.len)
-                        .get_mapped_range()
-                        .map_err(|e| GpuError::Readback(e.to_string()))?;
-                    view.to_vec()
-                };
-                r.staging.unmap();
-                Ok::<_, GpuError>(bytes)
-            };
-        let data = bytemuck::pod_collect_to_vec::<u8, T>(&take(self, mine)?);
-        let other_words = match theirs {
-            Some((o, rx)) => Some(bytemuck::pod_collect_to_vec::<u8, u32>(&take(o, rx)?)),
-            None => None,
-        };
-        let len = self.len + other.map_or(0, |o| o.len);
-        if std::env::var_os("EDDY_TRACE_READS").is_some() {
-            eprintln!(
-                "read {len} bytes:\n{}",
-                std::backtrace::Backtrace::force_capture()
-            );
-        }
-        super::traffic::count(|t| {
-            t.reads += 1;
-            t.bytes_read += len;
-        });
-        Ok((data, other_words))
+        })
+        .collect();
+    match submission {
+        Some(index) => ctx.wait_for(index)?,
+        None => ctx.wait()?,
     }
+    let mut out = Vec::with_capacity(readers.len());
+    for (r, rx) in readers.iter().zip(maps) {
+        rx.recv()
+            .map_err(|e| GpuError::Readback(e.to_string()))?
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        let bytes = {
+            let view = r
+                .staging
+                .slice(..r.len)
+                .get_mapped_range()
+                .map_err(|e| GpuError::Readback(e.to_string()))?;
+            view.to_vec()
+        };
+        r.staging.unmap();
+        out.push(bytes);
+    }
+    let len: u64 = readers.iter().map(|r| r.len).sum();
+    if std::env::var_os("EDDY_TRACE_READS").is_some() {
+        eprintln!(
+            "read {len} bytes{}:\n{}",
+            if drains {
+                ""
+            } else {
+                " (behind one submission)"
+            },
+            std::backtrace::Backtrace::force_capture()
+        );
+    }
+    super::traffic::count(|t| {
+        t.reads += 1;
+        t.drains += drains as u64;
+        t.bytes_read += len;
+    });
+    Ok(out)
 }

@@ -155,6 +155,9 @@ shared_constants! {
     PCG_ITERATION_LIMIT: u32 = 2;
     /// `PcgStateHeader::status`: d.q or r.z not positive.
     PCG_BREAKDOWN: u32 = 3;
+    /// `PcgStateHeader::status`: still running when the iterations queued ahead of it ran
+    /// out (a pipelined solve, which the host does not read before the projection).
+    PCG_STOPPED: u32 = 4;
     /// Word of `PcgStateHeader::done` in the PCG state buffer: the preconditioners bind that
     /// buffer as plain words and test this one (checked against the struct in pcg.rs).
     PCG_DONE_WORD: usize = 6;

@@ -59,9 +59,9 @@ pub struct GpuContext {
 
 impl GpuContext {
     /// Submits one command buffer (counted in [`Traffic`]).
-    pub fn submit(&self, commands: wgpu::CommandBuffer) {
+    pub fn submit(&self, commands: wgpu::CommandBuffer) -> wgpu::SubmissionIndex {
         traffic::count(|t| t.submits += 1);
-        self.queue.submit([commands]);
+        self.queue.submit([commands])
     }
 
     /// Picks an adapter honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME` and creates a device
@@ -149,6 +149,18 @@ impl GpuContext {
             format!("{} {}", self.info.driver, self.info.driver_info)
         };
         format!("{} ({:?}, {})", self.info.name, self.info.backend, driver)
+    }
+
+    /// Blocks until `submission` is done (and its buffers' mapping callbacks have run),
+    /// while what was submitted after it may still run.
+    pub fn wait_for(&self, submission: wgpu::SubmissionIndex) -> Result<(), GpuError> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(submission),
+                timeout: None,
+            })
+            .map(|_| ())
+            .map_err(|e| GpuError::Readback(e.to_string()))
     }
 
     /// Blocks until all submitted work is done.

@@ -17,6 +17,10 @@ pub struct Traffic {
     pub submits: u64,
     /// Blocking reads: the host waited for the GPU and mapped a buffer.
     pub reads: u64,
+    /// Those of the reads that waited for everything submitted: the GPU had nothing queued
+    /// behind them and idled until the host submitted more. The others waited for one
+    /// submission while later ones kept the GPU busy.
+    pub drains: u64,
     /// Bytes those reads brought back.
     pub bytes_read: u64,
 }
@@ -26,6 +30,7 @@ thread_local! {
         dispatches: 0,
         submits: 0,
         reads: 0,
+        drains: 0,
         bytes_read: 0,
     }) };
 }
@@ -42,6 +47,7 @@ impl Traffic {
             dispatches: self.dispatches - earlier.dispatches,
             submits: self.submits - earlier.submits,
             reads: self.reads - earlier.reads,
+            drains: self.drains - earlier.drains,
             bytes_read: self.bytes_read - earlier.bytes_read,
         }
     }
@@ -52,6 +58,7 @@ impl std::ops::AddAssign for Traffic {
         self.dispatches += o.dispatches;
         self.submits += o.submits;
         self.reads += o.reads;
+        self.drains += o.drains;
         self.bytes_read += o.bytes_read;
     }
 }

@@ -61,6 +61,8 @@ impl DiffusionSettings {
             check_every: 8,
             warm_start: true,
             refine: 0.0,
+            pipelined: false,
+            margin: 0,
         }
     }
 }

@@ -431,6 +431,17 @@ pub struct PressureSettings {
     /// src/sim/core/pressure/refine.rs.
     #[serde(skip_serializing_if = "is_zero")]
     pub refine: f64,
+    /// Pipelined substeps: where a frame's later substeps take their length on the GPU
+    /// (no bodies, inflow/outflow, emitters, keyframed meshes, viscosity, diffusion or
+    /// `refine`), and once a solve has run, the host does not read a solve back before its
+    /// projection. It queues the last solve's iterations plus `margin` (those past
+    /// convergence return at once on the GPU), records the rest of the substep and the next
+    /// one while the GPU runs, and reads the frame's solves at its end. A solve still
+    /// running when its queue ends stops there: eddy warns, stats.csv counts it in
+    /// `unconverged_solves`, and the next solves queue more.
+    pub pipelined: bool,
+    /// Iterations a pipelined solve queues beyond the last solve's count.
+    pub margin: u32,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -446,6 +457,8 @@ impl Default for PressureSettings {
             check_every: 2,
             warm_start: false,
             refine: 0.0,
+            pipelined: true,
+            margin: 2,
         }
     }
 }

@@ -301,6 +301,12 @@ impl PressureSettings {
         if self.check_every == 0 {
             return Err("pressure.check_every must be at least 1".into());
         }
+        if self.margin > 1000 {
+            return Err(format!(
+                "pressure.margin must be at most 1000 iterations, got {}",
+                self.margin
+            ));
+        }
         if !(self.refine == 0.0 || (1e-14..=1e-3).contains(&self.refine)) {
             return Err(format!(
                 "pressure.refine must be 0 (off) or a true residual in [1e-14, 1e-3], got {}",

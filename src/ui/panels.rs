@@ -479,8 +479,10 @@ impl StatsPanel {
         let n = self.substeps.max(1) as f64;
         let t = &self.traffic;
         format!(
-            "per substep: {:.1} host reads ({:.1} kB), {:.1} submits, {:.0} dispatches",
+            "per substep: {:.1} host reads ({:.1} idling the GPU, {:.1} kB), {:.1} submits, \
+             {:.0} dispatches",
             t.reads as f64 / n,
+            t.drains as f64 / n,
             t.bytes_read as f64 / n / 1000.0,
             t.submits as f64 / n,
             t.dispatches as f64 / n
@@ -492,8 +494,8 @@ impl StatsPanel {
         let [redraw, gpu] = self.timing_labels();
         ui.label(redraw);
         ui.label(self.traffic_label()).on_hover_text(
-            "counted by the host: blocking reads of GPU buffers, command buffers submitted, \
-             compute dispatches recorded",
+            "counted by the host: blocking reads of GPU buffers (those idling the GPU waited \
+             for everything submitted), command buffers submitted, compute dispatches recorded",
         );
         ui.label(format!(
             "{} {}, {} fluid cells",

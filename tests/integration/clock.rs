@@ -1,5 +1,6 @@
 //! The substep's clock on the GPU (src/sim/core/clock.rs): the kernel against the host's
-//! rule, and frames on the GPU clock against frames on the host's.
+//! rule, frames on the GPU clock against frames on the host's, and pipelined frames
+//! (`pressure.pipelined`) against frames that read each solve.
 
 use crate::common;
 use eddy::gpu::{read_buffer, Traffic};
@@ -61,22 +62,105 @@ type Frames = (
 );
 
 /// Five frames of a 16^3 dam break (frames of 1/10 s, two to nine substeps each) with the
-/// clock on the GPU and on the host.
+/// clock on the GPU and on the host, each solve read back before its projection.
 fn frames(gpu_clock: bool) -> Frames {
+    let (stats, pos, time, traffic) = run_frames(gpu_clock, false, 2, 5);
+    let reads = traffic
+        .iter()
+        .zip(&stats)
+        .map(|(t, s)| (t.reads, s.substeps))
+        .collect();
+    (stats, pos, time, reads)
+}
+
+/// `n` frames of the 16^3 dam break of [`frames`], with `pipelined` solves queued
+/// `margin` iterations past the last count; each frame's stats and traffic.
+fn run_frames(
+    gpu_clock: bool,
+    pipelined: bool,
+    margin: u32,
+    n: usize,
+) -> (Vec<eddy::sim::FrameStats>, Vec<[f32; 4]>, f64, Vec<Traffic>) {
     let mut scene = StandardProblem::DamBreak.scene(16);
     scene.frame_dt = 0.1;
+    scene.pressure.pipelined = pipelined;
+    scene.pressure.margin = margin;
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     sim.gpu_clock_enabled = gpu_clock;
     let mut stats = Vec::new();
-    let mut reads = Vec::new();
-    for _ in 0..5 {
+    let mut traffic = Vec::new();
+    for _ in 0..n {
         let before = Traffic::now();
         let s = sim.step_frame().unwrap();
-        reads.push((Traffic::now().since(before).reads, s.substeps));
+        traffic.push(Traffic::now().since(before));
         stats.push(s);
     }
     let state = sim.read_particles().unwrap();
-    (stats, state.0, sim.time, reads)
+    (stats, state.0, sim.time, traffic)
+}
+
+#[test]
+fn pipelined_frames_are_the_same_frames_and_drain_the_gpu_once_each() {
+    // From the second frame on (the first solve has no guess), the host reads no solve
+    // before its projection: each substep's tick comes back while the GPU runs that
+    // substep, and the frame's counters and solves come back together at its end, the
+    // only read that waits for everything submitted. The results are those of frames that
+    // read each solve, bit for bit: the iterations queued past convergence return at once.
+    let (a, pa, ta, fa) = run_frames(true, true, 2, 5);
+    let (b, pb, tb, fb) = run_frames(true, false, 2, 5);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.csv_row(), y.csv_row(), "frame {}", x.frame);
+        assert_eq!(x.unconverged_solves, 0, "frame {}", x.frame);
+    }
+    assert_eq!(pa, pb, "particles");
+    assert_eq!(ta, tb, "time");
+    eprintln!("pipelined {fa:?}\nreading each solve {fb:?}");
+    for (t, s) in fa.iter().zip(&a).skip(1) {
+        assert_eq!(t.drains, 1, "frame {}: {t:?}", s.frame);
+        assert_eq!(t.reads, s.substeps as u64, "frame {}: {t:?}", s.frame);
+    }
+    assert!(a.iter().skip(1).any(|s| s.substeps >= 3), "{a:?}");
+    for (t, s) in fb.iter().zip(&b) {
+        assert!(t.drains > s.substeps as u64, "frame {}: {t:?}", s.frame);
+    }
+}
+
+#[test]
+fn a_pipelined_solve_whose_queue_runs_out_stops_is_counted_and_the_next_queue_more() {
+    // Two frames at a loose tolerance set the guess; the tolerance then tightens 1000x
+    // (a live change, as the viewer makes). The next frame's solves need more iterations
+    // than the guess (no margin here): each stops where its queue ends (its true residual
+    // still taken), the frame counts them as unconverged, and the guess grows to what the
+    // stopped solves' residual histories say the tolerance needs, so the next frame
+    // converges again. Reading each solve instead, no frame has an unconverged solve.
+    let run = |pipelined: bool| {
+        let mut scene = StandardProblem::DamBreak.scene(16);
+        scene.frame_dt = 0.1;
+        scene.pressure.pipelined = pipelined;
+        scene.pressure.margin = 0;
+        scene.pressure.tolerance = 1e-2;
+        let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+        let mut rows = Vec::new();
+        for f in 0..6 {
+            if f == 2 {
+                scene.pressure.tolerance = 1e-5;
+                sim.apply_live_settings(&scene).unwrap();
+            }
+            let s = sim.step_frame().unwrap();
+            let per = s.pcg_iterations_total as f64 / s.substeps as f64;
+            rows.push((s.substeps, s.unconverged_solves, s.pcg_max_residual, per));
+        }
+        rows
+    };
+    let a = run(true);
+    eprintln!("substeps, stopped solves, worst residual per frame: {a:?}");
+    // The frame the tolerance tightens in: every solve stopped, above the tolerance.
+    assert_eq!(a[2].1, a[2].0, "{a:?}");
+    assert!(a[2].2 > 1e-5 && a[2].2.is_finite(), "{a:?}");
+    // The frame after queues what the stopped histories asked for and converges.
+    assert!(a[3..].iter().all(|r| r.1 == 0 && r.2 <= 1e-5), "{a:?}");
+    let b = run(false);
+    assert!(b.iter().all(|r| r.1 == 0), "{b:?}");
 }
 
 #[test]
@@ -174,4 +258,42 @@ fn smoke_frames_with_diffusion_on_the_gpu_clock_match_the_host_clock() {
     }
     let reads = |r: &[(u32, u32, f64, u64)]| r.iter().map(|x| x.3).sum::<u64>();
     assert!(reads(&a) < reads(&b), "{a:?} against {b:?}");
+}
+
+#[test]
+fn pipelined_smoke_frames_are_the_same_frames_and_drain_the_gpu_once_each() {
+    // The plume at 32 x 48 with frames of 1/10 s (two or more substeps each): pipelined
+    // from the second frame on, the same stats and dye as reading each solve.
+    use eddy::sim::smoke::SmokeSimulation;
+    let run = |pipelined: bool| {
+        let mut scene = eddy::scene::Scene::load(format!(
+            "{}/scenes/smoke_plume.ron",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+        .with_resolution(48);
+        scene.frame_dt = 0.1;
+        scene.pressure.pipelined = pipelined;
+        let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+        let mut rows = Vec::new();
+        for _ in 0..4 {
+            let before = Traffic::now();
+            let s = sim.step_frame().unwrap();
+            rows.push((s.csv_row(), s.substeps, Traffic::now().since(before)));
+        }
+        let dye: Vec<f32> = sim.read_dye().unwrap().iter().flatten().copied().collect();
+        (rows, dye)
+    };
+    let (a, da) = run(true);
+    let (b, db) = run(false);
+    assert!(da.iter().any(|&d| d != 0.0));
+    assert_eq!(da, db, "dye");
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.0, y.0);
+    }
+    for (_, substeps, t) in &a[1..] {
+        assert!(*substeps >= 2, "{a:?}");
+        assert_eq!(t.drains, 1, "{t:?}");
+        assert_eq!(t.reads, *substeps as u64, "{t:?}");
+    }
 }

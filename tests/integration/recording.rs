@@ -178,10 +178,11 @@ fn stats_labels_say_what_each_time_measures() {
         dispatches: 1290,
         submits: 17,
         reads: 6,
+        drains: 1,
         bytes_read: 50_000,
     };
     assert_eq!(
         s.traffic_label(),
-        "per substep: 1.5 host reads (12.5 kB), 4.2 submits, 322 dispatches"
+        "per substep: 1.5 host reads (0.2 idling the GPU, 12.5 kB), 4.2 submits, 322 dispatches"
     );
 }

@@ -19,6 +19,7 @@ fn a_blocking_read_is_counted_with_its_bytes() {
             dispatches: 0,
             submits: 1,
             reads: 1,
+            drains: 1,
             bytes_read: 4096,
         }
     );

@@ -66,13 +66,13 @@ impl<'a> Recorder<'a> {
 
     /// Submits what is recorded so far and goes on in a new encoder (for work that must
     /// reach the GPU before the host writes a buffer the rest of the substep reads).
-    pub fn submit(&mut self, next: &'static str) {
+    pub fn submit(&mut self, next: &'static str) -> wgpu::SubmissionIndex {
         let enc = std::mem::replace(&mut self.enc, new_encoder(self.ctx, next));
-        self.ctx.submit(enc.finish());
+        self.ctx.submit(enc.finish())
     }
 
-    pub(super) fn finish(self) {
-        self.ctx.submit(self.enc.finish());
+    pub(super) fn finish(self) -> wgpu::SubmissionIndex {
+        self.ctx.submit(self.enc.finish())
     }
 }
 

@@ -51,6 +51,13 @@ pub struct Core {
     pub(crate) project: project::Project,
     pub(crate) timer: PassTimer,
     counters_reader: BufferReader,
+    /// A pipelined frame's readbacks, one per substep: its counters (the layout of
+    /// `counters_reader`) and its solve's final state ([`Runner::step_frame`]).
+    slots: Vec<Slot>,
+    /// The GPU clock's tick of a pipelined substep, read while the GPU runs that substep.
+    tick_reader: BufferReader,
+    /// Whether the run has warned that a pipelined solve stopped at its queued iterations.
+    warned_stopped: bool,
     /// Bytes of the mode's own buffer in the end-of-substep readback ([`Core::fit_readback`]).
     readback_extra: u64,
     /// The substep's clock on the GPU (a frame's later substeps, [`Runner::step_frame`]).
@@ -126,6 +133,9 @@ impl Core {
             // The counters, the stage timestamps and the bodies' force sums: one read at
             // the end of a substep.
             counters_reader: counters_reader(&ctx, &timer, 0),
+            slots: Vec::new(),
+            tick_reader: BufferReader::new(device, CLOCK_BYTES, "Runner::tick"),
+            warned_stopped: false,
             readback_extra: 0,
             clock: clock::Clock::new(device, &fields),
             gpu_clock_enabled: true,
@@ -184,6 +194,7 @@ impl Core {
     pub fn fit_readback(&mut self, bytes: u64) {
         self.counters_reader = counters_reader(&self.ctx, &self.timer, bytes);
         self.readback_extra = bytes;
+        self.slots.clear();
     }
 
     /// Sets the substep's length the kernels read (`SimParams::dt`), for a stage run alone.
@@ -194,6 +205,16 @@ impl Core {
             0,
             bytemuck::bytes_of(&self.fields.params),
         );
+    }
+
+    /// The `i`-th slot of a pipelined frame, made on first use.
+    fn slot(&mut self, i: usize) -> usize {
+        while self.slots.len() <= i {
+            let counters = counters_reader(&self.ctx, &self.timer, self.readback_extra);
+            let solve = BufferReader::new(&self.ctx.device, self.pcg.state.size(), "Runner::solve");
+            self.slots.push(Slot { counters, solve });
+        }
+        i
     }
 
     fn readback_layout(&self) -> ReadbackLayout {
@@ -289,6 +310,12 @@ struct ReadbackLayout {
     push_at: u64,
 }
 
+/// One substep's readbacks in a pipelined frame.
+struct Slot {
+    counters: BufferReader,
+    solve: BufferReader,
+}
+
 /// Bytes of the push-out's sums in the readback.
 const PUSH_BYTES: u64 = crate::sim::bodies::coupling::PUSH_WORDS * 4;
 
@@ -362,6 +389,11 @@ pub trait Mode: Sized {
 
     /// Particles the mode moves (liquid particles, smoke tracers).
     fn particles(&self) -> u32;
+    /// Whether recording a substep makes the host read from the GPU (a diffusion solve):
+    /// such a substep cannot be pipelined ([`Runner::step_frame`]).
+    fn reads_while_recording(&self, _core: &Core) -> bool {
+        false
+    }
 
     /// Host work before a substep of `dt` is recorded (uniforms, emitters, moving solids).
     /// `core.fields.params` already holds `dt` and is written after this returns.
@@ -453,6 +485,8 @@ pub struct SubstepReport<X> {
 pub(crate) struct Pending {
     dt: f64,
     solve: Option<SolveReport>,
+    /// A pipelined solve's queued iterations (its report comes from its slot's words).
+    queued: Option<u32>,
     /// Whether its stage timestamps were copied.
     timed: bool,
     /// Whether its bodies' force sums were copied.
@@ -469,6 +503,8 @@ struct Ran<X> {
     this: Option<SubstepReport<X>>,
     dt: f64,
     tick: Option<Tick>,
+    /// A pipelined substep on the GPU clock: the submission whose end brings its tick.
+    tick_at: Option<wgpu::SubmissionIndex>,
 }
 
 /// A frame's sums over its substeps' reports.
@@ -501,6 +537,9 @@ pub struct Runner<M: Mode> {
     /// The substep whose counters come back with the next substep's solve, with what its
     /// recording left ([`Mode::Host`]).
     pub(crate) pending: Option<(Pending, M::Host)>,
+    /// A pipelined frame's substeps so far, the i-th in the core's slot i, read at the
+    /// frame's end.
+    pub(crate) pipe: Vec<(Pending, M::Host)>,
 }
 
 impl<M: Mode> std::ops::Deref for Runner<M> {
@@ -553,8 +592,10 @@ impl<M: Mode> Runner<M> {
         self.core.last_timing = StageTiming::default();
         self.core.substeps_in_frame = 0;
         self.pending = None;
+        self.pipe.clear();
         self.begin_frame(frame_dt);
         let clock = self.gpu_clock();
+        let pipe = clock.is_some() && self.pipelines();
         let max_substeps = self.core.scene.max_substeps;
         let mut started = 0u32;
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
@@ -585,10 +626,24 @@ impl<M: Mode> Runner<M> {
                 }
             };
             let defer = clock.is_some();
-            let run = self.run_substep(host_dt, M::Stage::last(), defer, remaining);
+            let run = self.run_substep(host_dt, M::Stage::last(), defer, remaining, pipe);
             self.core.frame_end = false;
-            let ran = run?;
+            let mut ran = run?;
             started += 1;
+            if let Some(at) = ran.tick_at.take() {
+                // The tick comes back while the GPU runs the substep recorded behind it.
+                let words = self.core.tick_reader.read_after(&self.core.ctx, at)?;
+                let t = Tick::from_words(&words);
+                ran.dt = if t.last { remaining } else { t.dt as f64 };
+                self.core.fields.params.dt = t.dt;
+                if let Some((p, _)) = self.pipe.last_mut() {
+                    p.dt = ran.dt;
+                }
+                if t.last {
+                    self.record_frame_end_readback();
+                }
+                ran.tick = Some(t);
+            }
             for report in ran.earlier.into_iter().chain(ran.this) {
                 self.account(frame, report, &mut acc)?;
             }
@@ -609,6 +664,9 @@ impl<M: Mode> Runner<M> {
                 }
                 None => remaining -= ran.dt,
             }
+        }
+        for report in self.drain_pipe()? {
+            self.account(frame, report, &mut acc)?;
         }
         self.core.frame += 1;
         let substeps = self.core.substeps_in_frame;
@@ -644,6 +702,82 @@ impl<M: Mode> Runner<M> {
             unconverged_solves: acc.unconverged,
             columns,
         })
+    }
+
+    /// Whether this frame's substeps may be pipelined (on the GPU clock): the scene asks
+    /// for it, a solve has run (its count is the guess) and no stage reads while the host
+    /// records it.
+    fn pipelines(&self) -> bool {
+        self.core.scene.pressure.pipelined
+            && self.core.pressure.has_guess()
+            && !self.mode.reads_while_recording(&self.core)
+    }
+
+    /// A pipelined frame's last substep, found by its tick after it was recorded: the
+    /// mode's per-frame sums ([`Mode::readback`]) join its slot.
+    fn record_frame_end_readback(&mut self) {
+        self.core.frame_end = true;
+        let layout = self.core.readback_layout();
+        let i = self.pipe.len() - 1;
+        if let Some(buf) = self.mode.readback(&self.core) {
+            let mut enc = new_encoder(&self.core.ctx, "Runner::frame_end");
+            self.core.slots[i]
+                .counters
+                .copy_at(&mut enc, buf, layout.extra_at, buf.size());
+            self.core.ctx.submit(enc.finish());
+            self.pipe[i].0.extra_bytes = Some(buf.size());
+        }
+        self.core.frame_end = false;
+    }
+
+    /// Reads a pipelined frame's slots in one wait and completes its substeps in order
+    /// (nothing without a pipelined frame).
+    fn drain_pipe(&mut self) -> Result<Vec<SubstepReport<M::Substep>>, SimError> {
+        if self.pipe.is_empty() {
+            return Ok(Vec::new());
+        }
+        let entries = std::mem::take(&mut self.pipe);
+        let readers: Vec<&BufferReader> = self.core.slots[..entries.len()]
+            .iter()
+            .flat_map(|s| [&s.counters, &s.solve])
+            .collect();
+        let words = BufferReader::read_all(&self.core.ctx, &readers)?;
+        let kind = self.core.scene.pressure.preconditioner;
+        let mut reports = Vec::with_capacity(entries.len());
+        for (i, (mut p, host)) in entries.into_iter().enumerate() {
+            if let Some(queued) = p.queued {
+                let core = &mut self.core;
+                let term = core.bodies.as_ref().and_then(|b| b.added_term());
+                let tolerance = core.scene.pressure.tolerance;
+                let solve = core
+                    .pressure
+                    .report_from(&words[2 * i + 1], kind, term, tolerance);
+                if solve.status == pressure::SolveStatus::Stopped && !core.warned_stopped {
+                    core.warned_stopped = true;
+                    log::warn!(
+                        "frame {}, substep {}: a pipelined pressure solve was still running \
+                         when its {queued} queued iterations ran out (max|r|/max|b| {:.1e}, \
+                         tolerance {:e}); the projection used it as it stood, the next solves \
+                         queue more (pressure.margin {}, stats.csv: unconverged_solves)",
+                        core.frame + 1,
+                        i + 1,
+                        solve.residual,
+                        core.scene.pressure.tolerance,
+                        core.scene.pressure.margin,
+                    );
+                }
+                p.solve = Some(solve);
+            }
+            reports.push(self.complete(p, M::Stage::last(), &words[2 * i], host)?);
+        }
+        let hardest = reports
+            .iter()
+            .filter_map(|r| r.solve.as_ref())
+            .map(|s| s.iterations);
+        if let Some(n) = hardest.max() {
+            self.core.pressure.guess_at_least(n);
+        }
+        Ok(reports)
     }
 
     /// The GPU clock's rule when this run may use it ([`Self::step_frame`]).
@@ -709,7 +843,8 @@ impl<M: Mode> Runner<M> {
         last: M::Stage,
     ) -> Result<SubstepReport<M::Substep>, SimError> {
         self.pending = None;
-        let ran = self.run_substep(Some(dt), last, false, dt)?;
+        self.pipe.clear();
+        let ran = self.run_substep(Some(dt), last, false, dt, false)?;
         ran.this
             .ok_or_else(|| SimError::Unsupported("a substep left its counters unread".into()))
     }
@@ -718,14 +853,22 @@ impl<M: Mode> Runner<M> {
     /// last substep's counters, with `remaining` seconds of the frame left. The counters of
     /// a substep left pending come back with this one's solve (`earlier`); with `defer`, a
     /// full substep that does not end its frame leaves its own pending too (`this` None).
+    /// With `pipe` (a full substep of a pipelined frame) nothing is read: the solve is
+    /// queued ahead ([`PressureSolver::queue_ahead`]), the readbacks go to the substep's
+    /// slot, and on the clock the tick is submitted on its own (`tick_at`) for the caller to
+    /// read while the GPU runs the rest.
     fn run_substep(
         &mut self,
         dt: Option<f64>,
         last: M::Stage,
         defer: bool,
         remaining: f64,
+        pipe: bool,
     ) -> Result<Ran<M::Substep>, SimError> {
         let on_clock = dt.is_none();
+        let slot = pipe.then(|| self.core.slot(self.pipe.len()));
+        let mut tick_at = None;
+        let mut queued = None;
         // On the GPU clock the host does not know the length yet: what it writes is the last
         // one, which the clock overwrites on the GPU before anything reads it.
         let mut dt = dt.unwrap_or(self.core.fields.params.dt as f64);
@@ -745,12 +888,20 @@ impl<M: Mode> Runner<M> {
         if on_clock {
             // The clock reads the counters the last substep left, so it runs first.
             self.core.clock.record(rec.encoder(), &self.core.fields);
-            self.core.counters_reader.copy_at(
-                rec.encoder(),
-                &self.core.clock.out,
-                layout.clock_at,
-                CLOCK_BYTES,
-            );
+            if pipe {
+                let out = &self.core.clock.out;
+                self.core
+                    .tick_reader
+                    .copy_range(rec.encoder(), out, 0, CLOCK_BYTES);
+                tick_at = Some(rec.submit("Runner::substep"));
+            } else {
+                self.core.counters_reader.copy_at(
+                    rec.encoder(),
+                    &self.core.clock.out,
+                    layout.clock_at,
+                    CLOCK_BYTES,
+                );
+            }
         }
         rec.encoder()
             .clear_buffer(&self.core.fields.counters, 0, None);
@@ -797,6 +948,22 @@ impl<M: Mode> Runner<M> {
                         }
                     }
                     rec.submit("Runner::substep_end");
+                    if let Some(i) = slot {
+                        let timer = (self.core.timer.enabled())
+                            .then_some((&self.core.timer, PRESSURE_ITERATIONS));
+                        let term = self.core.bodies.as_ref().and_then(|b| b.added_term());
+                        queued = Some(self.core.pressure.queue_ahead(
+                            rec.encoder(),
+                            &self.core.fields,
+                            &self.core.pcg,
+                            &self.core.scene.pressure,
+                            timer,
+                            term,
+                            self.core.scene.pressure.margin,
+                            &mut self.core.slots[i].solve,
+                        ));
+                        continue;
+                    }
                     // The solve's read brings back what the last substep left pending and
                     // this substep's tick.
                     let with =
@@ -875,7 +1042,10 @@ impl<M: Mode> Runner<M> {
             .map(|(b, n)| (b.clone(), n));
         let extra_buf = self.mode.readback(&self.core);
         let extra_bytes = extra_buf.map(|b| b.size());
-        let reader = &mut self.core.counters_reader;
+        let reader = match slot {
+            Some(i) => &mut self.core.slots[i].counters,
+            None => &mut self.core.counters_reader,
+        };
         reader.copy_from(rec.encoder(), &self.core.fields.counters);
         if let Some((buf, n)) = &timed {
             reader.copy_at(rec.encoder(), buf, COUNTERS_BYTES, *n);
@@ -906,11 +1076,15 @@ impl<M: Mode> Runner<M> {
         let now = Pending {
             dt,
             solve,
+            queued,
             timed: timed.is_some(),
             body_forces,
             extra_bytes,
         };
-        let this = if defer && full && !self.core.frame_end {
+        let this = if pipe {
+            self.pipe.push((now, host));
+            None
+        } else if defer && full && !self.core.frame_end {
             self.pending = Some((now, host));
             None
         } else {
@@ -922,6 +1096,7 @@ impl<M: Mode> Runner<M> {
             this,
             dt,
             tick,
+            tick_at,
         })
     }
 

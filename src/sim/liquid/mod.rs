@@ -283,6 +283,7 @@ impl Runner<Liquid> {
             core,
             mode,
             pending: None,
+            pipe: Vec::new(),
         })
     }
 
@@ -494,6 +495,11 @@ impl Mode for Liquid {
 
     fn particles(&self) -> u32 {
         self.particles.count
+    }
+
+    fn reads_while_recording(&self, core: &Core) -> bool {
+        // The viscosity solve reads its convergence.
+        core.scene.viscosity > 0.0
     }
 
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {

@@ -299,6 +299,7 @@ impl Runner<Smoke> {
             core,
             mode,
             pending: None,
+            pipe: Vec::new(),
         })
     }
 }
@@ -463,6 +464,11 @@ impl Mode for Smoke {
 
     fn particles(&self) -> u32 {
         self.tracers.count
+    }
+
+    fn reads_while_recording(&self, core: &Core) -> bool {
+        // The diffusion solves read their convergence.
+        diffuses(&core.scene)
     }
 
     fn begin_substep(&mut self, core: &mut Core, _dt: f64) {

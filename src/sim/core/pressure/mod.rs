@@ -8,7 +8,7 @@ pub mod pcg;
 pub mod precond;
 pub mod refine;
 
-use crate::gpu::constants::{PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT};
+use crate::gpu::constants::{PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT, PCG_STOPPED};
 use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError};
 use crate::scene::{PreconditionerKind, PressureSettings};
 use crate::sim::core::fields::GridFields;
@@ -138,6 +138,23 @@ struct SolveOn<'a> {
     term: Option<&'a dyn AddedTerm>,
 }
 
+/// The iterations at which a residual `history` (max|r| / max|b| before the first
+/// iteration and after each) reaches `tolerance`, continued at the geometric rate of its
+/// last three iterations; at least one more than it holds, at most 10 000.
+pub fn iterations_to_reach(history: &[f32], tolerance: f64) -> u32 {
+    let n = history.len().saturating_sub(1);
+    let last = history.last().map_or(0.0, |&r| r as f64);
+    let k = n.min(3);
+    let from = history.get(n - k).map_or(0.0, |&r| r as f64);
+    let more = if k == 0 || last <= tolerance || !(from > last && last > 0.0) {
+        1.0
+    } else {
+        let rate = (last / from).powf(1.0 / k as f64);
+        ((tolerance / last).ln() / rate.ln()).ceil().max(1.0)
+    };
+    (n as f64 + more).min(10_000.0) as u32
+}
+
 /// 32-bit words of the state buffer's header.
 const HEADER_WORDS: usize = (pcg::STATE_HEADER_BYTES / 4) as usize;
 
@@ -149,6 +166,9 @@ pub enum SolveStatus {
     /// d.q <= 0 or r.z <= 0: the system or the preconditioner lost positive definiteness
     /// in f32 (seen only at residuals far below the tolerance).
     Breakdown,
+    /// A pipelined solve ([`PressureSolver::queue_ahead`]) still running when the
+    /// iterations queued for it ran out: the projection used the solution as it stood.
+    Stopped,
     Running,
 }
 
@@ -403,6 +423,62 @@ impl PressureSolver {
         Ok((ra, rb))
     }
 
+    /// Raises the guess to `iterations` (a pipelined frame's largest count: its substeps'
+    /// solves are read together, and the next frame queues for the hardest of them).
+    pub fn guess_at_least(&mut self, iterations: u32) {
+        self.last_iterations = Some(self.last_iterations.unwrap_or(0).max(iterations));
+    }
+
+    /// Whether a solve has run, so the next one has a guess of its iterations.
+    pub fn has_guess(&self) -> bool {
+        self.last_iterations.is_some()
+    }
+
+    /// A pipelined solve: records (into `enc`, nothing submitted or read) as many
+    /// iterations as the last solve needed plus `margin`, then the solve's end: a solve
+    /// still running stops there ([`SolveStatus::Stopped`]), the true residual runs and
+    /// the whole state is copied into `into`, whose words [`Self::report_from`] turns
+    /// into the report once the host reads them. Iterations past convergence return at
+    /// once on the GPU. Returns the iterations queued.
+    #[allow(clippy::too_many_arguments)]
+    pub fn queue_ahead(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        f: &GridFields,
+        v: &PcgVectors,
+        s: &PressureSettings,
+        timer: Option<(&crate::gpu::PassTimer, &str)>,
+        term: Option<&dyn AddedTerm>,
+        margin: u32,
+        into: &mut BufferReader,
+    ) -> u32 {
+        let max = s.max_iterations.min(v.history_len - 1).max(1);
+        let ahead = (self.last_iterations.unwrap_or(s.check_every.max(1)) + margin).clamp(1, max);
+        let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
+        self.record_chunk(enc, f, s.preconditioner, term, ahead, begin);
+        Self::record_end(&self.pcg, enc, v, (timer, term), true, into);
+        ahead
+    }
+
+    /// The report of a pipelined solve from its state's words ([`Self::queue_ahead`]),
+    /// which also sets the guess for the solves queued after the host reads it. A solve
+    /// that stopped at its queue needed more than it had: the guess is then the count at
+    /// which its residual history, continued at its last iterations' rate, reaches the
+    /// tolerance (at least one more than it ran).
+    pub fn report_from(
+        &mut self,
+        words: &[u32],
+        kind: PreconditionerKind,
+        term: Option<&dyn AddedTerm>,
+        tolerance: f64,
+    ) -> SolveReport {
+        let report = self.report(words, kind, term);
+        if report.status == SolveStatus::Stopped {
+            self.last_iterations = Some(iterations_to_reach(&report.history, tolerance));
+        }
+        report
+    }
+
     /// Queues as many iterations as the last solve needed, the true residual and the copy
     /// of the final state (submitted; nothing read). Returns the iterations queued.
     fn queue_guess(&mut self, on: &SolveOn<'_>) -> u32 {
@@ -429,7 +505,14 @@ impl PressureSolver {
             });
         let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
         self.record_chunk(&mut enc, f, kind, term, ahead, begin);
-        self.record_end(&mut enc, v, timer, term);
+        Self::record_end(
+            &self.pcg,
+            &mut enc,
+            v,
+            (timer, term),
+            false,
+            &mut self.final_reader,
+        );
         ctx.submit(enc.finish());
         ahead
     }
@@ -470,7 +553,14 @@ impl PressureSolver {
                 });
             self.record_chunk(&mut enc, f, kind, term, n, None);
             queued += n;
-            self.record_end(&mut enc, v, timer, term);
+            Self::record_end(
+                &self.pcg,
+                &mut enc,
+                v,
+                (timer, term),
+                false,
+                &mut self.final_reader,
+            );
             ctx.submit(enc.finish());
             let words: Vec<u32> = self.final_reader.read(ctx)?;
             if Self::header(&words).done != 0 || queued >= max {
@@ -509,7 +599,14 @@ impl PressureSolver {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("PressureSolver::end"),
             });
-        self.record_end(&mut enc, v, timer, term);
+        Self::record_end(
+            &self.pcg,
+            &mut enc,
+            v,
+            (timer, term),
+            false,
+            &mut self.final_reader,
+        );
         ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
         Ok(self.report(&words, kind, term))
@@ -535,13 +632,18 @@ impl PressureSolver {
     }
 
     /// Records a solve's end: the stage timing's close (a later end overwrites an earlier
-    /// one), the true residual and the copy of the whole state for the host.
+    /// one), with `stop` the stop of a solve still running ([`Self::queue_ahead`]), the
+    /// true residual and the copy of the whole state into `into` for the host.
     fn record_end(
-        &mut self,
+        pcg: &Pcg,
         enc: &mut wgpu::CommandEncoder,
         v: &PcgVectors,
-        timer: Option<(&crate::gpu::PassTimer, &str)>,
-        term: Option<&dyn AddedTerm>,
+        (timer, term): (
+            Option<(&crate::gpu::PassTimer, &str)>,
+            Option<&dyn AddedTerm>,
+        ),
+        stop: bool,
+        into: &mut BufferReader,
     ) {
         if let Some((t, stage)) = timer {
             // An empty pass closes the stage's timing after the last chunk.
@@ -555,12 +657,15 @@ impl PressureSolver {
                 label: Some("pressure::true_residual"),
                 timestamp_writes: None,
             });
+            if stop {
+                pcg.record_stop(&mut pass);
+            }
             if let Some(t) = term {
                 t.record(&mut pass, TermOp::IntoZ);
             }
-            self.pcg.record_true_residual(&mut pass);
+            pcg.record_true_residual(&mut pass);
         }
-        self.final_reader.copy_from(enc, &v.state);
+        into.copy_from(enc, &v.state);
     }
 
     fn header(words: &[u32]) -> PcgStateHeader {
@@ -583,6 +688,7 @@ impl PressureSolver {
             PCG_CONVERGED => SolveStatus::Converged,
             PCG_ITERATION_LIMIT => SolveStatus::IterationLimit,
             PCG_BREAKDOWN => SolveStatus::Breakdown,
+            PCG_STOPPED => SolveStatus::Stopped,
             _ => SolveStatus::Running,
         };
         let relative = |x: f32| {
@@ -601,5 +707,23 @@ impl PressureSolver {
             history,
             dispatches_per_iteration: self.dispatches_per_iteration(kind, term),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iterations_to_reach;
+
+    #[test]
+    fn a_stopped_solve_s_history_says_how_many_iterations_the_tolerance_needs() {
+        // A tenth per iteration over the last three: two more reach 1e-6 from 1e-4.
+        let h = [1.0, 0.1, 0.01, 0.001, 0.0001];
+        assert_eq!(iterations_to_reach(&h, 1e-6), 6);
+        // Already there, stagnating, or too short a history: one more.
+        assert_eq!(iterations_to_reach(&h, 1e-2), 5);
+        assert_eq!(iterations_to_reach(&[1.0, 1.0, 1.0], 1e-6), 3);
+        assert_eq!(iterations_to_reach(&[1.0], 1e-6), 1);
+        // One iteration's history (a halving): ten more for 1e-3.
+        assert_eq!(iterations_to_reach(&[1.0, 0.5], 0.5e-3), 11);
     }
 }

@@ -11,7 +11,7 @@ pub use crate::gpu::constants::REDUCE_WG;
 
 crate::kernel_entries!(
     /// The entry points of pcg.wgsl.
-    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, test_converged, update_d, true_residual, finish_true }
+    PcgEntries { init_mask, init_residual, dot_bb, finish_bb, dot_rz, finish_init, copy_d, apply_a, dot_dq, update_pr, test_converged, update_d, true_residual, finish_true, stop_queued }
 );
 
 /// Mirror of `PcgConfig` in pcg.wgsl (layout checked by tests/integration/shaders.rs).
@@ -187,6 +187,13 @@ impl Pcg {
     pub fn record_true_residual(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.reduce(pass, self.e.true_residual);
         self.single(pass, self.e.finish_true);
+    }
+
+    /// Ends a solve still running where its queued iterations end (status
+    /// `PCG_STOPPED`), so the true residual behind it runs and the host learns how far it
+    /// got (1 dispatch; a pipelined solve's end).
+    pub fn record_stop(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.single(pass, self.e.stop_queued);
     }
 
     /// Dispatches per iteration outside the preconditioner.

@@ -55,7 +55,7 @@ struct PcgState {
     rr: f32,               // max |r|
     iterations: u32,
     done: u32,
-    status: u32,           // PCG_RUNNING, PCG_CONVERGED, PCG_ITERATION_LIMIT or PCG_BREAKDOWN
+    status: u32,           // PCG_RUNNING, PCG_CONVERGED, PCG_ITERATION_LIMIT, PCG_BREAKDOWN or PCG_STOPPED
     true_rr: f32,          // max |b - A p| of the stored solution (after true_residual)
     floor_rr: f32,         // what f32 can reach: max over cells of eps * sum |a_ij p_j|, |b|
     history: array<f32>,   // max|r|/max|b| before the first and after each iteration
@@ -463,5 +463,15 @@ fn finish_true(@builtin(local_invocation_index) li: u32) {
     if (li == 0u) {
         state.true_rr = red_a[0];
         state.floor_rr = red_b[0];
+    }
+}
+
+// A pipelined solve's end: one still running when its queued iterations ran out stops
+// here, so the true residual behind it runs on the solution as it stands.
+@compute @workgroup_size(1)
+fn stop_queued() {
+    if (state.done == 0u) {
+        state.done = 1u;
+        state.status = PCG_STOPPED;
     }
 }
