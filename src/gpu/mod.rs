@@ -64,18 +64,6 @@ impl GpuContext {
         self.queue.submit([commands])
     }
 
-    /// A command encoder labelled `label`.
-    pub fn encoder(&self, label: &'static str) -> wgpu::CommandEncoder {
-        self.device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
-    }
-
-    /// Submits command buffers in order, in one call (counted as one submit).
-    pub fn submit_all(&self, commands: Vec<wgpu::CommandBuffer>) -> wgpu::SubmissionIndex {
-        traffic::count(|t| t.submits += 1);
-        self.queue.submit(commands)
-    }
-
     /// Picks an adapter honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME` and creates a device
     /// with the adapter's own limits (large grids need more than wgpu's defaults).
     pub fn new() -> Result<Self, GpuError> {

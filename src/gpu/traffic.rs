@@ -63,11 +63,6 @@ impl std::ops::AddAssign for Traffic {
     }
 }
 
-/// Adds counts made on another thread (a part of a chunk recorded there) to this one's.
-pub fn add(t: Traffic) {
-    count(|c| *c += t);
-}
-
 pub(super) fn count(f: impl FnOnce(&mut Traffic)) {
     COUNTS.with(|c| {
         let mut t = c.get();

@@ -297,29 +297,3 @@ fn pipelined_smoke_frames_are_the_same_frames_and_drain_the_gpu_once_each() {
         assert_eq!(t.reads, *substeps as u64, "{t:?}");
     }
 }
-
-#[test]
-fn iterations_recorded_on_several_threads_are_the_same_commands() {
-    // A solve's long chunks recorded in parts on scoped threads, submitted in order: the
-    // same frames bit for bit, the same dispatches counted, pipelined or not.
-    let run = |threads: u32, pipelined: bool| {
-        let mut scene = StandardProblem::DamBreak.scene(16);
-        scene.frame_dt = 0.1;
-        scene.pressure.pipelined = pipelined;
-        let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
-        sim.set_record_threads(threads);
-        let before = Traffic::now();
-        let rows: Vec<String> = (0..3)
-            .map(|_| sim.step_frame().unwrap().csv_row())
-            .collect();
-        let dispatches = Traffic::now().since(before).dispatches;
-        (rows, sim.read_particles().unwrap().0, dispatches)
-    };
-    for pipelined in [true, false] {
-        let (ra, pa, da) = run(1, pipelined);
-        let (rb, pb, db) = run(3, pipelined);
-        assert_eq!(ra, rb);
-        assert_eq!(pa, pb);
-        assert_eq!(da, db);
-    }
-}

@@ -953,7 +953,6 @@ impl<M: Mode> Runner<M> {
                             .then_some((&self.core.timer, PRESSURE_ITERATIONS));
                         let term = self.core.bodies.as_ref().and_then(|b| b.added_term());
                         queued = Some(self.core.pressure.queue_ahead(
-                            &self.core.ctx,
                             rec.encoder(),
                             &self.core.fields,
                             &self.core.pcg,
@@ -1201,13 +1200,6 @@ impl<M: Mode> Runner<M> {
         )?;
         core.last_solve = Some(report.clone());
         Ok(report)
-    }
-
-    /// Threads the pressure solve records a long chunk of iterations on (1: the calling
-    /// thread alone; the default is `EDDY_RECORD_THREADS` or the host's threads less one,
-    /// at most 4). The results do not depend on it.
-    pub fn set_record_threads(&mut self, threads: u32) {
-        self.core.pressure.record_threads = threads.max(1);
     }
 
     /// Keeps (or stops keeping) a copy of each warm-started solve's initial guess, so that

@@ -9,7 +9,7 @@ pub mod precond;
 pub mod refine;
 
 use crate::gpu::constants::{PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT, PCG_STOPPED};
-use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError, Traffic};
+use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError};
 use crate::scene::{PreconditionerKind, PressureSettings};
 use crate::sim::core::fields::GridFields;
 use matrix::BuildMatrix;
@@ -155,25 +155,6 @@ pub fn iterations_to_reach(history: &[f32], tolerance: f64) -> u32 {
     (n as f64 + more).min(10_000.0) as u32
 }
 
-/// Fewest iterations a recording thread takes.
-const ITERATIONS_PER_PART: u32 = 2;
-/// Most recording threads for one chunk.
-const MAX_PARTS: u32 = 4;
-
-/// The recording threads a solver starts with: at most four and at most the host's threads
-/// less one; `EDDY_RECORD_THREADS` sets it (1: the calling thread alone).
-pub fn default_record_threads() -> u32 {
-    static THREADS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *THREADS.get_or_init(|| {
-        let host = std::thread::available_parallelism().map_or(1, |t| t.get() as u32);
-        std::env::var("EDDY_RECORD_THREADS")
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or_else(|| host.saturating_sub(1))
-            .clamp(1, MAX_PARTS)
-    })
-}
-
 /// 32-bit words of the state buffer's header.
 const HEADER_WORDS: usize = (pcg::STATE_HEADER_BYTES / 4) as usize;
 
@@ -221,8 +202,6 @@ pub struct PressureSolver {
     /// Iterations of the last solve, the guess for how many to queue ahead of the first
     /// read of the next one (None before the first solve).
     last_iterations: Option<u32>,
-    /// Threads a long chunk of iterations is recorded on ([`Self::record_chunk`]).
-    pub record_threads: u32,
 }
 
 impl PressureSolver {
@@ -238,7 +217,6 @@ impl PressureSolver {
             ],
             final_reader: BufferReader::new(d, v.state.size(), "PressureSolver::state"),
             last_iterations: None,
-            record_threads: default_record_threads(),
         }
     }
 
@@ -465,7 +443,6 @@ impl PressureSolver {
     #[allow(clippy::too_many_arguments)]
     pub fn queue_ahead(
         &mut self,
-        ctx: &GpuContext,
         enc: &mut wgpu::CommandEncoder,
         f: &GridFields,
         v: &PcgVectors,
@@ -478,7 +455,7 @@ impl PressureSolver {
         let max = s.max_iterations.min(v.history_len - 1).max(1);
         let ahead = (self.last_iterations.unwrap_or(s.check_every.max(1)) + margin).clamp(1, max);
         let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
-        self.record_chunk(ctx, enc, f, s.preconditioner, term, ahead, begin);
+        self.record_chunk(enc, f, s.preconditioner, term, ahead, begin);
         Self::record_end(&self.pcg, enc, v, (timer, term), true, into);
         ahead
     }
@@ -527,7 +504,7 @@ impl PressureSolver {
                 label: Some("PressureSolver::ahead"),
             });
         let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
-        self.record_chunk(ctx, &mut enc, f, kind, term, ahead, begin);
+        self.record_chunk(&mut enc, f, kind, term, ahead, begin);
         Self::record_end(
             &self.pcg,
             &mut enc,
@@ -574,7 +551,7 @@ impl PressureSolver {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("PressureSolver::short"),
                 });
-            self.record_chunk(ctx, &mut enc, f, kind, term, n, None);
+            self.record_chunk(&mut enc, f, kind, term, n, None);
             queued += n;
             Self::record_end(
                 &self.pcg,
@@ -603,7 +580,7 @@ impl PressureSolver {
             let begin = timer
                 .filter(|_| queued == 0)
                 .and_then(|(t, slot)| t.writes(slot, true, false));
-            self.record_chunk(ctx, &mut enc, f, kind, term, n, begin);
+            self.record_chunk(&mut enc, f, kind, term, n, begin);
             queued += n;
             let slot = c % 2;
             c += 1;
@@ -635,16 +612,9 @@ impl PressureSolver {
         Ok(self.report(&words, kind, term))
     }
 
-    /// Records `n` iterations. A long chunk without an added term is recorded in parts on
-    /// scoped threads, each into a command buffer of its own (the host's recording, ~5 us
-    /// per dispatch on an H100's host, bounds a small grid's substep, and the iterations'
-    /// commands do not depend on each other): what `enc` held and the parts are then
-    /// submitted in order, and `enc` goes on empty. The commands, and so the results, are
-    /// the same either way. `EDDY_RECORD_THREADS=1` records on the calling thread alone.
-    #[allow(clippy::too_many_arguments)]
+    /// Records `n` iterations in one compute pass.
     fn record_chunk(
         &self,
-        ctx: &GpuContext,
         enc: &mut wgpu::CommandEncoder,
         f: &GridFields,
         kind: PreconditionerKind,
@@ -652,54 +622,13 @@ impl PressureSolver {
         n: u32,
         begin: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) {
-        let parts = match term {
-            None => (n / ITERATIONS_PER_PART).clamp(1, self.record_threads.max(1)),
-            Some(_) => 1,
-        };
-        if parts <= 1 {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("pressure::pcg"),
-                timestamp_writes: begin,
-            });
-            for _ in 0..n {
-                self.record_iteration(&mut pass, f, kind, term);
-            }
-            return;
-        }
-        let head = std::mem::replace(enc, ctx.encoder("PressureSolver::after"));
-        let mut buffers = vec![head.finish()];
-        let recorded: Vec<(wgpu::CommandBuffer, Traffic)> = std::thread::scope(|scope| {
-            let mut begin = begin;
-            let handles: Vec<_> = (0..parts)
-                .map(|i| {
-                    let count = n / parts + u32::from(i < n % parts);
-                    let begin = begin.take();
-                    scope.spawn(move || {
-                        let before = Traffic::now();
-                        let mut part = ctx.encoder("PressureSolver::part");
-                        {
-                            let mut pass = part.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                                label: Some("pressure::pcg"),
-                                timestamp_writes: begin,
-                            });
-                            for _ in 0..count {
-                                self.record_iteration(&mut pass, f, kind, None);
-                            }
-                        }
-                        (part.finish(), Traffic::now().since(before))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a recording thread panicked"))
-                .collect()
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("pressure::pcg"),
+            timestamp_writes: begin,
         });
-        for (buffer, traffic) in recorded {
-            buffers.push(buffer);
-            crate::gpu::traffic::add(traffic);
+        for _ in 0..n {
+            self.record_iteration(&mut pass, f, kind, term);
         }
-        ctx.submit_all(buffers);
     }
 
     /// Records a solve's end: the stage timing's close (a later end overwrites an earlier
