@@ -438,7 +438,9 @@ pub struct PressureSettings {
     /// convergence return at once on the GPU), records the rest of the substep and the next
     /// one while the GPU runs, and reads the frame's solves at its end. A solve still
     /// running when its queue ends stops there: eddy warns, stats.csv counts it in
-    /// `unconverged_solves`, and the next solves queue more.
+    /// `unconverged_solves`, and the next solves queue more. Scenes on the host's clock
+    /// (bodies, inflow/outflow, keyframed meshes) queue their solves the same way and read
+    /// a solve's state with its substep's counters at its end.
     pub pipelined: bool,
     /// Iterations a pipelined solve queues beyond the last solve's count.
     pub margin: u32,

@@ -56,6 +56,9 @@ pub struct Core {
     slots: Vec<Slot>,
     /// The GPU clock's tick of a pipelined substep, read while the GPU runs that substep.
     tick_reader: BufferReader,
+    /// The final state of a solve queued ahead in a substep that reads its counters at its
+    /// end, read with them.
+    solve_reader: BufferReader,
     /// Whether the run has warned that a pipelined solve stopped at its queued iterations.
     warned_stopped: bool,
     /// Bytes of the mode's own buffer in the end-of-substep readback ([`Core::fit_readback`]).
@@ -135,6 +138,7 @@ impl Core {
             counters_reader: counters_reader(&ctx, &timer, 0),
             slots: Vec::new(),
             tick_reader: BufferReader::new(device, CLOCK_BYTES, "Runner::tick"),
+            solve_reader: BufferReader::new(device, pcg.state.size(), "Runner::solve"),
             warned_stopped: false,
             readback_extra: 0,
             clock: clock::Clock::new(device, &fields),
@@ -205,6 +209,37 @@ impl Core {
             0,
             bytemuck::bytes_of(&self.fields.params),
         );
+    }
+
+    /// The report of a solve queued ahead ([`PressureSolver::queue_ahead`], `queued`
+    /// iterations) from its state's `words`, read back after its substep (`substep` of the
+    /// frame being run): a solve that stopped at its queue is warned about once.
+    fn unread_solve(&mut self, queued: u32, words: &[u32], substep: u32) -> SolveReport {
+        let kind = self.scene.pressure.preconditioner;
+        let term = self.bodies.as_ref().and_then(|b| b.added_term());
+        let tolerance = self.scene.pressure.tolerance;
+        let solve = self.pressure.report_from(words, kind, term, tolerance);
+        if solve.status == pressure::SolveStatus::Stopped && !self.warned_stopped {
+            self.warned_stopped = true;
+            log::warn!(
+                "frame {}, substep {substep}: a pressure solve queued ahead was still running \
+                 when its {queued} queued iterations ran out (max|r|/max|b| {:.1e}, tolerance \
+                 {tolerance:e}); the projection used it as it stood, the next solves queue \
+                 more (pressure.margin {}, stats.csv: unconverged_solves)",
+                self.frame + 1,
+                solve.residual,
+                self.scene.pressure.margin,
+            );
+        }
+        solve
+    }
+
+    /// Whether a substep that reads its counters at its end may queue its solve ahead and
+    /// bring the solve's state back in that read (`pressure.pipelined`, once a solve has
+    /// run, without `refine`, which reads the solution first).
+    fn solves_unread(&self) -> bool {
+        let s = &self.scene.pressure;
+        s.pipelined && s.refine == 0.0 && self.pressure.has_guess()
     }
 
     /// The `i`-th slot of a pipelined frame, made on first use.
@@ -742,31 +777,13 @@ impl<M: Mode> Runner<M> {
             .flat_map(|s| [&s.counters, &s.solve])
             .collect();
         let words = BufferReader::read_all(&self.core.ctx, &readers)?;
-        let kind = self.core.scene.pressure.preconditioner;
         let mut reports = Vec::with_capacity(entries.len());
         for (i, (mut p, host)) in entries.into_iter().enumerate() {
             if let Some(queued) = p.queued {
-                let core = &mut self.core;
-                let term = core.bodies.as_ref().and_then(|b| b.added_term());
-                let tolerance = core.scene.pressure.tolerance;
-                let solve = core
-                    .pressure
-                    .report_from(&words[2 * i + 1], kind, term, tolerance);
-                if solve.status == pressure::SolveStatus::Stopped && !core.warned_stopped {
-                    core.warned_stopped = true;
-                    log::warn!(
-                        "frame {}, substep {}: a pipelined pressure solve was still running \
-                         when its {queued} queued iterations ran out (max|r|/max|b| {:.1e}, \
-                         tolerance {:e}); the projection used it as it stood, the next solves \
-                         queue more (pressure.margin {}, stats.csv: unconverged_solves)",
-                        core.frame + 1,
-                        i + 1,
-                        solve.residual,
-                        core.scene.pressure.tolerance,
-                        core.scene.pressure.margin,
-                    );
-                }
-                p.solve = Some(solve);
+                p.solve = Some(
+                    self.core
+                        .unread_solve(queued, &words[2 * i + 1], i as u32 + 1),
+                );
             }
             reports.push(self.complete(p, M::Stage::last(), &words[2 * i], host)?);
         }
@@ -948,7 +965,12 @@ impl<M: Mode> Runner<M> {
                         }
                     }
                     rec.submit("Runner::substep_end");
-                    if let Some(i) = slot {
+                    let unread = !defer && !on_clock && self.core.solves_unread();
+                    if slot.is_some() || unread {
+                        let into = match slot {
+                            Some(i) => &mut self.core.slots[i].solve,
+                            None => &mut self.core.solve_reader,
+                        };
                         let timer = (self.core.timer.enabled())
                             .then_some((&self.core.timer, PRESSURE_ITERATIONS));
                         let term = self.core.bodies.as_ref().and_then(|b| b.added_term());
@@ -960,7 +982,7 @@ impl<M: Mode> Runner<M> {
                             timer,
                             term,
                             self.core.scene.pressure.margin,
-                            &mut self.core.slots[i].solve,
+                            into,
                         ));
                         continue;
                     }
@@ -1088,7 +1110,14 @@ impl<M: Mode> Runner<M> {
             self.pending = Some((now, host));
             None
         } else {
-            let words: Vec<u32> = self.core.counters_reader.read(&self.core.ctx)?;
+            let mut now = now;
+            let solve = now.queued.map(|_| &self.core.solve_reader);
+            let (words, solve_words) =
+                self.core.counters_reader.read_with(&self.core.ctx, solve)?;
+            if let (Some(queued), Some(w)) = (now.queued, solve_words) {
+                let substep = self.core.substeps_in_frame + 1;
+                now.solve = Some(self.core.unread_solve(queued, &w, substep));
+            }
             Some(self.complete(now, last, &words, host)?)
         };
         Ok(Ran {
