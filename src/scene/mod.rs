@@ -431,7 +431,9 @@ pub struct PressureSettings {
     /// src/sim/core/pressure/refine.rs.
     #[serde(skip_serializing_if = "is_zero")]
     pub refine: f64,
-    /// Pipelined substeps: where a frame's later substeps take their length on the GPU
+    /// Solves queued ahead (off by default: on an H100 the margin's dispatches cost the
+    /// host more than the reads they save, BENCHMARKS.md). Pipelined substeps: where a
+    /// frame's later substeps take their length on the GPU
     /// (no bodies, inflow/outflow, emitters, keyframed meshes, viscosity, diffusion or
     /// `refine`), and once a solve has run, the host does not read a solve back before its
     /// projection. It queues the last solve's iterations plus `margin` (those past
@@ -459,7 +461,7 @@ impl Default for PressureSettings {
             check_every: 2,
             warm_start: false,
             refine: 0.0,
-            pipelined: true,
+            pipelined: false,
             margin: 2,
         }
     }
