@@ -245,6 +245,14 @@ impl RunSim {
         }
     }
 
+    /// Dispatches per stage since the simulation was made.
+    fn dispatches_by_stage(&self) -> &[(&'static str, u64)] {
+        match self {
+            RunSim::Liquid(s) => &s.dispatches_by_stage,
+            RunSim::Smoke(s) => &s.dispatches_by_stage,
+        }
+    }
+
     fn timing(&self) -> &eddy::gpu::StageTiming {
         match self {
             RunSim::Liquid(s) => &s.last_timing,
@@ -644,6 +652,21 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             per(traffic.bytes_read),
             per(traffic.drains)
         );
+        let ms = |ns: u64| ns as f64 * 1e-6 / total_substeps as f64;
+        let wall = secs * 1e3 / total_substeps as f64;
+        summary += &format!(
+            "host per substep: {wall:.3} ms of wall time, {:.3} ms of it waiting for the GPU \
+             in reads, {:.3} ms in submits, {:.3} ms recording and the host's own work\n",
+            ms(traffic.wait_ns),
+            ms(traffic.submit_ns),
+            (wall - ms(traffic.wait_ns) - ms(traffic.submit_ns)).max(0.0)
+        );
+        let stages: Vec<String> = sim
+            .dispatches_by_stage()
+            .iter()
+            .map(|(name, d)| format!("{name} {:.1}", *d as f64 / total_substeps as f64))
+            .collect();
+        summary += &format!("dispatches per substep by stage: {}\n", stages.join(", "));
     }
     if let RunSim::Liquid(s) = &sim {
         if let Some(flow) = &s.mode.flow {

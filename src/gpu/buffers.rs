@@ -157,10 +157,12 @@ fn read_many(
             rx
         })
         .collect();
+    let start = std::time::Instant::now();
     match submission {
         Some(index) => ctx.wait_for(index)?,
         None => ctx.wait()?,
     }
+    let wait_ns = start.elapsed().as_nanos() as u64;
     let mut out = Vec::with_capacity(readers.len());
     for (r, rx) in readers.iter().zip(maps) {
         rx.recv()
@@ -193,6 +195,7 @@ fn read_many(
         t.reads += 1;
         t.drains += drains as u64;
         t.bytes_read += len;
+        t.wait_ns += wait_ns;
     });
     Ok(out)
 }

@@ -60,8 +60,14 @@ pub struct GpuContext {
 impl GpuContext {
     /// Submits one command buffer (counted in [`Traffic`]).
     pub fn submit(&self, commands: wgpu::CommandBuffer) -> wgpu::SubmissionIndex {
-        traffic::count(|t| t.submits += 1);
-        self.queue.submit([commands])
+        let start = std::time::Instant::now();
+        let index = self.queue.submit([commands]);
+        let ns = start.elapsed().as_nanos() as u64;
+        traffic::count(|t| {
+            t.submits += 1;
+            t.submit_ns += ns;
+        });
+        index
     }
 
     /// Picks an adapter honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME` and creates a device

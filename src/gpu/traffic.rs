@@ -23,6 +23,10 @@ pub struct Traffic {
     pub drains: u64,
     /// Bytes those reads brought back.
     pub bytes_read: u64,
+    /// Nanoseconds the host spent blocked in those reads, waiting for the GPU.
+    pub wait_ns: u64,
+    /// Nanoseconds the host spent inside the queue's submit calls.
+    pub submit_ns: u64,
 }
 
 thread_local! {
@@ -32,6 +36,8 @@ thread_local! {
         reads: 0,
         drains: 0,
         bytes_read: 0,
+        wait_ns: 0,
+        submit_ns: 0,
     }) };
 }
 
@@ -49,6 +55,8 @@ impl Traffic {
             reads: self.reads - earlier.reads,
             drains: self.drains - earlier.drains,
             bytes_read: self.bytes_read - earlier.bytes_read,
+            wait_ns: self.wait_ns - earlier.wait_ns,
+            submit_ns: self.submit_ns - earlier.submit_ns,
         }
     }
 }
@@ -60,6 +68,8 @@ impl std::ops::AddAssign for Traffic {
         self.reads += o.reads;
         self.drains += o.drains;
         self.bytes_read += o.bytes_read;
+        self.wait_ns += o.wait_ns;
+        self.submit_ns += o.submit_ns;
     }
 }
 

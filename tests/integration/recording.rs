@@ -180,6 +180,7 @@ fn stats_labels_say_what_each_time_measures() {
         reads: 6,
         drains: 1,
         bytes_read: 50_000,
+        ..Default::default()
     };
     assert_eq!(
         s.traffic_label(),

@@ -13,16 +13,44 @@ fn a_blocking_read_is_counted_with_its_bytes() {
     let buf = storage_buffer(&ctx.device, "Traffic::probe", 4096);
     let before = Traffic::now();
     let _: Vec<u32> = read_buffer(&ctx, &buf).unwrap();
+    let t = Traffic::now().since(before);
     assert_eq!(
-        Traffic::now().since(before),
+        Traffic {
+            wait_ns: 0,
+            submit_ns: 0,
+            ..t
+        },
         Traffic {
             dispatches: 0,
             submits: 1,
             reads: 1,
             drains: 1,
             bytes_read: 4096,
+            wait_ns: 0,
+            submit_ns: 0,
         }
     );
+    // The host's time in the submit and in the wait are measured (a clock tick at least).
+    assert!(t.submit_ns > 0 && t.wait_ns > 0, "{t:?}");
+}
+
+/// Each stage's dispatches are counted (its solves' included): they add up to at most the
+/// frame's (the clock's and the readbacks' copies are outside the stages), and the
+/// pressure stage, with its multigrid iterations, has the most.
+#[test]
+fn dispatches_are_counted_by_stage() {
+    let scene = StandardProblem::DamBreak.scene(16);
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    let before = Traffic::now();
+    sim.step_frame().unwrap();
+    let t = Traffic::now().since(before);
+    let stages = &sim.dispatches_by_stage;
+    eprintln!("{stages:?} of {}", t.dispatches);
+    let sum: u64 = stages.iter().map(|x| x.1).sum();
+    assert!(sum > 0 && sum <= t.dispatches, "{stages:?} of {t:?}");
+    let most = stages.iter().max_by_key(|x| x.1).unwrap();
+    assert_eq!(most.0, "pressure", "{stages:?}");
+    assert!(stages.iter().any(|x| x.0 == "p2g" && x.1 > 0), "{stages:?}");
 }
 
 #[test]

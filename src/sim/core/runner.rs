@@ -21,7 +21,7 @@ use super::{
     params::SimParams,
     pressure::{self, PcgVectors, PressureSolver, SolveReport},
 };
-use crate::gpu::{BufferReader, GpuContext, PassTimer, StageTiming};
+use crate::gpu::{BufferReader, GpuContext, PassTimer, StageTiming, Traffic};
 use crate::scene::Scene;
 use crate::sim::bodies::coupling::Bodies;
 use crate::sim::bodies::strong::StrongCoupling;
@@ -85,6 +85,9 @@ pub struct Core {
     pub last_timing: StageTiming,
     /// GPU ms per stage of the last full substep (empty after a partial one).
     pub last_substep_timing: StageTiming,
+    /// Compute dispatches each stage has recorded since the simulation was made (a stage's
+    /// solves included), in the order the stages first ran.
+    pub dispatches_by_stage: Vec<(&'static str, u64)>,
     /// The scene's rigid bodies and their coupling (None without bodies). The mode creates
     /// them (they bind its particles) and stamps them in its marking stage; the runner
     /// sums the pressure's force on them and moves them after each full substep.
@@ -156,6 +159,7 @@ impl Core {
             last_solve: None,
             last_timing: StageTiming::default(),
             last_substep_timing: StageTiming::default(),
+            dispatches_by_stage: Vec::new(),
             bodies: None,
             initial_guess: None,
             p_lo: None,
@@ -343,6 +347,17 @@ struct ReadbackLayout {
     clock_at: u64,
     /// The push-out's sums the substep's bodies lost (the liquid's).
     push_at: u64,
+}
+
+/// Adds the dispatches recorded since `since` (a stage's name and the thread's count when
+/// it began) to that stage's in `counts`.
+fn count_dispatches(counts: &mut Vec<(&'static str, u64)>, since: Option<(&'static str, u64)>) {
+    let Some((name, d0)) = since else { return };
+    let d = Traffic::now().dispatches - d0;
+    match counts.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, total)) => *total += d,
+        None => counts.push((name, d)),
+    }
 }
 
 /// One substep's readbacks in a pipelined frame.
@@ -929,7 +944,10 @@ impl<M: Mode> Runner<M> {
         let mut body_forces = false;
         let mut earlier_words = None;
         let mut tick = None;
+        let mut counting = None;
         for &stage in M::Stage::ALL.iter().filter(|&&s| s <= last) {
+            count_dispatches(&mut self.core.dispatches_by_stage, counting.take());
+            counting = Some((stage.name(), Traffic::now().dispatches));
             let f = &self.core.fields;
             match stage.shared() {
                 None => self.mode.record(stage, &mut rec, &self.core)?,
@@ -1050,6 +1068,7 @@ impl<M: Mode> Runner<M> {
                 }
             }
         }
+        count_dispatches(&mut self.core.dispatches_by_stage, counting.take());
         // Only a full substep is left pending, and only by `step_frame`, whose next substep
         // is full too: its solve brought the pending counters back.
         debug_assert!(self.pending.is_none() || earlier_words.is_some());
