@@ -505,14 +505,7 @@ impl PressureSolver {
             });
         let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
         self.record_chunk(&mut enc, f, kind, term, ahead, begin);
-        Self::record_end(
-            &self.pcg,
-            &mut enc,
-            v,
-            (timer, term),
-            false,
-            &mut self.final_reader,
-        );
+        self.record_final_end(&mut enc, v, (timer, term));
         ctx.submit(enc.finish());
         ahead
     }
@@ -553,14 +546,7 @@ impl PressureSolver {
                 });
             self.record_chunk(&mut enc, f, kind, term, n, None);
             queued += n;
-            Self::record_end(
-                &self.pcg,
-                &mut enc,
-                v,
-                (timer, term),
-                false,
-                &mut self.final_reader,
-            );
+            self.record_final_end(&mut enc, v, (timer, term));
             ctx.submit(enc.finish());
             let words: Vec<u32> = self.final_reader.read(ctx)?;
             if Self::header(&words).done != 0 || queued >= max {
@@ -599,14 +585,7 @@ impl PressureSolver {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("PressureSolver::end"),
             });
-        Self::record_end(
-            &self.pcg,
-            &mut enc,
-            v,
-            (timer, term),
-            false,
-            &mut self.final_reader,
-        );
+        self.record_final_end(&mut enc, v, (timer, term));
         ctx.submit(enc.finish());
         let words: Vec<u32> = self.final_reader.read(ctx)?;
         Ok(self.report(&words, kind, term))
@@ -629,6 +608,19 @@ impl PressureSolver {
         for _ in 0..n {
             self.record_iteration(&mut pass, f, kind, term);
         }
+    }
+
+    /// Records the end of a solve the host reads itself: into the final state's reader.
+    fn record_final_end(
+        &mut self,
+        enc: &mut wgpu::CommandEncoder,
+        v: &PcgVectors,
+        on: (
+            Option<(&crate::gpu::PassTimer, &str)>,
+            Option<&dyn AddedTerm>,
+        ),
+    ) {
+        Self::record_end(&self.pcg, enc, v, on, false, &mut self.final_reader);
     }
 
     /// Records a solve's end: the stage timing's close (a later end overwrites an earlier
