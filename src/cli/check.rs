@@ -356,8 +356,18 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         eddy::sim::memory_estimate(&scene, particles)
     };
     line(format!(
-        "solver      {} to relative residual {:e}, at most {} iterations",
-        scene.pressure.preconditioner, scene.pressure.tolerance, scene.pressure.max_iterations
+        "solver      {} to relative residual {:e}, at most {} iterations{}",
+        scene.pressure.preconditioner,
+        scene.pressure.tolerance,
+        scene.pressure.max_iterations,
+        if scene.pressure.pipelined {
+            format!(
+                "; solves queued ahead, the last count + {} (pressure.pipelined)",
+                scene.pressure.margin
+            )
+        } else {
+            String::new()
+        }
     ));
     line(format!(
         "memory      {:.1} MiB on the GPU (largest buffer {:.1} MiB: {})",

@@ -192,6 +192,18 @@ impl ParametersPanel {
         changed |= ui
             .checkbox(&mut s.pressure.warm_start, "warm start")
             .changed();
+        changed |= ui
+            .checkbox(&mut s.pressure.pipelined, "queue solves ahead")
+            .on_hover_text(
+                "the host does not read a solve before its projection: it queues the last \
+                 count plus the margin; a solve that runs out stops and is counted unconverged",
+            )
+            .changed();
+        if s.pressure.pipelined {
+            changed |= ui
+                .add(egui::Slider::new(&mut s.pressure.margin, 0..=8).text("margin (iterations)"))
+                .changed();
+        }
         if !smoke {
             changed |= ui
                 .add(
