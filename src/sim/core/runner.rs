@@ -141,7 +141,7 @@ impl Core {
             counters_reader: counters_reader(&ctx, &timer, 0),
             slots: Vec::new(),
             tick_reader: BufferReader::new(device, CLOCK_BYTES, "Runner::tick"),
-            solve_reader: BufferReader::new(device, pcg.state.size(), "Runner::solve"),
+            solve_reader: solve_reader(&ctx, &pcg),
             warned_stopped: false,
             readback_extra: 0,
             clock: clock::Clock::new(device, &fields),
@@ -246,14 +246,13 @@ impl Core {
         s.pipelined && s.refine == 0.0 && self.pressure.has_guess()
     }
 
-    /// The `i`-th slot of a pipelined frame, made on first use.
-    fn slot(&mut self, i: usize) -> usize {
-        while self.slots.len() <= i {
+    /// Makes the slots of a pipelined frame's first `n` substeps (once; kept across frames).
+    fn ensure_slots(&mut self, n: usize) {
+        while self.slots.len() < n {
             let counters = counters_reader(&self.ctx, &self.timer, self.readback_extra);
-            let solve = BufferReader::new(&self.ctx.device, self.pcg.state.size(), "Runner::solve");
+            let solve = solve_reader(&self.ctx, &self.pcg);
             self.slots.push(Slot { counters, solve });
         }
-        i
     }
 
     fn readback_layout(&self) -> ReadbackLayout {
@@ -358,6 +357,11 @@ fn count_dispatches(counts: &mut Vec<(&'static str, u64)>, since: Option<(&'stat
         Some((_, total)) => *total += d,
         None => counts.push((name, d)),
     }
+}
+
+/// A staging buffer for a solve's whole state (header and residual history).
+fn solve_reader(ctx: &GpuContext, pcg: &PcgVectors) -> BufferReader {
+    BufferReader::new(&ctx.device, pcg.state.size(), "Runner::solve")
 }
 
 /// One substep's readbacks in a pipelined frame.
@@ -758,9 +762,7 @@ impl<M: Mode> Runner<M> {
     /// for it, a solve has run (its count is the guess) and no stage reads while the host
     /// records it.
     fn pipelines(&self) -> bool {
-        self.core.scene.pressure.pipelined
-            && self.core.pressure.has_guess()
-            && !self.mode.reads_while_recording(&self.core)
+        self.core.solves_unread() && !self.mode.reads_while_recording(&self.core)
     }
 
     /// A pipelined frame's last substep, found by its tick after it was recorded: the
@@ -898,7 +900,10 @@ impl<M: Mode> Runner<M> {
         pipe: bool,
     ) -> Result<Ran<M::Substep>, SimError> {
         let on_clock = dt.is_none();
-        let slot = pipe.then(|| self.core.slot(self.pipe.len()));
+        let slot = pipe.then_some(self.pipe.len());
+        if let Some(i) = slot {
+            self.core.ensure_slots(i + 1);
+        }
         let mut tick_at = None;
         let mut queued = None;
         // On the GPU clock the host does not know the length yet: what it writes is the last
@@ -999,7 +1004,6 @@ impl<M: Mode> Runner<M> {
                             &self.core.scene.pressure,
                             timer,
                             term,
-                            self.core.scene.pressure.margin,
                             into,
                         ));
                         continue;

@@ -141,7 +141,7 @@ struct SolveOn<'a> {
 /// The iterations at which a residual `history` (max|r| / max|b| before the first
 /// iteration and after each) reaches `tolerance`, continued at the geometric rate of its
 /// last three iterations; at least one more than it holds, at most 10 000.
-pub fn iterations_to_reach(history: &[f32], tolerance: f64) -> u32 {
+fn iterations_to_reach(history: &[f32], tolerance: f64) -> u32 {
     let n = history.len().saturating_sub(1);
     let last = history.last().map_or(0.0, |&r| r as f64);
     let k = n.min(3);
@@ -435,7 +435,7 @@ impl PressureSolver {
     }
 
     /// A pipelined solve: records (into `enc`, nothing submitted or read) as many
-    /// iterations as the last solve needed plus `margin`, then the solve's end: a solve
+    /// iterations as the last solve needed plus `s.margin`, then the solve's end: a solve
     /// still running stops there ([`SolveStatus::Stopped`]), the true residual runs and
     /// the whole state is copied into `into`, whose words [`Self::report_from`] turns
     /// into the report once the host reads them. Iterations past convergence return at
@@ -449,11 +449,9 @@ impl PressureSolver {
         s: &PressureSettings,
         timer: Option<(&crate::gpu::PassTimer, &str)>,
         term: Option<&dyn AddedTerm>,
-        margin: u32,
         into: &mut BufferReader,
     ) -> u32 {
-        let max = s.max_iterations.min(v.history_len - 1).max(1);
-        let ahead = (self.last_iterations.unwrap_or(s.check_every.max(1)) + margin).clamp(1, max);
+        let ahead = self.ahead(v, s, s.margin);
         let begin = timer.and_then(|(t, slot)| t.writes(slot, true, false));
         self.record_chunk(enc, f, s.preconditioner, term, ahead, begin);
         Self::record_end(&self.pcg, enc, v, (timer, term), true, into);
@@ -479,6 +477,14 @@ impl PressureSolver {
         report
     }
 
+    /// Iterations to queue ahead of a solve's first look at its state: the last solve's count
+    /// (a chunk before the first solve) plus `margin`, within the iteration limit.
+    fn ahead(&self, v: &PcgVectors, s: &PressureSettings, margin: u32) -> u32 {
+        let max = s.max_iterations.min(v.history_len - 1);
+        let guess = self.last_iterations.unwrap_or(s.check_every.max(1));
+        (guess + margin).clamp(1, max.max(1)).min(max)
+    }
+
     /// Queues as many iterations as the last solve needed, the true residual and the copy
     /// of the final state (submitted; nothing read). Returns the iterations queued.
     fn queue_guess(&mut self, on: &SolveOn<'_>) -> u32 {
@@ -491,13 +497,7 @@ impl PressureSolver {
             term,
         } = *on;
         let kind = s.preconditioner;
-        let max = s.max_iterations.min(v.history_len - 1);
-        let chunk = s.check_every.max(1);
-        let ahead = self
-            .last_iterations
-            .unwrap_or(chunk)
-            .clamp(1, max.max(1))
-            .min(max);
+        let ahead = self.ahead(v, s, 0);
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
