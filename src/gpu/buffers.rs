@@ -44,6 +44,24 @@ pub fn read_buffer<T: bytemuck::Pod>(
     reader.read(ctx)
 }
 
+/// As [`read_buffer`], for `len` bytes from byte `offset` of `buffer` (both multiples of 4).
+pub fn read_buffer_range<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<T>, GpuError> {
+    let mut reader = BufferReader::new(&ctx.device, len, "readback");
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("readback"),
+        });
+    reader.copy_range(&mut encoder, buffer, offset, len);
+    ctx.submit(encoder.finish());
+    reader.read(ctx)
+}
+
 /// A reusable staging buffer: record a copy into it, submit, then `read`.
 pub struct BufferReader {
     staging: wgpu::Buffer,

@@ -191,6 +191,12 @@ shared_constants! {
     MG_COARSE_WG: u32 = 256;
     /// ... each of which owns this many of its cells (li, li + MG_COARSE_WG, ...).
     MG_COARSE_PER_THREAD: u32 = MG_COARSE_MAX.div_ceil(MG_COARSE_WG);
+    /// Multigrid levels of at most this many cells run, down to the coarsest, in one
+    /// workgroup and one dispatch per V-cycle (sim/core/pressure/mg_tail.wgsl) instead of a
+    /// dispatch per step: below it a step's launch costs more than its work.
+    MG_TAIL_CELLS: u32 = 4096;
+    /// Levels that one-workgroup tail holds at most (its uniform array's length).
+    MG_TAIL_LEVELS: u32 = 16;
     /// Red-black Gauss-Seidel sweeps over all cells of a level before (and, mirrored, after)
     /// the coarse correction ...
     MG_SWEEPS: u32 = 2;

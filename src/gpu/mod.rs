@@ -12,7 +12,7 @@ mod timing;
 pub mod traffic;
 pub mod wgsl;
 
-pub use buffers::{read_buffer, storage_buffer, uniform_buffer, BufferReader};
+pub use buffers::{read_buffer, read_buffer_range, storage_buffer, uniform_buffer, BufferReader};
 pub use kernel::{Binding, Entry, Kernel, WORKGROUP};
 pub use render_layout::RenderLayout;
 pub use timing::{PassTimer, StageTiming};

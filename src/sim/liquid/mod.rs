@@ -814,6 +814,16 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Rebuilds the `mg` V-cycle with its one-workgroup tail starting at the first coarse
+    /// level of at most `cells` cells (0: the coarsest alone), for the tests and benchmarks
+    /// that compare the two ways of running the small levels. Call between substeps.
+    pub fn set_mg_tail_cells(&mut self, cells: u32) {
+        use crate::sim::core::pressure::multigrid::{MgPlan, Multigrid};
+        let plan = MgPlan::with_tail_cells(self.fields.params.n, cells);
+        let mg = Multigrid::with_plan(&self.ctx.device, &self.fields, &self.pcg, plan);
+        self.core.pressure.precond.multigrid = mg;
+    }
+
     /// z = M^-1 r with the GPU preconditioner `kind` on the matrix of the last solve.
     pub fn apply_preconditioner(
         &mut self,

@@ -608,7 +608,8 @@ pub(crate) fn read_mg(
             "level {l} is the coarsest, solved in place: it has no residual (its right-hand side is mg_rhs_{l})"
         ));
     }
-    let buffer = match (l.checked_sub(1).map(|c| &mg.coarse[c]), f.vector) {
+    let level = l.checked_sub(1).map(|c| &mg.coarse[c]);
+    let buffer = match (level, f.vector) {
         (None, MgVector::Rhs) => &pcg.r,
         (None, MgVector::Residual) => &pcg.t,
         (None, MgVector::Correction) => &pcg.z,
@@ -618,13 +619,15 @@ pub(crate) fn read_mg(
         (Some(c), MgVector::Correction) => &c.x,
         (Some(c), MgVector::CellType) => &c.types,
     };
+    // The level's own words (a small level's lie in the tail's packed buffers).
+    let words: Vec<u32> = match level {
+        Some(c) => c.read(ctx, buffer)?,
+        None => crate::gpu::read_buffer(ctx, buffer)?,
+    };
     let values = if f.vector == MgVector::CellType {
-        crate::gpu::read_buffer::<u32>(ctx, buffer)?
-            .into_iter()
-            .map(|t| t as f32)
-            .collect()
+        words.into_iter().map(|t| t as f32).collect()
     } else {
-        crate::gpu::read_buffer::<f32>(ctx, buffer)?
+        bytemuck::cast_slice(&words).to_vec()
     };
     // Each level halves the axes the plan coarsened (an axis stops at one cell).
     let mut spacing = [1; 3];

@@ -210,7 +210,7 @@ impl PressureSolver {
         Self {
             build: BuildMatrix::new(d, f, v),
             pcg: Pcg::new(d, f, v),
-            precond: Precond::new(d, &ctx.limits, f, v),
+            precond: Precond::new(d, &ctx.limits, &ctx.info, f, v),
             readers: [
                 BufferReader::new(d, pcg::STATE_HEADER_BYTES, "PressureSolver::flag_a"),
                 BufferReader::new(d, pcg::STATE_HEADER_BYTES, "PressureSolver::flag_b"),

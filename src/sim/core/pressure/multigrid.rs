@@ -1,8 +1,16 @@
-//! Multigrid V-cycle preconditioner on the GPU (multigrid.wgsl). The algorithm and
-//! its reasons are documented with the f64 reference in src/reference/multigrid.rs.
+//! Multigrid V-cycle preconditioner on the GPU. The algorithm and its reasons are
+//! documented with the f64 reference in src/reference/multigrid.rs.
+//!
+//! The large levels run a dispatch per step (multigrid.wgsl), each over all of the level's
+//! cells. The small levels at the bottom of the cycle, from the first of at most
+//! [`TAIL_CELLS`] cells down to the coarsest, run in one workgroup and one dispatch per
+//! cycle (mg_tail.wgsl): the same steps in the same order, with barriers between them. On a
+//! GPU a small level's step is all launch latency (~6 us on an H100 whatever its size), so
+//! the tail takes the ~14 dispatches per small level down to one for all of them. Both
+//! kernels run the per-cell code of mg_common.wgsl, so the numbers do not change.
 
 use super::PcgVectors;
-use crate::gpu::{storage_buffer, uniform_buffer, Entry, Kernel};
+use crate::gpu::{read_buffer_range, storage_buffer, uniform_buffer, Entry, GpuContext, GpuError, Kernel};
 use crate::sim::core::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
@@ -15,13 +23,21 @@ pub use crate::gpu::constants::MG_COARSEST as COARSEST;
 pub use crate::gpu::constants::MG_COARSE_SWEEPS as COARSE_SWEEPS;
 /// Red-black sweeps before and after the coarse correction.
 pub use crate::gpu::constants::MG_SWEEPS as SWEEPS;
+/// Levels of at most this many cells run in the one-workgroup tail.
+pub use crate::gpu::constants::MG_TAIL_CELLS as TAIL_CELLS;
+use crate::gpu::constants::MG_TAIL_LEVELS as TAIL_LEVELS;
 
 crate::kernel_entries!(
     /// The entry points of multigrid.wgsl.
-    MultigridEntries { coarsen, build_coarse, weights, smooth_first, smooth_red, smooth_black, boundary_red, boundary_black, residual, restrict_residual, prolong, coarse_solve }
+    MultigridEntries { coarsen, build_coarse, weights, smooth_first, smooth_red, smooth_black, boundary_red, boundary_black, residual, restrict_residual, prolong }
 );
 
-/// Mirror of `MgLevel` in multigrid.wgsl (layout checked by tests/integration/shaders.rs).
+crate::kernel_entries!(
+    /// The entry points of mg_tail.wgsl.
+    TailEntries { tail_setup, tail_cycle }
+);
+
+/// Mirror of `MgLevel` in mg_common.wgsl (layout checked by tests/integration/shaders.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct MgLevelParams {
@@ -31,39 +47,79 @@ pub struct MgLevelParams {
     pub coarse_cells: u32,
     pub ratio: [u32; 3],
     pub scale: f32,
-    pub _pad: [u32; 4],
+    /// First element of this level in its arrays (its place in the tail's packed buffers;
+    /// 0 for a level with buffers of its own).
+    pub off: u32,
+    /// First element of the next coarser level in its arrays.
+    pub coff: u32,
+    pub _pad: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<MgLevelParams>() == 64);
-crate::wgsl_mirror!(mg_level_layout: MgLevelParams = "multigrid.wgsl" MgLevel {
+crate::wgsl_mirror!(mg_level_layout: MgLevelParams = "mg_common.wgsl" MgLevel {
     n: n,
     cells: cells,
     nc: nc,
     coarse_cells: coarse_cells,
     ratio: ratio,
     scale: scale,
-    _pad3: _pad[0],
-    _pad0: _pad[1],
-    _pad1: _pad[2],
-    _pad2: _pad[3],
+    off: off,
+    coff: coff,
+    _pad1: _pad[0],
+    _pad2: _pad[1],
 });
 
+/// The cells of the tail's levels start at multiples of this many elements in the packed
+/// buffers (256 bytes for the f32 arrays: every adapter's storage offset alignment).
+const PACK_ALIGN: u32 = 64;
+
+/// The tail's threshold on an adapter: [`TAIL_CELLS`] on a GPU; 0 (the coarsest level
+/// alone) on a CPU adapter, which runs a workgroup on one thread and so gains nothing from
+/// fewer launches (lavapipe took 1.4x longer per substep of the default scene with the
+/// tail); the environment's `EDDY_MG_TAIL_CELLS` over both, for benchmarks that compare
+/// thresholds on one adapter. The numbers are the same whichever it is.
+pub fn tail_cells(info: &wgpu::AdapterInfo) -> u32 {
+    let env = std::env::var("EDDY_MG_TAIL_CELLS").ok();
+    match env.and_then(|v| v.trim().parse().ok()) {
+        Some(cells) => cells,
+        None if info.device_type == wgpu::DeviceType::Cpu => 0,
+        None => TAIL_CELLS,
+    }
+}
+
 /// The levels of a grid: dimensions by 2x coarsening of every axis longer than one cell,
-/// until the longest axis has at most [`COARSEST`] cells. One plan sizes every buffer.
+/// until the longest axis has at most [`COARSEST`] cells, and where the one-workgroup tail
+/// starts. One plan sizes every buffer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MgPlan {
     pub dims: Vec<[u32; 3]>,
+    /// The tail's first level: the first coarse level of at most the threshold's cells (the
+    /// coarsest when none is), or level 0 when it is the only one. At most
+    /// [`TAIL_LEVELS`] levels long.
+    pub tail: usize,
 }
 
 impl MgPlan {
+    /// The plan with a GPU's tail ([`TAIL_CELLS`]).
     pub fn new(n: [u32; 3]) -> Self {
+        Self::with_tail_cells(n, TAIL_CELLS)
+    }
+
+    pub fn with_tail_cells(n: [u32; 3], tail_cells: u32) -> Self {
         let mut dims = vec![n];
         loop {
             let d = *dims.last().unwrap_or(&n);
             if d.iter().copied().max().unwrap_or(1) <= COARSEST {
-                return Self { dims };
+                break;
             }
             dims.push(d.map(|x| if x > 1 { x.div_ceil(2) } else { 1 }));
         }
+        let last = dims.len() - 1;
+        let cells = |d: &[u32; 3]| d.iter().product::<u32>();
+        let first_small = (1..last)
+            .find(|&l| cells(&dims[l]) <= tail_cells)
+            .unwrap_or(last);
+        let tail = first_small.max(last + 1 - (TAIL_LEVELS as usize).min(last + 1));
+        Self { dims, tail }
     }
 
     pub fn levels(&self) -> usize {
@@ -74,15 +130,44 @@ impl MgPlan {
         self.dims[l].iter().product()
     }
 
+    /// Whether level `l` lives in the tail's packed buffers (a tail that starts at level 0
+    /// uses PCG's vectors instead).
+    fn packed(&self, l: usize) -> bool {
+        l >= self.tail && self.tail > 0
+    }
+
+    /// First element of level `l` in its arrays.
+    pub fn offset(&self, l: usize) -> u32 {
+        if !self.packed(l) {
+            return 0;
+        }
+        (self.tail..l)
+            .map(|k| self.cells(k).next_multiple_of(PACK_ALIGN))
+            .sum()
+    }
+
+    /// Elements of the tail's packed arrays.
+    fn packed_len(&self) -> u64 {
+        if self.tail == 0 {
+            return 0;
+        }
+        self.offset(self.levels() - 1) as u64 + self.cells(self.levels() - 1) as u64
+    }
+
     /// Bytes of the levels' own buffers (level 0 uses PCG's vectors): matrix (16 B),
     /// types, solution, right-hand side and residual (4 B each) per coarse cell, the weight
     /// sums with the boundary flags in their top bit (4 B per cell of every level but the
-    /// coarsest), and the uniforms and placeholders.
+    /// coarsest, and of the coarsest too where it is packed), and the uniforms and
+    /// placeholders.
     pub fn bytes(&self) -> u64 {
         let n = self.levels();
-        let coarse: u64 = (1..n).map(|l| self.cells(l) as u64).sum();
-        let per_cell: u64 = (0..n - 1).map(|l| self.cells(l) as u64).sum();
-        coarse * 32 + per_cell * 4 + n as u64 * 256 + 5 * 16
+        let own: u64 = (1..self.tail.max(1))
+            .map(|l| self.cells(l) as u64 * 32)
+            .sum();
+        let per_cell: u64 = (0..self.tail.min(n - 1))
+            .map(|l| self.cells(l) as u64 * 4)
+            .sum();
+        own + per_cell + self.packed_len() * 36 + (n as u64 + 1) * 256 + 5 * 16
     }
 
     fn params(&self, l: usize) -> MgLevelParams {
@@ -99,12 +184,15 @@ impl MgPlan {
             coarse_cells: nc.iter().product(),
             ratio,
             scale: 4.0 / 2f32.powi(k),
-            _pad: [0; 4],
+            off: self.offset(l),
+            coff: if l + 1 < self.levels() { self.offset(l + 1) } else { 0 },
+            _pad: [0; 2],
         }
     }
 }
 
-/// Buffers of one coarse level.
+/// Buffers of one coarse level: buffers of its own (offset 0), or the tail's packed
+/// buffers, where its cells start at element `offset`.
 pub struct MgLevelBuffers {
     pub a: wgpu::Buffer,
     pub types: wgpu::Buffer,
@@ -114,54 +202,91 @@ pub struct MgLevelBuffers {
     pub b: wgpu::Buffer,
     /// Residual after pre-smoothing.
     pub res: wgpu::Buffer,
+    pub offset: u64,
+    pub cells: u64,
+}
+
+impl MgLevelBuffers {
+    /// This level's words of `buffer` (one of its 4-byte arrays: types, x, b or res).
+    pub fn read<T: Pod>(&self, ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
+        read_buffer_range(ctx, buffer, self.offset * 4, self.cells * 4)
+    }
 }
 
 pub struct Multigrid {
     pub plan: MgPlan,
     kernel: Kernel,
     e: MultigridEntries,
+    tail_kernel: Kernel,
+    t: TailEntries,
     /// Coarse levels 1.. (level 0 is PCG's z, r, t and the grid's cell types).
     pub coarse: Vec<MgLevelBuffers>,
+    /// Bind groups of the levels before the tail.
     groups: Vec<wgpu::BindGroup>,
-    _per_cell: Vec<wgpu::Buffer>,
-    _params: Vec<wgpu::Buffer>,
-    _placeholders: Vec<wgpu::Buffer>,
+    tail_group: wgpu::BindGroup,
+    _buffers: Vec<wgpu::Buffer>,
 }
 
 impl Multigrid {
-    pub fn new(device: &wgpu::Device, f: &GridFields, v: &PcgVectors) -> Self {
-        let plan = MgPlan::new(f.params.n);
+    /// The V-cycle with the tail that suits the adapter ([`tail_cells`]).
+    pub fn new(
+        device: &wgpu::Device,
+        info: &wgpu::AdapterInfo,
+        f: &GridFields,
+        v: &PcgVectors,
+    ) -> Self {
+        let plan = MgPlan::with_tail_cells(f.params.n, tail_cells(info));
+        Self::with_plan(device, f, v, plan)
+    }
+
+    /// The V-cycle of `plan` (its levels must be those of the grid's dimensions).
+    pub fn with_plan(device: &wgpu::Device, f: &GridFields, v: &PcgVectors, plan: MgPlan) -> Self {
+        assert_eq!(plan.dims[0], f.params.n, "a plan for this grid");
         assert!(plan.cells(plan.levels() - 1) <= COARSEST.pow(3));
         let kernel = Kernel::new(device, crate::wgsl!("multigrid.wgsl"), "Multigrid");
+        let tail_kernel = Kernel::new(device, crate::wgsl!("mg_tail.wgsl"), "Multigrid::tail");
+        let last = plan.levels() - 1;
+        let packed = plan.packed_len().max(1);
+        let buf = |what: &str, bytes: u64| storage_buffer(device, &format!("Multigrid::{what}"), bytes);
+        let tail_a = buf("tail_a", packed * 16);
+        let tail_types = buf("tail_types", packed * 4);
+        let tail_x = buf("tail_x", packed * 4);
+        let tail_b = buf("tail_b", packed * 4);
+        let tail_res = buf("tail_res", packed * 4);
+        let tail_winv = buf("tail_winv", packed * 4);
         let coarse: Vec<MgLevelBuffers> = (1..plan.levels())
             .map(|l| {
-                let c = plan.cells(l) as u64;
-                let name = |what: &str| format!("Multigrid::level{l}_{what}");
-                MgLevelBuffers {
-                    a: storage_buffer(device, &name("a"), c * 16),
-                    types: storage_buffer(device, &name("types"), c * 4),
-                    x: storage_buffer(device, &name("x"), c * 4),
-                    b: storage_buffer(device, &name("b"), c * 4),
-                    res: storage_buffer(device, &name("res"), c * 4),
+                let cells = plan.cells(l) as u64;
+                if plan.packed(l) {
+                    MgLevelBuffers {
+                        a: tail_a.clone(),
+                        types: tail_types.clone(),
+                        x: tail_x.clone(),
+                        b: tail_b.clone(),
+                        res: tail_res.clone(),
+                        offset: plan.offset(l) as u64,
+                        cells,
+                    }
+                } else {
+                    let name = |what: &str| format!("level{l}_{what}");
+                    MgLevelBuffers {
+                        a: buf(&name("a"), cells * 16),
+                        types: buf(&name("types"), cells * 4),
+                        x: buf(&name("x"), cells * 4),
+                        b: buf(&name("b"), cells * 4),
+                        res: buf(&name("res"), cells * 4),
+                        offset: 0,
+                        cells,
+                    }
                 }
             })
             .collect();
-        // Per cell of every level but the coarsest: one over its interpolation weight sum,
+        // Per cell of every level before the tail: one over its interpolation weight sum,
         // and in its top bit whether the boundary sweeps relax it.
-        let per_cell = |what: &str| -> Vec<wgpu::Buffer> {
-            (0..plan.levels() - 1)
-                .map(|l| {
-                    let label = format!("Multigrid::level{l}_{what}");
-                    storage_buffer(device, &label, plan.cells(l) as u64 * 4)
-                })
-                .collect()
-        };
-        let winv = per_cell("winv");
-        let placeholders: Vec<wgpu::Buffer> = ["a", "types", "x", "b", "winv"]
-            .iter()
-            .map(|w| storage_buffer(device, &format!("Multigrid::none_{w}"), 16))
+        let winv: Vec<wgpu::Buffer> = (0..plan.tail)
+            .map(|l| buf(&format!("level{l}_winv"), plan.cells(l) as u64 * 4))
             .collect();
-        let params: Vec<wgpu::Buffer> = (0..plan.levels())
+        let params: Vec<wgpu::Buffer> = (0..plan.tail)
             .map(|l| {
                 uniform_buffer(
                     device,
@@ -170,7 +295,9 @@ impl Multigrid {
                 )
             })
             .collect();
-        let groups = (0..plan.levels())
+        // The levels before the tail: their own buffers (PCG's on level 0), and the next
+        // level's as the coarse ones (the tail's packed buffers after the last).
+        let groups = (0..plan.tail)
             .map(|l| {
                 let (a, types, x, b, res) = if l == 0 {
                     (&v.a, &f.cell_type, &v.z, &v.r, &v.t)
@@ -178,16 +305,7 @@ impl Multigrid {
                     let c = &coarse[l - 1];
                     (&c.a, &c.types, &c.x, &c.b, &c.res)
                 };
-                let (ca, ct, cx, cb) = match coarse.get(l) {
-                    Some(c) => (&c.a, &c.types, &c.x, &c.b),
-                    None => (
-                        &placeholders[0],
-                        &placeholders[1],
-                        &placeholders[2],
-                        &placeholders[3],
-                    ),
-                };
-                let w = winv.get(l).unwrap_or(&placeholders[4]);
+                let c = &coarse[l];
                 kernel.bind(
                     device,
                     &[
@@ -197,25 +315,66 @@ impl Multigrid {
                         ("x", x),
                         ("b", b),
                         ("res", res),
-                        ("ca", ca),
-                        ("ctypes", ct),
-                        ("cx", cx),
-                        ("cb", cb),
+                        ("ca", &c.a),
+                        ("ctypes", &c.types),
+                        ("cx", &c.x),
+                        ("cb", &c.b),
                         ("done", &v.state),
-                        ("winv", w),
+                        ("winv", &winv[l]),
                     ],
                 )
             })
             .collect();
+        // The tail: its levels' parameters in order, and its packed buffers bound as both
+        // a level's and its coarser level's (PCG's vectors where the tail is level 0 alone).
+        let tail_levels = plan.levels() - plan.tail;
+        assert!(tail_levels <= TAIL_LEVELS as usize);
+        let mut table = vec![MgLevelParams::zeroed(); TAIL_LEVELS as usize];
+        for (t, l) in (plan.tail..=last).enumerate() {
+            table[t] = plan.params(l);
+        }
+        let table = uniform_buffer(device, "Multigrid::tail_levels", bytemuck::cast_slice(&table));
+        let count = uniform_buffer(
+            device,
+            "Multigrid::tail",
+            bytemuck::cast_slice(&[tail_levels as u32, 0, 0, 0]),
+        );
+        let (a, types, x, b, res) = if plan.tail == 0 {
+            (&v.a, &f.cell_type, &v.z, &v.r, &v.t)
+        } else {
+            (&tail_a, &tail_types, &tail_x, &tail_b, &tail_res)
+        };
+        let tail_group = tail_kernel.bind(
+            device,
+            &[
+                ("levels", &table),
+                ("a", a),
+                ("types", types),
+                ("x", x),
+                ("b", b),
+                ("res", res),
+                ("ca", a),
+                ("ctypes", types),
+                ("cx", x),
+                ("cb", b),
+                ("done", &v.state),
+                ("winv", &tail_winv),
+                ("tail", &count),
+            ],
+        );
+        let mut buffers = winv;
+        buffers.extend(params);
+        buffers.extend([table, count, tail_winv]);
         Self {
             e: MultigridEntries::of(&kernel),
+            t: TailEntries::of(&tail_kernel),
             plan,
             kernel,
+            tail_kernel,
             coarse,
             groups,
-            _per_cell: winv,
-            _params: params,
-            _placeholders: placeholders,
+            tail_group,
+            _buffers: buffers,
         }
     }
 
@@ -228,21 +387,29 @@ impl Multigrid {
         self.cells(pass, entry, l, nx.div_ceil(2) * ny * nz);
     }
 
+    fn tail(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry) {
+        self.tail_kernel
+            .dispatch_groups(pass, entry, &self.tail_group, &[], 1);
+    }
+
     /// Per-solve set-up: coarse types and matrices, finest to coarsest, and each level's
     /// interpolation weight sums and boundary flags.
     pub fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>) {
-        for l in 0..self.plan.levels() - 1 {
+        for l in 0..self.plan.tail {
             let c = self.plan.cells(l + 1);
             self.cells(pass, self.e.coarsen, l, c);
             self.cells(pass, self.e.build_coarse, l, c);
             self.cells(pass, self.e.weights, l, self.plan.cells(l));
         }
+        if self.plan.tail + 1 < self.plan.levels() {
+            self.tail(pass, self.t.tail_setup);
+        }
     }
 
     /// z = M^-1 r: one V-cycle.
     pub fn record_apply(&self, pass: &mut wgpu::ComputePass<'_>) {
-        let last = self.plan.levels() - 1;
-        for l in 0..last {
+        let tail = self.plan.tail;
+        for l in 0..tail {
             self.cells(pass, self.e.smooth_first, l, self.plan.cells(l));
             for _ in 1..SWEEPS {
                 self.colour(pass, self.e.smooth_red, l);
@@ -255,9 +422,8 @@ impl Multigrid {
             self.cells(pass, self.e.residual, l, self.plan.cells(l));
             self.cells(pass, self.e.restrict_residual, l, self.plan.cells(l + 1));
         }
-        self.kernel
-            .dispatch_groups(pass, self.e.coarse_solve, &self.groups[last], &[], 1);
-        for l in (0..last).rev() {
+        self.tail(pass, self.t.tail_cycle);
+        for l in (0..tail).rev() {
             self.cells(pass, self.e.prolong, l, self.plan.cells(l));
             for _ in 0..BOUNDARY_SWEEPS {
                 self.colour(pass, self.e.boundary_black, l);
@@ -270,10 +436,9 @@ impl Multigrid {
         }
     }
 
-    /// Dispatches per V-cycle (the first red-black pair is one dispatch).
+    /// Dispatches per V-cycle (the first red-black pair is one dispatch; the tail one).
     pub fn dispatches(&self) -> u32 {
-        let fine = self.plan.levels() as u32 - 1;
-        fine * (4 * SWEEPS - 1 + 4 * BOUNDARY_SWEEPS + 3) + 1
+        self.plan.tail as u32 * (4 * SWEEPS - 1 + 4 * BOUNDARY_SWEEPS + 3) + 1
     }
 }
 

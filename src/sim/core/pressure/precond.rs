@@ -56,6 +56,7 @@ impl Precond {
     pub fn new(
         device: &wgpu::Device,
         limits: &wgpu::Limits,
+        info: &wgpu::AdapterInfo,
         f: &GridFields,
         v: &PcgVectors,
     ) -> Self {
@@ -99,7 +100,7 @@ impl Precond {
             num_planes,
             plane_threads: ny * nz,
             tiles,
-            multigrid: Multigrid::new(device, f, v),
+            multigrid: Multigrid::new(device, info, f, v),
         }
     }
 
