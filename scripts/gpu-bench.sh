@@ -13,7 +13,10 @@
 #   7. the viewer's render at 1920x1080 with about a million particles, offscreen, in each
 #      render mode (the `render_frame` bench binary, when one is built);
 #   8. solves queued ahead (`pressure.pipelined`) against reading each solve: the default
-#      scene and floating_bodies, three interleaved runs each.
+#      scene and floating_bodies, three interleaved runs each;
+#   9. the multigrid's one-workgroup tail at several thresholds (EDDY_MG_TAIL_CELLS; 0 runs
+#      every level but the coarsest a dispatch per step): the default scene, the plume and
+#      the double dam break, two interleaved runs each, and the 128^3 `mg` solve.
 #
 # Each step runs under a time limit (STEP_LIMIT_SCALE=2 doubles them all), so a step that
 # runs long leaves a line saying so and the later steps still run: a GPU lease is short.
@@ -76,34 +79,34 @@ step() { echo "gpu-bench: $*" >&2; }
 
 # The solver table one size at a time, so a long size keeps the smaller ones.
 for n in $solver_sizes; do
-  step "1/8 solver table at $n"
+  step "1/9 solver table at $n"
   limited $(( n >= 256 ? 200 : 60 )) "$eddy" bench --sizes "$n" --json "$out/solver_$n.json" \
     > "$out/solver_$n.txt" 2> "$out/solver_$n.err"
   log "## Solver table ($n^3)"; log '```'; cat "$out/solver_$n.txt" >> "$out/summary.md"; log '```'
 done
 
-step "2/8 16 floating bodies, strong against weak, at $body_size"
+step "2/9 16 floating bodies, strong against weak, at $body_size"
 limited 40 "$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_weak \
   --preconditioners mg,ip --json "$out/bodies.json" > "$out/bodies.txt" 2> "$out/bodies.err"
 log "## Coupled solve, 16 bodies ($body_size^3)"; log '```'; cat "$out/bodies.txt" >> "$out/summary.md"; log '```'
 
 for n in $substep_sizes; do
-  step "3/8 full substep, dam break at $n"
+  step "3/9 full substep, dam break at $n"
   limited $(( n >= 256 ? 60 : 30 )) "$eddy" run dam_break --resolution "$n" --frames 5 --out "$tmp/substep_$n" \
     > "$out/substep_$n.txt" 2> "$out/substep_$n.err"
   log "## Full substep, dam break at $n cells"; log '```'; cat "$out/substep_$n.txt" >> "$out/summary.md"; log '```'
 done
 
-step "4/8 default scene, $frames frames"
+step "4/9 default scene, $frames frames"
 limited 40 "$eddy" run dam_break --frames "$frames" --out "$tmp/default" > "$out/default.txt" 2> "$out/default.err"
 log "## Default scene ($frames frames)"; log '```'; head -1 "$out/default.txt" >> "$out/summary.md"; log '```'
 
-step "5/8 smoke at $smoke_sizes"
+step "5/9 smoke at $smoke_sizes"
 limited 40 "$eddy" bench --smoke --sizes "$smoke_sizes" --json "$out/smoke.json" > "$out/smoke.txt" 2> "$out/smoke.err"
 log "## Smoke ($smoke_sizes)"; log '```'; cat "$out/smoke.txt" >> "$out/summary.md"; log '```'
 
 largest=${substep_sizes##* }
-step "6/8 memory at $largest"
+step "6/9 memory at $largest"
 "$eddy" check dam_break > "$out/check_default.txt" 2>&1 || true
 printf '(name: "dam break %s", domain: (1.0, 1.0, 0.5), resolution: (%s, %s, %s),\n fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.35, 0.6, 0.5))])\n' \
   "$largest" "$largest" "$largest" "$((largest / 2))" > "$tmp/large.ron"
@@ -112,12 +115,12 @@ log "## Memory (eddy check, dam break at $largest)"; log '```'; cat "$out/check_
 
 render_bin="${RENDER_BENCH:-$(ls -t target/release/deps/render_frame-* 2>/dev/null | grep -v '\.d$' | head -1 || true)}"
 if [ -n "$render_bin" ] && [ -x "$render_bin" ]; then
-  step "7/8 render at $render_size, dam break at $render_res cells"
+  step "7/9 render at $render_size, dam break at $render_res cells"
   EDDY_RENDER_SIZE=$render_size EDDY_RENDER_RESOLUTION=$render_res \
     limited 60 "$render_bin" > "$out/render.txt" 2> "$out/render.err"
   log "## Viewer render ($render_size, dam break at $render_res cells)"; log '```'; cat "$out/render.txt" >> "$out/summary.md"; log '```'
 else
-  step "7/8 skipped: no render_frame bench binary (cargo bench --bench render_frame --no-run)"
+  step "7/9 skipped: no render_frame bench binary (cargo bench --bench render_frame --no-run)"
   log "## Viewer render: skipped (no render_frame bench binary)"
 fi
 
@@ -125,7 +128,7 @@ fi
 pipelined() {
   sed '0,/pressure: (/s//pressure: (pipelined: true, /' "$1" > "$2"
 }
-step "8/8 solves queued ahead, on against off"
+step "8/9 solves queued ahead, on against off"
 : > "$out/pipelined.txt"
 for sc in dam_break floating_bodies; do
   pipelined "scenes/$sc.ron" "$tmp/${sc}_on.ron"
@@ -140,6 +143,26 @@ for sc in dam_break floating_bodies; do
   done
 done
 log "## Solves queued ahead (pressure.pipelined), on against off"; log '```'; cat "$out/pipelined.txt" >> "$out/summary.md"; log '```'
+
+step "9/9 the multigrid's one-workgroup tail at several thresholds"
+: > "$out/mg_tail.txt"
+for i in 1 2; do
+  for sc in dam_break smoke_plume double_dam_break; do
+    for t in 0 1024 4096 16384; do
+      printf '%s tail %s: ' "$sc" "$t" >> "$out/mg_tail.txt"
+      EDDY_MG_TAIL_CELLS=$t limited 30 "$eddy" run "$sc" --frames "$frames" --overwrite --out "$tmp/tail" 2>/dev/null \
+        | grep -E 'steps/s|^per substep' | tr '\n' ' ' >> "$out/mg_tail.txt"
+      echo >> "$out/mg_tail.txt"
+    done
+  done
+done
+n=${substep_sizes%% *}
+for t in 0 4096; do
+  echo "mg solve at $n^3, tail $t:" >> "$out/mg_tail.txt"
+  EDDY_MG_TAIL_CELLS=$t limited 60 "$eddy" bench --sizes "$n" --preconditioners mg --problems dam_break \
+    >> "$out/mg_tail.txt" 2>/dev/null
+done
+log "## The multigrid's one-workgroup tail (EDDY_MG_TAIL_CELLS)"; log '```'; cat "$out/mg_tail.txt" >> "$out/summary.md"; log '```'
 
 step "done: $out/summary.md"
 echo "$out"
