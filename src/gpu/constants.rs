@@ -193,8 +193,11 @@ shared_constants! {
     MG_COARSE_PER_THREAD: u32 = MG_COARSE_MAX.div_ceil(MG_COARSE_WG);
     /// Multigrid levels of at most this many cells run, down to the coarsest, in one
     /// workgroup and one dispatch per V-cycle (sim/core/pressure/mg_tail.wgsl) instead of a
-    /// dispatch per step: below it a step's launch costs more than its work.
-    MG_TAIL_CELLS: u32 = 4096;
+    /// dispatch per step. Measured on an H100 (BENCHMARKS.md): levels of up to ~400 cells
+    /// are cheaper in one workgroup (the plume 1.24-1.31x, the double dam break
+    /// 1.19-1.27x substeps/s), levels of 2048-4096 cells dearer (a 16^3 level added ~1 ms
+    /// per V-cycle at 256^3).
+    MG_TAIL_CELLS: u32 = 1024;
     /// Levels that one-workgroup tail holds at most (its uniform array's length).
     MG_TAIL_LEVELS: u32 = 16;
     /// Red-black Gauss-Seidel sweeps over all cells of a level before (and, mirrored, after)

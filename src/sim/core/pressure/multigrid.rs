@@ -6,8 +6,10 @@
 //! [`TAIL_CELLS`] cells down to the coarsest, run in one workgroup and one dispatch per
 //! cycle (mg_tail.wgsl): the same steps in the same order, with barriers between them. On a
 //! GPU a small level's step is all launch latency (~6 us on an H100 whatever its size), so
-//! the tail takes the ~14 dispatches per small level down to one for all of them. Both
-//! kernels run the per-cell code of mg_common.wgsl, so the numbers do not change.
+//! the tail takes the 14 dispatches per small level down to one for all of them; but one
+//! workgroup works through a step's cells slowly, so only levels of a few hundred cells
+//! gain (the threshold's measurements are with [`TAIL_CELLS`]). Both kernels run the
+//! per-cell code of mg_common.wgsl, so the numbers do not change.
 
 use super::PcgVectors;
 use crate::gpu::{read_buffer_range, storage_buffer, uniform_buffer, Entry, GpuContext, GpuError, Kernel};
@@ -74,8 +76,9 @@ const PACK_ALIGN: u32 = 64;
 
 /// The tail's threshold on an adapter: [`TAIL_CELLS`] on a GPU; 0 (the coarsest level
 /// alone) on a CPU adapter, which runs a workgroup on one thread and so gains nothing from
-/// fewer launches (lavapipe took 1.4x longer per substep of the default scene with the
-/// tail); the environment's `EDDY_MG_TAIL_CELLS` over both, for benchmarks that compare
+/// fewer launches (lavapipe took 1.4x longer per substep of the default scene with a
+/// 2048-cell level in the tail, and its 22.3 release leaks host memory on the tail's
+/// uniform-bounded loops); the environment's `EDDY_MG_TAIL_CELLS` over both, for benchmarks that compare
 /// thresholds on one adapter. The numbers are the same whichever it is.
 pub fn tail_cells(info: &wgpu::AdapterInfo) -> u32 {
     let env = std::env::var("EDDY_MG_TAIL_CELLS").ok();
