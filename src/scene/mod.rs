@@ -548,6 +548,14 @@ pub struct Scene {
 }
 
 impl Scene {
+    /// Whether a grid cell of this scene can be solid: every smoke scene (obstacles are
+    /// drawn while it runs), a liquid with solids or rigid bodies. A liquid without either
+    /// has only the domain's walls, which lie outside the grid, and its grid keeps no solid
+    /// fields (`GridFields::new`).
+    pub fn has_solid_cells(&self) -> bool {
+        self.kind == SceneKind::Smoke || !self.solids.is_empty() || !self.bodies.is_empty()
+    }
+
     /// Whether the scene's rigid bodies cut faces (src/sim/bodies/coupling.wgsl,
     /// `cover_faces`): with `body_cut_faces` (on by default) and the strong coupling. The
     /// weak coupling's bodies stay whole cells.

@@ -687,6 +687,39 @@ fn sealed_pocket(scene: &Scene, cut: bool) {
     }
 }
 
+/// A liquid without solids or bodies keeps no solid fields (`GridFields::solid` and
+/// `solid_vel` are placeholders, 20 bytes per cell saved), a liquid with a body or a solid
+/// keeps them, and the solid-velocity view of a liquid without them is zero everywhere.
+#[test]
+fn only_a_liquid_that_can_have_solid_cells_keeps_solid_fields() {
+    let without = pool(vec![]);
+    let mut with_solid = pool(vec![]);
+    with_solid.solids = vec![Shape::Box {
+        min: (0.7, 0.0, 0.0),
+        max: (0.8, 0.3, 1.0),
+        velocity: (0.0, 0.0, 0.0),
+    }];
+    let with_body = pool(vec![body(flat_box(), (0.5, 0.5, 0.5), 500.0)]);
+    assert!(!without.has_solid_cells());
+    assert!(with_solid.has_solid_cells() && with_body.has_solid_cells());
+    assert!(air(vec![], 9.81).has_solid_cells(), "smoke obstacles are drawn live");
+    let cells = 16 * 16 * 16;
+    for (scene, keeps) in [(&without, false), (&with_solid, true), (&with_body, true)] {
+        let mut sim = Simulation::new(common::gpu(), scene).unwrap();
+        assert_eq!(sim.fields.has_solid_cells(), keeps, "{}", scene.name);
+        let bytes = sim.fields.solid.size() + sim.fields.solid_vel.size();
+        assert_eq!(bytes, if keeps { cells * 20 } else { 32 });
+        sim.step_frame().unwrap();
+        let view = sim
+            .read_field(eddy::sim::liquid::views::Field::SolidVelY)
+            .unwrap();
+        assert_eq!(view.values.len(), cells as usize);
+        if !keeps {
+            assert!(view.values.iter().all(|v| *v == 0.0));
+        }
+    }
+}
+
 /// The memory check counts what the bodies' coupling allocates: the per-cell body index,
 /// and the liquid's copy of its static solids or the smoke's regions and their readback.
 #[test]
@@ -697,12 +730,13 @@ fn memory_estimates_count_the_bodies_buffers() {
     let grown = eddy::sim::memory_estimate(&with, 1000).total
         - eddy::sim::memory_estimate(&without, 1000).total;
     // The liquid's bodies cut faces: the open fractions, their static copy and the cover
-    // (12 bytes per face) come with them.
+    // (12 bytes per face) come with them, and the solid fields the pool alone does without
+    // (20 bytes per cell less a placeholder's 32).
     let faces = 3 * 17 * 16 * 16;
     assert_eq!(
         grown,
-        eddy::sim::bodies::coupling::memory(&with) + faces * 12,
-        "the coupling, the open fractions, their static copy and the cover"
+        eddy::sim::bodies::coupling::memory(&with) + faces * 12 + cells * 20 - 32,
+        "the coupling, the open fractions, their static copy, the cover and the solid fields"
     );
     assert!(
         grown >= cells * 24,

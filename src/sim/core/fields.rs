@@ -29,9 +29,16 @@ pub struct GridFields {
     /// The density filtered for the free surface: 0.5 - surface is the liquid level set.
     pub surface: wgpu::Buffer,
     pub cell_type: wgpu::Buffer,
-    /// 1 where the scene has a solid.
+    /// 1 where the scene has a solid. In a scene none of whose cells can be solid
+    /// ([`crate::scene::Scene::has_solid_cells`]: a liquid without solids or bodies, whose
+    /// only solids are the domain's walls, outside the grid) a zeroed 16-byte placeholder:
+    /// the kernels read it without a bound check of their own, and WGSL gives a read past a
+    /// buffer's end a value from inside it or zero, here 0 either way (no solid). Nothing
+    /// writes it there.
     pub solid: wgpu::Buffer,
-    /// Solid velocity per cell (vec4, xyz used).
+    /// Solid velocity per cell (vec4: xyz the velocity, w a rigid body's index + 1 next to
+    /// a face it covers). A zeroed placeholder where `solid` is one: only the cells of
+    /// solids (and those next to a body's faces) are read.
     pub solid_vel: wgpu::Buffer,
     /// The open fraction of every face the static solids cut (src/scene/fractions.rs,
     /// sim/core/open.wgsl), u v w back to back; a one-word placeholder (every face open)
@@ -53,8 +60,11 @@ pub struct GridFields {
 pub use crate::gpu::constants::COUNTERS;
 
 impl GridFields {
-    pub fn new(device: &wgpu::Device, params: SimParams) -> Self {
+    /// The fields of a grid; `solid_cells`: whether any of its cells can be solid (else
+    /// `solid` and `solid_vel` are placeholders, 20 bytes per cell saved).
+    pub fn new(device: &wgpu::Device, params: SimParams, solid_cells: bool) -> Self {
         let cells = params.num_cells as u64;
+        let per_solid_cell = if solid_cells { cells } else { 0 };
         let faces = params.num_faces() as u64;
         let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
         Self {
@@ -72,8 +82,8 @@ impl GridFields {
             density: f("GridFields::density", cells * 4),
             surface: f("GridFields::surface", cells * 4),
             cell_type: f("GridFields::cell_type", cells * 4),
-            solid: f("GridFields::solid", cells * 4),
-            solid_vel: f("GridFields::solid_vel", cells * 16),
+            solid: f("GridFields::solid", (per_solid_cell * 4).max(16)),
+            solid_vel: f("GridFields::solid_vel", (per_solid_cell * 16).max(16)),
             open: f("GridFields::open_placeholder", 4),
             open_static: None,
             divergence: f("GridFields::divergence", cells * 4),
@@ -84,6 +94,11 @@ impl GridFields {
 
     pub fn num_cells(&self) -> u32 {
         self.params.num_cells
+    }
+
+    /// Whether `solid` and `solid_vel` hold a value per cell (see [`Self::new`]).
+    pub fn has_solid_cells(&self) -> bool {
+        self.solid.size() >= self.num_cells() as u64 * 4
     }
 
     /// Gives the faces the static solids' open fractions (one per face). Call before any
@@ -150,8 +165,12 @@ impl GridFields {
     }
 
     /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces.
-    pub fn bytes(cells: u64, faces: u64) -> u64 {
-        faces * (4 + 4 + 4 + 8) + cells * (4 * 8 + 16) + COUNTERS as u64 * 4
+    /// (`solid_cells` as in [`Self::new`]).
+    pub fn bytes(cells: u64, faces: u64, solid_cells: bool) -> u64 {
+        let solid = if solid_cells { cells * (4 + 16) } else { 32 };
+        // vel, vel_old, weight, acc per face; count, density, surface, cell_type,
+        // divergence, div_after per cell.
+        faces * (4 + 4 + 4 + 8) + cells * (4 * 6) + solid + COUNTERS as u64 * 4
     }
 }
 

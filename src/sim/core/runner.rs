@@ -114,7 +114,7 @@ impl Core {
         open: Option<&[f32]>,
     ) -> Self {
         let device = &ctx.device;
-        let mut fields = GridFields::new(device, params);
+        let mut fields = GridFields::new(device, params, scene.has_solid_cells());
         if let Some(open) = open {
             fields.set_open(&ctx, open);
         }

@@ -25,7 +25,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         0
     };
     let spaced = scene.particle_spacing > 0.0;
-    let total = GridFields::bytes(cells, faces)
+    let total = GridFields::bytes(cells, faces, scene.has_solid_cells())
         + PcgVectors::bytes(
             scene.dims(),
             scene.pressure.max_iterations as u64,

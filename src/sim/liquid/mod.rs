@@ -212,13 +212,17 @@ impl Runner<Liquid> {
         let mut core = Core::new(ctx, scene, params, &Stage::ALL.map(|s| s.name()), open);
         let (ctx, fields, pcg) = (&core.ctx, &core.fields, &core.pcg);
         let device = &ctx.device;
-        ctx.queue
-            .write_buffer(&fields.solid, 0, bytemuck::cast_slice(&init.solid));
-        ctx.queue.write_buffer(
-            &fields.solid_vel,
-            0,
-            bytemuck::cast_slice(&init.solid_velocity),
-        );
+        if fields.has_solid_cells() {
+            ctx.queue
+                .write_buffer(&fields.solid, 0, bytemuck::cast_slice(&init.solid));
+            ctx.queue.write_buffer(
+                &fields.solid_vel,
+                0,
+                bytemuck::cast_slice(&init.solid_velocity),
+            );
+        } else {
+            debug_assert!(init.solid.iter().all(|&s| s == 0), "a solid cell in a scene without solids");
+        }
         let capacity = scene.particle_capacity(init.positions.len() as u64);
         let mut particles = Particles::with_capacity(
             device,

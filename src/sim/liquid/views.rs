@@ -405,12 +405,17 @@ impl Simulation {
                         };
                         // In the solids' cells (a cell next to a face a body covers carries
                         // its velocity too, for the face: not shown).
-                        let solid = crate::gpu::read_buffer::<u32>(&self.ctx, &self.fields.solid)?;
-                        crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.fields.solid_vel)?
-                            .into_iter()
-                            .zip(solid)
-                            .map(|(v, s)| if s != 0 { v[k] } else { 0.0 })
-                            .collect()
+                        if !self.fields.has_solid_cells() {
+                            // No cell of this scene can be solid (no solid fields).
+                            vec![0.0; self.fields.num_cells() as usize]
+                        } else {
+                            let solid = crate::gpu::read_buffer::<u32>(&self.ctx, &self.fields.solid)?;
+                            crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.fields.solid_vel)?
+                                .into_iter()
+                                .zip(solid)
+                                .map(|(v, s)| if s != 0 { v[k] } else { 0.0 })
+                                .collect()
+                        }
                     }
                     Field::ParticleCount => u32s(&self.fields.count)?,
                     Field::Density => read_f32(&self.fields.density)?,
