@@ -134,7 +134,7 @@ impl Core {
         let core = Self {
             boundary: boundary::Boundary::new(device, &fields),
             divergence: divergence::Divergence::new(device, &fields, &pcg),
-            pressure: PressureSolver::new(&ctx, &fields, &pcg),
+            pressure: pressure_solver(&ctx, &fields, &pcg, scene),
             project: project::Project::new(device, &fields, &pcg),
             // The counters, the stage timestamps and the bodies' force sums: one read at
             // the end of a substep.
@@ -322,9 +322,18 @@ impl Core {
     /// the solver is rebuilt to bind it.
     pub(crate) fn ensure_preconditioner(&mut self, kind: crate::scene::PreconditionerKind) {
         if kind.is_mic() && self.pcg.ensure_mic(&self.ctx.device) {
-            self.pressure = PressureSolver::new(&self.ctx, &self.fields, &self.pcg);
+            self.pressure = pressure_solver(&self.ctx, &self.fields, &self.pcg, &self.scene);
         }
     }
+}
+
+/// The pressure solver of a scene's grid: the smoke's systems have no AIR cell, so its
+/// multigrid runs no boundary sweeps (`Multigrid::set_air`).
+fn pressure_solver(ctx: &GpuContext, f: &GridFields, v: &PcgVectors, scene: &Scene) -> PressureSolver {
+    let mut solver = PressureSolver::new(ctx, f, v);
+    let air = scene.kind == crate::scene::SceneKind::Liquid;
+    solver.precond.multigrid.set_air(&ctx.queue, air);
+    solver
 }
 
 /// Bytes of the counters at the head of the end-of-substep readback (the stage

@@ -24,7 +24,8 @@
 @group(0) @binding(9) var<storage, read_write> cb: array<f32>;
 @group(0) @binding(10) var<storage, read> done: array<u32>;
 @group(0) @binding(11) var<storage, read_write> winv: array<u32>;
-// x: the tail's levels (the coarsest last).
+// x: the tail's levels (the coarsest last); y: the boundary sweeps per level (0 where the
+// systems have no AIR cell, and so no boundary cell: multigrid.rs, `set_air`).
 @group(0) @binding(12) var<uniform> tail: vec4<u32>;
 
 // The level the current step works on (mg_common.wgsl reads it).
@@ -102,7 +103,7 @@ fn tail_cycle(@builtin(local_invocation_index) li: u32) {
             run_step(t, STEP_RED, li);
             run_step(t, STEP_BLACK, li);
         }
-        for (var s = 0u; s < MG_BOUNDARY_SWEEPS; s++) {
+        for (var s = 0u; s < tail.y; s++) {
             run_step(t, STEP_BOUNDARY_RED, li);
             run_step(t, STEP_BOUNDARY_BLACK, li);
         }
@@ -115,7 +116,7 @@ fn tail_cycle(@builtin(local_invocation_index) li: u32) {
     for (var t = last; t > 0u; t--) {
         let u = t - 1u;
         run_step(u, STEP_PROLONG, li);
-        for (var s = 0u; s < MG_BOUNDARY_SWEEPS; s++) {
+        for (var s = 0u; s < tail.y; s++) {
             run_step(u, STEP_BOUNDARY_BLACK, li);
             run_step(u, STEP_BOUNDARY_RED, li);
         }

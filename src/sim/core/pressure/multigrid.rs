@@ -227,6 +227,11 @@ pub struct Multigrid {
     /// Bind groups of the levels before the tail.
     groups: Vec<wgpu::BindGroup>,
     tail_group: wgpu::BindGroup,
+    /// The tail's count of levels and of boundary sweeps (mg_tail.wgsl's `tail`).
+    tail_uniform: wgpu::Buffer,
+    /// Red-black sweeps over the boundary cells per level: [`BOUNDARY_SWEEPS`], or 0 where
+    /// the systems have no AIR cell ([`Self::set_air`]).
+    boundary_sweeps: u32,
     _buffers: Vec<wgpu::Buffer>,
 }
 
@@ -340,7 +345,7 @@ impl Multigrid {
         let count = uniform_buffer(
             device,
             "Multigrid::tail",
-            bytemuck::cast_slice(&[tail_levels as u32, 0, 0, 0]),
+            bytemuck::cast_slice(&[tail_levels as u32, BOUNDARY_SWEEPS, 0, 0]),
         );
         let (a, types, x, b, res) = if plan.tail == 0 {
             (&v.a, &f.cell_type, &v.z, &v.r, &v.t)
@@ -367,7 +372,7 @@ impl Multigrid {
         );
         let mut buffers = winv;
         buffers.extend(params);
-        buffers.extend([table, count, tail_winv]);
+        buffers.extend([table, tail_winv]);
         Self {
             e: MultigridEntries::of(&kernel),
             t: TailEntries::of(&tail_kernel),
@@ -377,8 +382,21 @@ impl Multigrid {
             coarse,
             groups,
             tail_group,
+            tail_uniform: count,
+            boundary_sweeps: BOUNDARY_SWEEPS,
             _buffers: buffers,
         }
+    }
+
+    /// Whether the systems this cycle preconditions can have AIR cells (the liquid's; the
+    /// smoke's never do). A boundary cell is a FLUID cell next to AIR or whose coarse
+    /// parent is not FLUID, and without AIR every FLUID cell's parent is FLUID: no cell is
+    /// one, the boundary sweeps would relax nothing, and they are not run (4 dispatches per
+    /// level and V-cycle saved; the same numbers).
+    pub fn set_air(&mut self, queue: &wgpu::Queue, air: bool) {
+        self.boundary_sweeps = if air { BOUNDARY_SWEEPS } else { 0 };
+        let words = [(self.plan.levels() - self.plan.tail) as u32, self.boundary_sweeps, 0, 0];
+        queue.write_buffer(&self.tail_uniform, 0, bytemuck::cast_slice(&words));
     }
 
     fn cells(&self, pass: &mut wgpu::ComputePass<'_>, entry: Entry, l: usize, threads: u32) {
@@ -418,7 +436,7 @@ impl Multigrid {
                 self.colour(pass, self.e.smooth_red, l);
                 self.colour(pass, self.e.smooth_black, l);
             }
-            for _ in 0..BOUNDARY_SWEEPS {
+            for _ in 0..self.boundary_sweeps {
                 self.colour(pass, self.e.boundary_red, l);
                 self.colour(pass, self.e.boundary_black, l);
             }
@@ -428,7 +446,7 @@ impl Multigrid {
         self.tail(pass, self.t.tail_cycle);
         for l in (0..tail).rev() {
             self.cells(pass, self.e.prolong, l, self.plan.cells(l));
-            for _ in 0..BOUNDARY_SWEEPS {
+            for _ in 0..self.boundary_sweeps {
                 self.colour(pass, self.e.boundary_black, l);
                 self.colour(pass, self.e.boundary_red, l);
             }
@@ -441,7 +459,7 @@ impl Multigrid {
 
     /// Dispatches per V-cycle (the first red-black pair is one dispatch; the tail one).
     pub fn dispatches(&self) -> u32 {
-        self.plan.tail as u32 * (4 * SWEEPS - 1 + 4 * BOUNDARY_SWEEPS + 3) + 1
+        self.plan.tail as u32 * (4 * SWEEPS - 1 + 4 * self.boundary_sweeps + 3) + 1
     }
 }
 
