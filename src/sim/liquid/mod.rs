@@ -819,12 +819,14 @@ impl Simulation {
 
 impl Simulation {
     /// Rebuilds the `mg` V-cycle with its one-workgroup tail starting at the first coarse
-    /// level of at most `cells` cells (0: the coarsest alone), for the tests and benchmarks
-    /// that compare the two ways of running the small levels. Call between substeps.
-    pub fn set_mg_tail_cells(&mut self, cells: u32) {
+    /// level of at most `tail_cells` cells (0: the coarsest alone), with or without the
+    /// boundary sweeps (`air`, `Multigrid::set_air`), for the tests that compare the ways
+    /// of running a cycle. Call between substeps.
+    pub fn set_mg(&mut self, tail_cells: u32, air: bool) {
         use crate::sim::core::pressure::multigrid::{MgPlan, Multigrid};
-        let plan = MgPlan::with_tail_cells(self.fields.params.n, cells);
-        let mg = Multigrid::with_plan(&self.ctx.device, &self.fields, &self.pcg, plan);
+        let plan = MgPlan::with_tail_cells(self.fields.params.n, tail_cells);
+        let mut mg = Multigrid::with_plan(&self.ctx.device, &self.fields, &self.pcg, plan);
+        mg.set_air(&self.ctx.queue, air);
         self.core.pressure.precond.multigrid = mg;
     }
 
