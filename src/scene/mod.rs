@@ -431,8 +431,10 @@ pub struct PressureSettings {
     /// src/sim/core/pressure/refine.rs.
     #[serde(skip_serializing_if = "is_zero")]
     pub refine: f64,
-    /// Solves queued ahead (off by default: on an H100 the margin's dispatches cost the
-    /// host more than the reads they save, BENCHMARKS.md). Pipelined substeps: where a
+    /// Solves queued ahead (on by default: on an H100 the shipped scenes ran at 1.00-1.10x
+    /// the substeps/s of reading each solve, medians over four interleaved runs, with 1.0
+    /// host read per substep instead of 1.3-2.2 and no solve stopped; BENCHMARKS.md).
+    /// `false` reads each solve's state back before its projection. Pipelined substeps: where a
     /// frame's later substeps take their length on the GPU
     /// (no bodies, inflow/outflow, emitters, keyframed meshes, viscosity, diffusion or
     /// `refine`), and once a solve has run, the host does not read a solve back before its
@@ -461,7 +463,7 @@ impl Default for PressureSettings {
             check_every: 2,
             warm_start: false,
             refine: 0.0,
-            pipelined: false,
+            pipelined: true,
             margin: 2,
         }
     }
