@@ -702,7 +702,10 @@ fn only_a_liquid_that_can_have_solid_cells_keeps_solid_fields() {
     let with_body = pool(vec![body(flat_box(), (0.5, 0.5, 0.5), 500.0)]);
     assert!(!without.has_solid_cells());
     assert!(with_solid.has_solid_cells() && with_body.has_solid_cells());
-    assert!(air(vec![], 9.81).has_solid_cells(), "smoke obstacles are drawn live");
+    assert!(
+        air(vec![], 9.81).has_solid_cells(),
+        "smoke obstacles are drawn live"
+    );
     let cells = 16 * 16 * 16;
     for (scene, keeps) in [(&without, false), (&with_solid, true), (&with_body, true)] {
         let mut sim = Simulation::new(common::gpu(), scene).unwrap();

@@ -145,6 +145,31 @@ fn bad_settings_are_rejected() {
         .contains("none, jacobi, ip, mic0, mic0_tiled, mg"));
 }
 
+/// A right-hand side of uniform values in [-1, 1] where `fluid` says so, 0 elsewhere
+/// (xorshift from `seed`, so each test's r is fixed).
+fn random_on_fluid(fluid: impl Iterator<Item = bool>, mut seed: u64) -> Vec<f32> {
+    fluid
+        .map(|f| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if f {
+                (seed % 20001) as f32 / 10000.0 - 1.0
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// Entries of `a` and `b` whose bits differ.
+fn bits_differ(a: &[f32], b: &[f32]) -> usize {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x.to_bits() != y.to_bits())
+        .count()
+}
+
 /// The scalable preconditioners against the f64 reference, applied once to a random r on
 /// grids with several multigrid levels, odd sizes, a thin axis and a one-cell slice.
 #[test]
@@ -203,20 +228,10 @@ fn mg_and_tiled_mic0_match_the_reference_on_odd_grids_and_slices() {
         }
         let fluid = types.iter().filter(|t| **t == cpu::FLUID).count();
         assert!(fluid > g.cells() / 5, "{res:?}: {fluid} FLUID cells");
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let r: Vec<f32> = types
-            .iter()
-            .map(|t| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                if *t == cpu::FLUID {
-                    (seed % 20001) as f32 / 10000.0 - 1.0
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        let r = random_on_fluid(
+            types.iter().map(|t| *t == cpu::FLUID),
+            0x2545_f491_4f6c_dd1d,
+        );
         let r64 = common::to_f64(&r);
         for kind in [PreconditionerKind::Mg, PreconditionerKind::Mic0Tiled] {
             let z = common::to_f64(&sim.apply_preconditioner(kind, &r).unwrap());
@@ -238,15 +253,26 @@ fn mg_and_tiled_mic0_match_the_reference_on_odd_grids_and_slices() {
 #[test]
 fn mg_tail_gives_the_same_numbers_as_a_dispatch_per_step() {
     use eddy::sim::core::pressure::multigrid::MgPlan;
-    for (res, tail_cells) in [((27, 20, 11), 4096), ((37, 29, 1), 1 << 20), ((40, 24, 20), 700)] {
+    for (res, tail_cells) in [
+        ((27, 20, 11), 4096),
+        ((37, 29, 1), 1 << 20),
+        ((40, 24, 20), 700),
+    ] {
         let mut scene = StandardProblem::DamBreak.scene(16);
         scene.resolution = res;
-        scene.domain = (res.0 as f64 / 24.0, res.1 as f64 / 24.0, res.2 as f64 / 24.0);
+        scene.domain = (
+            res.0 as f64 / 24.0,
+            res.1 as f64 / 24.0,
+            res.2 as f64 / 24.0,
+        );
         scene.validate().unwrap();
         let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
         sim.substep(scene.frame_dt, Stage::Pressure).unwrap();
         let n = [res.0, res.1, res.2];
-        let (with, without) = (MgPlan::with_tail_cells(n, tail_cells), MgPlan::with_tail_cells(n, 0));
+        let (with, without) = (
+            MgPlan::with_tail_cells(n, tail_cells),
+            MgPlan::with_tail_cells(n, 0),
+        );
         assert!(
             with.tail < without.tail && without.tail + 1 == without.levels(),
             "{res:?}: tails {} and {} of {} levels",
@@ -255,28 +281,22 @@ fn mg_tail_gives_the_same_numbers_as_a_dispatch_per_step() {
             with.levels()
         );
         let types: Vec<u32> = eddy::gpu::read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let r: Vec<f32> = types
-            .iter()
-            .map(|t| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                if *t == eddy::reference::FLUID as u32 {
-                    (seed % 20001) as f32 / 10000.0 - 1.0
-                } else {
-                    0.0
-                }
-            })
-            .collect();
+        let fluid = types.iter().map(|t| *t == eddy::reference::FLUID as u32);
+        let r = random_on_fluid(fluid, 0x9e37_79b9_7f4a_7c15);
         let mut z = vec![];
         for cells in [tail_cells, 0] {
             sim.set_mg(cells, true);
-            z.push(sim.apply_preconditioner(PreconditionerKind::Mg, &r).unwrap());
+            z.push(
+                sim.apply_preconditioner(PreconditionerKind::Mg, &r)
+                    .unwrap(),
+            );
         }
         assert!(z[0].iter().any(|v| *v != 0.0), "{res:?}: z is zero");
-        let differ = z[0].iter().zip(&z[1]).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
-        assert_eq!(differ, 0, "{res:?}: {differ} cells of z differ between the tail and a dispatch per step");
+        let differ = bits_differ(&z[0], &z[1]);
+        assert_eq!(
+            differ, 0,
+            "{res:?}: {differ} cells of z differ between the tail and a dispatch per step"
+        );
     }
 }
 
@@ -298,32 +318,36 @@ fn mg_without_air_needs_no_boundary_sweeps() {
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     sim.substep(scene.frame_dt, Stage::Pressure).unwrap();
     let types: Vec<u32> = eddy::gpu::read_buffer(&sim.ctx, &sim.fields.cell_type).unwrap();
-    assert!(types.iter().all(|t| *t != eddy::reference::AIR as u32), "an AIR cell");
-    let mut seed = 0x1234_5678_9abc_def1u64;
-    let r: Vec<f32> = types
-        .iter()
-        .map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % 20001) as f32 / 10000.0 - 1.0
-        })
-        .collect();
+    assert!(
+        types.iter().all(|t| *t != eddy::reference::AIR as u32),
+        "an AIR cell"
+    );
+    let r = random_on_fluid(types.iter().map(|_| true), 0x1234_5678_9abc_def1);
     for tail_cells in [0, 4096] {
         let mut z = vec![];
         let mut dispatches = vec![];
         for air in [true, false] {
             sim.set_mg(tail_cells, air);
             let before = eddy::gpu::Traffic::now();
-            z.push(sim.apply_preconditioner(PreconditionerKind::Mg, &r).unwrap());
+            z.push(
+                sim.apply_preconditioner(PreconditionerKind::Mg, &r)
+                    .unwrap(),
+            );
             dispatches.push(eddy::gpu::Traffic::now().since(before).dispatches);
         }
         assert!(z[0].iter().any(|v| *v != 0.0));
         // Levels 0 and (with no tail) 1 each drop their 4 boundary sweeps.
         let levels_before_tail = if tail_cells == 0 { 2 } else { 1 };
-        assert_eq!(dispatches[0] - dispatches[1], 4 * levels_before_tail, "tail {tail_cells}");
-        let differ = z[0].iter().zip(&z[1]).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
-        assert_eq!(differ, 0, "tail {tail_cells}: {differ} cells differ without the boundary sweeps");
+        assert_eq!(
+            dispatches[0] - dispatches[1],
+            4 * levels_before_tail,
+            "tail {tail_cells}"
+        );
+        let differ = bits_differ(&z[0], &z[1]);
+        assert_eq!(
+            differ, 0,
+            "tail {tail_cells}: {differ} cells differ without the boundary sweeps"
+        );
     }
 }
 

@@ -329,7 +329,12 @@ impl Core {
 
 /// The pressure solver of a scene's grid: the smoke's systems have no AIR cell, so its
 /// multigrid runs no boundary sweeps (`Multigrid::set_air`).
-fn pressure_solver(ctx: &GpuContext, f: &GridFields, v: &PcgVectors, scene: &Scene) -> PressureSolver {
+fn pressure_solver(
+    ctx: &GpuContext,
+    f: &GridFields,
+    v: &PcgVectors,
+    scene: &Scene,
+) -> PressureSolver {
     let mut solver = PressureSolver::new(ctx, f, v);
     let air = scene.kind == crate::scene::SceneKind::Liquid;
     solver.precond.multigrid.set_air(&ctx.queue, air);

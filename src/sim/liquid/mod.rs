@@ -221,7 +221,10 @@ impl Runner<Liquid> {
                 bytemuck::cast_slice(&init.solid_velocity),
             );
         } else {
-            debug_assert!(init.solid.iter().all(|&s| s == 0), "a solid cell in a scene without solids");
+            debug_assert!(
+                init.solid.iter().all(|&s| s == 0),
+                "a solid cell in a scene without solids"
+            );
         }
         let capacity = scene.particle_capacity(init.positions.len() as u64);
         let mut particles = Particles::with_capacity(

@@ -409,7 +409,8 @@ impl Simulation {
                             // No cell of this scene can be solid (no solid fields).
                             vec![0.0; self.fields.num_cells() as usize]
                         } else {
-                            let solid = crate::gpu::read_buffer::<u32>(&self.ctx, &self.fields.solid)?;
+                            let solid =
+                                crate::gpu::read_buffer::<u32>(&self.ctx, &self.fields.solid)?;
                             crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.fields.solid_vel)?
                                 .into_iter()
                                 .zip(solid)

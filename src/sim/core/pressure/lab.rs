@@ -768,7 +768,11 @@ impl SolverLab {
                 (rd(&self.v.r)?, rd(&self.v.t)?, rd(&self.v.z)?)
             } else {
                 let c = &mg.coarse[l - 1];
-                let res = if l == last { Vec::new() } else { c.read(&self.ctx, &c.res)? };
+                let res = if l == last {
+                    Vec::new()
+                } else {
+                    c.read(&self.ctx, &c.res)?
+                };
                 (c.read(&self.ctx, &c.b)?, res, c.read(&self.ctx, &c.x)?)
             };
             out.push(MgLevelVectors {

@@ -12,7 +12,9 @@
 //! per-cell code of mg_common.wgsl, so the numbers do not change.
 
 use super::PcgVectors;
-use crate::gpu::{read_buffer_range, storage_buffer, uniform_buffer, Entry, GpuContext, GpuError, Kernel};
+use crate::gpu::{
+    read_buffer_range, storage_buffer, uniform_buffer, Entry, GpuContext, GpuError, Kernel,
+};
 use crate::sim::core::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
 
@@ -82,7 +84,16 @@ const PACK_ALIGN: u32 = 64;
 /// thresholds on one adapter. The numbers are the same whichever it is.
 pub fn tail_cells(info: &wgpu::AdapterInfo) -> u32 {
     let env = std::env::var("EDDY_MG_TAIL_CELLS").ok();
-    match env.and_then(|v| v.trim().parse().ok()) {
+    let given = env.as_deref().and_then(|v| match v.trim().parse() {
+        Ok(cells) => Some(cells),
+        Err(_) => {
+            log::warn!(
+                "EDDY_MG_TAIL_CELLS={v:?} is not a cell count; the adapter's default applies"
+            );
+            None
+        }
+    });
+    match given {
         Some(cells) => cells,
         None if info.device_type == wgpu::DeviceType::Cpu => 0,
         None => TAIL_CELLS,
@@ -188,7 +199,11 @@ impl MgPlan {
             ratio,
             scale: 4.0 / 2f32.powi(k),
             off: self.offset(l),
-            coff: if l + 1 < self.levels() { self.offset(l + 1) } else { 0 },
+            coff: if l + 1 < self.levels() {
+                self.offset(l + 1)
+            } else {
+                0
+            },
             _pad: [0; 2],
         }
     }
@@ -211,7 +226,11 @@ pub struct MgLevelBuffers {
 
 impl MgLevelBuffers {
     /// This level's words of `buffer` (one of its 4-byte arrays: types, x, b or res).
-    pub fn read<T: Pod>(&self, ctx: &GpuContext, buffer: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
+    pub fn read<T: Pod>(
+        &self,
+        ctx: &GpuContext,
+        buffer: &wgpu::Buffer,
+    ) -> Result<Vec<T>, GpuError> {
         read_buffer_range(ctx, buffer, self.offset * 4, self.cells * 4)
     }
 }
@@ -255,7 +274,8 @@ impl Multigrid {
         let tail_kernel = Kernel::new(device, crate::wgsl!("mg_tail.wgsl"), "Multigrid::tail");
         let last = plan.levels() - 1;
         let packed = plan.packed_len().max(1);
-        let buf = |what: &str, bytes: u64| storage_buffer(device, &format!("Multigrid::{what}"), bytes);
+        let buf =
+            |what: &str, bytes: u64| storage_buffer(device, &format!("Multigrid::{what}"), bytes);
         let tail_a = buf("tail_a", packed * 16);
         let tail_types = buf("tail_types", packed * 4);
         let tail_x = buf("tail_x", packed * 4);
@@ -341,7 +361,11 @@ impl Multigrid {
         for (t, l) in (plan.tail..=last).enumerate() {
             table[t] = plan.params(l);
         }
-        let table = uniform_buffer(device, "Multigrid::tail_levels", bytemuck::cast_slice(&table));
+        let table = uniform_buffer(
+            device,
+            "Multigrid::tail_levels",
+            bytemuck::cast_slice(&table),
+        );
         let count = uniform_buffer(
             device,
             "Multigrid::tail",
@@ -395,7 +419,12 @@ impl Multigrid {
     /// level and V-cycle saved; the same numbers).
     pub fn set_air(&mut self, queue: &wgpu::Queue, air: bool) {
         self.boundary_sweeps = if air { BOUNDARY_SWEEPS } else { 0 };
-        let words = [(self.plan.levels() - self.plan.tail) as u32, self.boundary_sweeps, 0, 0];
+        let words = [
+            (self.plan.levels() - self.plan.tail) as u32,
+            self.boundary_sweeps,
+            0,
+            0,
+        ];
         queue.write_buffer(&self.tail_uniform, 0, bytemuck::cast_slice(&words));
     }
 
