@@ -360,10 +360,15 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         scene.pressure.preconditioner,
         scene.pressure.tolerance,
         scene.pressure.max_iterations,
-        if scene.pressure.pipelined {
+        if scene.pressure.pipelined && eddy::sim::core::runner::queues_ahead(&scene.pressure) {
             format!(
                 "; solves queued ahead, the last count + {} (pressure.pipelined)",
                 scene.pressure.margin
+            )
+        } else if scene.pressure.pipelined {
+            format!(
+                "; each solve read back as it runs (pressure.pipelined queues mg solves only: {}'s iteration counts vary too much between solves)",
+                scene.pressure.preconditioner
             )
         } else {
             String::new()

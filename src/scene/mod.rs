@@ -434,7 +434,10 @@ pub struct PressureSettings {
     /// Solves queued ahead (on by default: on an H100 the shipped scenes ran at 1.00-1.10x
     /// the substeps/s of reading each solve, medians over four interleaved runs, with 1.0
     /// host read per substep instead of 1.3-2.2 and no solve stopped; BENCHMARKS.md).
-    /// `false` reads each solve's state back before its projection. Pipelined substeps: where a
+    /// `false` reads each solve's state back before its projection. It applies to `mg`
+    /// solves (`sim::core::runner::queues_ahead`): other preconditioners' iteration counts
+    /// vary too much from one solve to the next for a queue, and their solves are read
+    /// back as they run (`eddy check` says so). Pipelined substeps: where a
     /// frame's later substeps take their length on the GPU
     /// (no bodies, inflow/outflow, emitters, keyframed meshes, viscosity, diffusion or
     /// `refine`), and once a solve has run, the host does not read a solve back before its

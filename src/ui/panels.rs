@@ -195,8 +195,9 @@ impl ParametersPanel {
         changed |= ui
             .checkbox(&mut s.pressure.pipelined, "queue solves ahead")
             .on_hover_text(
-                "the host does not read a solve before its projection: it queues the last \
-                 count plus the margin; a solve that runs out stops and is counted unconverged",
+                "the host does not read an mg solve before its projection: it queues the last \
+                 count plus the margin; a solve that runs out stops and is counted unconverged \
+                 (other preconditioners' solves are read back as they run)",
             )
             .changed();
         if s.pressure.pipelined {

@@ -243,7 +243,7 @@ impl Core {
     /// run, without `refine`, which reads the solution first).
     fn solves_unread(&self) -> bool {
         let s = &self.scene.pressure;
-        s.pipelined && s.refine == 0.0 && self.pressure.has_guess()
+        s.pipelined && queues_ahead(s) && s.refine == 0.0 && self.pressure.has_guess()
     }
 
     /// Makes the slots of a pipelined frame's first `n` substeps (once; kept across frames).
@@ -325,6 +325,15 @@ impl Core {
             self.pressure = pressure_solver(&self.ctx, &self.fields, &self.pcg, &self.scene);
         }
     }
+}
+
+/// Whether `pressure.pipelined` applies to solves with these settings: `mg`'s, whose
+/// iteration counts barely move from one solve to the next (3-8 on every shipped scene),
+/// so the last count plus the margin covers the next. The other preconditioners' counts
+/// swing by tens of iterations between substeps (`ip` on the plume: 50-70), their queues
+/// would run out, and their solves are read back as they run.
+pub fn queues_ahead(s: &crate::scene::PressureSettings) -> bool {
+    s.preconditioner == crate::scene::PreconditionerKind::Mg
 }
 
 /// The pressure solver of a scene's grid: the smoke's systems have no AIR cell, so its
