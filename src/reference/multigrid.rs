@@ -23,6 +23,8 @@
 //! - Smoothing is red-black Gauss-Seidel (colour (i+j+k) mod 2): [`MG_SWEEPS`] red-black
 //!   sweeps over all cells, then [`MG_BOUNDARY_SWEEPS`] over the boundary cells (FLUID cells
 //!   next to AIR, or whose coarse parent is not FLUID: the coarse grid cannot correct them).
+//!   Without AIR (the smoke's systems) every FLUID cell's coarse parent is FLUID, so no cell
+//!   is a boundary cell and the GPU does not run these sweeps at all (`Multigrid::set_air`).
 //!   The post-smoother runs the same updates in the reverse order, which makes the cycle a
 //!   symmetric operator; every colour update is an exact block solve, so the cycle is
 //!   positive definite on the FLUID cells and CG stays valid.

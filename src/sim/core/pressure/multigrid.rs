@@ -497,6 +497,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_tail_starts_at_the_first_small_coarse_level_and_packs_aligned() {
+        // 64^3: 64, 32, 16 (4096 cells), 8 (512): 1024 keeps the coarsest alone, 4096
+        // takes 16^3 too, and 0 the coarsest alone.
+        let n = [64, 64, 64];
+        assert_eq!(MgPlan::with_tail_cells(n, 1024).tail, 3);
+        assert_eq!(MgPlan::with_tail_cells(n, 4096).tail, 2);
+        assert_eq!(MgPlan::with_tail_cells(n, 0).tail, 3);
+        // Level 0 never joins a tail, but is the tail when it is the coarsest level.
+        assert_eq!(MgPlan::with_tail_cells([40, 24, 20], 1 << 30).tail, 1);
+        let one = MgPlan::with_tail_cells([8, 5, 3], 1024);
+        assert_eq!((one.levels(), one.tail), (1, 0));
+        assert_eq!(one.offset(0), 0, "a tail at level 0 uses PCG's vectors");
+        // A thin slice with many levels: at most TAIL_LEVELS in the tail.
+        let thin = MgPlan::with_tail_cells([1 << 20, 1, 1], u32::MAX);
+        assert_eq!(thin.levels() - thin.tail, TAIL_LEVELS as usize);
+        // Packed levels start at multiples of PACK_ALIGN elements, in order, and do not
+        // overlap; the coarser level's offset is the next level's own.
+        let p = MgPlan::with_tail_cells([37, 29, 1], 1 << 20);
+        for l in p.tail..p.levels() {
+            assert_eq!(p.offset(l) % PACK_ALIGN, 0);
+            if l + 1 < p.levels() {
+                assert!(p.offset(l + 1) >= p.offset(l) + p.cells(l));
+                assert_eq!(p.params(l).coff, p.offset(l + 1));
+            }
+        }
+        assert_eq!(
+            p.params(p.tail - 1).coff,
+            0,
+            "the tail's first level opens the buffers"
+        );
+    }
+
+    #[test]
     fn plan_matches_the_reference_levels() {
         for n in [
             [32, 32, 16],
