@@ -73,15 +73,17 @@ crate::wgsl_mirror!(mg_level_layout: MgLevelParams = "mg_common.wgsl" MgLevel {
 });
 
 /// The cells of the tail's levels start at multiples of this many elements in the packed
-/// buffers (256 bytes for the f32 arrays: every adapter's storage offset alignment).
+/// buffers (whole buffers are bound and indexed from a level's offset; the alignment keeps
+/// each level's first cell at the start of a 256-byte line).
 const PACK_ALIGN: u32 = 64;
 
 /// The tail's threshold on an adapter: [`TAIL_CELLS`] on a GPU; 0 (the coarsest level
 /// alone) on a CPU adapter, which runs a workgroup on one thread and so gains nothing from
 /// fewer launches (lavapipe took 1.4x longer per substep of the default scene with a
 /// 2048-cell level in the tail, and its 22.3 release leaks host memory on the tail's
-/// uniform-bounded loops); the environment's `EDDY_MG_TAIL_CELLS` over both, for benchmarks that compare
-/// thresholds on one adapter. The numbers are the same whichever it is.
+/// uniform-bounded loops); the environment's `EDDY_MG_TAIL_CELLS` over both, for
+/// benchmarks that compare thresholds on one adapter. The numbers are the same whichever
+/// it is.
 pub fn tail_cells(info: &wgpu::AdapterInfo) -> u32 {
     let env = std::env::var("EDDY_MG_TAIL_CELLS").ok();
     let given = env.as_deref().and_then(|v| match v.trim().parse() {
