@@ -40,3 +40,10 @@ pub fn mac_diff(a: &eddy::reference::MacField, b: &eddy::reference::MacField) ->
 pub fn mac_max(a: &eddy::reference::MacField) -> f64 {
     max_abs(&a.u).max(max_abs(&a.v)).max(max_abs(&a.w))
 }
+
+/// The shipped scene `name` (scenes/NAME.ron) at `resolution` cells along its longest axis.
+pub fn shipped(name: &str, resolution: u32) -> eddy::scene::Scene {
+    eddy::scene::Scene::load(format!("{}/scenes/{name}.ron", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .with_resolution(resolution)
+}

@@ -7,12 +7,6 @@ use crate::common;
 use eddy::scene::{Scene, TransferKind};
 use eddy::sim::{smoke::SmokeSimulation, Simulation};
 
-fn shipped(name: &str, resolution: u32) -> Scene {
-    Scene::load(format!("{}/scenes/{name}.ron", env!("CARGO_MANIFEST_DIR")))
-        .unwrap()
-        .with_resolution(resolution)
-}
-
 /// `frames` frames straight, against `split` frames, a save, a new simulation restored
 /// from it and the rest: the stats rows, the bodies and `read` of the end state agree.
 fn liquid_resumes_exactly(scene: &Scene, split: u64, frames: u64) {
@@ -58,18 +52,18 @@ fn liquid_resumes_exactly(scene: &Scene, split: u64, frames: u64) {
 
 #[test]
 fn a_liquid_run_resumed_from_a_saved_state_is_the_same_run() {
-    let dam = shipped("dam_break", 16);
+    let dam = common::shipped("dam_break", 16);
     liquid_resumes_exactly(&dam, 4, 8);
     let mut apic = dam.clone();
     apic.transfer = TransferKind::Apic;
     apic.name = "dam break, APIC".into();
     liquid_resumes_exactly(&apic, 3, 6);
-    liquid_resumes_exactly(&shipped("floating_bodies", 16), 4, 8);
+    liquid_resumes_exactly(&common::shipped("floating_bodies", 16), 4, 8);
 }
 
 #[test]
 fn a_smoke_run_with_bodies_resumed_from_a_saved_state_is_the_same_run() {
-    let scene = shipped("smoke_rigid_bodies", 32);
+    let scene = common::shipped("smoke_rigid_bodies", 32);
     let ctx = common::gpu();
     let (split, frames) = (4, 8);
     let mut whole = SmokeSimulation::new(ctx.clone(), &scene).unwrap();
@@ -101,14 +95,14 @@ fn a_smoke_run_with_bodies_resumed_from_a_saved_state_is_the_same_run() {
 #[test]
 fn a_state_of_another_scene_is_refused() {
     let ctx = common::gpu();
-    let dam = shipped("dam_break", 16);
+    let dam = common::shipped("dam_break", 16);
     let mut sim = Simulation::new(ctx.clone(), &dam).unwrap();
     sim.step_frame().unwrap();
     let state = sim.save_state().unwrap();
-    let mut other = Simulation::new(ctx.clone(), &shipped("dam_break", 12)).unwrap();
+    let mut other = Simulation::new(ctx.clone(), &common::shipped("dam_break", 12)).unwrap();
     let e = other.restore_state(&state).unwrap_err().to_string();
     assert!(e.contains("particles") || e.contains("bytes"), "{e}");
-    let mut smoke = SmokeSimulation::new(ctx, &shipped("smoke_plume", 32)).unwrap();
+    let mut smoke = SmokeSimulation::new(ctx, &common::shipped("smoke_plume", 32)).unwrap();
     let e = smoke.restore_state(&state).unwrap_err().to_string();
     assert!(e.contains("the saved state"), "{e}");
 }

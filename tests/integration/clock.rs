@@ -219,12 +219,7 @@ fn smoke_frames_with_diffusion_on_the_gpu_clock_match_the_host_clock() {
     use eddy::sim::smoke::SmokeSimulation;
     use eddy::sim::ModeColumns;
     let run = |gpu_clock: bool| {
-        let mut scene = eddy::scene::Scene::load(format!(
-            "{}/scenes/smoke_convection.ron",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-        .with_resolution(32);
+        let mut scene = common::shipped("smoke_convection", 32);
         scene.frame_dt = 0.2;
         // Each solve read back on both clocks (queued ahead, the host's clock reads a
         // solve with its substep's end, while the GPU clock's diffusion solves read while
@@ -270,12 +265,7 @@ fn pipelined_smoke_frames_are_the_same_frames_and_drain_the_gpu_once_each() {
     // from the second frame on, the same stats and dye as reading each solve.
     use eddy::sim::smoke::SmokeSimulation;
     let run = |pipelined: bool| {
-        let mut scene = eddy::scene::Scene::load(format!(
-            "{}/scenes/smoke_plume.ron",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap()
-        .with_resolution(48);
+        let mut scene = common::shipped("smoke_plume", 48);
         scene.frame_dt = 0.1;
         scene.pressure.pipelined = pipelined;
         let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();

@@ -162,6 +162,19 @@ fn random_on_fluid(fluid: impl Iterator<Item = bool>, mut seed: u64) -> Vec<f32>
         .collect()
 }
 
+/// The standard dam break on a grid of `res` cells of 1/24 m (odd sizes, thin axes and
+/// slices for the multigrid's levels).
+fn dam_break_of(res: (u32, u32, u32)) -> eddy::scene::Scene {
+    let mut scene = StandardProblem::DamBreak.scene(16);
+    scene.resolution = res;
+    scene.domain = (
+        res.0 as f64 / 24.0,
+        res.1 as f64 / 24.0,
+        res.2 as f64 / 24.0,
+    );
+    scene
+}
+
 /// Entries of `a` and `b` whose bits differ.
 fn bits_differ(a: &[f32], b: &[f32]) -> usize {
     a.iter()
@@ -176,13 +189,7 @@ fn bits_differ(a: &[f32], b: &[f32]) -> usize {
 fn mg_and_tiled_mic0_match_the_reference_on_odd_grids_and_slices() {
     use eddy::reference as cpu;
     for res in [(27, 20, 11), (37, 29, 1), (24, 24, 24)] {
-        let mut scene = StandardProblem::DamBreak.scene(16);
-        scene.resolution = res;
-        scene.domain = (
-            res.0 as f64 / 24.0,
-            res.1 as f64 / 24.0,
-            res.2 as f64 / 24.0,
-        );
+        let mut scene = dam_break_of(res);
         scene.fluid = vec![eddy::scene::Shape::Box {
             min: (0.0, 0.0, 0.0),
             max: (scene.domain.0 * 0.45, scene.domain.1 * 0.7, scene.domain.2),
@@ -258,13 +265,7 @@ fn mg_tail_gives_the_same_numbers_as_a_dispatch_per_step() {
         ((37, 29, 1), 1 << 20),
         ((40, 24, 20), 700),
     ] {
-        let mut scene = StandardProblem::DamBreak.scene(16);
-        scene.resolution = res;
-        scene.domain = (
-            res.0 as f64 / 24.0,
-            res.1 as f64 / 24.0,
-            res.2 as f64 / 24.0,
-        );
+        let scene = dam_break_of(res);
         scene.validate().unwrap();
         let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
         sim.substep(scene.frame_dt, Stage::Pressure).unwrap();
@@ -305,9 +306,7 @@ fn mg_tail_gives_the_same_numbers_as_a_dispatch_per_step() {
 /// with a dispatch per step and in the one-workgroup tail.
 #[test]
 fn mg_without_air_needs_no_boundary_sweeps() {
-    let mut scene = StandardProblem::DamBreak.scene(16);
-    scene.resolution = (27, 20, 11);
-    scene.domain = (27.0 / 24.0, 20.0 / 24.0, 11.0 / 24.0);
+    let mut scene = dam_break_of((27, 20, 11));
     scene.fluid = vec![eddy::scene::Shape::Box {
         min: (0.0, 0.0, 0.0),
         max: scene.domain,

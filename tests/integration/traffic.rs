@@ -153,12 +153,6 @@ fn the_pressure_stage_is_reported_once_with_its_iterations() {
     );
 }
 
-fn shipped(name: &str, resolution: u32) -> eddy::scene::Scene {
-    eddy::scene::Scene::load(format!("{}/scenes/{name}.ron", env!("CARGO_MANIFEST_DIR")))
-        .unwrap()
-        .with_resolution(resolution)
-}
-
 /// With rigid bodies in the solve (their strong coupling's term) the solve queues its guess
 /// the same way, the term's K p for the true residual behind it (into z, which a solve
 /// still running writes again before reading): a guess of one iteration (the loop goes on
@@ -169,7 +163,7 @@ fn shipped(name: &str, resolution: u32) -> eddy::scene::Scene {
 fn with_bodies_a_guess_changes_nothing_but_the_reads() {
     for name in ["floating_bodies", "smoke_rigid_bodies"] {
         let run = |check_every: u32| {
-            let mut scene = shipped(name, 16);
+            let mut scene = common::shipped(name, 16);
             scene.pressure.check_every = check_every;
             scene.pressure.max_iterations = 400;
             // A body thrown at the start, so the first solve has work (still air has none).
@@ -205,14 +199,14 @@ fn with_bodies_a_guess_changes_nothing_but_the_reads() {
 #[test]
 fn a_substep_with_bodies_reads_back_twice_or_once_queued_ahead() {
     for (pipelined, less) in [(false, 0), (true, 1)] {
-        let mut scene = shipped("floating_bodies", 16);
+        let mut scene = common::shipped("floating_bodies", 16);
         scene.pressure.pipelined = pipelined;
         let dt = 0.25 * scene.frame_dt;
         let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
         expect_reads(2 - less, || {
             sim.substep(dt, Stage::last()).unwrap();
         });
-        let mut scene = shipped("smoke_rigid_bodies", 16);
+        let mut scene = common::shipped("smoke_rigid_bodies", 16);
         scene.pressure.pipelined = pipelined;
         let mut sim = eddy::sim::smoke::SmokeSimulation::new(common::gpu(), &scene).unwrap();
         let last = eddy::sim::smoke::SmokeStage::last();
@@ -230,7 +224,7 @@ fn a_substep_with_bodies_reads_back_twice_or_once_queued_ahead() {
 #[test]
 fn smoke_bodies_clear_of_everything_need_no_labelling() {
     use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
-    let scene = shipped("smoke_rigid_bodies", 48);
+    let scene = common::shipped("smoke_rigid_bodies", 48);
     let dt = 0.5 * scene.frame_dt;
     let run = |always_label: bool| {
         let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
@@ -301,7 +295,7 @@ fn first_solve(scene: &eddy::scene::Scene) -> (eddy::sim::core::pressure::SolveR
 #[test]
 fn the_smoke_s_two_diffusion_solves_share_one_read() {
     use eddy::sim::smoke::{SmokeSimulation, SmokeStage};
-    let scene = shipped("smoke_convection", 32);
+    let scene = common::shipped("smoke_convection", 32);
     let dt = 0.25 * scene.frame_dt;
     let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
     sim.substep(dt, SmokeStage::Mark).unwrap();
