@@ -328,9 +328,9 @@ impl Core {
 }
 
 /// Whether `pressure.pipelined` applies to solves with these settings: `mg`'s, whose
-/// iteration counts barely move from one solve to the next (3-8 on every shipped scene),
-/// so the last count plus the margin covers the next. The other preconditioners' counts
-/// swing by tens of iterations between substeps (`ip` on the plume: 50-70), their queues
+/// iteration counts barely move from one solve to the next (3-9 per frame over 40 frames
+/// of five shipped scenes), so the last count plus the margin covers the next. The other
+/// preconditioners' counts swing by tens of iterations (`ip` on the plume: 42-214), their queues
 /// would run out, and their solves are read back as they run.
 pub fn queues_ahead(s: &crate::scene::PressureSettings) -> bool {
     s.preconditioner == crate::scene::PreconditionerKind::Mg
