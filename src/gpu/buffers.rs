@@ -33,15 +33,7 @@ pub fn read_buffer<T: bytemuck::Pod>(
     ctx: &GpuContext,
     buffer: &wgpu::Buffer,
 ) -> Result<Vec<T>, GpuError> {
-    let mut reader = BufferReader::new(&ctx.device, buffer.size(), "readback");
-    let mut encoder = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("readback"),
-        });
-    reader.copy_from(&mut encoder, buffer);
-    ctx.submit(encoder.finish());
-    reader.read(ctx)
+    read_buffer_range(ctx, buffer, 0, buffer.size())
 }
 
 /// As [`read_buffer`], for `len` bytes from byte `offset` of `buffer` (both multiples of 4).
