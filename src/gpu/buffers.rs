@@ -54,6 +54,69 @@ pub fn read_buffer_range<T: bytemuck::Pod>(
     reader.read(ctx)
 }
 
+/// Where wgpu lets a storage binding start: every adapter's alignment divides 256 bytes.
+pub const REGION_ALIGN: u64 = 256;
+
+/// A vector in a stretch of a buffer that may hold others (bound and read as that stretch
+/// alone): `offset` a multiple of [`REGION_ALIGN`], `size` of 4.
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub buffer: wgpu::Buffer,
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl Region {
+    /// All of `buffer`.
+    pub fn whole(buffer: wgpu::Buffer) -> Self {
+        let size = buffer.size();
+        Self {
+            buffer,
+            offset: 0,
+            size,
+        }
+    }
+
+    /// `count` stretches of `size` bytes each, back to back in `buffer` from its start
+    /// (each at the next multiple of [`REGION_ALIGN`]). Panics if the buffer is too small:
+    /// [`Region::packed_bytes`] says how large it must be.
+    pub fn packed<const N: usize>(buffer: &wgpu::Buffer, size: u64) -> [Region; N] {
+        assert!(
+            buffer.size() >= Self::packed_bytes(N as u64, size),
+            "{N} regions of {size} bytes need {} bytes, the buffer has {}",
+            Self::packed_bytes(N as u64, size),
+            buffer.size()
+        );
+        let stride = size.next_multiple_of(REGION_ALIGN);
+        std::array::from_fn(|i| Region {
+            buffer: buffer.clone(),
+            offset: i as u64 * stride,
+            size,
+        })
+    }
+
+    /// Bytes `count` packed regions of `size` bytes take.
+    pub fn packed_bytes(count: u64, size: u64) -> u64 {
+        count * size.next_multiple_of(REGION_ALIGN)
+    }
+
+    /// Blocks until the region's contents are on the host.
+    pub fn read<T: bytemuck::Pod>(&self, ctx: &GpuContext) -> Result<Vec<T>, GpuError> {
+        read_buffer_range(ctx, &self.buffer, self.offset, self.size)
+    }
+
+    /// Queues a write of `data` (at most `size` bytes) to the region's start.
+    pub fn write(&self, queue: &wgpu::Queue, data: &[u8]) {
+        assert!(
+            data.len() as u64 <= self.size,
+            "{} bytes into a region of {}",
+            data.len(),
+            self.size
+        );
+        queue.write_buffer(&self.buffer, self.offset, data);
+    }
+}
+
 /// A reusable staging buffer: record a copy into it, submit, then `read`.
 pub struct BufferReader {
     staging: wgpu::Buffer,

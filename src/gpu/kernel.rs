@@ -6,6 +6,7 @@
 //! their bindings, checked against the shader, so two buffers cannot be swapped silently;
 //! entry points are [`Entry`] handles looked up (and checked) when a stage is created.
 
+use super::buffers::Region;
 /// Workgroup size of the element-wise kernels.
 pub use super::constants::WORKGROUP;
 use super::wgsl::{shader_module, Wgsl};
@@ -234,12 +235,13 @@ impl Kernel {
         &self.pipelines[entry.0].0
     }
 
-    /// Makes a bind group from `(WGSL name, buffer)` pairs. Panics unless every global of
-    /// the shader's bind group 0 is given exactly once, by its name.
+    /// Makes a bind group from `(WGSL name, buffer)` pairs (a whole buffer or a
+    /// [`Region`] of one). Panics unless every global of the shader's bind group 0 is given
+    /// exactly once, by its name.
     pub fn bind(
         &self,
         device: &wgpu::Device,
-        buffers: &[(&str, &wgpu::Buffer)],
+        buffers: &[(&str, &dyn Bindable)],
     ) -> wgpu::BindGroup {
         let given: Vec<&str> = buffers.iter().map(|(n, _)| *n).collect();
         check_names(
@@ -261,12 +263,11 @@ impl Kernel {
                     resource: match g.kind {
                         Binding::UniformDynamic { size } => {
                             wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                                buffer: buf,
-                                offset: 0,
                                 size: wgpu::BufferSize::new(size),
+                                ..buf.buffer_binding()
                             })
                         }
-                        _ => buf.as_entire_binding(),
+                        _ => wgpu::BindingResource::Buffer(buf.buffer_binding()),
                     },
                 }
             })
@@ -333,6 +334,31 @@ mod tests {
                 x <= MAX_GROUPS_PER_DIM && x * y >= g && x * (y - 1) < g,
                 "{g}"
             );
+        }
+    }
+}
+
+/// What [`Kernel::bind`] binds: a whole buffer, or a [`Region`] of one.
+pub trait Bindable {
+    fn buffer_binding(&self) -> wgpu::BufferBinding<'_>;
+}
+
+impl Bindable for wgpu::Buffer {
+    fn buffer_binding(&self) -> wgpu::BufferBinding<'_> {
+        wgpu::BufferBinding {
+            buffer: self,
+            offset: 0,
+            size: None,
+        }
+    }
+}
+
+impl Bindable for Region {
+    fn buffer_binding(&self) -> wgpu::BufferBinding<'_> {
+        wgpu::BufferBinding {
+            buffer: &self.buffer,
+            offset: self.offset,
+            size: wgpu::BufferSize::new(self.size),
         }
     }
 }

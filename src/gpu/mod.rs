@@ -12,8 +12,11 @@ mod timing;
 pub mod traffic;
 pub mod wgsl;
 
-pub use buffers::{read_buffer, read_buffer_range, storage_buffer, uniform_buffer, BufferReader};
-pub use kernel::{Binding, Entry, Kernel, WORKGROUP};
+pub use buffers::{
+    read_buffer, read_buffer_range, storage_buffer, uniform_buffer, BufferReader, Region,
+    REGION_ALIGN,
+};
+pub use kernel::{Bindable, Binding, Entry, Kernel, WORKGROUP};
 pub use render_layout::RenderLayout;
 pub use timing::{PassTimer, StageTiming};
 pub use traffic::Traffic;

@@ -1,8 +1,8 @@
 //! Particle spacing (the GPU's src/sim/liquid/spacing.wgsl): particles closer than `radius` push
 //! each other apart by `strength` times the overlap, summed over the particles of the 27
 //! cells around each particle's own. Only particles inside the liquid move (a FLUID cell with no AIR
-//! neighbour; outside the grid counts as wall). The move is clamped to the domain and
-//! undone if it ends in a SOLID cell.
+//! neighbour; outside the grid counts as wall). The move is clamped to just under a cell per
+//! axis (the GPU's 21-bit sums), then to the domain, and undone if it ends in a SOLID cell.
 
 use super::{cell_of, Grid, AIR, FLUID};
 
@@ -83,6 +83,9 @@ pub fn push_apart(
                     }
                 }
             }
+            // The GPU keeps each sum in 21 bits of h / 2^20: just under a cell per axis.
+            let unit = g.h / crate::gpu::constants::SPACING_SHIFT_SCALE as f64;
+            let shift = shift.map(|s| s.clamp(-1048576.0 * unit, 1048575.0 * unit));
             let x = [0, 1, 2].map(|a| (x0[a] + shift[a]).clamp(m, n[a] as f64 * g.h - m));
             if solid[cell_of(g, x)] {
                 *x0

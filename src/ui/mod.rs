@@ -201,6 +201,8 @@ impl Sim {
             SceneKind::Liquid => {
                 let mut sim = Simulation::new(ctx, scene)?;
                 sim.keep_initial_guess(warm);
+                // The PCG vectors' views read them after a substep.
+                sim.keep_solver_vectors();
                 // The particle colours by FLIP change read it.
                 sim.ensure_flip_delta();
                 Sim::Liquid(Box::new(sim))
@@ -208,6 +210,7 @@ impl Sim {
             SceneKind::Smoke => {
                 let mut sim = SmokeSimulation::new(ctx, scene)?;
                 sim.keep_initial_guess(warm);
+                sim.keep_solver_vectors();
                 Sim::Smoke(Box::new(SmokeMode {
                     sim,
                     panel: SmokePanel::default(),

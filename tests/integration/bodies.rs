@@ -846,9 +846,10 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
         noise(cells, 4),
     );
     let write =
-        |buf: &wgpu::Buffer, v: &[f32]| ctx.queue.write_buffer(buf, 0, bytemuck::cast_slice(v));
+        |region: &eddy::gpu::Region, v: &[f32]| region.write(&ctx.queue, bytemuck::cast_slice(v));
     write(&core.pcg.d, &d);
-    write(&core.pcg.p, &p);
+    ctx.queue
+        .write_buffer(&core.pcg.p, 0, bytemuck::cast_slice(&p));
     write(&core.pcg.q, &q0);
     write(&core.pcg.r, &r0);
     // Not done: the iteration's kernels return at once after a solve.
@@ -871,15 +872,15 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     for (what, gpu, expect) in [
         (
             "q + K d",
-            read(&core.pcg.q),
+            core.pcg.q.read::<f32>(ctx).unwrap(),
             (0..cells).map(|c| q0[c] as f64 + kd[c]).collect::<Vec<_>>(),
         ),
         (
             "r - K p",
-            read(&core.pcg.r),
+            core.pcg.r.read::<f32>(ctx).unwrap(),
             (0..cells).map(|c| r0[c] as f64 - kp[c]).collect(),
         ),
-        ("K p", read(&core.pcg.z), kp.clone()),
+        ("K p", core.pcg.z.read::<f32>(ctx).unwrap(), kp.clone()),
     ] {
         let scale = kp.iter().chain(&kd).fold(0.0f64, |m, v| m.max(v.abs()));
         assert!(

@@ -69,13 +69,15 @@ fn solved_with(
     sim.substep(scene.frame_dt, Stage::Boundary).unwrap();
     let report = sim.solve_pressure_again().unwrap();
     let k = report.iterations;
-    let rd = |b: &wgpu::Buffer| -> Vec<f32> {
-        let mut v: Vec<f32> = eddy::gpu::read_buffer(&sim.ctx, b).unwrap();
+    // Read straight after the solve: r, z, d and q live in P2G's accumulators, which the
+    // next substep's stages reuse.
+    let rd = |b: &eddy::gpu::Region| -> Vec<f32> {
+        let mut v: Vec<f32> = b.read(&sim.ctx).unwrap();
         v.truncate(sim.fields.num_cells() as usize);
         v
     };
     let v = LabVectors {
-        p: rd(&sim.pcg.p),
+        p: rd(&eddy::gpu::Region::whole(sim.pcg.p.clone())),
         r: rd(&sim.pcg.r),
         z: rd(&sim.pcg.z),
         d: rd(&sim.pcg.d),

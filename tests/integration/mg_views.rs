@@ -224,3 +224,70 @@ fn multigrid_field_names_parse_and_bad_ones_are_listed() {
         "MG level 1 right-hand side b (12x12x12)"
     );
 }
+
+/// PCG's r, z, d, q and t live in P2G's accumulators (20 bytes per cell saved). A run is
+/// the same bit for bit with them in a buffer of their own (the viewer's), with and without
+/// bodies in the solve; their views are refused once a later stage has used their room,
+/// and read where the vectors are kept.
+#[test]
+fn solver_vectors_in_the_accumulators_change_no_result() {
+    for (name, resolution) in [("dam_break", 16), ("floating_bodies", 12)] {
+        let scene = common::shipped(name, resolution);
+        assert!(
+            scene.particle_spacing > 0.0,
+            "{name}: the spacing reuses the room too"
+        );
+        let mut shared = Simulation::new(common::gpu(), &scene).unwrap();
+        let mut own = Simulation::new(common::gpu(), &scene).unwrap();
+        own.keep_solver_vectors();
+        assert!(!shared.pcg.keeps_vectors() && own.pcg.keeps_vectors());
+        assert_eq!(shared.pcg.r.buffer, shared.fields.acc, "{name}");
+        assert_ne!(own.pcg.r.buffer, own.fields.acc, "{name}");
+        assert_eq!(shared.core.bodies.is_some(), name == "floating_bodies");
+        for frame in 0..3 {
+            shared.step_frame().unwrap();
+            own.step_frame().unwrap();
+            let (a, b) = (
+                shared.read_particles().unwrap(),
+                own.read_particles().unwrap(),
+            );
+            let bits = |s: &eddy::sim::ParticleState| -> Vec<u32> {
+                s.0.iter()
+                    .chain(&s.1)
+                    .flatten()
+                    .map(|x| x.to_bits())
+                    .collect()
+            };
+            assert_eq!(
+                bits(&a),
+                bits(&b),
+                "{name}: particles differ after frame {frame}"
+            );
+            // The spacing's sums waited in the fourth words; they are zero again.
+            assert!(a.0.iter().chain(&a.1).all(|p| p[3] == 0.0), "{name}");
+            if let (Some(x), Some(y)) = (&shared.core.bodies, &own.core.bodies) {
+                for (p, q) in x.set.bodies.iter().zip(&y.set.bodies) {
+                    assert_eq!(p.position, q.position, "{name}: a body differs");
+                    assert_eq!(p.momentum, q.momentum, "{name}: a body differs");
+                    assert_eq!(p.orientation, q.orientation, "{name}: a body differs");
+                }
+            }
+        }
+        let message = unsupported(shared.read_field(Field::Residual));
+        assert!(message.contains("accumulator"), "{message}");
+        unsupported(shared.read_field(mg(0, MgVector::Correction)));
+        let r = own.read_field(Field::Residual).unwrap();
+        assert!(r.values.iter().all(|v| v.is_finite()));
+        assert!(
+            r.values.iter().any(|v| *v != 0.0),
+            "{name}: the kept residual is all zero"
+        );
+        // Stopped at the solve, the shared vectors are the solve's own.
+        shared
+            .substep(scene.frame_dt / 8.0, Stage::Pressure)
+            .unwrap();
+        let r = shared.read_field(Field::Residual).unwrap();
+        assert!(r.values.iter().any(|v| *v != 0.0), "{name}");
+        shared.read_field(mg(0, MgVector::Correction)).unwrap();
+    }
+}

@@ -168,6 +168,9 @@ pub struct StrongCoupling {
     /// summed (the weak one).
     pub strong: bool,
     cells: u32,
+    /// The coupling's body ids and covered shares, for [`Self::rebind`].
+    body_id: wgpu::Buffer,
+    cover: wgpu::Buffer,
 }
 
 impl StrongCoupling {
@@ -201,25 +204,12 @@ impl StrongCoupling {
             "Strong::partials",
             2 * 4 * pcg::MAX_REDUCE_GROUPS as u64,
         );
-        let group = kernel.bind(
+        let group = Self::bind(
+            &kernel,
             device,
-            &[
-                ("params", &f.params_buffer),
-                ("sp", &params_buffer),
-                ("cb", &couple),
-                ("body_id", body_id),
-                ("cell_type", &f.cell_type),
-                ("sums", &sums),
-                ("p", &pcg.p),
-                ("d", &pcg.d),
-                ("q", &pcg.q),
-                ("r", &pcg.r),
-                ("z", &pcg.z),
-                ("done", &pcg.state),
-                ("solid_vel", &f.solid_vel),
-                ("partials", &partials),
-                ("cover", cover),
-            ],
+            f,
+            pcg,
+            [&params_buffer, &couple, body_id, &sums, &partials, cover],
         );
         Self {
             e: StrongEntries::of(&kernel),
@@ -234,7 +224,57 @@ impl StrongCoupling {
             scales,
             strong,
             cells: f.num_cells(),
+            body_id: body_id.clone(),
+            cover: cover.clone(),
         }
+    }
+
+    /// Binds the term again to `pcg`'s vectors (after [`PcgVectors::ensure_own_vectors`]).
+    pub fn rebind(&mut self, device: &wgpu::Device, f: &GridFields, pcg: &PcgVectors) {
+        let group = Self::bind(
+            &self.kernel,
+            device,
+            f,
+            pcg,
+            [
+                &self.params_buffer,
+                &self.couple,
+                &self.body_id,
+                &self.sums,
+                &self._partials,
+                &self.cover,
+            ],
+        );
+        self.group = group;
+    }
+
+    fn bind(
+        kernel: &Kernel,
+        device: &wgpu::Device,
+        f: &GridFields,
+        pcg: &PcgVectors,
+        [params, couple, body_id, sums, partials, cover]: [&wgpu::Buffer; 6],
+    ) -> wgpu::BindGroup {
+        kernel.bind(
+            device,
+            &[
+                ("params", &f.params_buffer),
+                ("sp", params),
+                ("cb", couple),
+                ("body_id", body_id),
+                ("cell_type", &f.cell_type),
+                ("sums", sums),
+                ("p", &pcg.p),
+                ("d", &pcg.d),
+                ("q", &pcg.q),
+                ("r", &pcg.r),
+                ("z", &pcg.z),
+                ("done", &pcg.state),
+                ("solid_vel", &f.solid_vel),
+                ("partials", partials),
+                ("cover", cover),
+            ],
+        )
     }
 
     /// The bodies of `set` as strong.wgsl reads them, on a grid of `n` cells of `h`. Only

@@ -18,7 +18,7 @@
 use super::{
     fields::GridFields,
     params::SimParams,
-    pressure::{PcgVectors, PressureSolver, SolveReport},
+    pressure::{PcgVectors, PressureSolver, Scratch, SolveReport},
 };
 use crate::gpu::{storage_buffer, uniform_buffer, Entry, GpuContext, Kernel, PassTimer};
 use crate::scene::{DiffusionSettings, Scene, SceneKind, Wall, WallValues, MAX_WALL_SPOTS};
@@ -159,6 +159,7 @@ pub fn memory(scene: &Scene) -> (u64, u64) {
         .iter()
         .map(|d| {
             PcgVectors::bytes(*d, max_iterations, true)
+                + PcgVectors::scratch_bytes(cells(d))
                 + cells(d) * 4
                 + 14 * PLACEHOLDER_BYTES
                 + super::fields::COUNTERS as u64 * 4
@@ -330,7 +331,7 @@ impl Diffusion {
         }
         let device = &ctx.device;
         let grid = solver_grid(device, sys_n);
-        let vectors = PcgVectors::new(device, grid.num_cells(), max_iterations, true);
+        let vectors = PcgVectors::new(device, grid.num_cells(), max_iterations, true, Scratch::Own);
         let solver = PressureSolver::new(ctx, &grid, &vectors);
         let params = DiffusionParams::new(sys_n, block);
         let params_buffer =

@@ -20,7 +20,9 @@ pub struct GridFields {
     /// volume correction's gradient per face (its first half,
     /// sim/liquid/volume_correction.wgsl), then the extrapolation's two validity flags per
     /// face (sim/liquid/extrapolate.wgsl), then the particle spacing's list head per cell
-    /// (sim/liquid/spacing.wgsl).
+    /// (sim/liquid/spacing.wgsl). The pressure solves' r, z, d, q and t live here too,
+    /// between P2G and the volume correction's gradient (`PcgVectors`), so the buffer holds
+    /// at least their 20 bytes per cell (the smoke's only use of it).
     pub acc: wgpu::Buffer,
     /// Particles per cell.
     pub count: wgpu::Buffer,
@@ -77,7 +79,7 @@ impl GridFields {
             vel: f("GridFields::vel", faces * 4),
             vel_old: f("GridFields::vel_old", faces * 4),
             weight: f("GridFields::weight", faces * 4),
-            acc: f("GridFields::acc", faces * 8),
+            acc: f("GridFields::acc", Self::acc_bytes(cells, faces)),
             count: f("GridFields::count", cells * 4),
             density: f("GridFields::density", cells * 4),
             surface: f("GridFields::surface", cells * 4),
@@ -164,13 +166,23 @@ impl GridFields {
         self.params.num_faces()
     }
 
-    /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces.
-    /// (`solid_cells` as in [`Self::new`]).
+    /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces
+    /// (`solid_cells` as in [`Self::new`]), the PCG's scratch vectors in `acc` included.
     pub fn bytes(cells: u64, faces: u64, solid_cells: bool) -> u64 {
         let solid = if solid_cells { cells * (4 + 16) } else { 32 };
-        // vel, vel_old, weight, acc per face; count, density, surface, cell_type,
+        // vel, vel_old, weight per face; acc; count, density, surface, cell_type,
         // divergence, div_after per cell.
-        faces * (4 + 4 + 4 + 8) + cells * (4 * 6) + solid + COUNTERS as u64 * 4
+        faces * (4 + 4 + 4)
+            + Self::acc_bytes(cells, faces)
+            + cells * (4 * 6)
+            + solid
+            + COUNTERS as u64 * 4
+    }
+
+    /// Bytes of `acc`: P2G's (momentum, weight) pair per face or the PCG's five scratch
+    /// vectors, whichever is larger.
+    pub fn acc_bytes(cells: u64, faces: u64) -> u64 {
+        (faces * 8).max(crate::sim::core::pressure::PcgVectors::scratch_bytes(cells))
     }
 }
 

@@ -19,7 +19,7 @@ use super::{
     boundary,
     fields::{GridFields, COUNTERS},
     params::SimParams,
-    pressure::{self, PcgVectors, PressureSolver, SolveReport},
+    pressure::{self, PcgVectors, PressureSolver, Scratch, SolveReport},
 };
 use crate::gpu::{BufferReader, GpuContext, PassTimer, StageTiming, Traffic};
 use crate::scene::Scene;
@@ -101,6 +101,9 @@ pub struct Core {
     pub last_refine: Option<crate::sim::core::pressure::refine::RefineReport>,
     /// Whether this substep's solve was refined (the projection subtracts `p_lo` too).
     refined: bool,
+    /// Whether PCG's r, z, d, q and t hold the last solve's vectors: where they share P2G's
+    /// accumulators (`PcgVectors`) only until a stage after the projection runs.
+    pub solver_vectors_live: bool,
 }
 
 impl Core {
@@ -126,6 +129,12 @@ impl Core {
             params.num_cells,
             scene.pressure.max_iterations,
             scene.pressure.preconditioner.is_mic(),
+            // r, z, d, q and t live in P2G's accumulators (PcgVectors says why), which
+            // only the liquid's stages use.
+            Scratch::In {
+                buffer: &fields.acc,
+                shared: scene.kind == crate::scene::SceneKind::Liquid,
+            },
         );
         // The pressure stage is timed in two parts, its set-up pass and its iterations, so
         // the GPU's wait while the host encodes the first chunk is not counted.
@@ -165,6 +174,7 @@ impl Core {
             p_lo: None,
             last_refine: None,
             refined: false,
+            solver_vectors_live: true,
             ctx,
         };
         core.write_solver_config();
@@ -977,6 +987,13 @@ impl<M: Mode> Runner<M> {
             count_dispatches(&mut self.core.dispatches_by_stage, counting.take());
             counting = Some((stage.name(), Traffic::now().dispatches));
             let f = &self.core.fields;
+            // The liquid's stages after the projection (and before the next solve) reuse
+            // the room of r, z, d, q and t.
+            self.core.solver_vectors_live = self.core.pcg.keeps_vectors()
+                || matches!(
+                    stage.shared(),
+                    Some(SharedStage::Pressure | SharedStage::Project)
+                );
             match stage.shared() {
                 None => self.mode.record(stage, &mut rec, &self.core)?,
                 Some(SharedStage::Boundary) => {
@@ -1274,7 +1291,22 @@ impl<M: Mode> Runner<M> {
             None,
         )?;
         core.last_solve = Some(report.clone());
+        core.solver_vectors_live = true;
         Ok(report)
+    }
+
+    /// Gives the PCG's r, z, d, q and t a buffer of their own (20 bytes per cell), so that
+    /// they still hold the last solve's vectors after a substep: a simulation keeps them
+    /// in P2G's accumulators otherwise (`PcgVectors`), and their views are refused. The
+    /// viewer asks for this; results do not change.
+    pub fn keep_solver_vectors(&mut self) {
+        let core = &mut self.core;
+        if core.pcg.ensure_own_vectors(&core.ctx.device) {
+            core.pressure = pressure_solver(&core.ctx, &core.fields, &core.pcg, &core.scene);
+            if let Some(b) = core.bodies.as_mut() {
+                b.strong.rebind(&core.ctx.device, &core.fields, &core.pcg);
+            }
+        }
     }
 
     /// Keeps (or stops keeping) a copy of each warm-started solve's initial guess, so that

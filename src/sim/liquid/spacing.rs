@@ -33,11 +33,12 @@ pub fn min_distance(h: f64, particles_per_cell: u32, fraction: f64) -> f64 {
     fraction * h / (particles_per_cell as f64).cbrt()
 }
 
-/// Bytes the stage allocates for `particles` particles: a next link and a shifted position
-/// per particle, the parameters. The list head per cell lives in P2G's accumulator buffer
-/// (`GridFields::acc`), idle from the extrapolation until the next P2G.
+/// Bytes the stage allocates for `particles` particles: a next link per particle and the
+/// parameters. The list head per cell lives in P2G's accumulator buffer
+/// (`GridFields::acc`), idle from the extrapolation until the next P2G; the summed moves
+/// wait in the particles' unused fourth words (spacing.wgsl).
 pub fn bytes(particles: u64) -> u64 {
-    particles * (4 + 16) + 16
+    particles * 4 + 16
 }
 
 crate::kernel_entries!(
@@ -50,7 +51,7 @@ pub struct Spacing {
     e: SpacingEntries,
     group: wgpu::BindGroup,
     params: wgpu::Buffer,
-    _lists: [wgpu::Buffer; 2],
+    _next: wgpu::Buffer,
 }
 
 impl Spacing {
@@ -63,7 +64,6 @@ impl Spacing {
         );
         let particles = p.capacity.max(1) as u64;
         let next = storage_buffer(device, "Spacing::next", particles * 4);
-        let shifted = storage_buffer(device, "Spacing::shifted", particles * 16);
         let group = kernel.bind(
             device,
             &[
@@ -75,7 +75,8 @@ impl Spacing {
                 // extrapolation until the next P2G (no buffer of its own).
                 ("head", &f.acc),
                 ("next", &next),
-                ("shifted", &shifted),
+                // The pushes' sums wait in pos.w and vel.w (zero outside the stage).
+                ("vel", &p.vel),
                 ("cell_type", &f.cell_type),
             ],
         );
@@ -84,7 +85,7 @@ impl Spacing {
             kernel,
             group,
             params,
-            _lists: [next, shifted],
+            _next: next,
         }
     }
 

@@ -7,7 +7,10 @@
 // cells within the minimum distance (at most half a cell, so at most 2 x 2 x 2 cells), half
 // of the overlap along the line between them. The lists' order depends on the GPU's
 // atomics, the sums do not: they are fixed point, so the stage is deterministic.
-// Velocities are not touched.
+// Velocities are not touched. The summed move waits between the push and the apply in the
+// particles' unused fourth words (pos.w and vel.w, zero outside this stage): three 21-bit
+// fixed-point sums and a flag in 64 bits, so the stage needs no copy of the positions. A
+// sum is clamped to 21 bits, a move of just under one cell per axis and pass.
 // Only particles inside the liquid move: in a FLUID cell whose six neighbours are not AIR.
 // Next to the surface a push sends the outer particle of a pair out across the level set's
 // half-density line, which swells the liquid and roughens the surface (the first sloshing
@@ -27,13 +30,31 @@ struct SpacingParams {
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> spacing: SpacingParams;
 @group(0) @binding(2) var<storage, read> solid: array<u32>;
-@group(0) @binding(3) var<storage, read_write> pos: array<vec4<f32>>;
+// Positions (xyz, f32 bits) and velocities, read as words: the push keeps its sums in their
+// w, bit for bit.
+@group(0) @binding(3) var<storage, read_write> pos: array<vec4<u32>>;
 // Per cell (the head of P2G's accumulator buffer, idle from the extrapolation on).
 @group(0) @binding(4) var<storage, read_write> head: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> next: array<u32>;           // particles
-@group(0) @binding(6) var<storage, read_write> shifted: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> vel: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read> cell_type: array<u32>;
 //!include sim/core/cells.wgsl
+
+// Bit 31 of the second word: the particle is inside the liquid and its sums apply.
+const MOVES: u32 = 0x80000000u;
+// The largest sum a 21-bit two's-complement field holds.
+const SUM_MAX: i32 = 1048575;
+
+fn position(id: u32) -> vec3<f32> {
+    return bitcast<vec3<f32>>(pos[id].xyz);
+}
+
+// The sums (each clamped to 21 bits) and the flag, into pos.w and vel.w.
+fn store_sums(id: u32, sum: vec3<i32>, moves: bool) {
+    let s = bitcast<vec3<u32>>(clamp(sum, vec3<i32>(-SUM_MAX - 1), vec3<i32>(SUM_MAX)));
+    pos[id].w = insertBits(s.x, s.y, 21u, 11u);
+    vel[id].w = insertBits(s.y >> 11u, s.z, 10u, 21u) | select(0u, MOVES, moves);
+}
 
 // Whether a particle at x is inside the liquid: its cell FLUID and none of the six around
 // it AIR (walls and solids count as liquid's neighbours).
@@ -59,7 +80,7 @@ fn bin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
        @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
-    let c = cell_index(cell_containing(pos[id].xyz, params), params.n);
+    let c = cell_index(cell_containing(position(id), params), params.n);
     next[id] = atomicExchange(&head[c], id);
 }
 
@@ -68,9 +89,9 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
-    let x0 = pos[id].xyz;
+    let x0 = position(id);
     if (!interior(x0)) {
-        shifted[id] = pos[id];
+        store_sums(id, vec3<i32>(0), false);
         return;
     }
     let r = spacing.radius;
@@ -85,7 +106,7 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         var j = atomicLoad(&head[cell_index(c, params.n)]);
         for (; j != SPACING_LIST_END; j = next[j]) {
             if (j == id) { continue; }
-            let d = x0 - pos[j].xyz;
+            let d = x0 - position(j);
             let dist = length(d);
             // Coincident particles have no direction to separate along; they part once
             // either moves.
@@ -94,11 +115,7 @@ fn push(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
             sum += vec3<i32>(round(move_by * (params.inv_h * SPACING_SHIFT_SCALE)));
         }
     }
-    let m = 0.01 * params.h;
-    let x = clamp(x0 + vec3<f32>(sum) * (params.h / SPACING_SHIFT_SCALE), vec3<f32>(m),
-                  vec3<f32>(params.n) * params.h - vec3<f32>(m));
-    let into_solid = solid[cell_index(cell_containing(x, params), params.n)] != 0u;
-    shifted[id] = vec4<f32>(select(x, x0, into_solid), pos[id].w);
+    store_sums(id, sum, true);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -106,5 +123,19 @@ fn apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
          @builtin(local_invocation_index) li: u32) {
     let id = linear_id(wg, nwg, li);
     if (id >= params.num_particles) { return; }
-    pos[id] = shifted[id];
+    let w0 = pos[id].w;
+    let w1 = vel[id].w;
+    pos[id].w = 0u;
+    vel[id].w = 0u;
+    if ((w1 & MOVES) == 0u) { return; }
+    let sum = vec3<i32>(
+        extractBits(bitcast<i32>(w0), 0u, 21u),
+        extractBits(bitcast<i32>((w0 >> 21u) | ((w1 & 0x3ffu) << 11u)), 0u, 21u),
+        extractBits(bitcast<i32>(w1), 10u, 21u));
+    let x0 = position(id);
+    let m = 0.01 * params.h;
+    let x = clamp(x0 + vec3<f32>(sum) * (params.h / SPACING_SHIFT_SCALE), vec3<f32>(m),
+                  vec3<f32>(params.n) * params.h - vec3<f32>(m));
+    let into_solid = solid[cell_index(cell_containing(x, params), params.n)] != 0u;
+    pos[id] = vec4<u32>(bitcast<vec3<u32>>(select(x, x0, into_solid)), 0u);
 }

@@ -2,12 +2,8 @@
 //! buffer that holds it and how to read one scalar per cell or face. One slice viewer
 //! draws any of them; nothing else needs to know where a field lives.
 
-use crate::gpu::GpuContext;
 use crate::scene::PreconditionerKind;
-use crate::sim::{
-    core::pressure::{PcgVectors, PressureSolver},
-    SimError, Simulation,
-};
+use crate::sim::{core::pressure::PressureSolver, core::runner::Core, SimError, Simulation};
 use std::borrow::Cow;
 
 /// Where a field's samples sit on the MAC grid.
@@ -332,14 +328,7 @@ impl Simulation {
     /// Reads one field from the GPU.
     pub fn read_field(&self, field: Field) -> Result<FieldData, SimError> {
         if let Field::Mg(m) = field {
-            return read_mg(
-                &self.ctx,
-                &self.pressure,
-                &self.pcg,
-                &self.fields.cell_type,
-                self.scene.pressure.preconditioner,
-                m,
-            );
+            return read_mg(&self.core, m);
         }
         let p = &self.fields.params;
         let n = p.n;
@@ -436,10 +425,10 @@ impl Simulation {
                         let scale = (crate::sim::DENSITY / (p.dt.max(1e-12) as f64)) as f32;
                         read_f32(&v.p)?.into_iter().map(|x| x * scale).collect()
                     }
-                    Field::Residual => read_f32(&v.r)?,
-                    Field::Preconditioned => read_f32(&v.z)?,
-                    Field::SearchDirection => read_f32(&v.d)?,
-                    Field::ASearchDirection => read_f32(&v.q)?,
+                    Field::Residual => solver_vector(&self.core, &v.r, field)?,
+                    Field::Preconditioned => solver_vector(&self.core, &v.z, field)?,
+                    Field::SearchDirection => solver_vector(&self.core, &v.d, field)?,
+                    Field::ASearchDirection => solver_vector(&self.core, &v.q, field)?,
                     // Zero until a MIC(0) preconditioner is asked for.
                     Field::MicPrecon if !v.has_mic() => vec![0.0; self.fields.num_cells() as usize],
                     Field::MicPrecon => read_f32(&v.precon)?,
@@ -584,14 +573,9 @@ pub(crate) fn mg_levels(solver: &PressureSolver, kind: PreconditionerKind) -> Ve
 /// Reads one multigrid vector. The liquid and the smoke simulation own the same solver
 /// and PCG vectors, so both read their levels here; `cell_type` is the grid's own types
 /// (level 0's).
-pub(crate) fn read_mg(
-    ctx: &GpuContext,
-    solver: &PressureSolver,
-    pcg: &PcgVectors,
-    cell_type: &wgpu::Buffer,
-    kind: PreconditionerKind,
-    f: MgField,
-) -> Result<FieldData, SimError> {
+pub(crate) fn read_mg(core: &Core, f: MgField) -> Result<FieldData, SimError> {
+    let (ctx, solver, pcg) = (&*core.ctx, &core.pressure, &core.pcg);
+    let (cell_type, kind) = (&core.fields.cell_type, core.scene.pressure.preconditioner);
     let err = |why: String| Err(SimError::Unsupported(format!("field {}: {why}", f.id())));
     if kind != PreconditionerKind::Mg {
         return err(format!(
@@ -615,20 +599,17 @@ pub(crate) fn read_mg(
         ));
     }
     let level = l.checked_sub(1).map(|c| &mg.coarse[c]);
-    let buffer = match (level, f.vector) {
-        (None, MgVector::Rhs) => &pcg.r,
-        (None, MgVector::Residual) => &pcg.t,
-        (None, MgVector::Correction) => &pcg.z,
-        (None, MgVector::CellType) => cell_type,
-        (Some(c), MgVector::Rhs) => &c.b,
-        (Some(c), MgVector::Residual) => &c.res,
-        (Some(c), MgVector::Correction) => &c.x,
-        (Some(c), MgVector::CellType) => &c.types,
-    };
-    // The level's own words (a small level's lie in the tail's packed buffers).
-    let words: Vec<u32> = match level {
-        Some(c) => c.read(ctx, buffer)?,
-        None => crate::gpu::read_buffer(ctx, buffer)?,
+    // The level's own words (a small level's lie in the tail's packed buffers; level 0's
+    // vectors are PCG's).
+    let words: Vec<u32> = match (level, f.vector) {
+        (None, MgVector::Rhs) => to_words(solver_vector(core, &pcg.r, Field::Mg(f))?),
+        (None, MgVector::Residual) => to_words(solver_vector(core, &pcg.t, Field::Mg(f))?),
+        (None, MgVector::Correction) => to_words(solver_vector(core, &pcg.z, Field::Mg(f))?),
+        (None, MgVector::CellType) => crate::gpu::read_buffer(ctx, cell_type)?,
+        (Some(c), MgVector::Rhs) => c.read(ctx, &c.b)?,
+        (Some(c), MgVector::Residual) => c.read(ctx, &c.res)?,
+        (Some(c), MgVector::Correction) => c.read(ctx, &c.x)?,
+        (Some(c), MgVector::CellType) => c.read(ctx, &c.types)?,
     };
     let values = if f.vector == MgVector::CellType {
         words.into_iter().map(|t| t as f32).collect()
@@ -735,4 +716,23 @@ impl Simulation {
             open,
         })
     }
+}
+
+fn to_words(v: Vec<f32>) -> Vec<u32> {
+    bytemuck::cast_slice(&v).to_vec()
+}
+
+/// One of PCG's r, z, d, q and t, refused where they share P2G's accumulator buffer and a
+/// stage after the projection has since used their room (`PcgVectors`).
+fn solver_vector(core: &Core, v: &crate::gpu::Region, field: Field) -> Result<Vec<f32>, SimError> {
+    if !core.solver_vectors_live {
+        return Err(SimError::Unsupported(format!(
+            "field {}: the PCG's vectors share P2G's accumulator buffer in this run, and the \
+             stages after the projection have used it since the solve (stop a substep at the \
+             pressure or projection stage to read them; the viewer keeps them in a buffer of \
+             their own)",
+            field.id()
+        )));
+    }
+    Ok(v.read(&core.ctx)?)
 }

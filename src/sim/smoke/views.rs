@@ -169,14 +169,7 @@ impl SmokeSimulation {
     }
 
     fn read_mg(&self, f: MgField) -> Result<crate::sim::liquid::views::FieldData, SimError> {
-        read_mg(
-            &self.ctx,
-            &self.pressure,
-            &self.pcg,
-            &self.fields.cell_type,
-            self.scene.pressure.preconditioner,
-            f,
-        )
+        read_mg(&self.core, f)
     }
 
     /// Reads one view of the slice. Values in SOLID cells are 0 (except the cell types).

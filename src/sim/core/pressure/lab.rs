@@ -16,9 +16,9 @@
 //! The file format of a frozen system is in src/output/frozen.rs.
 
 use super::pcg::{PcgStateHeader, STATE_HEADER_BYTES};
-use super::{PcgVectors, PressureSolver, SolveReport, SolveStatus};
+use super::{PcgVectors, PressureSolver, Scratch, SolveReport, SolveStatus};
 use crate::gpu::constants::{AIR, FLUID, PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT, SOLID};
-use crate::gpu::{read_buffer, GpuContext, GpuError, PassTimer};
+use crate::gpu::{read_buffer, GpuContext, GpuError, PassTimer, Region};
 use crate::scene::{PreconditionerKind, PressureSettings};
 use crate::sim::bodies::strong::{CoupleBody, ForceScales, StrongCoupling};
 use crate::sim::bodies::MAX_BODIES;
@@ -459,7 +459,7 @@ impl SolverLab {
         let device = &ctx.device;
         let params = SimParams::new(sys.dims, sys.h, 0);
         let fields = GridFields::new(device, params, true);
-        let v = PcgVectors::new(device, params.num_cells, max_iterations, true);
+        let v = PcgVectors::new(device, params.num_cells, max_iterations, true, Scratch::Own);
         let solver = PressureSolver::new(&ctx, &fields, &v);
         let term = sys.bodies.as_ref().map(|fb| {
             let body_id = crate::gpu::storage_buffer(
@@ -608,7 +608,11 @@ impl SolverLab {
     }
 
     fn read(&self, b: &wgpu::Buffer) -> Result<Vec<f32>, GpuError> {
-        let mut v: Vec<f32> = read_buffer(&self.ctx, b)?;
+        self.read_region(&Region::whole(b.clone()))
+    }
+
+    fn read_region(&self, b: &Region) -> Result<Vec<f32>, GpuError> {
+        let mut v: Vec<f32> = b.read(&self.ctx)?;
         v.truncate(self.sys.cells());
         Ok(v)
     }
@@ -743,10 +747,10 @@ impl SolverLab {
     pub fn vectors(&self) -> Result<LabVectors, SimError> {
         Ok(LabVectors {
             p: self.read(&self.v.p)?,
-            r: self.read(&self.v.r)?,
-            z: self.read(&self.v.z)?,
-            d: self.read(&self.v.d)?,
-            q: self.read(&self.v.q)?,
+            r: self.read_region(&self.v.r)?,
+            z: self.read_region(&self.v.z)?,
+            d: self.read_region(&self.v.d)?,
+            q: self.read_region(&self.v.q)?,
         })
     }
 
@@ -759,8 +763,8 @@ impl SolverLab {
         let mut out = Vec::with_capacity(mg.plan.levels());
         for l in 0..mg.plan.levels() {
             let cells = mg.plan.cells(l) as usize;
-            let rd = |b: &wgpu::Buffer| -> Result<Vec<f32>, GpuError> {
-                let mut v: Vec<f32> = read_buffer(&self.ctx, b)?;
+            let rd = |b: &Region| -> Result<Vec<f32>, GpuError> {
+                let mut v: Vec<f32> = b.read(&self.ctx)?;
                 v.truncate(cells);
                 Ok(v)
             };
@@ -807,7 +811,10 @@ impl SolverLab {
                 })
                 .collect()
         } else {
-            self.read(&self.v.r)?.iter().map(|&v| v as f64).collect()
+            self.read_region(&self.v.r)?
+                .iter()
+                .map(|&v| v as f64)
+                .collect()
         };
         Ok(r.iter().map(|v| v.abs() * scale).collect())
     }

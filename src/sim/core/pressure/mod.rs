@@ -9,7 +9,7 @@ pub mod precond;
 pub mod refine;
 
 use crate::gpu::constants::{PCG_BREAKDOWN, PCG_CONVERGED, PCG_ITERATION_LIMIT, PCG_STOPPED};
-use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError};
+use crate::gpu::{storage_buffer, uniform_buffer, BufferReader, GpuContext, GpuError, Region};
 use crate::scene::{PreconditionerKind, PressureSettings};
 use crate::sim::core::fields::GridFields;
 use matrix::BuildMatrix;
@@ -17,6 +17,14 @@ use pcg::{Pcg, PcgConfig, PcgStateHeader};
 use precond::Precond;
 
 /// PCG vectors and scalars. `p` holds phi = p*dt/rho (m^2/s) for FLUID cells.
+///
+/// The five vectors that only live within a solve (r, z, d, q, t) are [`Region`]s of one
+/// scratch buffer. A simulation's is P2G's accumulator buffer (`GridFields::acc`), whose
+/// contents die with each P2G's normalisation and whose later tenants (the volume
+/// correction's gradient after its solve, the extrapolation's flags, the spacing's lists)
+/// all come after the solves: 20 bytes per cell saved. After a substep they hold those
+/// tenants, not the last solve's vectors; a viewer that shows them asks for a buffer of
+/// their own ([`PcgVectors::keeps_vectors`]).
 pub struct PcgVectors {
     /// Packed matrix, vec4 (diag, +x, +y, +z) per cell.
     pub a: wgpu::Buffer,
@@ -24,16 +32,16 @@ pub struct PcgVectors {
     pub b: wgpu::Buffer,
     pub p: wgpu::Buffer,
     /// Residual.
-    pub r: wgpu::Buffer,
+    pub r: Region,
     /// Preconditioned residual.
-    pub z: wgpu::Buffer,
+    pub z: Region,
     /// Search direction.
-    pub d: wgpu::Buffer,
+    pub d: Region,
     /// A times the search direction.
-    pub q: wgpu::Buffer,
+    pub q: Region,
     /// Preconditioner scratch (K^T r for ip, the forward solve for mic0, the finest
     /// residual for mg).
-    pub t: wgpu::Buffer,
+    pub t: Region,
     /// MIC(0) inverse diagonal (exact or tiled); a one-word placeholder until a MIC(0)
     /// preconditioner is asked for ([`PcgVectors::ensure_mic`]).
     pub precon: wgpu::Buffer,
@@ -42,23 +50,41 @@ pub struct PcgVectors {
     pub state: wgpu::Buffer,
     pub config: wgpu::Buffer,
     pub history_len: u32,
+    /// Whether r, z, d, q and t share a buffer with other stages.
+    shared: bool,
 }
 
 impl PcgVectors {
-    /// The vectors of a grid of `cells` cells; `mic`: with room for MIC(0)'s diagonal.
-    pub fn new(device: &wgpu::Device, cells: u32, max_iterations: u32, mic: bool) -> Self {
+    /// The vectors of a grid of `cells` cells; `mic`: with room for MIC(0)'s diagonal;
+    /// `scratch`: where r, z, d, q and t live.
+    pub fn new(
+        device: &wgpu::Device,
+        cells: u32,
+        max_iterations: u32,
+        mic: bool,
+        scratch: Scratch<'_>,
+    ) -> Self {
         let n = cells as u64 * 4;
         let f = |l: &str, b: u64| storage_buffer(device, l, b);
+        let own;
+        let (scratch, shared) = match scratch {
+            Scratch::In { buffer, shared } => (buffer, shared),
+            Scratch::Own => {
+                own = f("PcgVectors::scratch", Self::scratch_bytes(cells as u64));
+                (&own, false)
+            }
+        };
+        let [r, z, d, q, t] = Region::packed(scratch, n.max(4));
         let history_len = max_iterations + 1;
         Self {
             a: f("PcgVectors::a", n * 4),
             b: f("PcgVectors::b", n),
             p: f("PcgVectors::p", n),
-            r: f("PcgVectors::r", n),
-            z: f("PcgVectors::z", n),
-            d: f("PcgVectors::d", n),
-            q: f("PcgVectors::q", n),
-            t: f("PcgVectors::t", n),
+            r,
+            z,
+            d,
+            q,
+            t,
             precon: f("PcgVectors::precon", if mic { n } else { 4 }),
             partials: f("PcgVectors::partials", pcg::PARTIALS_BUFFER_BYTES),
             state: f(
@@ -71,7 +97,35 @@ impl PcgVectors {
                 &[0u8; std::mem::size_of::<pcg::PcgConfig>()],
             ),
             history_len,
+            shared,
         }
+    }
+
+    /// Bytes of the scratch buffer r, z, d, q and t share, for a grid of `cells` cells.
+    pub fn scratch_bytes(cells: u64) -> u64 {
+        Region::packed_bytes(SCRATCH_VECTORS, (cells * 4).max(4))
+    }
+
+    /// Whether r, z, d, q and t have a buffer of their own, so that they still hold the
+    /// last solve's vectors after a substep.
+    pub fn keeps_vectors(&self) -> bool {
+        !self.shared
+    }
+
+    /// Gives r, z, d, q and t a buffer of their own. Returns whether one was made: the
+    /// bind groups that hold them must then be rebuilt.
+    pub fn ensure_own_vectors(&mut self, device: &wgpu::Device) -> bool {
+        if self.keeps_vectors() {
+            return false;
+        }
+        let own = storage_buffer(
+            device,
+            "PcgVectors::scratch",
+            Region::packed_bytes(SCRATCH_VECTORS, self.r.size),
+        );
+        [self.r, self.z, self.d, self.q, self.t] = Region::packed(&own, self.r.size);
+        self.shared = false;
+        true
     }
 
     /// Whether MIC(0)'s diagonal has its room (see [`PcgVectors::new`]).
@@ -91,15 +145,32 @@ impl PcgVectors {
     }
 
     /// Bytes of the PCG vectors and of the multigrid levels for a grid of `n` cells
-    /// (`mic`: with MIC(0)'s diagonal).
+    /// (`mic`: with MIC(0)'s diagonal), without the scratch vectors
+    /// ([`PcgVectors::scratch_bytes`]: a simulation's live in `GridFields::acc`).
     pub fn bytes(n: [u32; 3], max_iterations: u64, mic: bool) -> u64 {
         let cells: u64 = n.iter().map(|&x| x as u64).product();
-        cells * 4 * if mic { 12 } else { 11 }
+        cells * 4 * if mic { 7 } else { 6 }
             + pcg::STATE_HEADER_BYTES
             + 4 * (max_iterations + 1)
             + pcg::PARTIALS_BUFFER_BYTES
             + multigrid::MgPlan::new(n).bytes()
     }
+}
+
+/// r, z, d, q and t.
+const SCRATCH_VECTORS: u64 = 5;
+
+/// Where [`PcgVectors`]' r, z, d, q and t live.
+#[derive(Clone, Copy)]
+pub enum Scratch<'a> {
+    /// A buffer of their own.
+    Own,
+    /// In `buffer` (at least [`PcgVectors::scratch_bytes`]); `shared`: other stages use
+    /// it too, so the vectors do not outlast a substep.
+    In {
+        buffer: &'a wgpu::Buffer,
+        shared: bool,
+    },
 }
 
 /// A symmetric positive semi-definite term K added to the pressure matrix for a solve: the
@@ -309,7 +380,7 @@ impl PressureSolver {
         // The preconditioner kernels skip work once a solve is done; clear the flag.
         ctx.queue
             .write_buffer(&v.state, 0, &[0u8; pcg::STATE_HEADER_BYTES as usize]);
-        ctx.queue.write_buffer(&v.r, 0, bytemuck::cast_slice(r));
+        v.r.write(&ctx.queue, bytemuck::cast_slice(r));
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -324,7 +395,7 @@ impl PressureSolver {
             self.precond.record_apply(&mut pass, f, kind);
         }
         ctx.submit(enc.finish());
-        crate::gpu::read_buffer(ctx, &v.z)
+        v.z.read(ctx)
     }
 
     pub fn dispatches_per_iteration(

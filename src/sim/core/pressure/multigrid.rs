@@ -13,7 +13,8 @@
 
 use super::PcgVectors;
 use crate::gpu::{
-    read_buffer_range, storage_buffer, uniform_buffer, Entry, GpuContext, GpuError, Kernel,
+    read_buffer_range, storage_buffer, uniform_buffer, Bindable, Entry, GpuContext, GpuError,
+    Kernel,
 };
 use crate::sim::core::fields::GridFields;
 use bytemuck::{Pod, Zeroable};
@@ -329,12 +330,13 @@ impl Multigrid {
         // level's as the coarse ones (the tail's packed buffers after the last).
         let groups = (0..plan.tail)
             .map(|l| {
-                let (a, types, x, b, res) = if l == 0 {
-                    (&v.a, &f.cell_type, &v.z, &v.r, &v.t)
-                } else {
-                    let c = &coarse[l - 1];
-                    (&c.a, &c.types, &c.x, &c.b, &c.res)
-                };
+                let (a, types, x, b, res): (_, _, &dyn Bindable, &dyn Bindable, &dyn Bindable) =
+                    if l == 0 {
+                        (&v.a, &f.cell_type, &v.z, &v.r, &v.t)
+                    } else {
+                        let c = &coarse[l - 1];
+                        (&c.a, &c.types, &c.x, &c.b, &c.res)
+                    };
                 let c = &coarse[l];
                 kernel.bind(
                     device,
@@ -373,11 +375,12 @@ impl Multigrid {
             "Multigrid::tail",
             bytemuck::cast_slice(&[tail_levels as u32, BOUNDARY_SWEEPS, 0, 0]),
         );
-        let (a, types, x, b, res) = if plan.tail == 0 {
-            (&v.a, &f.cell_type, &v.z, &v.r, &v.t)
-        } else {
-            (&tail_a, &tail_types, &tail_x, &tail_b, &tail_res)
-        };
+        let (a, types, x, b, res): (_, _, &dyn Bindable, &dyn Bindable, &dyn Bindable) =
+            if plan.tail == 0 {
+                (&v.a, &f.cell_type, &v.z, &v.r, &v.t)
+            } else {
+                (&tail_a, &tail_types, &tail_x, &tail_b, &tail_res)
+            };
         let tail_group = tail_kernel.bind(
             device,
             &[
