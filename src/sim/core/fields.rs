@@ -19,8 +19,8 @@ pub struct GridFields {
     /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face; after P2G, the
     /// volume correction's gradient per face (its first half,
     /// sim/liquid/volume_correction.wgsl), then the extrapolation's two validity flags per
-    /// face (sim/liquid/extrapolate.wgsl), then the particle spacing's list head per cell
-    /// (sim/liquid/spacing.wgsl). The pressure solves' r, z, d, q and t live here too,
+    /// face (sim/liquid/extrapolate.wgsl), then the particle spacing's lists, a head per
+    /// cell and a next link per particle (sim/liquid/spacing.wgsl). The pressure solves' r, z, d, q and t live here too,
     /// between P2G and the volume correction's gradient (`PcgVectors`), so the buffer holds
     /// at least their 20 bytes per cell (the smoke's only use of it).
     pub acc: wgpu::Buffer,
@@ -63,8 +63,14 @@ pub use crate::gpu::constants::COUNTERS;
 
 impl GridFields {
     /// The fields of a grid; `solid_cells`: whether any of its cells can be solid (else
-    /// `solid` and `solid_vel` are placeholders, 20 bytes per cell saved).
-    pub fn new(device: &wgpu::Device, params: SimParams, solid_cells: bool) -> Self {
+    /// `solid` and `solid_vel` are placeholders, 20 bytes per cell saved);
+    /// `spacing_particles`: the particles whose spacing lists `acc` holds, if any.
+    pub fn new(
+        device: &wgpu::Device,
+        params: SimParams,
+        solid_cells: bool,
+        spacing_particles: Option<u64>,
+    ) -> Self {
         let cells = params.num_cells as u64;
         let per_solid_cell = if solid_cells { cells } else { 0 };
         let faces = params.num_faces() as u64;
@@ -79,7 +85,10 @@ impl GridFields {
             vel: f("GridFields::vel", faces * 4),
             vel_old: f("GridFields::vel_old", faces * 4),
             weight: f("GridFields::weight", faces * 4),
-            acc: f("GridFields::acc", Self::acc_bytes(cells, faces)),
+            acc: f(
+                "GridFields::acc",
+                Self::acc_bytes(cells, faces, spacing_particles),
+            ),
             count: f("GridFields::count", cells * 4),
             density: f("GridFields::density", cells * 4),
             surface: f("GridFields::surface", cells * 4),
@@ -167,22 +176,27 @@ impl GridFields {
     }
 
     /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces
-    /// (`solid_cells` as in [`Self::new`]), the PCG's scratch vectors in `acc` included.
-    pub fn bytes(cells: u64, faces: u64, solid_cells: bool) -> u64 {
+    /// (`solid_cells` and `spacing_particles` as in [`Self::new`]), the PCG's scratch
+    /// vectors and the spacing's lists in `acc` included.
+    pub fn bytes(cells: u64, faces: u64, solid_cells: bool, spacing_particles: Option<u64>) -> u64 {
         let solid = if solid_cells { cells * (4 + 16) } else { 32 };
         // vel, vel_old, weight per face; acc; count, density, surface, cell_type,
         // divergence, div_after per cell.
         faces * (4 + 4 + 4)
-            + Self::acc_bytes(cells, faces)
+            + Self::acc_bytes(cells, faces, spacing_particles)
             + cells * (4 * 6)
             + solid
             + COUNTERS as u64 * 4
     }
 
-    /// Bytes of `acc`: P2G's (momentum, weight) pair per face or the PCG's five scratch
-    /// vectors, whichever is larger.
-    pub fn acc_bytes(cells: u64, faces: u64) -> u64 {
-        (faces * 8).max(crate::sim::core::pressure::PcgVectors::scratch_bytes(cells))
+    /// Bytes of `acc`: P2G's (momentum, weight) pair per face, the PCG's five scratch
+    /// vectors or the spacing's lists of `spacing_particles` particles, whichever is largest.
+    pub fn acc_bytes(cells: u64, faces: u64, spacing_particles: Option<u64>) -> u64 {
+        let lists =
+            spacing_particles.map_or(0, |n| crate::sim::liquid::spacing::lists_bytes(cells, n));
+        (faces * 8)
+            .max(crate::sim::core::pressure::PcgVectors::scratch_bytes(cells))
+            .max(lists)
     }
 }
 

@@ -117,7 +117,13 @@ impl Core {
         open: Option<&[f32]>,
     ) -> Self {
         let device = &ctx.device;
-        let mut fields = GridFields::new(device, params, scene.has_solid_cells());
+        // The liquid's spacing keeps its lists in P2G's accumulators: room for every
+        // particle the buffers hold.
+        let spacing_particles = (scene.kind == crate::scene::SceneKind::Liquid
+            && scene.particle_spacing > 0.0)
+            .then(|| scene.particle_capacity(params.num_particles as u64));
+        let mut fields =
+            GridFields::new(device, params, scene.has_solid_cells(), spacing_particles);
         if let Some(open) = open {
             fields.set_open(&ctx, open);
         }

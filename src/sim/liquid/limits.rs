@@ -25,15 +25,18 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         0
     };
     let spaced = scene.particle_spacing > 0.0;
-    let total = GridFields::bytes(cells, faces, scene.has_solid_cells())
-        + PcgVectors::bytes(
-            scene.dims(),
-            scene.pressure.max_iterations as u64,
-            scene.pressure.preconditioner.is_mic(),
-        )
-        + Particles::bytes(particles)
+    let total = GridFields::bytes(
+        cells,
+        faces,
+        scene.has_solid_cells(),
+        spaced.then_some(particles),
+    ) + PcgVectors::bytes(
+        scene.dims(),
+        scene.pressure.max_iterations as u64,
+        scene.pressure.preconditioner.is_mic(),
+    ) + Particles::bytes(particles)
         + affine
-        + if spaced { spacing::bytes(particles) } else { 0 }
+        + if spaced { spacing::BYTES } else { 0 }
         + if scene.has_flow() {
             let emit_cells = scene
                 .emitters
@@ -55,7 +58,11 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
             "APIC affine buffer (48 bytes per particle)",
             "reduce the resolution, the fluid shapes or particles_per_cell, or use transfer: flip",
         ),
-        (faces * 8, "P2G accumulator (8 bytes per face)", GRID_HINT),
+        (
+            GridFields::acc_bytes(cells, faces, spaced.then_some(particles)),
+            "P2G accumulator (8 bytes per face; the PCG's scratch and the spacing's lists)",
+            GRID_HINT,
+        ),
         (cells * 16, "packed matrix (16 bytes per cell)", GRID_HINT),
         (
             particles.saturating_mul(16),

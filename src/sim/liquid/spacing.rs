@@ -3,7 +3,7 @@
 //! result does not depend on the order of the GPU's atomics. Particles in cells next to AIR
 //! do not move (the shader says why).
 
-use crate::gpu::{storage_buffer, uniform_buffer, Kernel};
+use crate::gpu::{storage_buffer, uniform_buffer, Kernel, Region};
 use crate::sim::core::fields::{GridFields, Particles};
 use bytemuck::{Pod, Zeroable};
 
@@ -33,12 +33,16 @@ pub fn min_distance(h: f64, particles_per_cell: u32, fraction: f64) -> f64 {
     fraction * h / (particles_per_cell as f64).cbrt()
 }
 
-/// Bytes the stage allocates for `particles` particles: a next link per particle and the
-/// parameters. The list head per cell lives in P2G's accumulator buffer
-/// (`GridFields::acc`), idle from the extrapolation until the next P2G; the summed moves
-/// wait in the particles' unused fourth words (spacing.wgsl).
-pub fn bytes(particles: u64) -> u64 {
-    particles * 4 + 16
+/// Bytes the stage allocates: its parameters. Its lists (a head per cell, a next link per
+/// particle) live in P2G's accumulator buffer (`GridFields::acc`, [`lists_bytes`]), idle
+/// from the extrapolation until the next P2G; the summed moves wait in the particles'
+/// unused fourth words (spacing.wgsl).
+pub const BYTES: u64 = 16;
+
+/// Bytes of the lists of `particles` particles on `cells` cells: the heads, then the next
+/// links from the next region boundary.
+pub fn lists_bytes(cells: u64, particles: u64) -> u64 {
+    Region::packed_bytes(1, cells * 4) + particles * 4
 }
 
 crate::kernel_entries!(
@@ -51,7 +55,9 @@ pub struct Spacing {
     e: SpacingEntries,
     group: wgpu::BindGroup,
     params: wgpu::Buffer,
-    _next: wgpu::Buffer,
+    /// The next links where `acc` has no room for them (a spacing turned on while running
+    /// in a scene that started without one).
+    _own_next: Option<wgpu::Buffer>,
 }
 
 impl Spacing {
@@ -63,7 +69,24 @@ impl Spacing {
             bytemuck::bytes_of(&SpacingParams::default()),
         );
         let particles = p.capacity.max(1) as u64;
-        let next = storage_buffer(device, "Spacing::next", particles * 4);
+        let cells = f.num_cells() as u64;
+        let head = Region {
+            buffer: f.acc.clone(),
+            offset: 0,
+            size: cells * 4,
+        };
+        let (next, own_next) = if f.acc.size() >= lists_bytes(cells, particles) {
+            let offset = Region::packed_bytes(1, cells * 4);
+            let next = Region {
+                buffer: f.acc.clone(),
+                offset,
+                size: particles * 4,
+            };
+            (next, None)
+        } else {
+            let own = storage_buffer(device, "Spacing::next", particles * 4);
+            (Region::whole(own.clone()), Some(own))
+        };
         let group = kernel.bind(
             device,
             &[
@@ -71,9 +94,9 @@ impl Spacing {
                 ("spacing", &params),
                 ("solid", &f.solid),
                 ("pos", &p.pos),
-                // A list head per cell: the head of P2G's accumulators, idle from the
-                // extrapolation until the next P2G (no buffer of its own).
-                ("head", &f.acc),
+                // The lists in P2G's accumulators, idle from the extrapolation until the
+                // next P2G (no buffer of their own).
+                ("head", &head),
                 ("next", &next),
                 // The pushes' sums wait in pos.w and vel.w (zero outside the stage).
                 ("vel", &p.vel),
@@ -85,7 +108,7 @@ impl Spacing {
             kernel,
             group,
             params,
-            _next: next,
+            _own_next: own_next,
         }
     }
 

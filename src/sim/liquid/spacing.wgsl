@@ -33,9 +33,10 @@ struct SpacingParams {
 // Positions (xyz, f32 bits) and velocities, read as words: the push keeps its sums in their
 // w, bit for bit.
 @group(0) @binding(3) var<storage, read_write> pos: array<vec4<u32>>;
-// Per cell (the head of P2G's accumulator buffer, idle from the extrapolation on).
+// Per cell and per particle: both in P2G's accumulator buffer, idle from the extrapolation
+// until the next P2G.
 @group(0) @binding(4) var<storage, read_write> head: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> next: array<u32>;           // particles
+@group(0) @binding(5) var<storage, read_write> next: array<u32>;
 @group(0) @binding(6) var<storage, read_write> vel: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read> cell_type: array<u32>;
 //!include sim/core/cells.wgsl

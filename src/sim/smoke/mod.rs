@@ -113,7 +113,7 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
     let cells = nx * ny * nz;
     let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
     let tracers = scene.smoke.tracers as u64;
-    let total = GridFields::bytes(cells, faces, scene.has_solid_cells())
+    let total = GridFields::bytes(cells, faces, scene.has_solid_cells(), None)
         + PcgVectors::bytes(
             scene.dims(),
             scene.pressure.max_iterations as u64,

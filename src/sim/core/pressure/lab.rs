@@ -458,7 +458,7 @@ impl SolverLab {
         }
         let device = &ctx.device;
         let params = SimParams::new(sys.dims, sys.h, 0);
-        let fields = GridFields::new(device, params, true);
+        let fields = GridFields::new(device, params, true, None);
         let v = PcgVectors::new(device, params.num_cells, max_iterations, true, Scratch::Own);
         let solver = PressureSolver::new(&ctx, &fields, &v);
         let term = sys.bodies.as_ref().map(|fb| {
