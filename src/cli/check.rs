@@ -274,6 +274,9 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
             ));
         }
     }
+    // The estimate per cell and per particle (what the grid alone takes, and the rest).
+    let cells = scene.cell_count() as f64;
+    let split;
     let est = if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
         line(format!(
@@ -288,7 +291,9 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         if solid == scene.cell_count() {
             warnings.push("every cell is SOLID: there is no room for smoke".into());
         }
-        est.unwrap_or_else(|| eddy::sim::smoke::memory_estimate(&scene))
+        let est = est.unwrap_or_else(|| eddy::sim::smoke::memory_estimate(&scene));
+        split = format!(": {:.1} B per cell", est.total as f64 / cells);
+        est
     } else {
         let particles = scene.particle_count();
         // Seeded as the simulation seeds (less what bodies displace), when not too many.
@@ -353,7 +358,14 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
                 ));
             }
         }
-        eddy::sim::memory_estimate(&scene, particles)
+        let est = eddy::sim::memory_estimate(&scene, particles);
+        let grid = eddy::sim::memory_estimate(&scene, 0).total;
+        split = format!(
+            ": {:.1} B per cell, {:.1} B per particle",
+            grid as f64 / cells,
+            (est.total - grid) as f64 / particles.max(1) as f64
+        );
+        est
     };
     line(format!(
         "solver      {} to relative residual {:e}, at most {} iterations{}",
@@ -375,7 +387,7 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         }
     ));
     line(format!(
-        "memory      {:.1} MiB on the GPU (largest buffer {:.1} MiB: {})",
+        "memory      {:.1} MiB on the GPU{split} (largest buffer {:.1} MiB: {})",
         est.total as f64 / 1048576.0,
         est.largest_buffer as f64 / 1048576.0,
         est.largest_name

@@ -51,6 +51,21 @@ fn check_prints_a_summary() {
     for n in ["32 x 32 x 16", "particles", "memory", "mg"] {
         assert!(s.contains(n), "{n} missing: {s}");
     }
+    // The memory's split adds up to its total: "memory M MiB on the GPU: C B per cell,
+    // P B per particle (...)", with "particles N (...)" above.
+    let field = |line: &str, i: usize| -> f64 {
+        let l = s.lines().find(|l| l.starts_with(line)).unwrap();
+        l.split_whitespace().nth(i).unwrap().parse().unwrap()
+    };
+    let (total, per_cell, per_particle) =
+        (field("memory", 1), field("memory", 6), field("memory", 10));
+    let particles = field("particles", 1);
+    let sum = (per_cell * 16384.0 + per_particle * particles) / 1048576.0;
+    assert!(
+        (sum - total).abs() < 0.05,
+        "{per_cell} B/cell and {per_particle} B/particle make {sum}, not {total}: {s}"
+    );
+    assert!(per_particle >= 32.0 && per_cell > 50.0, "{s}");
 }
 
 #[test]

@@ -17,7 +17,11 @@ fn the_gpu_clock_takes_the_host_rule() {
     // end of frame: a CFL step well inside the frame, one that leaves a sliver (taken
     // whole), one past the frame's end, and max_substeps reached.
     let ctx = common::gpu();
-    let fields = GridFields::new(&ctx.device, SimParams::new([4, 4, 4], 0.25, 0), true, None);
+    let fields = GridFields::new(
+        &ctx.device,
+        SimParams::new([4, 4, 4], 0.25, 0),
+        eddy::sim::core::fields::FieldRoom::SOLVE,
+    );
     let clock = Clock::new(&ctx.device, &fields);
     let terms = CflTerms {
         cfl_h: 1.5 * 0.03125,

@@ -185,18 +185,21 @@ fn spacing_is_deterministic() {
         (pos, sim.read_particles().unwrap().0)
     };
     let ((input, a), (_, b)) = (run(), run());
-    // The stage moved particles (identical runs of a stage that does nothing prove
-    // nothing) ...
-    let moved = input.iter().zip(&a).filter(|(x, y)| x != y).count();
+    moved_alike(&input, &a, &b);
+}
+
+/// The stage moved a quarter of the particles or more from `input` (identical runs of a
+/// stage that does nothing prove nothing), to the same bits in `a` and `b`.
+fn moved_alike(input: &[[f32; 4]], a: &[[f32; 4]], b: &[[f32; 4]]) {
+    let moved = input.iter().zip(a).filter(|(x, y)| x != y).count();
     assert!(
         moved > a.len() / 4,
         "only {moved} of {} particles moved",
         a.len()
     );
-    // ... and moved them the same way both times.
     assert!(a
         .iter()
-        .zip(&b)
+        .zip(b)
         .all(|(x, y)| x.map(f32::to_bits) == y.map(f32::to_bits)));
 }
 
@@ -245,16 +248,7 @@ fn spacing_lists_in_the_accumulators_or_their_own_buffer_agree() {
         on.read_particles().unwrap().0,
         live.read_particles().unwrap().0,
     );
-    let moved = jitter.iter().zip(&a).filter(|(x, y)| x != y).count();
-    assert!(
-        moved > a.len() / 4,
-        "only {moved} of {} particles moved",
-        a.len()
-    );
-    assert!(a
-        .iter()
-        .zip(&b)
-        .all(|(x, y)| x.map(f32::to_bits) == y.map(f32::to_bits)));
+    moved_alike(&jitter, &a, &b);
 }
 
 /// A pool settling for two seconds: with spacing, far fewer particle pairs end up closer

@@ -14,7 +14,8 @@ pub struct GridFields {
     /// Face velocities after P2G, before forces: FLIP's old velocity, which G2P subtracts.
     /// (The smoke mode keeps the velocity at the start of its advection here.)
     pub vel_old: wgpu::Buffer,
-    /// Sum of P2G weights per face.
+    /// Sum of P2G weights per face (a placeholder where no particles meet the grid:
+    /// [`FieldRoom::particles`]).
     pub weight: wgpu::Buffer,
     /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face; after P2G, the
     /// volume correction's gradient per face (its first half,
@@ -24,9 +25,10 @@ pub struct GridFields {
     /// between P2G and the volume correction's gradient (`PcgVectors`), so the buffer holds
     /// at least their 20 bytes per cell (the smoke's only use of it).
     pub acc: wgpu::Buffer,
-    /// Particles per cell.
+    /// Particles per cell (a placeholder as `weight` is).
     pub count: wgpu::Buffer,
-    /// Relative particle density per cell, rho / rho0 (src/sim/liquid/mark_cells.wgsl).
+    /// Relative particle density per cell, rho / rho0 (src/sim/liquid/mark_cells.wgsl; a
+    /// placeholder as `weight` is).
     pub density: wgpu::Buffer,
     /// The density filtered for the free surface: 0.5 - surface is the liquid level set.
     pub surface: wgpu::Buffer,
@@ -61,19 +63,36 @@ pub struct GridFields {
 
 pub use crate::gpu::constants::COUNTERS;
 
+/// What a grid's fields must hold room for ([`GridFields::new`]).
+#[derive(Clone, Copy, Debug)]
+pub struct FieldRoom {
+    /// Whether any cell can be solid: else `solid` and `solid_vel` are placeholders (20
+    /// bytes per cell).
+    pub solid_cells: bool,
+    /// Whether particles meet the grid (the liquid): else P2G's `weight`, `count` and
+    /// `density` are placeholders (4 bytes per face and 8 per cell).
+    pub particles: bool,
+    /// The particles whose spacing lists `acc` holds, if any.
+    pub spacing_particles: Option<u64>,
+}
+
+impl FieldRoom {
+    /// A grid for a solve alone: solid cells, no particles.
+    pub const SOLVE: FieldRoom = FieldRoom {
+        solid_cells: true,
+        particles: false,
+        spacing_particles: None,
+    };
+}
+
 impl GridFields {
-    /// The fields of a grid; `solid_cells`: whether any of its cells can be solid (else
-    /// `solid` and `solid_vel` are placeholders, 20 bytes per cell saved);
-    /// `spacing_particles`: the particles whose spacing lists `acc` holds, if any.
-    pub fn new(
-        device: &wgpu::Device,
-        params: SimParams,
-        solid_cells: bool,
-        spacing_particles: Option<u64>,
-    ) -> Self {
+    /// The fields of a grid, with room for what `room` says it holds.
+    pub fn new(device: &wgpu::Device, params: SimParams, room: FieldRoom) -> Self {
         let cells = params.num_cells as u64;
-        let per_solid_cell = if solid_cells { cells } else { 0 };
+        let per_solid_cell = if room.solid_cells { cells } else { 0 };
+        let per_particle_cell = if room.particles { cells } else { 0 };
         let faces = params.num_faces() as u64;
+        let per_particle_face = if room.particles { faces } else { 0 };
         let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
         Self {
             params,
@@ -84,13 +103,13 @@ impl GridFields {
             ),
             vel: f("GridFields::vel", faces * 4),
             vel_old: f("GridFields::vel_old", faces * 4),
-            weight: f("GridFields::weight", faces * 4),
+            weight: f("GridFields::weight", per_particle_face * 4),
             acc: f(
                 "GridFields::acc",
-                Self::acc_bytes(cells, faces, spacing_particles),
+                Self::acc_bytes(cells, faces, room.spacing_particles),
             ),
-            count: f("GridFields::count", cells * 4),
-            density: f("GridFields::density", cells * 4),
+            count: f("GridFields::count", per_particle_cell * 4),
+            density: f("GridFields::density", per_particle_cell * 4),
             surface: f("GridFields::surface", cells * 4),
             cell_type: f("GridFields::cell_type", cells * 4),
             solid: f("GridFields::solid", (per_solid_cell * 4).max(16)),
@@ -176,15 +195,25 @@ impl GridFields {
     }
 
     /// Bytes of GPU memory these fields take for a grid of `cells` cells and `faces` faces
-    /// (`solid_cells` and `spacing_particles` as in [`Self::new`]), the PCG's scratch
-    /// vectors and the spacing's lists in `acc` included.
-    pub fn bytes(cells: u64, faces: u64, solid_cells: bool, spacing_particles: Option<u64>) -> u64 {
-        let solid = if solid_cells { cells * (4 + 16) } else { 32 };
-        // vel, vel_old, weight per face; acc; count, density, surface, cell_type,
-        // divergence, div_after per cell.
-        faces * (4 + 4 + 4)
-            + Self::acc_bytes(cells, faces, spacing_particles)
-            + cells * (4 * 6)
+    /// (`room` as in [`Self::new`]), the PCG's scratch vectors and the spacing's lists in
+    /// `acc` included.
+    pub fn bytes(cells: u64, faces: u64, room: FieldRoom) -> u64 {
+        let solid = if room.solid_cells {
+            cells * (4 + 16)
+        } else {
+            32
+        };
+        // P2G's weight per face, count and density per cell.
+        let particles = if room.particles {
+            faces * 4 + cells * 8
+        } else {
+            48
+        };
+        // vel, vel_old per face; acc; surface, cell_type, divergence, div_after per cell.
+        faces * (4 + 4)
+            + Self::acc_bytes(cells, faces, room.spacing_particles)
+            + cells * (4 * 4)
+            + particles
             + solid
             + COUNTERS as u64 * 4
     }

@@ -17,7 +17,7 @@ use super::project;
 use super::recorder::{new_encoder, Recorder, SharedStage, StageList};
 use super::{
     boundary,
-    fields::{GridFields, COUNTERS},
+    fields::{FieldRoom, GridFields, COUNTERS},
     params::SimParams,
     pressure::{self, PcgVectors, PressureSolver, Scratch, SolveReport},
 };
@@ -119,11 +119,14 @@ impl Core {
         let device = &ctx.device;
         // The liquid's spacing keeps its lists in P2G's accumulators: room for every
         // particle the buffers hold.
-        let spacing_particles = (scene.kind == crate::scene::SceneKind::Liquid
-            && scene.particle_spacing > 0.0)
-            .then(|| scene.particle_capacity(params.num_particles as u64));
-        let mut fields =
-            GridFields::new(device, params, scene.has_solid_cells(), spacing_particles);
+        let liquid = scene.kind == crate::scene::SceneKind::Liquid;
+        let room = FieldRoom {
+            solid_cells: scene.has_solid_cells(),
+            particles: liquid,
+            spacing_particles: (liquid && scene.particle_spacing > 0.0)
+                .then(|| scene.particle_capacity(params.num_particles as u64)),
+        };
+        let mut fields = GridFields::new(device, params, room);
         if let Some(open) = open {
             fields.set_open(&ctx, open);
         }

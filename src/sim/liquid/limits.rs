@@ -6,7 +6,7 @@ use crate::scene::Scene;
 use crate::sim::{
     bodies,
     core::diffusion,
-    core::fields::{GridFields, Particles},
+    core::fields::{FieldRoom, GridFields, Particles},
     core::limits::{buffer_limit, check_estimate, MemoryEstimate},
     core::pressure::PcgVectors,
     SimError,
@@ -25,16 +25,18 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         0
     };
     let spaced = scene.particle_spacing > 0.0;
-    let total = GridFields::bytes(
-        cells,
-        faces,
-        scene.has_solid_cells(),
-        spaced.then_some(particles),
-    ) + PcgVectors::bytes(
-        scene.dims(),
-        scene.pressure.max_iterations as u64,
-        scene.pressure.preconditioner.is_mic(),
-    ) + Particles::bytes(particles)
+    let room = FieldRoom {
+        solid_cells: scene.has_solid_cells(),
+        particles: true,
+        spacing_particles: spaced.then_some(particles),
+    };
+    let total = GridFields::bytes(cells, faces, room)
+        + PcgVectors::bytes(
+            scene.dims(),
+            scene.pressure.max_iterations as u64,
+            scene.pressure.preconditioner.is_mic(),
+        )
+        + Particles::bytes(particles)
         + affine
         + if spaced { spacing::BYTES } else { 0 }
         + if scene.has_flow() {

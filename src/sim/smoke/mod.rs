@@ -28,7 +28,7 @@ pub use params::{
 
 use super::core::clock::CflTerms;
 use super::core::diffusion;
-use super::core::fields::{GridFields, Particles};
+use super::core::fields::{FieldRoom, GridFields, Particles};
 use super::core::params::SimParams;
 use super::core::pressure::PcgVectors;
 use super::core::recorder::{Recorder, SharedStage, StageList};
@@ -113,7 +113,12 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
     let cells = nx * ny * nz;
     let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
     let tracers = scene.smoke.tracers as u64;
-    let total = GridFields::bytes(cells, faces, scene.has_solid_cells(), None)
+    let room = FieldRoom {
+        solid_cells: scene.has_solid_cells(),
+        particles: false,
+        spacing_particles: None,
+    };
+    let total = GridFields::bytes(cells, faces, room)
         + PcgVectors::bytes(
             scene.dims(),
             scene.pressure.max_iterations as u64,

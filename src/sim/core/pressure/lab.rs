@@ -22,7 +22,7 @@ use crate::gpu::{read_buffer, GpuContext, GpuError, PassTimer, Region};
 use crate::scene::{PreconditionerKind, PressureSettings};
 use crate::sim::bodies::strong::{CoupleBody, ForceScales, StrongCoupling};
 use crate::sim::bodies::MAX_BODIES;
-use crate::sim::core::fields::GridFields;
+use crate::sim::core::fields::{FieldRoom, GridFields};
 use crate::sim::core::params::SimParams;
 use crate::sim::SimError;
 use std::sync::Arc;
@@ -458,7 +458,7 @@ impl SolverLab {
         }
         let device = &ctx.device;
         let params = SimParams::new(sys.dims, sys.h, 0);
-        let fields = GridFields::new(device, params, true, None);
+        let fields = GridFields::new(device, params, FieldRoom::SOLVE);
         let v = PcgVectors::new(device, params.num_cells, max_iterations, true, Scratch::Own);
         let solver = PressureSolver::new(&ctx, &fields, &v);
         let term = sys.bodies.as_ref().map(|fb| {
