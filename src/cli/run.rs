@@ -238,6 +238,13 @@ impl RunSim {
         }
     }
 
+    fn keep_solver_vectors(&mut self) {
+        match self {
+            RunSim::Liquid(s) => s.keep_solver_vectors(),
+            RunSim::Smoke(s) => s.keep_solver_vectors(),
+        }
+    }
+
     fn step(&mut self) -> Result<FrameStats, eddy::sim::SimError> {
         match self {
             RunSim::Liquid(s) => s.step_frame(),
@@ -421,8 +428,10 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         ))
     };
     if opts.export.is_some() {
-        // A warm-started scene's system is exported with its initial guess.
+        // A warm-started scene's system is exported with its initial guess, and the last
+        // solve's right-hand side must outlast its substep.
         sim.keep_initial_guess(scene.pressure.warm_start);
+        sim.keep_solver_vectors();
     }
     if let Some(c) = &opts.resume {
         let restored = match &mut sim {

@@ -644,7 +644,7 @@ fn sealed_pocket(scene: &Scene, cut: bool) {
         let report = sim.substep(0.01, SmokeStage::Tracers).unwrap();
         let solve = report.solve.expect("the pressure solve ran");
         let solid: Vec<u32> = eddy::gpu::read_buffer(&sim.ctx, &sim.fields.solid).unwrap();
-        let b: Vec<f32> = eddy::gpu::read_buffer(&sim.ctx, &sim.pcg.b).unwrap();
+        let b: Vec<f32> = sim.pcg.b.read(&sim.ctx).unwrap();
         let open: Option<Vec<f32>> =
             cut.then(|| eddy::gpu::read_buffer(&sim.ctx, &sim.fields.open).unwrap());
         let regions =
@@ -816,7 +816,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     // The solve: b - (A + K) phi in f64, relative to max|b|.
     let a: Vec<[f32; 4]> = eddy::gpu::read_buffer(ctx, &core.pcg.a).unwrap();
     let a: Vec<[f64; 4]> = a.iter().map(|r| r.map(|v| v as f64)).collect();
-    let rhs = read(&core.pcg.b);
+    let rhs = core.pcg.b.read::<f32>(ctx).unwrap();
     let phi = read(&core.pcg.p);
     let phi64: Vec<f64> = phi.iter().map(|&v| v as f64).collect();
     let ap = eddy::reference::apply_packed(&g, &a, &phi64);

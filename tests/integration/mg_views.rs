@@ -225,10 +225,10 @@ fn multigrid_field_names_parse_and_bad_ones_are_listed() {
     );
 }
 
-/// PCG's r, z, d, q and t live in P2G's accumulators (20 bytes per cell saved). A run is
+/// PCG's b, r, z, d, q and t live in P2G's accumulators (24 bytes per cell saved). A run is
 /// the same bit for bit with them in a buffer of their own (the viewer's), with and without
-/// bodies in the solve; their views are refused once a later stage has used their room,
-/// and read where the vectors are kept.
+/// bodies in the solve; their views and the system's export are refused once a later stage
+/// has used their room, and read where the vectors are kept.
 #[test]
 fn solver_vectors_in_the_accumulators_change_no_result() {
     for (name, resolution) in [("dam_break", 16), ("floating_bodies", 12)] {
@@ -240,6 +240,8 @@ fn solver_vectors_in_the_accumulators_change_no_result() {
         let mut shared = Simulation::new(common::gpu(), &scene).unwrap();
         let mut own = Simulation::new(common::gpu(), &scene).unwrap();
         own.keep_solver_vectors();
+        // A warm-started solve freezes with its initial guess.
+        own.keep_initial_guess(true);
         assert!(!shared.pcg.keeps_vectors() && own.pcg.keeps_vectors());
         assert_eq!(shared.pcg.r.buffer, shared.fields.acc, "{name}");
         assert_ne!(own.pcg.r.buffer, own.fields.acc, "{name}");
@@ -275,6 +277,9 @@ fn solver_vectors_in_the_accumulators_change_no_result() {
         }
         let message = unsupported(shared.read_field(Field::Residual));
         assert!(message.contains("accumulator"), "{message}");
+        unsupported(shared.read_field(Field::Rhs));
+        assert!(shared.freeze_system().is_err() && shared.export_system().is_err());
+        own.freeze_system().unwrap();
         unsupported(shared.read_field(mg(0, MgVector::Correction)));
         let r = own.read_field(Field::Residual).unwrap();
         assert!(r.values.iter().all(|v| v.is_finite()));

@@ -465,7 +465,7 @@ fn refinement_reaches_a_true_residual_of_1e_9_on_a_dam_break() {
     let dt = sim.cfl_dt().min(scene.frame_dt);
     let plain = sim.substep(dt, Stage::Pressure).unwrap().solve.unwrap();
     let a32: Vec<[f32; 4]> = eddy::gpu::read_buffer(&sim.ctx, &sim.pcg.a).unwrap();
-    let b32: Vec<f32> = eddy::gpu::read_buffer(&sim.ctx, &sim.pcg.b).unwrap();
+    let b32: Vec<f32> = sim.pcg.b.read(&sim.ctx).unwrap();
     let p32: Vec<f32> = eddy::gpu::read_buffer(&sim.ctx, &sim.pcg.p).unwrap();
     // Refine the same system (same substep state: the grid is as the partial substep left it,
     // so solve again with refinement on).
@@ -474,7 +474,7 @@ fn refinement_reaches_a_true_residual_of_1e_9_on_a_dam_break() {
     let refined = sim.substep(dt, Stage::Pressure).unwrap().solve.unwrap();
     let report = sim.last_refine.clone().expect("the solve was refined");
     let a: Vec<[f32; 4]> = eddy::gpu::read_buffer(&sim.ctx, &sim.pcg.a).unwrap();
-    let b: Vec<f32> = eddy::gpu::read_buffer(&sim.ctx, &sim.pcg.b).unwrap();
+    let b: Vec<f32> = sim.pcg.b.read(&sim.ctx).unwrap();
     let hi: Vec<f32> = eddy::gpu::read_buffer(&sim.ctx, &sim.pcg.p).unwrap();
     let lo: Vec<f32> = eddy::gpu::read_buffer(&sim.ctx, sim.p_lo().unwrap()).unwrap();
     let n = sim.fields.params.n.map(|v| v as usize);

@@ -77,7 +77,7 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 @group(0) @binding(4) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(5) var<storage, read_write> sums: array<f32>;
 @group(0) @binding(6) var<storage, read> p: array<f32>;
-// r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
+// b, r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
 // both read-only and read-write in one dispatch: all of them are bound read_write.
 @group(0) @binding(7) var<storage, read_write> d: array<f32>;
 @group(0) @binding(8) var<storage, read_write> q: array<f32>;

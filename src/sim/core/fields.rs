@@ -21,9 +21,9 @@ pub struct GridFields {
     /// volume correction's gradient per face (its first half,
     /// sim/liquid/volume_correction.wgsl), then the extrapolation's two validity flags per
     /// face (sim/liquid/extrapolate.wgsl), then the particle spacing's lists, a head per
-    /// cell and a next link per particle (sim/liquid/spacing.wgsl). The pressure solves' r, z, d, q and t live here too,
+    /// cell and a next link per particle (sim/liquid/spacing.wgsl). The pressure solves' b, r, z, d, q and t live here too,
     /// between P2G and the volume correction's gradient (`PcgVectors`), so the buffer holds
-    /// at least their 20 bytes per cell (the smoke's only use of it).
+    /// at least their 24 bytes per cell (the smoke's only use of it).
     pub acc: wgpu::Buffer,
     /// Particles per cell (a placeholder as `weight` is).
     pub count: wgpu::Buffer,

@@ -101,7 +101,7 @@ pub struct Core {
     pub last_refine: Option<crate::sim::core::pressure::refine::RefineReport>,
     /// Whether this substep's solve was refined (the projection subtracts `p_lo` too).
     refined: bool,
-    /// Whether PCG's r, z, d, q and t hold the last solve's vectors: where they share P2G's
+    /// Whether PCG's b, r, z, d, q and t hold the last solve's vectors: where they share P2G's
     /// accumulators (`PcgVectors`) only until a stage after the projection runs.
     pub solver_vectors_live: bool,
 }
@@ -138,7 +138,7 @@ impl Core {
             params.num_cells,
             scene.pressure.max_iterations,
             scene.pressure.preconditioner.is_mic(),
-            // r, z, d, q and t live in P2G's accumulators (PcgVectors says why), which
+            // b, r, z, d, q and t live in P2G's accumulators (PcgVectors says why), which
             // only the liquid's stages use.
             Scratch::In {
                 buffer: &fields.acc,
@@ -323,6 +323,21 @@ impl Core {
             return Err("this change needs a reset".into());
         }
         Ok(())
+    }
+
+    /// Refuses to read the last solve's b, r, z, d, q or t where later stages have used
+    /// their room since (`PcgVectors`: they share P2G's accumulators unless kept).
+    pub fn check_system_kept(&self) -> Result<(), SimError> {
+        if self.solver_vectors_live {
+            return Ok(());
+        }
+        Err(SimError::Unsupported(
+            "the last solve's right-hand side and vectors share P2G's accumulator buffer in \
+             this run, and the stages after the projection have used it since; keep them \
+             (Runner::keep_solver_vectors, as `eddy run --export-system` and the viewer do) \
+             or stop the substep at the pressure or projection stage"
+                .into(),
+        ))
     }
 
     /// Takes the settings every mode takes live: the CFL number, gravity, the frame, the
@@ -997,7 +1012,7 @@ impl<M: Mode> Runner<M> {
             counting = Some((stage.name(), Traffic::now().dispatches));
             let f = &self.core.fields;
             // The liquid's stages after the projection (and before the next solve) reuse
-            // the room of r, z, d, q and t.
+            // the room of b, r, z, d, q and t.
             self.core.solver_vectors_live = self.core.pcg.keeps_vectors()
                 || matches!(
                     stage.shared(),
@@ -1304,7 +1319,7 @@ impl<M: Mode> Runner<M> {
         Ok(report)
     }
 
-    /// Gives the PCG's r, z, d, q and t a buffer of their own (20 bytes per cell), so that
+    /// Gives the PCG's b, r, z, d, q and t a buffer of their own (24 bytes per cell), so that
     /// they still hold the last solve's vectors after a substep: a simulation keeps them
     /// in P2G's accumulators otherwise (`PcgVectors`), and their views are refused. The
     /// viewer asks for this; results do not change.
@@ -1338,10 +1353,11 @@ impl<M: Mode> Runner<M> {
     /// export.
     pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
         let core = &self.core;
+        core.check_system_kept()?;
         Ok(crate::output::ExportedSystem {
             dims: core.fields.params.n,
             a: crate::gpu::read_buffer(&core.ctx, &core.pcg.a)?,
-            b: crate::gpu::read_buffer(&core.ctx, &core.pcg.b)?,
+            b: core.pcg.b.read(&core.ctx)?,
             p: crate::gpu::read_buffer(&core.ctx, &core.pcg.p)?,
         })
     }
@@ -1352,6 +1368,7 @@ impl<M: Mode> Runner<M> {
     /// refused unless [`Self::keep_initial_guess`] was on before the solve.
     pub fn freeze_system(&self) -> Result<pressure::lab::FrozenSystem, SimError> {
         let core = &self.core;
+        core.check_system_kept()?;
         let origin = format!(
             "{}, frame {}, t = {:.6} s, grid {:?}",
             core.scene.name, core.frame, core.time, core.fields.params.n

@@ -419,7 +419,7 @@ impl Simulation {
                     Field::APlusX => a_entry(1)?,
                     Field::APlusY => a_entry(2)?,
                     Field::APlusZ => a_entry(3)?,
-                    Field::Rhs => read_f32(&v.b)?,
+                    Field::Rhs => solver_vector(&self.core, &v.b, field)?,
                     Field::Pressure => {
                         // phi = p dt / rho  =>  p = phi rho / dt
                         let scale = (crate::sim::DENSITY / (p.dt.max(1e-12) as f64)) as f32;
@@ -722,17 +722,11 @@ fn to_words(v: Vec<f32>) -> Vec<u32> {
     bytemuck::cast_slice(&v).to_vec()
 }
 
-/// One of PCG's r, z, d, q and t, refused where they share P2G's accumulator buffer and a
+/// One of PCG's b, r, z, d, q and t, refused where they share P2G's accumulator buffer and a
 /// stage after the projection has since used their room (`PcgVectors`).
 fn solver_vector(core: &Core, v: &crate::gpu::Region, field: Field) -> Result<Vec<f32>, SimError> {
-    if !core.solver_vectors_live {
-        return Err(SimError::Unsupported(format!(
-            "field {}: the PCG's vectors share P2G's accumulator buffer in this run, and the \
-             stages after the projection have used it since the solve (stop a substep at the \
-             pressure or projection stage to read them; the viewer keeps them in a buffer of \
-             their own)",
-            field.id()
-        )));
+    match core.check_system_kept() {
+        Ok(()) => Ok(v.read(&core.ctx)?),
+        Err(e) => Err(SimError::Unsupported(format!("field {}: {e}", field.id()))),
     }
-    Ok(v.read(&core.ctx)?)
 }

@@ -307,7 +307,7 @@ pub fn capture(
         h: f.params.h,
         cell_type,
         a,
-        b: take(read_buffer(ctx, &v.b)?),
+        b: take(v.b.read(ctx)?),
         surface: take(read_buffer(ctx, &f.surface)?),
         x0: match x0 {
             Some(buf) => Some(take(read_buffer(ctx, buf)?)),
@@ -535,7 +535,7 @@ impl SolverLab {
             bytemuck::cast_slice(&self.sys.surface),
         );
         q.write_buffer(&self.v.a, 0, bytemuck::cast_slice(&self.sys.a));
-        q.write_buffer(&self.v.b, 0, bytemuck::cast_slice(&self.sys.b));
+        self.v.b.write(q, bytemuck::cast_slice(&self.sys.b));
         self.solver
             .write_config(&self.ctx, &self.v, &self.settings(), self.term.is_some());
     }

@@ -18,18 +18,18 @@ use precond::Precond;
 
 /// PCG vectors and scalars. `p` holds phi = p*dt/rho (m^2/s) for FLUID cells.
 ///
-/// The five vectors that only live within a solve (r, z, d, q, t) are [`Region`]s of one
+/// The six vectors that only live within a solve (b, r, z, d, q, t) are [`Region`]s of one
 /// scratch buffer. A simulation's is P2G's accumulator buffer (`GridFields::acc`), whose
 /// contents die with each P2G's normalisation and whose later tenants (the volume
 /// correction's gradient after its solve, the extrapolation's flags, the spacing's lists)
-/// all come after the solves: 20 bytes per cell saved. After a substep they hold those
-/// tenants, not the last solve's vectors; a viewer that shows them asks for a buffer of
-/// their own ([`PcgVectors::keeps_vectors`]).
+/// all come after the solves: 24 bytes per cell saved. After a substep they hold those
+/// tenants, not the last solve's system; the viewer, and a run that exports its system,
+/// ask for a buffer of their own ([`PcgVectors::keeps_vectors`]).
 pub struct PcgVectors {
     /// Packed matrix, vec4 (diag, +x, +y, +z) per cell.
     pub a: wgpu::Buffer,
     /// Right-hand side b = -h^2 div u.
-    pub b: wgpu::Buffer,
+    pub b: Region,
     pub p: wgpu::Buffer,
     /// Residual.
     pub r: Region,
@@ -50,13 +50,13 @@ pub struct PcgVectors {
     pub state: wgpu::Buffer,
     pub config: wgpu::Buffer,
     pub history_len: u32,
-    /// Whether r, z, d, q and t share a buffer with other stages.
+    /// Whether b, r, z, d, q and t share a buffer with other stages.
     shared: bool,
 }
 
 impl PcgVectors {
     /// The vectors of a grid of `cells` cells; `mic`: with room for MIC(0)'s diagonal;
-    /// `scratch`: where r, z, d, q and t live.
+    /// `scratch`: where b, r, z, d, q and t live.
     pub fn new(
         device: &wgpu::Device,
         cells: u32,
@@ -74,11 +74,11 @@ impl PcgVectors {
                 (&own, false)
             }
         };
-        let [r, z, d, q, t] = Region::packed(scratch, n.max(4));
+        let [b, r, z, d, q, t] = Region::packed(scratch, n.max(4));
         let history_len = max_iterations + 1;
         Self {
             a: f("PcgVectors::a", n * 4),
-            b: f("PcgVectors::b", n),
+            b,
             p: f("PcgVectors::p", n),
             r,
             z,
@@ -101,18 +101,18 @@ impl PcgVectors {
         }
     }
 
-    /// Bytes of the scratch buffer r, z, d, q and t share, for a grid of `cells` cells.
+    /// Bytes of the scratch buffer b, r, z, d, q and t share, for a grid of `cells` cells.
     pub fn scratch_bytes(cells: u64) -> u64 {
         Region::packed_bytes(SCRATCH_VECTORS, (cells * 4).max(4))
     }
 
-    /// Whether r, z, d, q and t have a buffer of their own, so that they still hold the
-    /// last solve's vectors after a substep.
+    /// Whether b, r, z, d, q and t have a buffer of their own, so that they still hold the
+    /// last solve's system after a substep.
     pub fn keeps_vectors(&self) -> bool {
         !self.shared
     }
 
-    /// Gives r, z, d, q and t a buffer of their own. Returns whether one was made: the
+    /// Gives b, r, z, d, q and t a buffer of their own. Returns whether one was made: the
     /// bind groups that hold them must then be rebuilt.
     pub fn ensure_own_vectors(&mut self, device: &wgpu::Device) -> bool {
         if self.keeps_vectors() {
@@ -123,14 +123,14 @@ impl PcgVectors {
             "PcgVectors::scratch",
             Region::packed_bytes(SCRATCH_VECTORS, self.r.size),
         );
-        [self.r, self.z, self.d, self.q, self.t] = Region::packed(&own, self.r.size);
+        [self.b, self.r, self.z, self.d, self.q, self.t] = Region::packed(&own, self.r.size);
         self.shared = false;
         true
     }
 
     /// Whether MIC(0)'s diagonal has its room (see [`PcgVectors::new`]).
     pub fn has_mic(&self) -> bool {
-        self.precon.size() >= self.b.size()
+        self.precon.size() >= self.b.size
     }
 
     /// Gives MIC(0)'s diagonal its room (a preconditioner switched to `mic0` or `mic0_tiled`
@@ -140,7 +140,7 @@ impl PcgVectors {
         if self.has_mic() {
             return false;
         }
-        self.precon = storage_buffer(device, "PcgVectors::precon", self.b.size());
+        self.precon = storage_buffer(device, "PcgVectors::precon", self.b.size);
         true
     }
 
@@ -149,7 +149,7 @@ impl PcgVectors {
     /// ([`PcgVectors::scratch_bytes`]: a simulation's live in `GridFields::acc`).
     pub fn bytes(n: [u32; 3], max_iterations: u64, mic: bool) -> u64 {
         let cells: u64 = n.iter().map(|&x| x as u64).product();
-        cells * 4 * if mic { 7 } else { 6 }
+        cells * 4 * if mic { 6 } else { 5 }
             + pcg::STATE_HEADER_BYTES
             + 4 * (max_iterations + 1)
             + pcg::PARTIALS_BUFFER_BYTES
@@ -157,10 +157,10 @@ impl PcgVectors {
     }
 }
 
-/// r, z, d, q and t.
-const SCRATCH_VECTORS: u64 = 5;
+/// b, r, z, d, q and t.
+const SCRATCH_VECTORS: u64 = 6;
 
-/// Where [`PcgVectors`]' r, z, d, q and t live.
+/// Where [`PcgVectors`]' b, r, z, d, q and t live.
 #[derive(Clone, Copy)]
 pub enum Scratch<'a> {
     /// A buffer of their own.

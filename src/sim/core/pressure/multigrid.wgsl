@@ -13,7 +13,7 @@
 @group(0) @binding(0) var<uniform> lvl: MgLevel;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> types: array<u32>;
-// r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
+// b, r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
 // both read-only and read-write in one dispatch: all of them are bound read_write.
 @group(0) @binding(3) var<storage, read_write> x: array<f32>;
 @group(0) @binding(4) var<storage, read_write> b: array<f32>;

@@ -24,10 +24,10 @@
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> cfg: PcgConfig;
 @group(0) @binding(2) var<storage, read> a: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> b: array<f32>;
-@group(0) @binding(4) var<storage, read_write> p: array<f32>;
-// r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
+// b, r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
 // both read-only and read-write in one dispatch: all of them are bound read_write.
+@group(0) @binding(3) var<storage, read_write> b: array<f32>;
+@group(0) @binding(4) var<storage, read_write> p: array<f32>;
 @group(0) @binding(5) var<storage, read_write> r: array<f32>;
 @group(0) @binding(6) var<storage, read_write> z: array<f32>;
 @group(0) @binding(7) var<storage, read_write> d: array<f32>;

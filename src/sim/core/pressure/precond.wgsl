@@ -18,7 +18,7 @@
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;
-// r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
+// b, r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
 // both read-only and read-write in one dispatch: all of them are bound read_write.
 @group(0) @binding(2) var<storage, read_write> r: array<f32>;
 @group(0) @binding(3) var<storage, read_write> z: array<f32>;

@@ -95,7 +95,7 @@ impl PressureSolver {
     ) -> Result<RefineReport, GpuError> {
         let dims = f.params.n;
         let a: Vec<[f32; 4]> = read_buffer(ctx, &v.a)?;
-        let b: Vec<f32> = read_buffer(ctx, &v.b)?;
+        let b: Vec<f32> = v.b.read(ctx)?;
         let p: Vec<f32> = read_buffer(ctx, &v.p)?;
         let n = b.len();
         let mut x: Vec<f64> = p[..n].iter().map(|v| *v as f64).collect();
@@ -111,7 +111,7 @@ impl PressureSolver {
         };
         while rel > target && report.rounds < MAX_ROUNDS {
             let rf: Vec<f32> = r.iter().map(|v| *v as f32).collect();
-            ctx.queue.write_buffer(&v.b, 0, bytemuck::cast_slice(&rf));
+            v.b.write(&ctx.queue, bytemuck::cast_slice(&rf));
             ctx.queue
                 .write_buffer(&v.p, 0, bytemuck::cast_slice(&vec![0f32; n]));
             self.write_config(ctx, v, &cold, false);
@@ -154,7 +154,7 @@ impl PressureSolver {
             .zip(&hi)
             .map(|(v, h)| (v - *h as f64) as f32)
             .collect();
-        ctx.queue.write_buffer(&v.b, 0, bytemuck::cast_slice(&b));
+        v.b.write(&ctx.queue, bytemuck::cast_slice(&b));
         ctx.queue.write_buffer(&v.p, 0, bytemuck::cast_slice(&hi));
         ctx.queue.write_buffer(p_lo, 0, bytemuck::cast_slice(&lo));
         self.write_config(ctx, v, s, false);
