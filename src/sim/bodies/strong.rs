@@ -168,9 +168,6 @@ pub struct StrongCoupling {
     /// summed (the weak one).
     pub strong: bool,
     cells: u32,
-    /// The coupling's body ids and covered shares, for [`Self::rebind`].
-    body_id: wgpu::Buffer,
-    cover: wgpu::Buffer,
 }
 
 impl StrongCoupling {
@@ -224,28 +221,7 @@ impl StrongCoupling {
             scales,
             strong,
             cells: f.num_cells(),
-            body_id: body_id.clone(),
-            cover: cover.clone(),
         }
-    }
-
-    /// Binds the term again to `pcg`'s vectors (after [`PcgVectors::ensure_own_vectors`]).
-    pub fn rebind(&mut self, device: &wgpu::Device, f: &GridFields, pcg: &PcgVectors) {
-        let group = Self::bind(
-            &self.kernel,
-            device,
-            f,
-            pcg,
-            [
-                &self.params_buffer,
-                &self.couple,
-                &self.body_id,
-                &self.sums,
-                &self._partials,
-                &self.cover,
-            ],
-        );
-        self.group = group;
     }
 
     fn bind(

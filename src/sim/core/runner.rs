@@ -21,7 +21,7 @@ use super::{
     params::SimParams,
     pressure::{self, PcgVectors, PressureSolver, Scratch, SolveReport},
 };
-use crate::gpu::{BufferReader, GpuContext, PassTimer, StageTiming, Traffic};
+use crate::gpu::{BufferReader, GpuContext, PassTimer, Region, StageTiming, Traffic};
 use crate::scene::Scene;
 use crate::sim::bodies::coupling::Bodies;
 use crate::sim::bodies::strong::StrongCoupling;
@@ -104,6 +104,9 @@ pub struct Core {
     /// Whether PCG's b, r, z, d, q and t hold the last solve's vectors: where they share P2G's
     /// accumulators (`PcgVectors`) only until a stage after the projection runs.
     pub solver_vectors_live: bool,
+    /// A copy of b, r, z, d, q and t taken after each pressure solve, where they share P2G's
+    /// accumulators and a reader asked to keep them ([`Runner::keep_solver_vectors`]).
+    kept_vectors: Option<wgpu::Buffer>,
 }
 
 impl Core {
@@ -184,6 +187,7 @@ impl Core {
             last_refine: None,
             refined: false,
             solver_vectors_live: true,
+            kept_vectors: None,
             ctx,
         };
         core.write_solver_config();
@@ -325,19 +329,42 @@ impl Core {
         Ok(())
     }
 
-    /// Refuses to read the last solve's b, r, z, d, q or t where later stages have used
-    /// their room since (`PcgVectors`: they share P2G's accumulators unless kept).
-    pub fn check_system_kept(&self) -> Result<(), SimError> {
+    /// Where the last pressure solve's `v` (one of PCG's b, r, z, d, q and t) can be read:
+    /// its own region while it is live, else the same region of the copy kept after the
+    /// solve; refused where later stages have used its room and nothing kept it
+    /// (`PcgVectors`: they share P2G's accumulators).
+    pub fn solver_vector(&self, v: &Region) -> Result<Region, SimError> {
         if self.solver_vectors_live {
-            return Ok(());
+            return Ok(v.clone());
         }
-        Err(SimError::Unsupported(
-            "the last solve's right-hand side and vectors share P2G's accumulator buffer in \
-             this run, and the stages after the projection have used it since; keep them \
-             (Runner::keep_solver_vectors, as `eddy run --export-system` and the viewer do) \
-             or stop the substep at the pressure or projection stage"
-                .into(),
-        ))
+        match &self.kept_vectors {
+            Some(kept) => Ok(Region {
+                buffer: kept.clone(),
+                ..v.clone()
+            }),
+            None => Err(SimError::Unsupported(
+                "the last solve's right-hand side and vectors share P2G's accumulator buffer \
+                 in this run, and the stages after the projection have used it since; keep \
+                 them (Runner::keep_solver_vectors, as `eddy run --export-system` and the \
+                 viewer do) or stop the substep at the pressure or projection stage"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The PCG vectors as the last solve left them ([`Self::solver_vector`] for b).
+    fn solved_vectors(&self) -> Result<PcgVectors, SimError> {
+        let mut v = self.pcg.clone();
+        v.b = self.solver_vector(&self.pcg.b)?;
+        Ok(v)
+    }
+
+    /// Records the copy of the solve's vectors a reader asked to keep.
+    fn record_keep_vectors(&self, encoder: &mut wgpu::CommandEncoder) {
+        if let Some(kept) = &self.kept_vectors {
+            let len = self.pcg.scratch_len();
+            encoder.copy_buffer_to_buffer(&self.pcg.b.buffer, 0, kept, 0, len);
+        }
     }
 
     /// Takes the settings every mode takes live: the CFL number, gravity, the frame, the
@@ -1013,7 +1040,7 @@ impl<M: Mode> Runner<M> {
             let f = &self.core.fields;
             // The liquid's stages after the projection (and before the next solve) reuse
             // the room of b, r, z, d, q and t.
-            self.core.solver_vectors_live = self.core.pcg.keeps_vectors()
+            self.core.solver_vectors_live = !self.core.pcg.shared()
                 || matches!(
                     stage.shared(),
                     Some(SharedStage::Pressure | SharedStage::Project)
@@ -1117,6 +1144,9 @@ impl<M: Mode> Runner<M> {
                     solve = Some(report);
                 }
                 Some(SharedStage::Project) => {
+                    // The solve's vectors, kept (where asked) before the stages after the
+                    // projection reuse their room.
+                    self.core.record_keep_vectors(rec.encoder());
                     let mut pass = rec.pass(stage);
                     // The pressure's force and torque on the bodies; with the strong
                     // coupling their cells take the velocities the solve found, and the
@@ -1319,18 +1349,25 @@ impl<M: Mode> Runner<M> {
         Ok(report)
     }
 
-    /// Gives the PCG's b, r, z, d, q and t a buffer of their own (24 bytes per cell), so that
-    /// they still hold the last solve's vectors after a substep: a simulation keeps them
-    /// in P2G's accumulators otherwise (`PcgVectors`), and their views are refused. The
-    /// viewer asks for this; results do not change.
+    /// Keeps a copy of the PCG's b, r, z, d, q and t after each pressure solve (24 bytes per
+    /// cell and one GPU copy per solve), so that their views and the system's export still
+    /// read the last solve after a substep: they share P2G's accumulators otherwise
+    /// (`PcgVectors`), and those reads are refused. The viewer and `eddy run
+    /// --export-system` ask for this; results do not change.
     pub fn keep_solver_vectors(&mut self) {
         let core = &mut self.core;
-        if core.pcg.ensure_own_vectors(&core.ctx.device) {
-            core.pressure = pressure_solver(&core.ctx, &core.fields, &core.pcg, &core.scene);
-            if let Some(b) = core.bodies.as_mut() {
-                b.strong.rebind(&core.ctx.device, &core.fields, &core.pcg);
-            }
+        if core.pcg.shared() && core.kept_vectors.is_none() {
+            core.kept_vectors = Some(crate::gpu::storage_buffer(
+                &core.ctx.device,
+                "Core::kept_vectors",
+                core.pcg.scratch_len(),
+            ));
         }
+    }
+
+    /// Whether the PCG's vectors outlast a substep (their own room, or a kept copy).
+    pub fn keeps_solver_vectors(&self) -> bool {
+        !self.core.pcg.shared() || self.core.kept_vectors.is_some()
     }
 
     /// Keeps (or stops keeping) a copy of each warm-started solve's initial guess, so that
@@ -1353,11 +1390,10 @@ impl<M: Mode> Runner<M> {
     /// export.
     pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
         let core = &self.core;
-        core.check_system_kept()?;
         Ok(crate::output::ExportedSystem {
             dims: core.fields.params.n,
             a: crate::gpu::read_buffer(&core.ctx, &core.pcg.a)?,
-            b: core.pcg.b.read(&core.ctx)?,
+            b: core.solver_vector(&core.pcg.b)?.read(&core.ctx)?,
             p: crate::gpu::read_buffer(&core.ctx, &core.pcg.p)?,
         })
     }
@@ -1368,7 +1404,7 @@ impl<M: Mode> Runner<M> {
     /// refused unless [`Self::keep_initial_guess`] was on before the solve.
     pub fn freeze_system(&self) -> Result<pressure::lab::FrozenSystem, SimError> {
         let core = &self.core;
-        core.check_system_kept()?;
+        let solved = core.solved_vectors()?;
         let origin = format!(
             "{}, frame {}, t = {:.6} s, grid {:?}",
             core.scene.name, core.frame, core.time, core.fields.params.n
@@ -1376,7 +1412,7 @@ impl<M: Mode> Runner<M> {
         pressure::lab::capture(
             &core.ctx,
             &core.fields,
-            &core.pcg,
+            &solved,
             &core.scene.pressure,
             core.bodies
                 .as_ref()

@@ -722,11 +722,10 @@ fn to_words(v: Vec<f32>) -> Vec<u32> {
     bytemuck::cast_slice(&v).to_vec()
 }
 
-/// One of PCG's b, r, z, d, q and t, refused where they share P2G's accumulator buffer and a
-/// stage after the projection has since used their room (`PcgVectors`).
+/// One of PCG's b, r, z, d, q and t as the last solve left it (`Core::solver_vector`).
 fn solver_vector(core: &Core, v: &crate::gpu::Region, field: Field) -> Result<Vec<f32>, SimError> {
-    match core.check_system_kept() {
-        Ok(()) => Ok(v.read(&core.ctx)?),
+    match core.solver_vector(v) {
+        Ok(at) => Ok(at.read(&core.ctx)?),
         Err(e) => Err(SimError::Unsupported(format!("field {}: {e}", field.id()))),
     }
 }

@@ -24,7 +24,8 @@ use precond::Precond;
 /// correction's gradient after its solve, the extrapolation's flags, the spacing's lists)
 /// all come after the solves: 24 bytes per cell saved. After a substep they hold those
 /// tenants, not the last solve's system; the viewer, and a run that exports its system,
-/// ask for a buffer of their own ([`PcgVectors::keeps_vectors`]).
+/// keep a copy of them (`Runner::keep_solver_vectors`).
+#[derive(Clone)]
 pub struct PcgVectors {
     /// Packed matrix, vec4 (diag, +x, +y, +z) per cell.
     pub a: wgpu::Buffer,
@@ -106,26 +107,15 @@ impl PcgVectors {
         Region::packed_bytes(SCRATCH_VECTORS, (cells * 4).max(4))
     }
 
-    /// Whether b, r, z, d, q and t have a buffer of their own, so that they still hold the
-    /// last solve's system after a substep.
-    pub fn keeps_vectors(&self) -> bool {
-        !self.shared
+    /// Whether b, r, z, d, q and t share their buffer with other stages, which reuse it
+    /// after the projection.
+    pub fn shared(&self) -> bool {
+        self.shared
     }
 
-    /// Gives b, r, z, d, q and t a buffer of their own. Returns whether one was made: the
-    /// bind groups that hold them must then be rebuilt.
-    pub fn ensure_own_vectors(&mut self, device: &wgpu::Device) -> bool {
-        if self.keeps_vectors() {
-            return false;
-        }
-        let own = storage_buffer(
-            device,
-            "PcgVectors::scratch",
-            Region::packed_bytes(SCRATCH_VECTORS, self.r.size),
-        );
-        [self.b, self.r, self.z, self.d, self.q, self.t] = Region::packed(&own, self.r.size);
-        self.shared = false;
-        true
+    /// The whole stretch b, r, z, d, q and t take in their buffer (from its start).
+    pub fn scratch_len(&self) -> u64 {
+        Region::packed_bytes(SCRATCH_VECTORS, self.r.size)
     }
 
     /// Whether MIC(0)'s diagonal has its room (see [`PcgVectors::new`]).
