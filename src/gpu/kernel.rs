@@ -322,22 +322,6 @@ fn split_groups(groups: u32) -> (u32, u32) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_covers_all_groups() {
-        for g in [1, 100, 65535, 65536, 1 << 20, 3_000_001] {
-            let (x, y) = split_groups(g);
-            assert!(
-                x <= MAX_GROUPS_PER_DIM && x * y >= g && x * (y - 1) < g,
-                "{g}"
-            );
-        }
-    }
-}
-
 /// What [`Kernel::bind`] binds: a whole buffer, or a [`Region`] of one.
 pub trait Bindable {
     fn buffer_binding(&self) -> wgpu::BufferBinding<'_>;
@@ -359,6 +343,22 @@ impl Bindable for Region {
             buffer: &self.buffer,
             offset: self.offset,
             size: wgpu::BufferSize::new(self.size),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_all_groups() {
+        for g in [1, 100, 65535, 65536, 1 << 20, 3_000_001] {
+            let (x, y) = split_groups(g);
+            assert!(
+                x <= MAX_GROUPS_PER_DIM && x * y >= g && x * (y - 1) < g,
+                "{g}"
+            );
         }
     }
 }
