@@ -59,6 +59,20 @@ impl<'a> Recorder<'a> {
         })
     }
 
+    /// A pass of `stage` that writes its begin or end timestamp only (a stage recorded as
+    /// two passes with a copy between them).
+    pub fn pass_part<S: StageList>(
+        &mut self,
+        stage: S,
+        begin: bool,
+        end: bool,
+    ) -> wgpu::ComputePass<'_> {
+        self.enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(stage.name()),
+            timestamp_writes: self.timer.writes(stage.name(), begin, end),
+        })
+    }
+
     /// The encoder, for copies and clears between passes.
     pub fn encoder(&mut self) -> &mut wgpu::CommandEncoder {
         &mut self.enc

@@ -359,8 +359,14 @@ impl Core {
         Ok(v)
     }
 
-    /// Records the copy of the solve's vectors a reader asked to keep.
-    fn record_keep_vectors(&self, encoder: &mut wgpu::CommandEncoder) {
+    /// Whether a copy of the solves' vectors is kept ([`Runner::keep_solver_vectors`]).
+    pub(crate) fn keeps_vector_copy(&self) -> bool {
+        self.kept_vectors.is_some()
+    }
+
+    /// Records the copy of the solve's vectors a reader asked to keep (after the pressure
+    /// solve, and after the volume correction's before its gradient takes their room).
+    pub(crate) fn record_keep_vectors(&self, encoder: &mut wgpu::CommandEncoder) {
         if let Some(kept) = &self.kept_vectors {
             let len = self.pcg.scratch_len();
             encoder.copy_buffer_to_buffer(&self.pcg.b.buffer, 0, kept, 0, len);
@@ -1349,9 +1355,10 @@ impl<M: Mode> Runner<M> {
         Ok(report)
     }
 
-    /// Keeps a copy of the PCG's b, r, z, d, q and t after each pressure solve (24 bytes per
-    /// cell and one GPU copy per solve), so that their views and the system's export still
-    /// read the last solve after a substep: they share P2G's accumulators otherwise
+    /// Keeps a copy of the PCG's b, r, z, d, q and t after each solve (24 bytes per cell and
+    /// one GPU copy per solve), so that their views and the system's export still read the
+    /// last solve (the pressure's, or the volume correction's in a substep stopped there)
+    /// after later stages: they share P2G's accumulators otherwise
     /// (`PcgVectors`), and those reads are refused. The viewer and `eddy run
     /// --export-system` ask for this; results do not change.
     pub fn keep_solver_vectors(&mut self) {

@@ -427,14 +427,24 @@ impl Liquid {
         let settings = Self::correction_settings(&core.scene);
         core.pressure
             .write_config(&core.ctx, &core.pcg, &settings, false);
+        // Where the solve's vectors are kept, they are copied before the gradient takes
+        // their room (the pass is then split around the copy).
+        let keep = core.keeps_vector_copy();
         {
-            let mut pass = rec.pass(Stage::VolumeCorrection);
+            let mut pass = rec.pass_part(Stage::VolumeCorrection, true, !keep);
             self.volume.record_rhs(&mut pass, f);
             core.pressure.record_setup(&mut pass, f, kind, None);
             for _ in 1..settings.max_iterations {
                 core.pressure.record_iteration(&mut pass, f, kind, None);
             }
             core.pressure.record_last_iteration(&mut pass, f);
+            if !keep {
+                self.volume.record_displace(&mut pass, f, &self.particles);
+            }
+        }
+        if keep {
+            core.record_keep_vectors(rec.encoder());
+            let mut pass = rec.pass_part(Stage::VolumeCorrection, false, true);
             self.volume.record_displace(&mut pass, f, &self.particles);
         }
         // bb, rr and iterations of the solve's state header go to the counters.
