@@ -201,12 +201,25 @@ impl StrongCoupling {
             "Strong::partials",
             2 * 4 * pcg::MAX_REDUCE_GROUPS as u64,
         );
-        let group = Self::bind(
-            &kernel,
+        let group = kernel.bind(
             device,
-            f,
-            pcg,
-            [&params_buffer, &couple, body_id, &sums, &partials, cover],
+            &[
+                ("params", &f.params_buffer),
+                ("sp", &params_buffer),
+                ("cb", &couple),
+                ("body_id", body_id),
+                ("cell_type", &f.cell_type),
+                ("sums", &sums),
+                ("p", &pcg.p),
+                ("d", &pcg.d),
+                ("q", &pcg.q),
+                ("r", &pcg.r),
+                ("z", &pcg.z),
+                ("done", &pcg.state),
+                ("solid_vel", &f.solid_vel),
+                ("partials", &partials),
+                ("cover", cover),
+            ],
         );
         Self {
             e: StrongEntries::of(&kernel),
@@ -222,35 +235,6 @@ impl StrongCoupling {
             strong,
             cells: f.num_cells(),
         }
-    }
-
-    fn bind(
-        kernel: &Kernel,
-        device: &wgpu::Device,
-        f: &GridFields,
-        pcg: &PcgVectors,
-        [params, couple, body_id, sums, partials, cover]: [&wgpu::Buffer; 6],
-    ) -> wgpu::BindGroup {
-        kernel.bind(
-            device,
-            &[
-                ("params", &f.params_buffer),
-                ("sp", params),
-                ("cb", couple),
-                ("body_id", body_id),
-                ("cell_type", &f.cell_type),
-                ("sums", sums),
-                ("p", &pcg.p),
-                ("d", &pcg.d),
-                ("q", &pcg.q),
-                ("r", &pcg.r),
-                ("z", &pcg.z),
-                ("done", &pcg.state),
-                ("solid_vel", &f.solid_vel),
-                ("partials", partials),
-                ("cover", cover),
-            ],
-        )
     }
 
     /// The bodies of `set` as strong.wgsl reads them, on a grid of `n` cells of `h`. Only
