@@ -55,9 +55,10 @@ pub struct Spacing {
     e: SpacingEntries,
     group: wgpu::BindGroup,
     params: wgpu::Buffer,
-    /// The next links where `acc` has no room for them (a spacing turned on while running
-    /// in a scene that started without one).
-    _own_next: Option<wgpu::Buffer>,
+    /// The next links: in `acc` after the heads, or a buffer of their own where `acc` has
+    /// no room for them (a spacing turned on while running in a scene that started
+    /// without one).
+    _next: Region,
 }
 
 impl Spacing {
@@ -75,17 +76,14 @@ impl Spacing {
             offset: 0,
             size: cells * 4,
         };
-        let (next, own_next) = if f.acc.size() >= lists_bytes(cells, particles) {
-            let offset = Region::packed_bytes(1, cells * 4);
-            let next = Region {
+        let next = if f.acc.size() >= lists_bytes(cells, particles) {
+            Region {
                 buffer: f.acc.clone(),
-                offset,
+                offset: Region::packed_bytes(1, cells * 4),
                 size: particles * 4,
-            };
-            (next, None)
+            }
         } else {
-            let own = storage_buffer(device, "Spacing::next", particles * 4);
-            (Region::whole(own.clone()), Some(own))
+            Region::whole(storage_buffer(device, "Spacing::next", particles * 4))
         };
         let group = kernel.bind(
             device,
@@ -108,7 +106,7 @@ impl Spacing {
             kernel,
             group,
             params,
-            _own_next: own_next,
+            _next: next,
         }
     }
 
