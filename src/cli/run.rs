@@ -245,6 +245,13 @@ impl RunSim {
         }
     }
 
+    fn keep_grid_views(&mut self) {
+        match self {
+            RunSim::Liquid(s) => s.keep_grid_views(),
+            RunSim::Smoke(s) => s.keep_grid_views(),
+        }
+    }
+
     fn step(&mut self) -> Result<FrameStats, eddy::sim::SimError> {
         match self {
             RunSim::Liquid(s) => s.step_frame(),
@@ -432,6 +439,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         // solve's right-hand side must outlast its substep.
         sim.keep_initial_guess(scene.pressure.warm_start);
         sim.keep_solver_vectors();
+    }
+    if caches
+        .as_ref()
+        .is_some_and(|c| c.names.iter().any(|n| n == "divergence"))
+    {
+        // The caches' divergence is a view's field, kept only where asked for.
+        sim.keep_grid_views();
     }
     if let Some(c) = &opts.resume {
         let restored = match &mut sim {

@@ -203,6 +203,8 @@ impl Sim {
                 sim.keep_initial_guess(warm);
                 // The PCG vectors' views read them after a substep.
                 sim.keep_solver_vectors();
+                // The weight and divergence views read these.
+                sim.keep_grid_views();
                 // The particle colours by FLIP change read it.
                 sim.ensure_flip_delta();
                 Sim::Liquid(Box::new(sim))
@@ -211,6 +213,7 @@ impl Sim {
                 let mut sim = SmokeSimulation::new(ctx, scene)?;
                 sim.keep_initial_guess(warm);
                 sim.keep_solver_vectors();
+                sim.keep_grid_views();
                 Sim::Smoke(Box::new(SmokeMode {
                     sim,
                     panel: SmokePanel::default(),

@@ -37,7 +37,9 @@ fn case(nz: u32) -> Case {
         ..Scene::default()
     };
     scene.validate().unwrap();
-    let sim = Simulation::new(common::gpu(), &scene).unwrap();
+    let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+    // The P2G weights are read (a view's field).
+    sim.keep_grid_views();
     let [nx, ny, _] = scene.dims();
     let mut rng = SplitMix64(23);
     let mut r = |scale: f64| ((rng.next_f64() * 2.0 - 1.0) * scale) as f32;

@@ -240,6 +240,9 @@ fn solver_vectors_in_the_accumulators_change_no_result() {
         let mut shared = Simulation::new(common::gpu(), &scene).unwrap();
         let mut kept = Simulation::new(common::gpu(), &scene).unwrap();
         kept.keep_solver_vectors();
+        // The views' own fields (P2G's weights, the divergence) change no result either.
+        kept.keep_grid_views();
+        assert!(!shared.fields.has_views() && kept.fields.has_views());
         // A warm-started solve freezes with its initial guess.
         kept.keep_initial_guess(true);
         assert!(!shared.keeps_solver_vectors() && kept.keeps_solver_vectors());
@@ -284,6 +287,26 @@ fn solver_vectors_in_the_accumulators_change_no_result() {
         assert!(shared.freeze_system().is_err() && shared.export_system().is_err());
         kept.freeze_system().unwrap();
         kept.export_system().unwrap();
+        for field in [Field::WeightV, Field::Divergence, Field::DivergenceAfter] {
+            let message = unsupported(shared.read_field(field));
+            assert!(message.contains("keeps no"), "{message}");
+            let values = kept.read_field(field).unwrap().values;
+            assert!(
+                values.iter().any(|v| *v != 0.0),
+                "{name}: {} is all zeros",
+                field.id()
+            );
+        }
+        // The faces' weight bits, which the forces and the extrapolation read, say which
+        // faces have weight.
+        let weight: Vec<f32> = eddy::gpu::read_buffer(&kept.ctx, &kept.fields.weight).unwrap();
+        let bits: Vec<u32> = eddy::gpu::read_buffer(&kept.ctx, &kept.fields.weighted).unwrap();
+        let weighted = weight.iter().filter(|w| **w > 0.0).count();
+        assert!(weighted > 0 && weighted < weight.len(), "{name}: {weighted} faces");
+        for (f, w) in weight.iter().enumerate() {
+            let bit = bits[f / 32] >> (f % 32) & 1 == 1;
+            assert_eq!(bit, *w > 0.0, "{name}: face {f} of weight {w}");
+        }
         // The same substep on both: stopped at its solve, `shared` is read where the
         // vectors live; run through, `kept` is read from its copy.
         let dt = scene.frame_dt / 8.0;

@@ -60,6 +60,8 @@ fn case(nz: u32) -> Case {
     // The solves' vectors are read after later stages (the volume correction's right-hand
     // side after its gradient took their room), as the viewer reads them.
     sim.keep_solver_vectors();
+    // The P2G weights and the divergence are read too, as the viewer reads them.
+    sim.keep_grid_views();
     let init = scene.initial_state();
     let solid: Vec<bool> = init.solid.iter().map(|s| *s != 0).collect();
     let [nx, ny, nz_] = scene.dims();

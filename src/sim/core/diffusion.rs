@@ -217,6 +217,7 @@ fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
         vel: small("Diffusion::unused_vel"),
         vel_old: small("Diffusion::unused_vel_old"),
         weight: small("Diffusion::unused_weight"),
+        weighted: small("Diffusion::unused_weighted"),
         acc: small("Diffusion::unused_acc"),
         count: small("Diffusion::unused_count"),
         density: small("Diffusion::unused_density"),

@@ -9,6 +9,8 @@
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(2) var<storage, read> grid_vel: array<f32>;
+// The views' copies of the divergence before and after (GridFields::divergence, div_after):
+// placeholders, left alone past their length, unless a reader keeps them.
 @group(0) @binding(3) var<storage, read_write> divergence: array<f32>;
 @group(0) @binding(4) var<storage, read_write> b: array<f32>;   // PcgVectors::b
 @group(0) @binding(5) var<storage, read_write> div_after: array<f32>;
@@ -44,7 +46,7 @@ fn before(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: ve
     if (c >= params.num_cells) { return; }
     var div = 0.0;
     if (cell_type[c] == FLUID) { div = cell_divergence(c); }
-    divergence[c] = div;
+    if (c < arrayLength(&divergence)) { divergence[c] = div; }
     b[c] = -params.h * params.h * div;
 }
 
@@ -57,6 +59,6 @@ fn after(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (c >= params.num_cells) { return; }
     var div = 0.0;
     if (cell_type[c] == FLUID) { div = cell_divergence(c); }
-    div_after[c] = div;
+    if (c < arrayLength(&div_after)) { div_after[c] = div; }
     atomicMax(&counters[COUNTER_MAX_DIVERGENCE], bitcast<u32>(abs(div)));
 }

@@ -14,9 +14,14 @@ pub struct GridFields {
     /// Face velocities after P2G, before forces: FLIP's old velocity, which G2P subtracts.
     /// (The smoke mode keeps the velocity at the start of its advection here.)
     pub vel_old: wgpu::Buffer,
-    /// Sum of P2G weights per face (a placeholder where no particles meet the grid:
-    /// [`FieldRoom::particles`]).
+    /// Sum of P2G weights per face, for the views only: a 16-byte placeholder, which P2G
+    /// leaves alone past its length, until a reader asks for it ([`GridFields::keep_views`]).
+    /// The cell marking reads the sums where P2G left them, in `acc`.
     pub weight: wgpu::Buffer,
+    /// One bit per face (32 faces per word, u v w back to back): whether P2G gave the face
+    /// weight. The forces and the extrapolation read it after `acc` has been reused. A
+    /// placeholder where no particles meet the grid ([`FieldRoom::particles`]).
+    pub weighted: wgpu::Buffer,
     /// Fixed-point P2G accumulators, (momentum, weight) i32 pairs per face; after P2G, the
     /// volume correction's gradient per face (its first half,
     /// sim/liquid/volume_correction.wgsl), then the extrapolation's two validity flags per
@@ -25,10 +30,10 @@ pub struct GridFields {
     /// between P2G and the volume correction's gradient (`PcgVectors`), so the buffer holds
     /// at least their 24 bytes per cell (the smoke's only use of it).
     pub acc: wgpu::Buffer,
-    /// Particles per cell (a placeholder as `weight` is).
+    /// Particles per cell (a placeholder as `weighted` is).
     pub count: wgpu::Buffer,
     /// Relative particle density per cell, rho / rho0 (src/sim/liquid/mark_cells.wgsl; a
-    /// placeholder as `weight` is).
+    /// placeholder as `weighted` is).
     pub density: wgpu::Buffer,
     /// The density filtered for the free surface: 0.5 - surface is the liquid level set.
     pub surface: wgpu::Buffer,
@@ -52,9 +57,11 @@ pub struct GridFields {
     /// fractions, from which the bodies' coupling rewrites `open` each substep
     /// (src/sim/bodies/coupling.wgsl, `cover_faces`). None otherwise: `open` holds them.
     pub open_static: Option<wgpu::Buffer>,
-    /// Divergence before projection (1/s).
+    /// Divergence before projection (1/s), for the views only: a placeholder as `weight`
+    /// is until [`GridFields::keep_views`].
     pub divergence: wgpu::Buffer,
-    /// Divergence after projection (1/s).
+    /// Divergence after projection (1/s), the same way (its largest value reaches the stats
+    /// through `counters` either way).
     pub div_after: wgpu::Buffer,
     /// Atomic counters the stages write and the host reads back per substep; the slots are
     /// the `COUNTER_*` constants of `crate::gpu::constants`.
@@ -63,14 +70,17 @@ pub struct GridFields {
 
 pub use crate::gpu::constants::COUNTERS;
 
+/// Bytes of a view-only field nobody asked for ([`GridFields::keep_views`]).
+const VIEW_PLACEHOLDER: u64 = 16;
+
 /// What a grid's fields must hold room for ([`GridFields::new`]).
 #[derive(Clone, Copy, Debug)]
 pub struct FieldRoom {
     /// Whether any cell can be solid: else `solid` and `solid_vel` are placeholders (20
     /// bytes per cell).
     pub solid_cells: bool,
-    /// Whether particles meet the grid (the liquid): else P2G's `weight`, `count` and
-    /// `density` are placeholders (4 bytes per face and 8 per cell).
+    /// Whether particles meet the grid (the liquid): else P2G's `weighted`, `count` and
+    /// `density` are placeholders (a bit per face and 8 bytes per cell).
     pub particles: bool,
     /// The particles whose spacing lists `acc` holds, if any.
     pub spacing_particles: Option<u64>,
@@ -103,7 +113,8 @@ impl GridFields {
             ),
             vel: f("GridFields::vel", faces * 4),
             vel_old: f("GridFields::vel_old", faces * 4),
-            weight: f("GridFields::weight", per_particle_face * 4),
+            weight: f("GridFields::weight", VIEW_PLACEHOLDER),
+            weighted: f("GridFields::weighted", Self::weighted_bytes(per_particle_face)),
             acc: f(
                 "GridFields::acc",
                 Self::acc_bytes(cells, faces, room.spacing_particles),
@@ -116,14 +127,54 @@ impl GridFields {
             solid_vel: f("GridFields::solid_vel", (per_solid_cell * 16).max(16)),
             open: f("GridFields::open_placeholder", 4),
             open_static: None,
-            divergence: f("GridFields::divergence", cells * 4),
-            div_after: f("GridFields::div_after", cells * 4),
+            divergence: f("GridFields::divergence", VIEW_PLACEHOLDER),
+            div_after: f("GridFields::div_after", VIEW_PLACEHOLDER),
             counters: f("GridFields::counters", COUNTERS as u64 * 4),
         }
     }
 
     pub fn num_cells(&self) -> u32 {
         self.params.num_cells
+    }
+
+    /// Bytes of `weighted` for `faces` faces (a word per 32; buffers take 16 at least).
+    pub fn weighted_bytes(faces: u64) -> u64 {
+        (faces.div_ceil(32) * 4).max(16)
+    }
+
+    /// Whether particles meet this grid (P2G's fields hold a value per face and cell).
+    pub fn has_particles(&self) -> bool {
+        self.count.size() >= self.num_cells() as u64 * 4
+    }
+
+    /// Bytes the views' own fields add once kept ([`Self::keep_views`]): P2G's weights
+    /// (where particles meet the grid) and the divergence before and after projection.
+    pub fn views_bytes(cells: u64, faces: u64, particles: bool) -> u64 {
+        cells * 8 + if particles { faces * 4 } else { 0 }
+    }
+
+    /// Whether the views' own fields hold a value per face and cell ([`Self::keep_views`]).
+    pub fn has_views(&self) -> bool {
+        self.divergence.size() >= self.num_cells() as u64 * 4
+    }
+
+    /// Gives the views' own fields their room: P2G's weight per face (where particles meet
+    /// the grid) and the divergence before and after projection, which the stages then
+    /// write from the next substep on. A headless run skips them (8 bytes per cell and 4
+    /// per face). Returns whether buffers were made: the bind groups of P2G and the
+    /// divergence, which hold the placeholders, must then be rebuilt.
+    pub fn keep_views(&mut self, device: &wgpu::Device) -> bool {
+        if self.has_views() {
+            return false;
+        }
+        let cells = self.num_cells() as u64;
+        let f = |label: &str, bytes: u64| storage_buffer(device, label, bytes);
+        self.divergence = f("GridFields::divergence", cells * 4);
+        self.div_after = f("GridFields::div_after", cells * 4);
+        if self.has_particles() {
+            self.weight = f("GridFields::weight", self.num_faces() as u64 * 4);
+        }
+        true
     }
 
     /// Whether `solid` and `solid_vel` hold a value per cell (see [`Self::new`]).
@@ -203,16 +254,18 @@ impl GridFields {
         } else {
             32
         };
-        // P2G's weight per face, count and density per cell.
+        // P2G's weight bit per face, count and density per cell.
         let particles = if room.particles {
-            faces * 4 + cells * 8
+            Self::weighted_bytes(faces) + cells * 8
         } else {
-            48
+            16 + 32
         };
-        // vel, vel_old per face; acc; surface, cell_type, divergence, div_after per cell.
+        // vel, vel_old per face; acc; surface, cell_type per cell; the views' placeholders
+        // (weight, divergence, div_after).
         faces * (4 + 4)
             + Self::acc_bytes(cells, faces, room.spacing_particles)
-            + cells * (4 * 4)
+            + cells * (2 * 4)
+            + 3 * VIEW_PLACEHOLDER
             + particles
             + solid
             + COUNTERS as u64 * 4

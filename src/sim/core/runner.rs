@@ -352,6 +352,23 @@ impl Core {
         }
     }
 
+    /// `buf`, one of the fields only the views read (P2G's weights, the divergence before
+    /// and after projection), where a reader kept them ([`GridFields::keep_views`]);
+    /// refused otherwise, with `what` named.
+    pub fn view_field<'a>(
+        &self,
+        buf: &'a wgpu::Buffer,
+        what: &str,
+    ) -> Result<&'a wgpu::Buffer, SimError> {
+        if self.fields.has_views() {
+            Ok(buf)
+        } else {
+            Err(SimError::Unsupported(format!(
+                "this run keeps no {what}: only the views read it, and it takes memory only                  where a reader asks for it (Runner::keep_grid_views, as the viewer and                  `eddy run --fields` do); the next substep after that fills it"
+            )))
+        }
+    }
+
     /// The PCG vectors as the last solve left them ([`Self::solver_vector`] for b).
     fn solved_vectors(&self) -> Result<PcgVectors, SimError> {
         let mut v = self.pcg.clone();
@@ -563,6 +580,10 @@ pub trait Mode: Sized {
     fn readback(&self, _core: &Core) -> Option<&wgpu::Buffer> {
         None
     }
+
+    /// Rebuilds the mode's bind groups that hold the views' fields, which
+    /// [`Runner::keep_grid_views`] just replaced (`GridFields::keep_views`).
+    fn rebind_views(&mut self, _core: &Core) {}
 
     /// Takes what the substep just recorded left in [`Mode::Host`].
     fn take_host(&mut self) -> Self::Host {
@@ -1369,6 +1390,19 @@ impl<M: Mode> Runner<M> {
                 "Core::kept_vectors",
                 core.pcg.scratch_len(),
             ));
+        }
+    }
+
+    /// Keeps the fields only the views read (P2G's weights, the divergence before and after
+    /// projection: `GridFields::keep_views`) from the next substep on; a headless run
+    /// saves their 8 bytes per cell and 4 per face.
+    pub fn keep_grid_views(&mut self) {
+        let core = &mut self.core;
+        if core.fields.keep_views(&core.ctx.device) {
+            // The bind groups that hold the placeholders.
+            core.divergence =
+                divergence::Divergence::new(&core.ctx.device, &core.fields, &core.pcg);
+            self.mode.rebind_views(&self.core);
         }
     }
 

@@ -38,7 +38,7 @@ impl Extrapolate {
                     ("ping", p),
                     ("flags", &f.acc),
                     ("grid_vel", &f.vel),
-                    ("weight", &f.weight),
+                    ("weighted", &f.weighted),
                 ],
             )
         };

@@ -12,7 +12,12 @@
 @group(0) @binding(2) var<uniform> ping: vec4<u32>;
 @group(0) @binding(3) var<storage, read_write> flags: array<u32>;
 @group(0) @binding(4) var<storage, read_write> grid_vel: array<f32>;
-@group(0) @binding(5) var<storage, read> weight: array<f32>;
+// A bit per face: whether P2G gave it weight (GridFields::weighted).
+@group(0) @binding(5) var<storage, read> weighted: array<u32>;
+
+fn has_weight(g: u32) -> bool {
+    return ((weighted[g / 32u] >> (g % 32u)) & 1u) != 0u;
+}
 
 fn valid_in(g: u32) -> u32 {
     return flags[2u * g + ping.x];
@@ -30,7 +35,7 @@ fn init(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let fc = face_of(g, params);
     let cells = face_cells(fc.comp, fc.f);
     let fluid = type_at(cells[0]) == FLUID || type_at(cells[1]) == FLUID;
-    set_valid(g, select(0u, 1u, fluid || weight[g] > 0.0));
+    set_valid(g, select(0u, 1u, fluid || has_weight(g)));
 }
 
 @compute @workgroup_size(WORKGROUP)

@@ -23,7 +23,7 @@ impl Forces {
                 ("params", &f.params_buffer),
                 ("cell_type", &f.cell_type),
                 ("grid_vel", &f.vel),
-                ("weight", &f.weight),
+                ("weighted", &f.weighted),
             ],
         );
         Self {

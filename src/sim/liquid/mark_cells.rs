@@ -25,7 +25,7 @@ impl MarkCells {
                 ("solid", &f.solid),
                 ("cell_type", &f.cell_type),
                 ("counters", &f.counters),
-                ("weight", &f.weight),
+                ("acc", &f.acc),
                 ("density", &f.density),
                 ("surface", &f.surface),
                 ("open", &f.open),

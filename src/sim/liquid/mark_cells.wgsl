@@ -18,13 +18,19 @@
 @group(0) @binding(2) var<storage, read> solid: array<u32>;
 @group(0) @binding(3) var<storage, read_write> cell_type: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counters: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read> weight: array<f32>;
+// P2G's fixed-point (momentum, weight) sums per face (GridFields::acc), as P2G left them.
+@group(0) @binding(5) var<storage, read> acc: array<i32>;
 @group(0) @binding(6) var<storage, read_write> density: array<f32>;
 @group(0) @binding(7) var<storage, read_write> surface: array<f32>;
 @group(0) @binding(8) var<storage, read> open: array<f32>;
 
 fn walled(x: vec3<i32>) -> bool {
     return !in_grid(x, params.n) || solid[cell_index(x, params.n)] != 0u;
+}
+
+// A face's P2G weight, as `normalize` in p2g.wgsl computes it.
+fn weight(f: u32) -> f32 {
+    return f32(acc[2u * f + 1u]) / WEIGHT_SCALE;
 }
 
 fn relative_density(c: u32) -> f32 {
@@ -34,8 +40,8 @@ fn relative_density(c: u32) -> f32 {
         let d = face_dims(comp, params.n);
         let off = face_offset(comp, params);
         let e = unit(comp);
-        s += weight[off + face_index(x, d)] * select(1.0, 2.0, walled(x - e));
-        s += weight[off + face_index(x + e, d)] * select(1.0, 2.0, walled(x + e));
+        s += weight(off + face_index(x, d)) * select(1.0, 2.0, walled(x - e));
+        s += weight(off + face_index(x + e, d)) * select(1.0, 2.0, walled(x + e));
     }
     return s / (6.0 * params.rest_weight);
 }

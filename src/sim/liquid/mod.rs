@@ -556,6 +556,11 @@ impl Mode for Liquid {
         self.viscosity.take()
     }
 
+    fn rebind_views(&mut self, core: &Core) {
+        // P2G writes the weights the views read.
+        self.p2g = p2g::P2g::new(&core.ctx.device, &core.fields, &self.particles);
+    }
+
     fn record(
         &mut self,
         stage: Stage,

@@ -45,6 +45,7 @@ impl P2g {
                 ("vel_old", &f.vel_old),
                 ("weight", &f.weight),
                 ("affine", &p.affine),
+                ("weighted", &f.weighted),
             ],
         );
         Self {
@@ -54,10 +55,13 @@ impl P2g {
         }
     }
 
-    /// Zeroes the accumulators; recorded on the encoder before the pass.
+    /// Zeroes the accumulators (P2G's pairs only: the rest of `acc` is the later stages'
+    /// room, which they set before reading), the counts and the weight bits; recorded on
+    /// the encoder before the pass.
     pub fn clear(&self, encoder: &mut wgpu::CommandEncoder, f: &GridFields) {
-        encoder.clear_buffer(&f.acc, 0, None);
+        encoder.clear_buffer(&f.acc, 0, Some(f.num_faces() as u64 * 8));
         encoder.clear_buffer(&f.count, 0, None);
+        encoder.clear_buffer(&f.weighted, 0, None);
     }
 
     pub fn record(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields, p: &Particles) {

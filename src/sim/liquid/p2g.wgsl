@@ -14,9 +14,13 @@
 @group(0) @binding(5) var<storage, read_write> grid_vel: array<f32>;
 // The grid velocity after P2G, before forces (GridFields::vel_old): FLIP subtracts it.
 @group(0) @binding(6) var<storage, read_write> vel_old: array<f32>;
+// The weight sums for the views (GridFields::weight): a placeholder, left alone past its
+// length, unless a reader keeps them.
 @group(0) @binding(7) var<storage, read_write> weight: array<f32>;
 // APIC affine matrix, rows c_u, c_v, c_w per particle (xyz; 1/s). Read only with APIC.
 @group(0) @binding(8) var<storage, read> affine: array<vec4<f32>>;
+// A bit per face: whether it got weight (GridFields::weighted, cleared with `acc`).
+@group(0) @binding(9) var<storage, read_write> weighted: array<atomic<u32>>;
 
 // Position (m) of face node `node` of component `comp`: on the cell wall along `comp`,
 // at the cell centre along the other axes.
@@ -61,7 +65,8 @@ fn scatter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
 }
 
 // Face velocity = momentum / weight (0 where no particle reached the face); also keeps the
-// copy of the transferred grid that the FLIP update subtracts.
+// copy of the transferred grid that the FLIP update subtracts and the face's weight bit.
+// The sums stay in `acc` for the cell marking, which reads the weights from there.
 @compute @workgroup_size(WORKGROUP)
 fn normalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
@@ -70,8 +75,11 @@ fn normalize(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     let m = f32(atomicLoad(&acc[2u * f])) / MOMENTUM_SCALE;
     let w = f32(atomicLoad(&acc[2u * f + 1u])) / WEIGHT_SCALE;
     var u = 0.0;
-    if (w > 0.0) { u = m / w; }
+    if (w > 0.0) {
+        u = m / w;
+        atomicOr(&weighted[f / 32u], 1u << (f % 32u));
+    }
     grid_vel[f] = u;
     vel_old[f] = u;
-    weight[f] = w;
+    if (f < arrayLength(&weight)) { weight[f] = w; }
 }

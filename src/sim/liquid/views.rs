@@ -353,7 +353,8 @@ impl Simulation {
                         read_f32(&self.fields.vel_old)?[r].to_vec()
                     }
                     Field::WeightU | Field::WeightV | Field::WeightW => {
-                        read_f32(&self.fields.weight)?[r].to_vec()
+                        read_f32(self.core.view_field(&self.fields.weight, "P2G weights")?)?[r]
+                            .to_vec()
                     }
                     Field::OpenU | Field::OpenV | Field::OpenW => {
                         if self.fields.has_cut_faces() {
@@ -413,8 +414,14 @@ impl Simulation {
                         .into_iter()
                         .map(|d| 0.5 - d)
                         .collect(),
-                    Field::Divergence => read_f32(&self.fields.divergence)?,
-                    Field::DivergenceAfter => read_f32(&self.fields.div_after)?,
+                    Field::Divergence => read_f32(
+                        self.core
+                            .view_field(&self.fields.divergence, "divergence before the projection")?,
+                    )?,
+                    Field::DivergenceAfter => read_f32(
+                        self.core
+                            .view_field(&self.fields.div_after, "divergence after the projection")?,
+                    )?,
                     Field::ADiag => a_entry(0)?,
                     Field::APlusX => a_entry(1)?,
                     Field::APlusY => a_entry(2)?,

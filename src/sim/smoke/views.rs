@@ -213,8 +213,14 @@ impl SmokeSimulation {
                 let scale = (AIR_DENSITY / (self.fields.params.dt.max(1e-12) as f64)) as f32;
                 read(&self.pcg.p)?.iter().map(|x| x * scale).collect()
             }
-            SmokeField::DivergenceBefore => read(&self.fields.divergence)?,
-            SmokeField::DivergenceAfter => read(&self.fields.div_after)?,
+            SmokeField::DivergenceBefore => read(
+                self.core
+                    .view_field(&self.fields.divergence, "divergence before the projection")?,
+            )?,
+            SmokeField::DivergenceAfter => read(
+                self.core
+                    .view_field(&self.fields.div_after, "divergence after the projection")?,
+            )?,
             SmokeField::Vorticity => {
                 crate::gpu::read_buffer::<[f32; 4]>(&self.ctx, &self.mode.smoke.curl)?
                     .iter()
