@@ -277,6 +277,21 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
     // The estimate per cell and per particle (what the grid alone takes, and the rest).
     let cells = scene.cell_count() as f64;
     let split;
+    // What the viewer keeps on top (`eddy view`): the views' own fields, the liquid's FLIP
+    // change per particle, and a copy of the solves' vectors where they share P2G's room.
+    let viewer_extra = {
+        let [nx, ny, nz] = scene.dims().map(|v| v as u64);
+        let c = nx * ny * nz;
+        let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+        let liquid = scene.kind == SceneKind::Liquid;
+        eddy::sim::core::fields::GridFields::views_bytes(c, faces, liquid)
+            + if liquid {
+                eddy::sim::core::fields::Particles::flip_delta_bytes(scene.particle_count())
+                    + eddy::sim::core::pressure::PcgVectors::scratch_bytes(c)
+            } else {
+                0
+            }
+    };
     let est = if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
         line(format!(
@@ -391,6 +406,15 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         est.total as f64 / 1048576.0,
         est.largest_buffer as f64 / 1048576.0,
         est.largest_name
+    ));
+    line(format!(
+        "viewer      {:.1} MiB more for its views (P2G weights and divergence{})",
+        viewer_extra as f64 / 1048576.0,
+        if scene.kind == SceneKind::Liquid {
+            ", FLIP change per particle, a copy of the solves' vectors"
+        } else {
+            ""
+        }
     ));
     if let Some(a) = adapter {
         line(format!("adapter     {a}: the scene fits its limits"));

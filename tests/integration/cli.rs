@@ -66,6 +66,15 @@ fn check_prints_a_summary() {
         "{per_cell} B/cell and {per_particle} B/particle make {sum}, not {total}: {s}"
     );
     assert!(per_particle >= 32.0 && per_cell > 50.0, "{s}");
+    // The viewer's views on top: 8 B per cell of divergence, 4 per face of weights, 16 per
+    // particle of FLIP change and 24 per cell of kept solve vectors, about 44 B per cell
+    // and 16 per particle here.
+    let viewer = field("viewer", 1);
+    let expect = (44.0 * 16384.0 + 16.0 * particles) / 1048576.0;
+    assert!(
+        (viewer / expect - 1.0).abs() < 0.1,
+        "the viewer's {viewer} MiB, expected about {expect}: {s}"
+    );
 }
 
 #[test]
