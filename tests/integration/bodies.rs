@@ -1819,13 +1819,22 @@ fn the_projection_trades_momentum_with_a_body_exactly_in_air() {
         let impulse = body.fluid_force.x * dt;
         eprintln!("substep {step}: air {air:e}, walls {walls:e}, body {impulse:e} N s");
         let change = body.momentum.x - body_before;
-        assert!((change / impulse - 1.0).abs() < 1e-9, "{change:e}: something else pushed it");
+        assert!(
+            (change / impulse - 1.0).abs() < 1e-9,
+            "{change:e}: something else pushed it"
+        );
         worst = worst.max(((air - walls) / -impulse - 1.0).abs());
         smallest = smallest.min(impulse.abs());
     }
     eprintln!("out of balance by {worst:e} of the body's impulse at most");
-    assert!(smallest > 1e-5, "the air barely pushed the plate: {smallest:e} N s");
-    assert!(worst < 1e-5, "momentum out of balance by {worst:e} of the body's impulse");
+    assert!(
+        smallest > 1e-5,
+        "the air barely pushed the plate: {smallest:e} N s"
+    );
+    assert!(
+        worst < 1e-5,
+        "momentum out of balance by {worst:e} of the body's impulse"
+    );
 }
 
 /// The same balance in a closed box full of liquid without gravity, a sphere pushed
@@ -1897,6 +1906,12 @@ fn the_projection_trades_momentum_with_a_body_exactly_in_liquid() {
         smallest = smallest.min(impulse.abs());
     }
     eprintln!("out of balance by {worst:e} of the body's impulse at most");
-    assert!(smallest > 1e-4, "the liquid barely pushed the ball: {smallest:e} N s");
-    assert!(worst < 1e-5, "momentum out of balance by {worst:e} of the body's impulse");
+    assert!(
+        smallest > 1e-4,
+        "the liquid barely pushed the ball: {smallest:e} N s"
+    );
+    assert!(
+        worst < 1e-5,
+        "momentum out of balance by {worst:e} of the body's impulse"
+    );
 }

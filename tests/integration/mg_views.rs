@@ -302,7 +302,10 @@ fn solver_vectors_in_the_accumulators_change_no_result() {
         let weight: Vec<f32> = eddy::gpu::read_buffer(&kept.ctx, &kept.fields.weight).unwrap();
         let bits: Vec<u32> = eddy::gpu::read_buffer(&kept.ctx, &kept.fields.weighted).unwrap();
         let weighted = weight.iter().filter(|w| **w > 0.0).count();
-        assert!(weighted > 0 && weighted < weight.len(), "{name}: {weighted} faces");
+        assert!(
+            weighted > 0 && weighted < weight.len(),
+            "{name}: {weighted} faces"
+        );
         for (f, w) in weight.iter().enumerate() {
             let bit = bits[f / 32] >> (f % 32) & 1 == 1;
             assert_eq!(bit, *w > 0.0, "{name}: face {f} of weight {w}");

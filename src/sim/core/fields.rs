@@ -114,7 +114,10 @@ impl GridFields {
             vel: f("GridFields::vel", faces * 4),
             vel_old: f("GridFields::vel_old", faces * 4),
             weight: f("GridFields::weight", VIEW_PLACEHOLDER),
-            weighted: f("GridFields::weighted", Self::weighted_bytes(per_particle_face)),
+            weighted: f(
+                "GridFields::weighted",
+                Self::weighted_bytes(per_particle_face),
+            ),
             acc: f(
                 "GridFields::acc",
                 Self::acc_bytes(cells, faces, room.spacing_particles),

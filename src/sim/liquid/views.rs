@@ -414,14 +414,16 @@ impl Simulation {
                         .into_iter()
                         .map(|d| 0.5 - d)
                         .collect(),
-                    Field::Divergence => read_f32(
-                        self.core
-                            .view_field(&self.fields.divergence, "divergence before the projection")?,
-                    )?,
-                    Field::DivergenceAfter => read_f32(
-                        self.core
-                            .view_field(&self.fields.div_after, "divergence after the projection")?,
-                    )?,
+                    Field::Divergence => read_f32(self.core.view_field(
+                        &self.fields.divergence,
+                        "divergence before the projection",
+                    )?)?,
+                    Field::DivergenceAfter => {
+                        read_f32(self.core.view_field(
+                            &self.fields.div_after,
+                            "divergence after the projection",
+                        )?)?
+                    }
                     Field::ADiag => a_entry(0)?,
                     Field::APlusX => a_entry(1)?,
                     Field::APlusY => a_entry(2)?,
