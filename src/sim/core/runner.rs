@@ -1454,14 +1454,16 @@ impl<M: Mode> Runner<M> {
             &core.ctx,
             &core.fields,
             &solved,
-            &core.scene.pressure,
             core.bodies
                 .as_ref()
                 .filter(|_| core.added_term().is_some())
                 .map(|b| (&b.strong, &b.coupling.body_id, &b.coupling.cover)),
-            core.initial_guess.as_ref(),
-            core.last_solve.as_ref(),
-            origin,
+            pressure::lab::SolveRecord {
+                settings: &core.scene.pressure,
+                initial_guess: core.initial_guess.as_ref(),
+                last: core.last_solve.as_ref(),
+                origin,
+            },
         )
     }
 

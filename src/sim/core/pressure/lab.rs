@@ -268,20 +268,33 @@ impl FrozenSystem {
     }
 }
 
+/// What the solve being captured was asked and did ([`capture`]).
+pub struct SolveRecord<'a> {
+    pub settings: &'a PressureSettings,
+    /// The copy of p taken as a warm-started solve began (a warm-started system without
+    /// one is refused).
+    pub initial_guess: Option<&'a wgpu::Buffer>,
+    pub last: Option<&'a SolveReport>,
+    /// Where the system comes from (scene, frame, time, grid), for the lab's title.
+    pub origin: String,
+}
+
 /// Captures the pressure system the last solve on `f` and `v` solved (call after a substep
 /// that ran the pressure stage, before the next one). `bodies`: the strong coupling's term
-/// and the cells' body ids, when the solve had that added term. `initial_guess`: the copy of p taken as a warm-started
-/// solve began (a warm-started system without one is refused).
+/// and the cells' body ids, when the solve had that added term.
 pub fn capture(
     ctx: &GpuContext,
     f: &GridFields,
     v: &PcgVectors,
-    settings: &PressureSettings,
     bodies: Option<(&StrongCoupling, &wgpu::Buffer, &wgpu::Buffer)>,
-    initial_guess: Option<&wgpu::Buffer>,
-    last: Option<&SolveReport>,
-    origin: String,
+    record: SolveRecord<'_>,
 ) -> Result<FrozenSystem, SimError> {
+    let SolveRecord {
+        settings,
+        initial_guess,
+        last,
+        origin,
+    } = record;
     let x0 =
         match (settings.warm_start, initial_guess) {
             (false, _) => None,
