@@ -20,7 +20,9 @@ use super::{
     params::SimParams,
     pressure::{PcgVectors, PressureSolver, Scratch, SolveReport},
 };
-use crate::gpu::{storage_buffer, uniform_buffer, Entry, GpuContext, Kernel, PassTimer};
+use crate::gpu::{
+    storage_buffer, uniform_buffer, BufferReader, Entry, GpuContext, Kernel, PassTimer,
+};
 use crate::scene::{DiffusionSettings, Scene, SceneKind, Wall, WallValues, MAX_WALL_SPOTS};
 use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
@@ -196,6 +198,73 @@ struct System {
     params: DiffusionParams,
     params_buffer: wgpu::Buffer,
     group: wgpu::BindGroup,
+    /// Where a pipelined frame's substeps copy this system's final state, one reader per
+    /// substep slot ([`Diffusion::queue_velocity`]; made as the slots are first used).
+    slots: Vec<BufferReader>,
+    /// The counts of the last few solves (the guess after one that stopped short), newest
+    /// last: a queued solve takes their largest as its guess.
+    recent: std::collections::VecDeque<u32>,
+}
+
+/// Solves whose counts the guess of a queued solve covers: a frame's long first substep
+/// and short last one need unlike counts, and a pipelined frame queues all its substeps
+/// before it reads any.
+const RECENT_SOLVES: usize = 6;
+
+/// Solves that must have iterated before a system's solves are queued ahead.
+const SETTLED_SOLVES: usize = 4;
+
+impl System {
+    /// Keeps the count the solver's last report left as its guess.
+    fn note_count(&mut self) {
+        if let Some(n) = self.solver.guess() {
+            if self.recent.len() == RECENT_SOLVES {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(n);
+        }
+    }
+
+    /// The guess of a queued solve: the largest recent count.
+    fn queue_guess(&self) -> u32 {
+        self.recent.iter().copied().max().unwrap_or(0)
+    }
+
+    /// Whether the last [`SETTLED_SOLVES`] solves all iterated: a flow at rest or starting
+    /// up (counts of 0, then growing) reads its solves until then.
+    fn settled(&self) -> bool {
+        self.recent.len() >= SETTLED_SOLVES
+            && self
+                .recent
+                .iter()
+                .rev()
+                .take(SETTLED_SOLVES)
+                .all(|&n| n > 0)
+    }
+}
+
+/// Iterations a queued diffusion solve gets past its guess (the largest recent count,
+/// [`RECENT_SOLVES`]): a quarter more, and two. A diffusion's count grows while a flow starts up and
+/// with the substep's length; iterations after convergence return at once, so the margin
+/// costs dispatches that do nothing rather than a solve that stops short.
+fn queue_margin(guess: u32) -> u32 {
+    guess / 4 + 2
+}
+
+/// A diffusion solve queued ahead in a pipelined substep ([`Diffusion::queue_velocity`],
+/// [`Diffusion::queue_scalars`]): its state comes back in slot `slot`'s reader with the
+/// substep's counters, and [`Diffusion::report_queued`] makes its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Queued {
+    pub iterations: u32,
+    pub slot: usize,
+}
+
+/// The diffusion solves a pipelined substep queued, by system.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueuedSolves {
+    pub velocity: Option<Queued>,
+    pub scalars: Option<Queued>,
 }
 
 /// Whether `slot` has no system yet, or one whose residual history is too short for
@@ -278,6 +347,15 @@ pub struct DiffusionReport {
     pub scalars: Option<SolveReport>,
 }
 
+/// What a substep's diffusion stage leaves for its report ([`crate::sim::core::runner::Mode::Host`]):
+/// the reports of the solves it read, or the solves it queued ahead in a pipelined substep,
+/// whose reports come with the substep's readback ([`Diffusion::report_queued`]).
+#[derive(Clone, Debug, Default)]
+pub struct DiffusionHost {
+    pub report: DiffusionReport,
+    pub queued: QueuedSolves,
+}
+
 impl DiffusionReport {
     pub fn viscosity_iterations(&self) -> u32 {
         self.velocity.as_ref().map_or(0, |r| r.iterations)
@@ -357,6 +435,8 @@ impl Diffusion {
             params,
             params_buffer,
             group,
+            slots: Vec::new(),
+            recent: std::collections::VecDeque::new(),
         })
     }
 
@@ -434,6 +514,7 @@ impl Diffusion {
         let report = sys
             .solver
             .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None, None)?;
+        sys.note_count();
         self.store(ctx, sys, &report, (entries[1], store_threads), timing);
         Ok(report)
     }
@@ -523,6 +604,189 @@ impl Diffusion {
         out
     }
 
+    /// Whether the systems a substep needs (`velocity`, `scalars`) exist and have solved
+    /// once, so their solves can be queued ahead with the last count as the guess.
+    /// A system whose recent solves converged at once or are still growing (a flow at
+    /// rest or starting up) is not ready ([`System::settled`]).
+    pub fn can_queue(&self, velocity: bool, scalars: bool) -> bool {
+        let ready = |sys: &Option<System>| sys.as_ref().is_some_and(System::settled);
+        (!velocity || ready(&self.velocity)) && (!scalars || ready(&self.scalars))
+    }
+
+    /// Records (into `enc`; nothing submitted or read) one system's assembly, set-up, its
+    /// solve queued ahead ([`PressureSolver::queue_ahead`]: the last count plus a margin,
+    /// its final state copied into the slot's reader) and its store.
+    fn queue(
+        &self,
+        ctx: &GpuContext,
+        sys: &mut System,
+        settings: &DiffusionSettings,
+        (entries, store_threads): ([Entry; 2], u32),
+        enc: &mut wgpu::CommandEncoder,
+        slot: usize,
+    ) -> Queued {
+        let mut pcg = settings.pcg();
+        let guess = sys.queue_guess();
+        sys.solver.guess_at_least(guess);
+        pcg.margin = queue_margin(guess);
+        let kind = pcg.preconditioner;
+        ctx.queue
+            .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
+        sys.solver.write_config(ctx, &sys.vectors, &pcg, false);
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("diffusion::setup"),
+                timestamp_writes: None,
+            });
+            self.kernel
+                .dispatch(&mut pass, entries[0], &sys.group, sys.params.sys_cells);
+            sys.solver.precond.record_setup(&mut pass, kind);
+            sys.solver.record_start(&mut pass, &sys.grid, kind, None);
+        }
+        while sys.slots.len() <= slot {
+            let size = sys.vectors.state.size();
+            sys.slots
+                .push(BufferReader::new(&ctx.device, size, "Diffusion::slot"));
+        }
+        let iterations = sys.solver.queue_ahead(
+            enc,
+            &sys.grid,
+            &sys.vectors,
+            &pcg,
+            None,
+            None,
+            &mut sys.slots[slot],
+        );
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("diffusion::store"),
+                timestamp_writes: None,
+            });
+            self.kernel
+                .dispatch(&mut pass, entries[1], &sys.group, store_threads);
+        }
+        Queued { iterations, slot }
+    }
+
+    /// [`Self::velocity`] queued ahead into `enc` for a pipelined substep's `slot`
+    /// (after [`Self::can_queue`]): the same result once the solve converges within its
+    /// queue; its report comes from [`Self::report_queued`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn queue_velocity(
+        &mut self,
+        ctx: &GpuContext,
+        enc: &mut wgpu::CommandEncoder,
+        f: &GridFields,
+        dye: Option<&wgpu::Buffer>,
+        nu: f64,
+        settings: &DiffusionSettings,
+        slot: usize,
+    ) -> Result<Queued, SimError> {
+        let mut sys = self.velocity_system(ctx, f, dye, nu, settings)?;
+        let entries = [self.e.velocity_system, self.e.velocity_store];
+        let threads = sys.params.sys_cells;
+        let q = self.queue(ctx, &mut sys, settings, (entries, threads), enc, slot);
+        self.velocity = Some(sys);
+        Ok(q)
+    }
+
+    /// [`Self::scalars`] queued ahead, as [`Self::queue_velocity`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn queue_scalars(
+        &mut self,
+        ctx: &GpuContext,
+        enc: &mut wgpu::CommandEncoder,
+        f: &GridFields,
+        dye: &wgpu::Buffer,
+        k: [f64; 4],
+        (temperature, wall_dye): (&WallValues, &WallValues),
+        settings: &DiffusionSettings,
+        slot: usize,
+    ) -> Result<Queued, SimError> {
+        let walls = (temperature, wall_dye);
+        let mut sys = self.scalar_system(ctx, f, dye, k, walls, settings)?;
+        let entries = [self.e.scalar_system, self.e.scalar_store];
+        let q = self.queue(ctx, &mut sys, settings, (entries, f.num_cells()), enc, slot);
+        self.scalars = Some(sys);
+        Ok(q)
+    }
+
+    /// The readers a pipelined substep's `slot` brings the solves `queued` back in (the
+    /// velocity system's, then the scalars').
+    pub fn slot_readers(&self, queued: QueuedSolves) -> Vec<&BufferReader> {
+        [
+            (&self.velocity, queued.velocity),
+            (&self.scalars, queued.scalars),
+        ]
+        .into_iter()
+        .filter_map(|(s, q)| s.as_ref().zip(q).and_then(|(s, q)| s.slots.get(q.slot)))
+        .collect()
+    }
+
+    /// The reports of the solves `queued` recorded, from the words of
+    /// [`Self::slot_readers`] (read in that order), warning about a solve that stopped at
+    /// its queue (the next ones queue more).
+    pub fn report_queued(
+        &mut self,
+        queued: QueuedSolves,
+        words: &[Vec<u32>],
+        settings: &DiffusionSettings,
+    ) -> DiffusionReport {
+        let pcg = settings.pcg();
+        let mut next = words.iter();
+        let mut report = DiffusionReport::default();
+        // In the order of `slot_readers`: a system's words where it has a reader there.
+        let has = |sys: &Option<System>, q: Option<Queued>| {
+            q.is_some_and(|q| sys.as_ref().is_some_and(|s| s.slots.len() > q.slot))
+        };
+        let velocity_words = if has(&self.velocity, queued.velocity) {
+            next.next()
+        } else {
+            None
+        };
+        let scalar_words = if has(&self.scalars, queued.scalars) {
+            next.next()
+        } else {
+            None
+        };
+        for (q, sys, w, out, name) in [
+            (
+                queued.velocity,
+                &mut self.velocity,
+                velocity_words,
+                &mut report.velocity,
+                "viscosity",
+            ),
+            (
+                queued.scalars,
+                &mut self.scalars,
+                scalar_words,
+                &mut report.scalars,
+                "heat and dye",
+            ),
+        ] {
+            let (Some(q), Some(sys), Some(w)) = (q, sys.as_mut(), w) else {
+                continue;
+            };
+            let r = sys
+                .solver
+                .report_from(w, pcg.preconditioner, None, pcg.tolerance);
+            sys.note_count();
+            if r.status != super::pressure::SolveStatus::Converged {
+                log::warn!(
+                    "diffusion solve ({name}) queued ahead stopped at {} of its {} \
+                     iterations, residual {:.1e} ({:?}); the next solves queue more",
+                    r.iterations,
+                    q.iterations,
+                    r.residual,
+                    r.status
+                );
+            }
+            *out = Some(r);
+        }
+        report
+    }
+
     /// The viscosity step and the scalars' step together: they touch different fields
     /// (the face velocities, the dye), so both solves are queued before one read brings
     /// both back (`PressureSolver::iterate_pair`); a solve whose guess fell short goes on
@@ -559,6 +823,8 @@ impl Diffusion {
             (&pcg, &pcg),
         );
         if let Ok((rv, rs)) = &out {
+            vel.note_count();
+            scal.note_count();
             let faces = vel.params.sys_cells;
             self.store(ctx, &vel, rv, (self.e.velocity_store, faces), None);
             self.store(ctx, &scal, rs, (self.e.scalar_store, f.num_cells()), last);

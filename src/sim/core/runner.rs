@@ -107,6 +107,10 @@ pub struct Core {
     /// A copy of b, r, z, d, q and t taken after each pressure solve, where they share P2G's
     /// accumulators and a reader asked to keep them ([`Runner::keep_solver_vectors`]).
     kept_vectors: Option<wgpu::Buffer>,
+    /// The slot of the pipelined substep being recorded, None for any other: a mode's own
+    /// solves (the diffusion's) then queue ahead into it instead of reading their
+    /// convergence ([`Mode::host_readers`]).
+    pub queue_slot: Option<usize>,
 }
 
 impl Core {
@@ -188,6 +192,7 @@ impl Core {
             refined: false,
             solver_vectors_live: true,
             kept_vectors: None,
+            queue_slot: None,
             ctx,
         };
         core.write_solver_config();
@@ -585,6 +590,15 @@ pub trait Mode: Sized {
     /// [`Runner::keep_grid_views`] just replaced (`GridFields::keep_views`).
     fn rebind_views(&mut self, _core: &Core) {}
 
+    /// The readers that bring back what a pipelined substep's host work queued (its
+    /// solves' states, as `host` records them), read with the substep's slot.
+    fn host_readers(&self, _host: &Self::Host) -> Vec<&BufferReader> {
+        Vec::new()
+    }
+
+    /// Completes `host` from the words of [`Mode::host_readers`], in their order.
+    fn finish_host(&mut self, _core: &Core, _host: &mut Self::Host, _words: &[Vec<u32>]) {}
+
     /// Takes what the substep just recorded left in [`Mode::Host`].
     fn take_host(&mut self) -> Self::Host {
         Self::Host::default()
@@ -900,20 +914,25 @@ impl<M: Mode> Runner<M> {
             return Ok(Vec::new());
         }
         let entries = std::mem::take(&mut self.pipe);
-        let readers: Vec<&BufferReader> = self.core.slots[..entries.len()]
-            .iter()
-            .flat_map(|s| [&s.counters, &s.solve])
-            .collect();
+        // Each slot's counters and solve, then what the mode's host work queued in it.
+        let mut readers: Vec<&BufferReader> = Vec::new();
+        let mut starts = Vec::with_capacity(entries.len() + 1);
+        for (slot, (_, host)) in self.core.slots.iter().zip(&entries) {
+            starts.push(readers.len());
+            readers.extend([&slot.counters, &slot.solve]);
+            readers.extend(self.mode.host_readers(host));
+        }
+        starts.push(readers.len());
         let words = BufferReader::read_all(&self.core.ctx, &readers)?;
         let mut reports = Vec::with_capacity(entries.len());
-        for (i, (mut p, host)) in entries.into_iter().enumerate() {
+        for (i, (mut p, mut host)) in entries.into_iter().enumerate() {
+            let at = starts[i];
             if let Some(queued) = p.queued {
-                p.solve = Some(
-                    self.core
-                        .unread_solve(queued, &words[2 * i + 1], i as u32 + 1),
-                );
+                p.solve = Some(self.core.unread_solve(queued, &words[at + 1], i as u32 + 1));
             }
-            reports.push(self.complete(p, M::Stage::last(), &words[2 * i], host)?);
+            self.mode
+                .finish_host(&self.core, &mut host, &words[at + 2..starts[i + 1]]);
+            reports.push(self.complete(p, M::Stage::last(), &words[at], host)?);
         }
         let hardest = reports
             .iter()
@@ -1015,6 +1034,7 @@ impl<M: Mode> Runner<M> {
         if let Some(i) = slot {
             self.core.ensure_slots(i + 1);
         }
+        self.core.queue_slot = slot;
         let mut tick_at = None;
         let mut queued = None;
         // On the GPU clock the host does not know the length yet: what it writes is the last

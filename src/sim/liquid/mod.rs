@@ -147,7 +147,7 @@ pub struct Liquid {
     volume: volume_correction::VolumeCorrection,
     diffusion: diffusion::Diffusion,
     /// This substep's viscosity solve, kept for the report.
-    viscosity: Option<SolveReport>,
+    viscosity: diffusion::DiffusionHost,
     forces: forces::Forces,
     extrapolate: extrapolate::Extrapolate,
     pub(crate) g2p: g2p::G2p,
@@ -245,7 +245,7 @@ impl Runner<Liquid> {
             mark: mark_cells::MarkCells::new(device, fields),
             volume: volume_correction::VolumeCorrection::new(device, fields, pcg, &particles),
             diffusion: diffusion::Diffusion::new(device),
-            viscosity: None,
+            viscosity: diffusion::DiffusionHost::default(),
             forces: forces::Forces::new(device, fields),
             extrapolate: extrapolate::Extrapolate::new(device, fields),
             g2p: g2p::G2p::new(device, fields, &particles),
@@ -476,7 +476,7 @@ fn cfl_terms(scene: &Scene) -> CflTerms {
 impl Mode for Liquid {
     type Stage = Stage;
     type Substep = LiquidSubstep;
-    type Host = Option<SolveReport>;
+    type Host = diffusion::DiffusionHost;
     const SPEED: &'static str = "the largest particle speed";
 
     /// CFL substep: particles move at most `cfl` cells, counting the speed gravity adds.
@@ -515,12 +515,30 @@ impl Mode for Liquid {
     }
 
     fn reads_while_recording(&self, core: &Core) -> bool {
-        // The viscosity solve reads its convergence.
-        core.scene.viscosity > 0.0
+        // The viscosity solve reads its convergence until it has solved once; then a
+        // pipelined substep queues it ahead.
+        core.scene.viscosity > 0.0 && !self.diffusion.can_queue(true, false)
+    }
+
+    fn host_readers(&self, host: &diffusion::DiffusionHost) -> Vec<&crate::gpu::BufferReader> {
+        self.diffusion.slot_readers(host.queued)
+    }
+
+    fn finish_host(
+        &mut self,
+        core: &Core,
+        host: &mut diffusion::DiffusionHost,
+        words: &[Vec<u32>],
+    ) {
+        if host.queued != diffusion::QueuedSolves::default() {
+            host.report = self
+                .diffusion
+                .report_queued(host.queued, words, &core.scene.diffusion);
+        }
     }
 
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {
-        self.viscosity = None;
+        self.viscosity = diffusion::DiffusionHost::default();
         // The count the last substep's inflow and outflow left.
         core.fields.params.num_particles = self.particles.count;
         if let Some(b) = core.bodies.as_mut() {
@@ -552,8 +570,8 @@ impl Mode for Liquid {
         }
     }
 
-    fn take_host(&mut self) -> Option<SolveReport> {
-        self.viscosity.take()
+    fn take_host(&mut self) -> diffusion::DiffusionHost {
+        std::mem::take(&mut self.viscosity)
     }
 
     fn rebind_views(&mut self, core: &Core) {
@@ -593,7 +611,28 @@ impl Mode for Liquid {
                 // would drag the body force's uniform increment to zero at no-slip walls, a
                 // rotational error the projection cannot remove, and a pool at rest would
                 // stir itself at about |g| dt.
-                if core.scene.viscosity > 0.0 {
+                let queue = core
+                    .queue_slot
+                    .filter(|_| core.scene.viscosity > 0.0)
+                    .filter(|_| self.diffusion.can_queue(true, false));
+                if let Some(slot) = queue {
+                    // A pipelined substep: the solve queues ahead behind the boundary pass,
+                    // and its state comes back with the substep's slot.
+                    {
+                        let mut pass = rec.pass_part(stage, true, false);
+                        core.boundary.record(&mut pass, f);
+                    }
+                    self.viscosity.queued.velocity = Some(self.diffusion.queue_velocity(
+                        &core.ctx,
+                        rec.encoder(),
+                        f,
+                        None,
+                        core.scene.viscosity,
+                        &core.scene.diffusion,
+                        slot,
+                    )?);
+                    let _ = rec.pass_part(stage, false, true);
+                } else if core.scene.viscosity > 0.0 {
                     {
                         let mut pass =
                             rec.encoder()
@@ -604,7 +643,7 @@ impl Mode for Liquid {
                         core.boundary.record(&mut pass, f);
                     }
                     rec.submit("Liquid::substep_forces");
-                    self.viscosity = Some(self.solve_viscosity(core)?);
+                    self.viscosity.report.velocity = Some(self.solve_viscosity(core)?);
                 }
             }
             Stage::Forces => {
@@ -656,7 +695,7 @@ impl Mode for Liquid {
         c: &[u32],
         extra: &[u32],
         last: Stage,
-        host: Option<SolveReport>,
+        host: diffusion::DiffusionHost,
     ) -> Result<LiquidSubstep, SimError> {
         self.frame_kinetic =
             (!extra.is_empty()).then(|| self.kinetic_energy(core, bytemuck::cast_slice(extra)));
@@ -689,7 +728,7 @@ impl Mode for Liquid {
                 0.0
             },
             correction: corrected.then(|| Self::correction_report(core, c)),
-            viscosity: host,
+            viscosity: host.report.velocity,
             emitted,
             removed,
         })

@@ -198,8 +198,8 @@ pub struct Smoke {
     tracer_stage: tracers::SmokeTracers,
     stats: stats::SmokeStats,
     diffusion: diffusion::Diffusion,
-    /// This substep's diffusion solves, kept for the report.
-    diffused: diffusion::DiffusionReport,
+    /// This substep's diffusion solves (or those it queued), kept for the report.
+    diffused: diffusion::DiffusionHost,
     /// Scene and painted solids, as on the GPU.
     static_solid: Vec<u32>,
     static_vel: Vec<[f32; 4]>,
@@ -268,7 +268,7 @@ impl Runner<Smoke> {
             tracer_stage: tracers::SmokeTracers::new(device, fields, &smoke, &tracers),
             stats: stats::SmokeStats::new(device, fields, &smoke),
             diffusion: diffusion::Diffusion::new(device),
-            diffused: diffusion::DiffusionReport::default(),
+            diffused: diffusion::DiffusionHost::default(),
             static_solid,
             static_vel,
             static_open: open,
@@ -330,19 +330,73 @@ impl Runner<Smoke> {
     }
 }
 
+/// Which of the diffusion's systems the scene uses: the velocity's (viscosity) and the
+/// scalars' (heat and dye).
+fn diffused(scene: &Scene) -> (bool, bool) {
+    let s = &scene.smoke;
+    (
+        scene.viscosity > 0.0,
+        s.temperature_diffusion > 0.0 || s.dye_diffusion > 0.0,
+    )
+}
+
 impl Smoke {
+    /// The diffusion coefficients of the dye's r, g, b and the temperature, m^2/s.
+    fn scalar_coefficients(scene: &Scene) -> [f64; 4] {
+        let s = &scene.smoke;
+        [
+            s.dye_diffusion,
+            s.dye_diffusion,
+            s.dye_diffusion,
+            s.temperature_diffusion,
+        ]
+    }
+
+    /// [`Self::diffuse`] queued ahead into `enc` for a pipelined substep's `slot`.
+    fn queue_diffusion(
+        &mut self,
+        core: &Core,
+        enc: &mut wgpu::CommandEncoder,
+        slot: usize,
+    ) -> Result<diffusion::QueuedSolves, SimError> {
+        let scene = &core.scene;
+        let s = &scene.smoke;
+        let (velocity, scalars) = diffused(scene);
+        let mut queued = diffusion::QueuedSolves::default();
+        if velocity {
+            self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
+            queued.velocity = Some(self.diffusion.queue_velocity(
+                &core.ctx,
+                enc,
+                &core.fields,
+                Some(&self.smoke.dye),
+                scene.viscosity,
+                &scene.diffusion,
+                slot,
+            )?);
+        }
+        if scalars {
+            queued.scalars = Some(self.diffusion.queue_scalars(
+                &core.ctx,
+                enc,
+                &core.fields,
+                &self.smoke.dye,
+                Self::scalar_coefficients(scene),
+                (&s.wall_temperature, &s.wall_dye),
+                &scene.diffusion,
+                slot,
+            )?);
+        }
+        Ok(queued)
+    }
+
     /// One implicit step of viscosity, heat and dye diffusion over the substep's dt
     /// (`SimParams::dt`), those whose coefficient is not 0.
     fn diffuse(&mut self, core: &Core) -> Result<diffusion::DiffusionReport, SimError> {
         let scene = &core.scene;
         let s = &scene.smoke;
         let nu = scene.viscosity;
-        let k = [
-            s.dye_diffusion,
-            s.dye_diffusion,
-            s.dye_diffusion,
-            s.temperature_diffusion,
-        ];
+        let k = Self::scalar_coefficients(scene);
         let scalars = k.iter().any(|&v| v > 0.0);
         let timing = |begin: bool, end: bool| {
             core.timer.enabled().then_some(diffusion::Timing {
@@ -450,7 +504,7 @@ fn cfl_terms(scene: &Scene) -> CflTerms {
 impl Mode for Smoke {
     type Stage = SmokeStage;
     type Substep = SmokeSubstep;
-    type Host = diffusion::DiffusionReport;
+    type Host = diffusion::DiffusionHost;
     const SPEED: &'static str = "the largest smoke speed";
 
     /// Substep length from the CFL number (semi-Lagrangian advection is stable for any
@@ -472,12 +526,31 @@ impl Mode for Smoke {
     }
 
     fn reads_while_recording(&self, core: &Core) -> bool {
-        // The diffusion solves read their convergence.
-        diffuses(&core.scene)
+        // The diffusion solves read their convergence until each has solved once; then
+        // a pipelined substep queues them ahead.
+        let (velocity, scalars) = diffused(&core.scene);
+        (velocity || scalars) && !self.diffusion.can_queue(velocity, scalars)
+    }
+
+    fn host_readers(&self, host: &diffusion::DiffusionHost) -> Vec<&crate::gpu::BufferReader> {
+        self.diffusion.slot_readers(host.queued)
+    }
+
+    fn finish_host(
+        &mut self,
+        core: &Core,
+        host: &mut diffusion::DiffusionHost,
+        words: &[Vec<u32>],
+    ) {
+        if host.queued != diffusion::QueuedSolves::default() {
+            host.report = self
+                .diffusion
+                .report_queued(host.queued, words, &core.scene.diffusion);
+        }
     }
 
     fn begin_substep(&mut self, core: &mut Core, _dt: f64) {
-        self.diffused = diffusion::DiffusionReport::default();
+        self.diffused = diffusion::DiffusionHost::default();
         if self.static_dirty {
             // The regions of the static solids alone, for the substeps in which no body can
             // seal one (BodyCoupling::separate_regions).
@@ -490,7 +563,7 @@ impl Mode for Smoke {
         self.upload(core);
     }
 
-    fn take_host(&mut self) -> diffusion::DiffusionReport {
+    fn take_host(&mut self) -> diffusion::DiffusionHost {
         std::mem::take(&mut self.diffused)
     }
 
@@ -527,7 +600,21 @@ impl Mode for Smoke {
                 // increment would drag it to zero at no-slip walls, a rotational error the
                 // projection cannot remove, which would stir a conducting layer that should
                 // rest.
-                if diffuses(&core.scene) {
+                let (velocity, scalars) = diffused(&core.scene);
+                let queue = core
+                    .queue_slot
+                    .filter(|_| velocity || scalars)
+                    .filter(|_| self.diffusion.can_queue(velocity, scalars));
+                if let Some(slot) = queue {
+                    // A pipelined substep: the solves queue ahead behind the boundary
+                    // pass, and their states come back with the substep's slot.
+                    {
+                        let mut pass = rec.pass_part(stage, true, false);
+                        core.boundary.record(&mut pass, f);
+                    }
+                    self.diffused.queued = self.queue_diffusion(core, rec.encoder(), slot)?;
+                    let _ = rec.pass_part(stage, false, true);
+                } else if velocity || scalars {
                     {
                         let mut pass =
                             rec.encoder()
@@ -538,7 +625,7 @@ impl Mode for Smoke {
                         core.boundary.record(&mut pass, f);
                     }
                     rec.submit("Smoke::substep_forces");
-                    self.diffused = self.diffuse(core)?;
+                    self.diffused.report = self.diffuse(core)?;
                 }
             }
             SmokeStage::Forces => {
@@ -580,7 +667,7 @@ impl Mode for Smoke {
         _c: &[u32],
         extra: &[u32],
         _last: SmokeStage,
-        host: diffusion::DiffusionReport,
+        host: diffusion::DiffusionHost,
     ) -> Result<SmokeSubstep, SimError> {
         let partials: &[[f32; 4]] = bytemuck::cast_slice(extra);
         let mut sums = [0f64; 4];
@@ -600,7 +687,7 @@ impl Mode for Smoke {
             },
             enstrophy: sums[2] * cell_volume,
             kinetic_energy: 0.5 * AIR_DENSITY * sums[3] * cell_volume,
-            diffusion: host,
+            diffusion: host.report,
         })
     }
 

@@ -495,6 +495,12 @@ impl PressureSolver {
         self.last_iterations.is_some()
     }
 
+    /// The iterations the next solve queues ahead before its first look (the last count,
+    /// or more after a solve that stopped short), once a solve has run.
+    pub fn guess(&self) -> Option<u32> {
+        self.last_iterations
+    }
+
     /// A pipelined solve: records (into `enc`, nothing submitted or read) as many
     /// iterations as the last solve needed plus `s.margin`, then the solve's end: a solve
     /// still running stops there ([`SolveStatus::Stopped`]), the true residual runs and
