@@ -723,6 +723,19 @@ impl Diffusion {
         .collect()
     }
 
+    /// Fills `host`'s report from the words of the solves it queued, if any (the modes'
+    /// `Mode::finish_host`).
+    pub fn finish(
+        &mut self,
+        host: &mut DiffusionHost,
+        words: &[Vec<u32>],
+        settings: &DiffusionSettings,
+    ) {
+        if host.queued != QueuedSolves::default() {
+            host.report = self.report_queued(host.queued, words, settings);
+        }
+    }
+
     /// The reports of the solves `queued` recorded, from the words of
     /// [`Self::slot_readers`] (read in that order), warning about a solve that stopped at
     /// its queue (the next ones queue more).

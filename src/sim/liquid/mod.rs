@@ -530,11 +530,7 @@ impl Mode for Liquid {
         host: &mut diffusion::DiffusionHost,
         words: &[Vec<u32>],
     ) {
-        if host.queued != diffusion::QueuedSolves::default() {
-            host.report = self
-                .diffusion
-                .report_queued(host.queued, words, &core.scene.diffusion);
-        }
+        self.diffusion.finish(host, words, &core.scene.diffusion);
     }
 
     fn begin_substep(&mut self, core: &mut Core, dt: f64) {

@@ -542,11 +542,7 @@ impl Mode for Smoke {
         host: &mut diffusion::DiffusionHost,
         words: &[Vec<u32>],
     ) {
-        if host.queued != diffusion::QueuedSolves::default() {
-            host.report = self
-                .diffusion
-                .report_queued(host.queued, words, &core.scene.diffusion);
-        }
+        self.diffusion.finish(host, words, &core.scene.diffusion);
     }
 
     fn begin_substep(&mut self, core: &mut Core, _dt: f64) {
