@@ -451,22 +451,36 @@ impl Diffusion {
         timing: Option<Timing<'_>>,
     ) {
         let pcg = settings.pcg();
-        let kind = pcg.preconditioner;
-        ctx.queue
-            .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
-        sys.solver.write_config(ctx, &sys.vectors, &pcg, false);
+        self.write_system(ctx, sys, &pcg);
         submit_pass(
             ctx,
             "diffusion::setup",
             timing.filter(|t| t.begin),
             true,
-            |pass| {
-                self.kernel
-                    .dispatch(pass, entry, &sys.group, sys.params.sys_cells);
-                sys.solver.precond.record_setup(pass, kind);
-                sys.solver.record_start(pass, &sys.grid, kind, None);
-            },
+            |pass| self.record_setup(pass, sys, entry, pcg.preconditioner),
         );
+    }
+
+    /// Writes one system's settings and its solver's config (applied at the next submit).
+    fn write_system(&self, ctx: &GpuContext, sys: &System, pcg: &crate::scene::PressureSettings) {
+        ctx.queue
+            .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
+        sys.solver.write_config(ctx, &sys.vectors, pcg, false);
+    }
+
+    /// Records one system's assembly (`entry`), its preconditioner's set-up and the start
+    /// of its solve.
+    fn record_setup(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        sys: &System,
+        entry: Entry,
+        kind: crate::scene::PreconditionerKind,
+    ) {
+        self.kernel
+            .dispatch(pass, entry, &sys.group, sys.params.sys_cells);
+        sys.solver.precond.record_setup(pass, kind);
+        sys.solver.record_start(pass, &sys.grid, kind, None);
     }
 
     /// Warns about a solve that stopped short and submits its system's store (`entry`, on
@@ -604,10 +618,10 @@ impl Diffusion {
         out
     }
 
-    /// Whether the systems a substep needs (`velocity`, `scalars`) exist and have solved
-    /// once, so their solves can be queued ahead with the last count as the guess.
-    /// A system whose recent solves converged at once or are still growing (a flow at
-    /// rest or starting up) is not ready ([`System::settled`]).
+    /// Whether the systems a substep needs (`velocity`, `scalars`) exist and their last
+    /// solves all iterated ([`System::settled`]; a flow at rest or starting up reads its
+    /// solves), so their solves can be queued ahead with the largest recent count as the
+    /// guess.
     pub fn can_queue(&self, velocity: bool, scalars: bool) -> bool {
         let ready = |sys: &Option<System>| sys.as_ref().is_some_and(System::settled);
         (!velocity || ready(&self.velocity)) && (!scalars || ready(&self.scalars))
@@ -629,19 +643,13 @@ impl Diffusion {
         let guess = sys.queue_guess();
         sys.solver.guess_at_least(guess);
         pcg.margin = queue_margin(guess);
-        let kind = pcg.preconditioner;
-        ctx.queue
-            .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
-        sys.solver.write_config(ctx, &sys.vectors, &pcg, false);
+        self.write_system(ctx, sys, &pcg);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("diffusion::setup"),
                 timestamp_writes: None,
             });
-            self.kernel
-                .dispatch(&mut pass, entries[0], &sys.group, sys.params.sys_cells);
-            sys.solver.precond.record_setup(&mut pass, kind);
-            sys.solver.record_start(&mut pass, &sys.grid, kind, None);
+            self.record_setup(&mut pass, sys, entries[0], pcg.preconditioner);
         }
         while sys.slots.len() <= slot {
             let size = sys.vectors.state.size();
