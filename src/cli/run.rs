@@ -259,6 +259,14 @@ impl RunSim {
         }
     }
 
+    /// Substeps recorded ahead on the GPU clock that did not run (their frame had ended).
+    fn skipped_substeps(&self) -> u64 {
+        match self {
+            RunSim::Liquid(s) => s.skipped_substeps,
+            RunSim::Smoke(s) => s.skipped_substeps,
+        }
+    }
+
     /// Dispatches per stage since the simulation was made.
     fn dispatches_by_stage(&self) -> &[(&'static str, u64)] {
         match self {
@@ -690,6 +698,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             .map(|(name, d)| format!("{name} {:.1}", *d as f64 / total_substeps as f64))
             .collect();
         summary += &format!("dispatches per substep by stage: {}\n", stages.join(", "));
+        let skipped = sim.skipped_substeps();
+        if skipped > 0 {
+            summary += &format!(
+                "substeps recorded ahead that did not run (their frame had ended; counted in \
+                 the dispatches above): {skipped}\n"
+            );
+        }
     }
     if let RunSim::Liquid(s) = &sim {
         if let Some(flow) = &s.mode.flow {

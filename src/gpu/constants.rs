@@ -135,8 +135,23 @@ shared_constants! {
     CLOCK_CFL: usize = 1;
     /// 1 when the substep ends its frame.
     CLOCK_LAST: usize = 2;
+    /// 1 when the substep runs; 0 when its frame had already ended (a gated substep,
+    /// recorded ahead of knowing the frame's substep count: its dispatches are empty).
+    CLOCK_RUN: usize = 3;
+    /// What is left of the frame, in units of 2^-CLOCK_REST_SHIFT s: low and high words of
+    /// a u64 (exact for any sum of f32 substeps above 2^-36 s in frames up to 32 s).
+    CLOCK_REST_LO: usize = 4;
+    CLOCK_REST_HI: usize = 5;
+    /// The frame's substeps begun so far, this one included once it runs.
+    CLOCK_STARTED: usize = 6;
+    /// 1 once a substep has ended the frame.
+    CLOCK_DONE: usize = 7;
     /// Words of the clock buffer.
-    CLOCK_WORDS: usize = 4;
+    CLOCK_WORDS: usize = 8;
+    /// The fixed-point scale of CLOCK_REST_LO/HI: one unit is 2^-59 s.
+    CLOCK_REST_SHIFT: u32 = 59;
+    /// Indirect dispatch sizes a gated substep may use (src/gpu/gate.rs).
+    GATE_CAPACITY: usize = 1024;
     /// Fixed-point scale of COUNTER_DENSITY_ERROR_SUM: each cell adds at most
     /// DENSITY_ERROR_CLAMP * DENSITY_ERROR_SCALE = 256, so 2^24 FLUID cells fit in a u32.
     DENSITY_ERROR_SCALE: f32 = 64.0;

@@ -231,6 +231,11 @@ impl Kernel {
     }
 
     /// The WGSL name of `entry`, for messages.
+    /// The pipeline of `entry` (for a dispatch that must not be gated, [`super::gate`]).
+    pub(crate) fn pipeline(&self, entry: Entry) -> &wgpu::ComputePipeline {
+        &self.pipelines[entry.0].1
+    }
+
     pub fn entry_name(&self, entry: Entry) -> &str {
         &self.pipelines[entry.0].0
     }
@@ -308,7 +313,9 @@ impl Kernel {
         pass.set_pipeline(&self.pipelines[entry.0].1);
         pass.set_bind_group(0, group, offsets);
         let (x, y) = split_groups(groups);
-        pass.dispatch_workgroups(x, y, 1);
+        if !super::gate::dispatch(pass, x, y) {
+            pass.dispatch_workgroups(x, y, 1);
+        }
         super::traffic::count(|t| t.dispatches += 1);
     }
 }

@@ -5,6 +5,7 @@
 
 mod buffers;
 pub mod constants;
+pub mod gate;
 mod kernel;
 pub mod layout;
 mod render_layout;
@@ -16,6 +17,7 @@ pub use buffers::{
     read_buffer, read_buffer_range, storage_buffer, uniform_buffer, BufferReader, Region,
     REGION_ALIGN,
 };
+pub use gate::Gate;
 pub use kernel::{Bindable, Binding, Entry, Kernel, WORKGROUP};
 pub use render_layout::RenderLayout;
 pub use timing::{PassTimer, StageTiming};
@@ -61,10 +63,12 @@ pub struct GpuContext {
 }
 
 impl GpuContext {
-    /// Submits one command buffer (counted in [`Traffic`]).
+    /// Submits one command buffer (counted in [`Traffic`]); while a [`Gate`] is entered,
+    /// behind the gate's prologue.
     pub fn submit(&self, commands: wgpu::CommandBuffer) -> wgpu::SubmissionIndex {
+        let prologue = gate::prologue(self);
         let start = std::time::Instant::now();
-        let index = self.queue.submit([commands]);
+        let index = self.queue.submit(prologue.into_iter().chain([commands]));
         let ns = start.elapsed().as_nanos() as u64;
         traffic::count(|t| {
             t.submits += 1;

@@ -1,13 +1,20 @@
 //! The substep's clock on the GPU (clock.wgsl): the next substep's length, computed from the
 //! largest speed the last substep measured, before the counters are cleared. With it a
-//! frame's later substeps need no read between them: the host learns each one's length with
-//! that substep's solve, and the last substep's counters with the next one's
-//! ([`super::runner::Runner::step_frame`]). A frame's first substep keeps the host's clock.
+//! frame's later substeps need no read between them. A frame's first substep keeps the
+//! host's clock; [`Clock::start_frame`] then hands the GPU what is left of the frame, and
+//! the clock keeps it, exactly, as a fixed-point count ([`to_fixed`]). Once a substep has
+//! ended the frame, the substeps recorded after it do not run: the clock's `CLOCK_RUN`
+//! word gates their dispatches ([`crate::gpu::gate`]), so the host may record a frame's
+//! substeps without knowing how many it needs ([`super::runner::Runner::step_frame`]).
 
 use super::fields::GridFields;
 use super::params::SimParams;
-use crate::gpu::constants::{CLOCK_CFL, CLOCK_DT, CLOCK_LAST, CLOCK_WORDS};
-use crate::gpu::{storage_buffer, uniform_buffer, Kernel};
+use crate::gpu::constants::{
+    CLOCK_CFL, CLOCK_DONE, CLOCK_DT, CLOCK_LAST, CLOCK_REST_HI, CLOCK_REST_LO, CLOCK_REST_SHIFT,
+    CLOCK_RUN, CLOCK_STARTED, CLOCK_WORDS,
+};
+use crate::gpu::{storage_buffer, uniform_buffer, Gate, Kernel};
+use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 
 crate::kernel_entries!(
@@ -21,14 +28,14 @@ crate::kernel_entries!(
 pub struct ClockParams {
     pub cfl_h: f32,
     pub accel: f32,
-    pub remaining: f32,
-    pub force_rest: u32,
+    pub max_substeps: u32,
+    pub _pad: u32,
 }
 crate::wgsl_mirror!(clock_params_layout: ClockParams = "clock.wgsl" ClockParams {
     cfl_h: cfl_h,
     accel: accel,
-    remaining: remaining,
-    force_rest: force_rest,
+    max_substeps: max_substeps,
+    _pad: _pad,
 });
 
 /// The CFL rule of a mode whose substep depends on nothing but the largest speed:
@@ -61,6 +68,19 @@ pub fn substep_length(cfl: f64, remaining: f64, force_rest: bool) -> f64 {
     }
 }
 
+/// `seconds` (at most 32 s) in the clock's fixed-point units of 2^-59 s, to the nearest;
+/// exact for every f32 of 2^-36 s or more, and for an f64 whose last bit is 2^-59 s or more
+/// (from about 0.008 s up).
+pub fn to_fixed(seconds: f64) -> u64 {
+    (seconds * (CLOCK_REST_SHIFT as f64).exp2()).round() as u64
+}
+
+/// The nearest f32 (ties to even) to `units` of the clock's fixed point, s.
+pub fn from_fixed(units: u64) -> f32 {
+    // u64 to f32 rounds to nearest, ties to even; the power of two scales exactly.
+    units as f32 * (-(CLOCK_REST_SHIFT as f32)).exp2()
+}
+
 /// What the GPU's clock chose for a substep.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tick {
@@ -70,6 +90,13 @@ pub struct Tick {
     pub cfl: f32,
     /// Whether the substep ends its frame.
     pub last: bool,
+    /// Whether the substep ran: false when its frame had ended before it (recorded ahead,
+    /// its dispatches were empty).
+    pub ran: bool,
+    /// What is left of the frame after it, in [`to_fixed`] units (0 once it ends).
+    pub rest: u64,
+    /// The frame's substeps begun, this one included when it ran.
+    pub started: u32,
 }
 
 impl Tick {
@@ -79,7 +106,58 @@ impl Tick {
             dt: f32::from_bits(w[CLOCK_DT]),
             cfl: f32::from_bits(w[CLOCK_CFL]),
             last: w[CLOCK_LAST] != 0,
+            ran: w[CLOCK_RUN] != 0,
+            rest: w[CLOCK_REST_LO] as u64 | (w[CLOCK_REST_HI] as u64) << 32,
+            started: w[CLOCK_STARTED],
         }
+    }
+}
+
+/// The clock's state words at the start of a frame's clocked substeps: `remaining` seconds
+/// left after `started` substeps.
+pub fn start_words(remaining: f64, started: u32) -> [u32; CLOCK_WORDS] {
+    let rest = to_fixed(remaining);
+    let mut w = [0u32; CLOCK_WORDS];
+    w[CLOCK_RUN] = 1;
+    w[CLOCK_REST_LO] = rest as u32;
+    w[CLOCK_REST_HI] = (rest >> 32) as u32;
+    w[CLOCK_STARTED] = started;
+    w[CLOCK_DONE] = 0;
+    w
+}
+
+/// The host's mirror of clock.wgsl, in the same f32 operations: the tick that follows
+/// `state` (the clock's words) when the last substep measured `speed`.
+pub fn next_tick(state: &[u32], p: &ClockParams, speed: f32) -> Tick {
+    let t = Tick::from_words(state);
+    if state[CLOCK_DONE] != 0 {
+        return Tick {
+            ran: false,
+            last: false,
+            ..t
+        };
+    }
+    let cfl = p.cfl_h / (speed + p.accel).max(1e-9);
+    let rest = from_fixed(t.rest);
+    let started = t.started + 1;
+    let mut dt = cfl.min(rest);
+    let mut last = dt >= rest;
+    if rest - dt < 0.1 * dt || started >= p.max_substeps {
+        dt = rest;
+        last = true;
+    }
+    let left = if last {
+        0
+    } else {
+        t.rest - to_fixed(dt as f64)
+    };
+    Tick {
+        dt,
+        cfl,
+        last,
+        ran: true,
+        rest: left,
+        started,
     }
 }
 
@@ -91,8 +169,10 @@ pub struct Clock {
     e: ClockEntries,
     group: wgpu::BindGroup,
     params: wgpu::Buffer,
-    /// The tick's words (`CLOCK_*` of `crate::gpu::constants`).
+    /// The tick's and the state's words (`CLOCK_*` of `crate::gpu::constants`).
     pub out: wgpu::Buffer,
+    /// Gates the substeps recorded ahead on the clock's `CLOCK_RUN`.
+    pub gate: Arc<Gate>,
 }
 
 impl Clock {
@@ -112,25 +192,37 @@ impl Clock {
                 ("clock", &out),
             ],
         );
+        let gate = Gate::new(device, &out);
         Self {
             e: ClockEntries::of(&kernel),
             kernel,
             group,
             params,
             out,
+            gate,
         }
     }
 
-    /// Sets the rule for the next [`Self::record`]: `remaining` seconds of the frame are
-    /// left, and with `force_rest` the substep takes them all (max_substeps reached).
-    pub fn write(&self, queue: &wgpu::Queue, terms: CflTerms, remaining: f64, force_rest: bool) {
+    /// Hands the GPU the frame's rest: `remaining` seconds after its first `started`
+    /// substeps, with the CFL rule `terms` and the frame's `max_substeps`. Written before
+    /// the next [`Self::record`] runs (a queue write lands before the next submission).
+    pub fn start_frame(
+        &self,
+        queue: &wgpu::Queue,
+        terms: CflTerms,
+        remaining: f64,
+        started: u32,
+        max_substeps: u32,
+    ) {
         let p = ClockParams {
             cfl_h: terms.cfl_h as f32,
             accel: terms.accel as f32,
-            remaining: remaining as f32,
-            force_rest: force_rest as u32,
+            max_substeps,
+            _pad: 0,
         };
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+        let w = start_words(remaining, started);
+        queue.write_buffer(&self.out, 0, bytemuck::cast_slice(&w));
     }
 
     /// Records the tick from the counters the last substep left (before anything clears

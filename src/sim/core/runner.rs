@@ -54,8 +54,9 @@ pub struct Core {
     /// A pipelined frame's readbacks, one per substep: its counters (the layout of
     /// `counters_reader`) and its solve's final state ([`Runner::step_frame`]).
     slots: Vec<Slot>,
-    /// The GPU clock's tick of a pipelined substep, read while the GPU runs that substep.
-    tick_reader: BufferReader,
+    /// What the last pipelined frame on the GPU clock knew of its length: its substeps and
+    /// the margin the next one records ahead beyond them, 0 to 2 ([`Runner::step_frame`]).
+    ahead: (u32, u32),
     /// The final state of a solve queued ahead in a substep that reads its counters at its
     /// end, read with them.
     solve_reader: BufferReader,
@@ -75,6 +76,9 @@ pub struct Core {
     pub substeps_in_frame: u32,
     /// Largest speed after the last full substep (drives the CFL substep).
     pub max_speed: f32,
+    /// Substeps recorded ahead on the GPU clock that did not run, their frame having ended
+    /// before them ([`Runner::step_frame`]): recorded work spent for nothing, counted.
+    pub skipped_substeps: u64,
     /// Whether the run has warned that its tolerance lies below the f32 floor.
     pub warned_f32_floor: bool,
     /// Whether the substep being run ends its frame (set by [`Runner::step_frame`]): the
@@ -165,7 +169,7 @@ impl Core {
             // the end of a substep.
             counters_reader: counters_reader(&ctx, &timer, 0),
             slots: Vec::new(),
-            tick_reader: BufferReader::new(device, CLOCK_BYTES, "Runner::tick"),
+            ahead: (0, 0),
             solve_reader: solve_reader(&ctx, &pcg),
             warned_stopped: false,
             readback_extra: 0,
@@ -178,6 +182,7 @@ impl Core {
             time: 0.0,
             frame: 0,
             substeps_in_frame: 0,
+            skipped_substeps: 0,
             warned_f32_floor: false,
             frame_end: false,
             max_speed: 0.0,
@@ -620,6 +625,10 @@ pub trait Mode: Sized {
     /// counters may not be back yet.
     fn end_full_substep(&mut self) {}
 
+    /// The last `n` full substeps recorded did not run (recorded ahead past their frame's
+    /// end, [`Runner::step_frame`]): undoes what [`Mode::end_full_substep`] did for them.
+    fn skipped_substeps(&mut self, _n: u32) {}
+
     /// Fails when one of the substep's measurements is not finite.
     fn check_finite(
         &self,
@@ -672,18 +681,19 @@ pub(crate) struct Pending {
     body_forces: bool,
     /// Bytes of the mode's [`Mode::readback`] buffer copied (None without).
     extra_bytes: Option<u64>,
+    /// A substep recorded ahead on the GPU clock: its tick is in its slot, and it may not
+    /// have run (its frame had ended before it).
+    ticked: bool,
 }
 
 /// What [`Runner::run_substep`] ran: the report of the substep left pending before it, if
 /// that one came back, and its own unless it is pending now; its length and, on the GPU
-/// clock, the tick.
+/// clock, the tick (None for a substep recorded ahead: its tick comes back with its slot).
 struct Ran<X> {
     earlier: Option<SubstepReport<X>>,
     this: Option<SubstepReport<X>>,
     dt: f64,
     tick: Option<Tick>,
-    /// A pipelined substep on the GPU clock: the submission whose end brings its tick.
-    tick_at: Option<wgpu::SubmissionIndex>,
 }
 
 /// A frame's sums over its substeps' reports.
@@ -760,9 +770,13 @@ impl<M: Mode> Runner<M> {
     /// Where the mode's CFL step depends on the largest speed alone ([`Mode::gpu_clock`];
     /// no bodies, inflow, moving meshes or refinement), a frame's later substeps
     /// take their length on the GPU ([`super::clock`]) and leave their counters to come
-    /// back with the next substep's solve: a substep whose solve keeps its guess is then one
-    /// host read, and the frame's last one two. A substep's checks then run as the next
-    /// one's solve returns; they stop the run all the same, naming the substep that broke.
+    /// back with the next substep's solve. A pipelined frame ([`Self::pipelines`]) goes
+    /// further: the host records as many substeps as it expects the frame to need (the
+    /// last frame's count, one more after a frame that needed more) without reading
+    /// anything, and the GPU's clock gates those past the frame's end
+    /// ([`crate::gpu::gate`]); the frame's slots then come back in one read, and a frame
+    /// that needed more records more. A substep's checks then run as its slot returns;
+    /// they stop the run all the same, naming the substep that broke.
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
         let frame_dt = self.core.scene.frame_dt;
         let frame = self.core.frame + 1;
@@ -777,14 +791,25 @@ impl<M: Mode> Runner<M> {
         let pipe = clock.is_some() && self.pipelines();
         let max_substeps = self.core.scene.max_substeps;
         let mut started = 0u32;
+        // A pipelined frame on the GPU clock records its substeps ahead up to `until`.
+        let mut until = 0u32;
+        let mut short = false;
+        let skipped_before = self.core.skipped_substeps;
         // Relative to the frame, so a frame of any valid length ends after whole substeps.
         while remaining > frame_dt * 1e-9 {
             let force_rest = started + 1 >= max_substeps;
             let host_dt = match clock {
                 Some(terms) if started > 0 => {
-                    self.core
-                        .clock
-                        .write(&self.core.ctx.queue, terms, remaining, force_rest);
+                    if started == 1 {
+                        // What is left of the frame is the GPU's from here on.
+                        self.core.clock.start_frame(
+                            &self.core.ctx.queue,
+                            terms,
+                            remaining,
+                            started,
+                            max_substeps,
+                        );
+                    }
                     None
                 }
                 _ => {
@@ -807,21 +832,28 @@ impl<M: Mode> Runner<M> {
             let defer = clock.is_some();
             let run = self.run_substep(host_dt, M::Stage::last(), defer, remaining, pipe);
             self.core.frame_end = false;
-            let mut ran = run?;
+            let ran = run?;
             started += 1;
-            if let Some(at) = ran.tick_at.take() {
-                // The tick comes back while the GPU runs the substep recorded behind it.
-                let words = self.core.tick_reader.read_after(&self.core.ctx, at)?;
-                let t = Tick::from_words(&words);
-                ran.dt = if t.last { remaining } else { t.dt as f64 };
-                self.core.fields.params.dt = t.dt;
-                if let Some((p, _)) = self.pipe.last_mut() {
-                    p.dt = ran.dt;
+            if pipe && host_dt.is_none() {
+                // Recorded ahead: its tick comes back with the frame's slots.
+                if until == 0 {
+                    until = self.substeps_ahead(remaining, ran.dt, started);
                 }
-                if t.last {
-                    self.record_frame_end_readback();
+                if started < until.min(max_substeps) {
+                    continue;
                 }
-                ran.tick = Some(t);
+                self.record_frame_end_readback();
+                let (reports, ended) = self.drain_pipe(frame, &mut remaining)?;
+                for report in reports {
+                    self.account(frame, report, &mut acc)?;
+                }
+                if !ended {
+                    // The frame needs more substeps than were recorded ahead.
+                    short = true;
+                    let dt = self.core.fields.params.dt as f64;
+                    until = started + ((remaining / dt).ceil() as u32).max(1);
+                }
+                continue;
             }
             for report in ran.earlier.into_iter().chain(ran.this) {
                 self.account(frame, report, &mut acc)?;
@@ -844,11 +876,25 @@ impl<M: Mode> Runner<M> {
                 None => remaining -= ran.dt,
             }
         }
-        for report in self.drain_pipe()? {
+        let (reports, _) = self.drain_pipe(frame, &mut remaining)?;
+        for report in reports {
             self.account(frame, report, &mut acc)?;
         }
         self.core.frame += 1;
         let substeps = self.core.substeps_in_frame;
+        if until > 0 {
+            // A frame that needed more than was recorded widens the next one's margin; one
+            // that recorded substeps for nothing narrows it.
+            let margin = self.core.ahead.1;
+            let margin = if short {
+                (margin + 1).min(2)
+            } else if self.core.skipped_substeps > skipped_before {
+                margin.saturating_sub(1)
+            } else {
+                margin
+            };
+            self.core.ahead = (substeps, margin);
+        }
         let last = acc.last;
         let (kinetic_energy, volume, columns) = self
             .mode
@@ -890,8 +936,31 @@ impl<M: Mode> Runner<M> {
         self.core.solves_unread() && !self.mode.reads_while_recording(&self.core)
     }
 
-    /// A pipelined frame's last substep, found by its tick after it was recorded: the
-    /// mode's per-frame sums ([`Mode::readback`]) join its slot.
+    /// Makes the next pipelined frame on the GPU clock record at least `n` substeps before
+    /// it reads its slots (tests: substeps recorded past a frame's end must change nothing).
+    pub fn record_ahead_at_least(&mut self, n: u32) {
+        self.core.ahead.0 = self.core.ahead.0.max(n);
+    }
+
+    /// How many substeps (`started` so far, the last recorded ahead) a pipelined frame on
+    /// the GPU clock records before it reads its slots: the last such frame's count plus a
+    /// margin (wider after a frame that needed more, narrower after one that recorded
+    /// substeps for nothing), and at least what the frame's first substep length `dt`
+    /// suggests for the `remaining` seconds. With the solve's vectors
+    /// kept (the viewer, `--export-system`) one at a time: a substep that does not run
+    /// still records their copy, which would replace the last solve's.
+    fn substeps_ahead(&self, remaining: f64, dt: f64, started: u32) -> u32 {
+        if self.core.kept_vectors.is_some() {
+            return started;
+        }
+        let (last, margin) = self.core.ahead;
+        let from_dt = started - 1 + (remaining / dt.max(1e-12)).ceil().min(1e6) as u32;
+        (last + margin).max(from_dt).max(started)
+    }
+
+    /// Before a read of the slots of substeps recorded ahead: the mode's per-frame sums
+    /// ([`Mode::readback`]) join the last recorded slot. The substeps after the frame's
+    /// last did not run, so the sums are the last one's ([`Self::drain_pipe`] moves them).
     fn record_frame_end_readback(&mut self) {
         self.core.frame_end = true;
         let layout = self.core.readback_layout();
@@ -908,10 +977,17 @@ impl<M: Mode> Runner<M> {
     }
 
     /// Reads a pipelined frame's slots in one wait and completes its substeps in order
-    /// (nothing without a pipelined frame).
-    fn drain_pipe(&mut self) -> Result<Vec<SubstepReport<M::Substep>>, SimError> {
+    /// (nothing without a pipelined frame). A substep recorded ahead takes its length from
+    /// its tick, with the host's checks, and `remaining` goes down by it; one that did not
+    /// run is dropped. Also says whether the frame has ended: a tick said so, or no
+    /// substep was recorded ahead.
+    fn drain_pipe(
+        &mut self,
+        frame: u64,
+        remaining: &mut f64,
+    ) -> Result<(Vec<SubstepReport<M::Substep>>, bool), SimError> {
         if self.pipe.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), true));
         }
         let entries = std::mem::take(&mut self.pipe);
         // Each slot's counters and solve, then what the mode's host work queued in it.
@@ -923,16 +999,52 @@ impl<M: Mode> Runner<M> {
             readers.extend(self.mode.host_readers(host));
         }
         starts.push(readers.len());
-        let words = BufferReader::read_all(&self.core.ctx, &readers)?;
+        let mut words = BufferReader::read_all(&self.core.ctx, &readers)?;
+        let layout = self.core.readback_layout();
+        let (frame_dt, max_substeps) = (self.core.scene.frame_dt, self.core.scene.max_substeps);
+        let extra_of_last = entries.last().and_then(|(p, _)| p.extra_bytes);
+        let mut ended = !entries.iter().any(|(p, _)| p.ticked);
+        let mut skipped = 0u32;
         let mut reports = Vec::with_capacity(entries.len());
+        let n = entries.len();
         for (i, (mut p, mut host)) in entries.into_iter().enumerate() {
             let at = starts[i];
+            if p.ticked {
+                let t = Tick::from_words(&words[at][layout.clock_at as usize / 4..]);
+                if !t.ran {
+                    skipped += 1;
+                    continue;
+                }
+                // The checks the host makes before a substep of its own.
+                checked_cfl_dt(frame, t.started, t.cfl as f64, self.core.max_speed, frame_dt)?;
+                if t.started >= max_substeps {
+                    warn_max_substeps(frame, max_substeps, *remaining, t.cfl as f64);
+                }
+                // The frame's last substep ends exactly on the frame.
+                p.dt = if t.last { *remaining } else { t.dt as f64 };
+                *remaining = if t.last { 0.0 } else { *remaining - p.dt };
+                self.core.fields.params.dt = t.dt;
+                if t.last && i + 1 < n {
+                    if let Some(bytes) = extra_of_last {
+                        let r = layout.extra_at as usize / 4..(layout.extra_at + bytes) as usize / 4;
+                        let last = words[starts[n - 1]][r.clone()].to_vec();
+                        words[at][r].copy_from_slice(&last);
+                        p.extra_bytes = Some(bytes);
+                    }
+                }
+                ended |= t.last;
+            }
             if let Some(queued) = p.queued {
-                p.solve = Some(self.core.unread_solve(queued, &words[at + 1], i as u32 + 1));
+                let substep = self.core.substeps_in_frame + 1;
+                p.solve = Some(self.core.unread_solve(queued, &words[at + 1], substep));
             }
             self.mode
                 .finish_host(&self.core, &mut host, &words[at + 2..starts[i + 1]]);
             reports.push(self.complete(p, M::Stage::last(), &words[at], host)?);
+        }
+        if skipped > 0 {
+            self.core.skipped_substeps += skipped as u64;
+            self.mode.skipped_substeps(skipped);
         }
         let hardest = reports
             .iter()
@@ -941,7 +1053,7 @@ impl<M: Mode> Runner<M> {
         if let Some(n) = hardest.max() {
             self.core.pressure.guess_at_least(n);
         }
-        Ok(reports)
+        Ok((reports, ended))
     }
 
     /// The GPU clock's rule when this run may use it ([`Self::step_frame`]).
@@ -1018,9 +1130,10 @@ impl<M: Mode> Runner<M> {
     /// a substep left pending come back with this one's solve (`earlier`); with `defer`, a
     /// full substep that does not end its frame leaves its own pending too (`this` None).
     /// With `pipe` (a full substep of a pipelined frame) nothing is read: the solve is
-    /// queued ahead ([`PressureSolver::queue_ahead`]), the readbacks go to the substep's
-    /// slot, and on the clock the tick is submitted on its own (`tick_at`) for the caller to
-    /// read while the GPU runs the rest.
+    /// queued ahead ([`PressureSolver::queue_ahead`]) and the readbacks go to the substep's
+    /// slot. On the clock such a substep is recorded ahead: its tick joins its slot, and
+    /// everything after the clock is gated on it ([`crate::gpu::gate`]), so it runs only if
+    /// its frame has not ended.
     fn run_substep(
         &mut self,
         dt: Option<f64>,
@@ -1035,7 +1148,7 @@ impl<M: Mode> Runner<M> {
             self.core.ensure_slots(i + 1);
         }
         self.core.queue_slot = slot;
-        let mut tick_at = None;
+        let ahead = on_clock && pipe;
         let mut queued = None;
         // On the GPU clock the host does not know the length yet: what it writes is the last
         // one, which the clock overwrites on the GPU before anything reads it.
@@ -1053,15 +1166,14 @@ impl<M: Mode> Runner<M> {
         let kind = self.core.scene.pressure.preconditioner;
         let layout = self.core.readback_layout();
         let mut rec = Recorder::new(&self.core.ctx, &self.core.timer, "Runner::substep");
+        let mut gate = None;
         if on_clock {
             // The clock reads the counters the last substep left, so it runs first.
             self.core.clock.record(rec.encoder(), &self.core.fields);
-            if pipe {
-                let out = &self.core.clock.out;
-                self.core
-                    .tick_reader
-                    .copy_range(rec.encoder(), out, 0, CLOCK_BYTES);
-                tick_at = Some(rec.submit("Runner::substep"));
+            if ahead {
+                // The gate's prologue reads the tick: it goes to the GPU first, ungated.
+                rec.submit("Runner::substep");
+                gate = Some(self.core.clock.gate.enter());
             } else {
                 self.core.counters_reader.copy_at(
                     rec.encoder(),
@@ -1250,7 +1362,13 @@ impl<M: Mode> Runner<M> {
         if let Some(buf) = extra_buf {
             reader.copy_at(rec.encoder(), buf, layout.extra_at, buf.size());
         }
+        if ahead {
+            // The tick, still the clock's until the next substep's.
+            let out = &self.core.clock.out;
+            reader.copy_at(rec.encoder(), out, layout.clock_at, CLOCK_BYTES);
+        }
         rec.finish();
+        drop(gate);
         if full {
             self.mode.end_full_substep();
         }
@@ -1266,6 +1384,7 @@ impl<M: Mode> Runner<M> {
             timed: timed.is_some(),
             body_forces,
             extra_bytes,
+            ticked: ahead,
         };
         let this = if pipe {
             self.pipe.push((now, host));
@@ -1289,7 +1408,6 @@ impl<M: Mode> Runner<M> {
             this,
             dt,
             tick,
-            tick_at,
         })
     }
 

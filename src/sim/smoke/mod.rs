@@ -691,6 +691,10 @@ impl Mode for Smoke {
         self.trail_slot = (self.trail_slot + 1) % TRAIL_LEN;
     }
 
+    fn skipped_substeps(&mut self, n: u32) {
+        self.trail_slot = (self.trail_slot + TRAIL_LEN - n % TRAIL_LEN) % TRAIL_LEN;
+    }
+
     fn check_finite(
         &self,
         s: &SmokeSubstep,
