@@ -80,9 +80,7 @@ impl GpuContext {
     /// Picks an adapter honouring `WGPU_BACKEND` and `WGPU_ADAPTER_NAME` and creates a device
     /// with the adapter's own limits (large grids need more than wgpu's defaults).
     pub fn new() -> Result<Self, GpuError> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        desc.backends = default_backends();
-        Self::with_instance(wgpu::Instance::new(desc), None)
+        Self::with_instance(wgpu::Instance::new(instance_descriptor()), None)
     }
 
     /// Same as [`GpuContext::new`] on a caller's instance, optionally requiring that the
@@ -187,6 +185,22 @@ impl GpuContext {
 
 /// `WGPU_BACKEND` if set, else the primary backends (Vulkan, Metal, DX12). GL is only
 /// tried when asked for: its compute support is too uneven for the solver.
+/// The instance eddy asks for: the backends of [`default_backends`] and the environment's
+/// flags, less wgpu's validation of indirect dispatch arguments, which adds a dispatch and
+/// two barriers to each indirect dispatch. eddy's only indirect dispatches are the gate's
+/// ([`gate`]), whose arguments are the direct dispatch's own counts (each at most 65535,
+/// the least any adapter allows) or zero. Kept on Windows, where D3D12 needs it for the
+/// `num_workgroups` the shaders read; `WGPU_VALIDATION_INDIRECT_CALL=1` keeps it anywhere.
+pub fn instance_descriptor() -> wgpu::InstanceDescriptor {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = default_backends();
+    let asked = std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_some();
+    if !asked && !cfg!(windows) {
+        desc.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    }
+    desc
+}
+
 pub fn default_backends() -> wgpu::Backends {
     wgpu::Backends::from_env().unwrap_or(wgpu::Backends::PRIMARY)
 }

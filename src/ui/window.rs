@@ -102,9 +102,7 @@ impl Viewer {
                 .create_window(attributes)
                 .map_err(|e| ViewerError::Window(e.to_string()))?,
         );
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        desc.backends = crate::gpu::default_backends();
-        let instance = wgpu::Instance::new(desc);
+        let instance = wgpu::Instance::new(crate::gpu::instance_descriptor());
         let surface = instance
             .create_surface(window.clone())
             .map_err(|e| ViewerError::Window(e.to_string()))?;

@@ -696,6 +696,9 @@ struct Ran<X> {
     tick: Option<Tick>,
 }
 
+/// The reports a read of a pipelined frame's slots completed, and whether its frame ended.
+type Drained<X> = (Vec<SubstepReport<X>>, bool);
+
 /// A frame's sums over its substeps' reports.
 #[derive(Default)]
 struct FrameAccount<X: Default> {
@@ -985,7 +988,7 @@ impl<M: Mode> Runner<M> {
         &mut self,
         frame: u64,
         remaining: &mut f64,
-    ) -> Result<(Vec<SubstepReport<M::Substep>>, bool), SimError> {
+    ) -> Result<Drained<M::Substep>, SimError> {
         if self.pipe.is_empty() {
             return Ok((Vec::new(), true));
         }
