@@ -113,8 +113,9 @@ enum Command {
         /// Override the resolution: cells along the longest axis.
         #[arg(long, allow_hyphen_values = true)]
         resolution: Option<u32>,
-        /// After every frame, fail unless every pressure solve reached its tolerance and
-        /// every particle (tracer) is finite and inside the domain (reads them back: slower).
+        /// After every frame, fail unless every pressure and diffusion solve reached its
+        /// tolerance and every particle (tracer) is finite and inside the domain (reads them
+        /// back: slower).
         #[arg(long)]
         check_invariants: bool,
         /// Write a checkpoint every K frames (DIR/checkpoint_NNNNN.eddy: everything that

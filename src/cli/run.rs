@@ -335,6 +335,17 @@ pub(crate) fn check_invariants(
             st.pcg_max_residual
         );
     }
+    if st.diffusion_unconverged() > 0 {
+        bail!(
+            "frame {}: {} diffusion solve(s) (viscosity, heat or dye) stopped above the \
+             tolerance {:e} (at max_iterations {}, at the end of their queue or on a \
+             breakdown)",
+            st.frame,
+            st.diffusion_unconverged(),
+            scene.diffusion.tolerance,
+            scene.diffusion.max_iterations
+        );
+    }
     if st.particles != expected_particles {
         bail!(
             "frame {}: {} particles, {expected_particles} expected{}",

@@ -196,7 +196,8 @@ pub fn instance_descriptor() -> wgpu::InstanceDescriptor {
     desc.backends = default_backends();
     let asked = std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_some();
     if !asked && !cfg!(windows) {
-        desc.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+        desc.flags
+            .remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
     }
     desc
 }

@@ -5,9 +5,9 @@ use crate::sim::{FrameStats, ModeColumns};
 
 const SHARED_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total";
 /// stats.csv's header of a liquid run.
-pub const LIQUID_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations,viscosity_iterations,pcg_true_residual,particles_emitted,particles_removed";
+pub const LIQUID_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,liquid_volume,density_error_max,density_error_mean,volume_iterations,viscosity_iterations,pcg_true_residual,particles_emitted,particles_removed,unconverged_solves,diffusion_unconverged";
 /// stats.csv's header of a smoke run.
-pub const SMOKE_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy,viscosity_iterations,pcg_true_residual";
+pub const SMOKE_CSV_HEADER: &str = "frame,time_s,substeps,particles,fluid_cells,pcg_iterations,pcg_residual,max_divergence,kinetic_energy,max_speed,volume,front_x,pcg_iterations_total,dye_total,dye_center_y,enstrophy,viscosity_iterations,pcg_true_residual,unconverged_solves,diffusion_unconverged";
 const _: () = {
     let (s, l, m) = (
         SHARED_HEADER.as_bytes(),
@@ -49,7 +49,7 @@ impl FrameStats {
         );
         match &self.columns {
             ModeColumns::Liquid(l) => format!(
-                "{shared},{:.6e},{:.4},{:.4},{},{},{:.6e},{},{}",
+                "{shared},{:.6e},{:.4},{:.4},{},{},{:.6e},{},{},{},{}",
                 l.liquid_volume,
                 l.density_error_max,
                 l.density_error_mean,
@@ -57,15 +57,19 @@ impl FrameStats {
                 l.viscosity_iterations,
                 self.pcg_true_residual,
                 l.particles_emitted,
-                l.particles_removed
+                l.particles_removed,
+                self.unconverged_solves,
+                l.diffusion_unconverged
             ),
             ModeColumns::Smoke(m) => format!(
-                "{shared},{:.9e},{:.6},{:.6e},{},{:.6e}",
+                "{shared},{:.9e},{:.6},{:.6e},{},{:.6e},{},{}",
                 m.dye_total,
                 m.dye_center_y,
                 m.enstrophy,
                 m.viscosity_iterations,
-                self.pcg_true_residual
+                self.pcg_true_residual,
+                self.unconverged_solves,
+                m.diffusion_unconverged
             ),
         }
     }

@@ -206,12 +206,17 @@ fn pipelined_frames_are_the_same_frames_and_drain_the_gpu_once_each() {
     }
     let once = fa.iter().zip(&a).skip(1);
     assert!(
-        once.filter(|(t, s)| s.substeps >= 3 && t.reads == 1).count() >= 2,
+        once.filter(|(t, s)| s.substeps >= 3 && t.reads == 1)
+            .count()
+            >= 2,
         "{a:?}\n{fa:?}"
     );
     let reads: u64 = fa.iter().skip(1).map(|t| t.reads).sum();
     let substeps: u64 = a.iter().skip(1).map(|s| s.substeps as u64).sum();
-    assert!(2 * reads < substeps, "{reads} reads for {substeps} substeps");
+    assert!(
+        2 * reads < substeps,
+        "{reads} reads for {substeps} substeps"
+    );
     for (t, s) in fb.iter().zip(&b) {
         assert!(t.drains > s.substeps as u64, "frame {}: {t:?}", s.frame);
     }

@@ -606,3 +606,62 @@ fn the_memory_estimate_counts_the_diffusion_systems() {
     let viscous = eddy::sim::memory_estimate(&liquid, 1000).total;
     assert!(viscous >= base + 17 * 17 * 51 * 16, "{base} -> {viscous}");
 }
+
+#[test]
+fn solves_that_stop_above_their_tolerance_are_counted_in_stats_csv() {
+    // A viscous dam break whose viscosity solves may take 2 iterations and whose pressure
+    // solves may take 3, both asked 1e-9: each frame counts its stopped solves in the
+    // last two stats.csv columns (`unconverged_solves`, `diffusion_unconverged`); the
+    // same scene with room to converge counts none.
+    use eddy::scene::StandardProblem;
+    let run = |tight: bool| {
+        let mut scene = StandardProblem::DamBreak.scene(12);
+        scene.viscosity = 0.01;
+        scene.frame_dt = 0.05;
+        if tight {
+            scene.diffusion.max_iterations = 2;
+            scene.diffusion.tolerance = 1e-9;
+            scene.pressure.max_iterations = 3;
+            scene.pressure.tolerance = 1e-9;
+        }
+        let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+        (0..3)
+            .map(|_| {
+                let s = sim.step_frame().unwrap();
+                let row = s.csv_row();
+                let tail: Vec<u32> = row
+                    .rsplit(',')
+                    .take(2)
+                    .map(|x| x.parse().unwrap())
+                    .collect();
+                (
+                    s.substeps,
+                    s.unconverged_solves,
+                    s.diffusion_unconverged(),
+                    tail,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let tight = run(true);
+    let loose = run(false);
+    eprintln!("tight {tight:?}\nloose {loose:?}");
+    let columns = eddy::output::stats::LIQUID_CSV_HEADER.rsplit(',').take(2);
+    assert_eq!(
+        columns.collect::<Vec<_>>(),
+        ["diffusion_unconverged", "unconverged_solves"]
+    );
+    for (i, (substeps, pressure, diffusion, tail)) in tight.iter().enumerate() {
+        assert!(*pressure >= 1 && *pressure <= *substeps, "{tight:?}");
+        // The first frame's viscosity starts from a liquid at rest: nothing to solve.
+        assert!(
+            i == 0 || *diffusion >= 1 && *diffusion <= *substeps,
+            "{tight:?}"
+        );
+        assert_eq!(tail, &[*diffusion, *pressure]);
+    }
+    for (_, pressure, diffusion, tail) in &loose {
+        assert_eq!((*pressure, *diffusion), (0, 0), "{loose:?}");
+        assert_eq!(tail, &[0, 0]);
+    }
+}

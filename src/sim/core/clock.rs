@@ -14,8 +14,8 @@ use crate::gpu::constants::{
     CLOCK_RUN, CLOCK_STARTED, CLOCK_WORDS,
 };
 use crate::gpu::{storage_buffer, uniform_buffer, Gate, Kernel};
-use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
+use std::sync::Arc;
 
 crate::kernel_entries!(
     /// The entry points of clock.wgsl.

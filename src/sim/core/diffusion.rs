@@ -360,6 +360,22 @@ impl DiffusionReport {
     pub fn viscosity_iterations(&self) -> u32 {
         self.velocity.as_ref().map_or(0, |r| r.iterations)
     }
+
+    /// Its solves that stopped above `tolerance` (at max_iterations, at the end of their
+    /// queue, or on a breakdown).
+    pub fn unconverged(&self, tolerance: f64) -> u32 {
+        [&self.velocity, &self.scalars]
+            .into_iter()
+            .flatten()
+            .filter(|r| unconverged(r, tolerance))
+            .count() as u32
+    }
+}
+
+/// Whether a solve stopped above `tolerance`: at max_iterations, at the end of its queue,
+/// or on a breakdown (which happens only far below the tolerance, so rarely counts).
+pub fn unconverged(r: &SolveReport, tolerance: f64) -> bool {
+    r.status != super::pressure::SolveStatus::Converged && r.residual > tolerance
 }
 
 impl Diffusion {

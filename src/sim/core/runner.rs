@@ -1019,7 +1019,13 @@ impl<M: Mode> Runner<M> {
                     continue;
                 }
                 // The checks the host makes before a substep of its own.
-                checked_cfl_dt(frame, t.started, t.cfl as f64, self.core.max_speed, frame_dt)?;
+                checked_cfl_dt(
+                    frame,
+                    t.started,
+                    t.cfl as f64,
+                    self.core.max_speed,
+                    frame_dt,
+                )?;
                 if t.started >= max_substeps {
                     warn_max_substeps(frame, max_substeps, *remaining, t.cfl as f64);
                 }
@@ -1029,7 +1035,8 @@ impl<M: Mode> Runner<M> {
                 self.core.fields.params.dt = t.dt;
                 if t.last && i + 1 < n {
                     if let Some(bytes) = extra_of_last {
-                        let r = layout.extra_at as usize / 4..(layout.extra_at + bytes) as usize / 4;
+                        let r =
+                            layout.extra_at as usize / 4..(layout.extra_at + bytes) as usize / 4;
                         let last = words[starts[n - 1]][r.clone()].to_vec();
                         words[at][r].copy_from_slice(&last);
                         p.extra_bytes = Some(bytes);
@@ -1646,6 +1653,8 @@ pub struct LiquidColumns {
     pub volume_iterations: u32,
     /// Iterations of all viscosity solves in the frame (0 when inviscid).
     pub viscosity_iterations: u32,
+    /// Viscosity solves in the frame that stopped above their tolerance.
+    pub diffusion_unconverged: u32,
     /// Particles the emitters added in the frame.
     pub particles_emitted: u64,
     /// Particles drains and open sides removed in the frame.
@@ -1663,6 +1672,8 @@ pub struct SmokeColumns {
     pub enstrophy: f64,
     /// Iterations of all viscosity solves in the frame (0 when inviscid).
     pub viscosity_iterations: u32,
+    /// Viscosity, heat and dye solves in the frame that stopped above their tolerance.
+    pub diffusion_unconverged: u32,
 }
 
 /// One row of stats.csv, for either mode: the shared columns, then the mode's own.
@@ -1696,8 +1707,8 @@ pub struct FrameStats {
     pub pcg_iterations_total: u32,
     /// Largest final max|r| / max|b| over the frame's solves (not in stats.csv).
     pub pcg_max_residual: f64,
-    /// Solves in the frame that stopped above the tolerance, at max_iterations or on a
-    /// breakdown (not in stats.csv).
+    /// Pressure solves in the frame that stopped above the tolerance: at max_iterations,
+    /// at the end of their queue (`pressure.pipelined`), or on a breakdown.
     pub unconverged_solves: u32,
     /// The mode's own columns.
     #[serde(flatten)]
@@ -1705,6 +1716,15 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
+    /// The frame's diffusion solves (viscosity, heat, dye) that stopped above their
+    /// tolerance (either mode).
+    pub fn diffusion_unconverged(&self) -> u32 {
+        match &self.columns {
+            ModeColumns::Liquid(l) => l.diffusion_unconverged,
+            ModeColumns::Smoke(m) => m.diffusion_unconverged,
+        }
+    }
+
     /// Iterations of the frame's viscosity solves (either mode; 0 when inviscid).
     pub fn viscosity_iterations(&self) -> u32 {
         match &self.columns {

@@ -766,6 +766,11 @@ impl Mode for Liquid {
                     .filter_map(|s| s.viscosity.as_ref())
                     .map(|v| v.iterations)
                     .sum(),
+                diffusion_unconverged: all
+                    .iter()
+                    .filter_map(|s| s.viscosity.as_ref())
+                    .filter(|v| diffusion::unconverged(v, core.scene.diffusion.tolerance))
+                    .count() as u32,
                 particles_emitted: all.iter().map(|s| s.emitted as u64).sum(),
                 particles_removed: all.iter().map(|s| s.removed as u64).sum(),
             }),

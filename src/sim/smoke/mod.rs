@@ -722,6 +722,10 @@ impl Mode for Smoke {
                 dye_center_y: x.dye_center_y,
                 enstrophy: x.enstrophy,
                 viscosity_iterations: all.iter().map(|s| s.diffusion.viscosity_iterations()).sum(),
+                diffusion_unconverged: all
+                    .iter()
+                    .map(|s| s.diffusion.unconverged(core.scene.diffusion.tolerance))
+                    .sum(),
             }),
         ))
     }
