@@ -5,6 +5,7 @@
 
 mod buffers;
 pub mod constants;
+mod copy;
 pub mod gate;
 mod kernel;
 pub mod layout;
@@ -17,6 +18,7 @@ pub use buffers::{
     read_buffer, read_buffer_range, storage_buffer, uniform_buffer, BufferReader, Region,
     REGION_ALIGN,
 };
+pub use copy::KernelCopy;
 pub use gate::Gate;
 pub use kernel::{Bindable, Binding, Entry, Kernel, WORKGROUP};
 pub use render_layout::RenderLayout;

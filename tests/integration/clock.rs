@@ -396,12 +396,14 @@ fn substeps_recorded_past_the_frame_s_end_change_nothing() {
     // frame's end must not run. Made to record at least 12 per frame (frames of 2 to 9
     // substeps), a dam break and a plume give the same rows, particles, dye and tracers
     // (their trail's ring slot included) as frames that record what they need, with one
-    // read per frame.
+    // read per frame; the dam break keeps its solves' vectors (as the viewer does), and
+    // the last solve's are the same too.
     use eddy::sim::smoke::SmokeSimulation;
     let liquid = |ahead: u32| {
         let mut scene = StandardProblem::DamBreak.scene(16);
         scene.frame_dt = 0.1;
         let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
+        sim.keep_solver_vectors();
         let mut rows = Vec::new();
         for _ in 0..4 {
             sim.record_ahead_at_least(ahead);
@@ -409,10 +411,18 @@ fn substeps_recorded_past_the_frame_s_end_change_nothing() {
             let s = sim.step_frame().unwrap();
             rows.push((s.csv_row(), Traffic::now().since(before).reads));
         }
-        (rows, sim.read_particles().unwrap().0, sim.skipped_substeps)
+        let ctx = sim.ctx.clone();
+        let vectors: Vec<Vec<f32>> = [&sim.pcg.b, &sim.pcg.r, &sim.pcg.z]
+            .into_iter()
+            .map(|v| sim.solver_vector(v).unwrap().read(&ctx).unwrap())
+            .collect();
+        let particles = sim.read_particles().unwrap().0;
+        (rows, (particles, vectors), sim.skipped_substeps)
     };
-    let (a, pa, skipped) = liquid(12);
-    let (b, pb, none) = liquid(0);
+    let (a, (pa, va), skipped) = liquid(12);
+    let (b, (pb, vb), none) = liquid(0);
+    assert!(va[0].iter().any(|&x| x != 0.0) && va[1].iter().any(|&x| x != 0.0));
+    assert_eq!(va, vb, "the last solve's b, r and z");
     eprintln!("liquid: {skipped} substeps skipped; {a:?}");
     assert!(skipped >= 12, "{skipped}");
     assert_eq!(none, 0);

@@ -111,6 +111,9 @@ pub struct Core {
     /// A copy of b, r, z, d, q and t taken after each pressure solve, where they share P2G's
     /// accumulators and a reader asked to keep them ([`Runner::keep_solver_vectors`]).
     kept_vectors: Option<wgpu::Buffer>,
+    /// The copy of b, r, z, d, q and t into `kept_vectors`, as dispatches: a substep
+    /// recorded ahead that does not run must not replace the last solve's copy.
+    keep_copy: Option<crate::gpu::KernelCopy>,
     /// The slot of the pipelined substep being recorded, None for any other: a mode's own
     /// solves (the diffusion's) then queue ahead into it instead of reading their
     /// convergence ([`Mode::host_readers`]).
@@ -197,6 +200,7 @@ impl Core {
             refined: false,
             solver_vectors_live: true,
             kept_vectors: None,
+            keep_copy: None,
             queue_slot: None,
             ctx,
         };
@@ -394,9 +398,12 @@ impl Core {
     /// Records the copy of the solve's vectors a reader asked to keep (after the pressure
     /// solve, and after the volume correction's before its gradient takes their room).
     pub(crate) fn record_keep_vectors(&self, encoder: &mut wgpu::CommandEncoder) {
-        if let Some(kept) = &self.kept_vectors {
-            let len = self.pcg.scratch_len();
-            encoder.copy_buffer_to_buffer(&self.pcg.b.buffer, 0, kept, 0, len);
+        if let Some(copy) = &self.keep_copy {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("keep_vectors"),
+                timestamp_writes: None,
+            });
+            copy.record(&mut pass);
         }
     }
 
@@ -949,13 +956,8 @@ impl<M: Mode> Runner<M> {
     /// the GPU clock records before it reads its slots: the last such frame's count plus a
     /// margin (wider after a frame that needed more, narrower after one that recorded
     /// substeps for nothing), and at least what the frame's first substep length `dt`
-    /// suggests for the `remaining` seconds. With the solve's vectors
-    /// kept (the viewer, `--export-system`) one at a time: a substep that does not run
-    /// still records their copy, which would replace the last solve's.
+    /// suggests for the `remaining` seconds.
     fn substeps_ahead(&self, remaining: f64, dt: f64, started: u32) -> u32 {
-        if self.core.kept_vectors.is_some() {
-            return started;
-        }
         let (last, margin) = self.core.ahead;
         let from_dt = started - 1 + (remaining / dt.max(1e-12)).ceil().min(1e6) as u32;
         (last + margin).max(from_dt).max(started)
@@ -1533,11 +1535,24 @@ impl<M: Mode> Runner<M> {
     pub fn keep_solver_vectors(&mut self) {
         let core = &mut self.core;
         if core.pcg.shared() && core.kept_vectors.is_none() {
-            core.kept_vectors = Some(crate::gpu::storage_buffer(
+            let kept = crate::gpu::storage_buffer(
                 &core.ctx.device,
                 "Core::kept_vectors",
                 core.pcg.scratch_len(),
-            ));
+            );
+            let v = &core.pcg;
+            let pairs: Vec<(Region, Region)> = [&v.b, &v.r, &v.z, &v.d, &v.q, &v.t]
+                .into_iter()
+                .map(|r| {
+                    let to = Region {
+                        buffer: kept.clone(),
+                        ..r.clone()
+                    };
+                    (r.clone(), to)
+                })
+                .collect();
+            core.keep_copy = Some(crate::gpu::KernelCopy::new(&core.ctx.device, &pairs));
+            core.kept_vectors = Some(kept);
         }
     }
 
