@@ -79,8 +79,17 @@ impl Gate {
         })
     }
 
-    /// Gates this thread's dispatches and submissions until the guard is dropped.
+    /// Gates this thread's dispatches and submissions until the guard is dropped. A table
+    /// more than half full starts again empty (sizes that stopped being used, e.g. after a
+    /// preconditioner changed, would otherwise pile up): the work already submitted read
+    /// the table as it was, since queue writes land in submission order.
     pub fn enter(self: &Arc<Self>) -> Entered {
+        {
+            let mut s = self.sizes.lock().unwrap();
+            if s.groups.len() > GATE_CAPACITY / 2 {
+                *s = Sizes::default();
+            }
+        }
         ACTIVE.with(|a| {
             let mut a = a.borrow_mut();
             assert!(a.is_none(), "a gate is already entered on this thread");

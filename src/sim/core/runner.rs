@@ -99,6 +99,9 @@ pub struct Core {
     /// A copy of p as each warm-started solve starts (its initial guess), kept for
     /// [`Runner::freeze_system`] once [`Runner::keep_initial_guess`] asks for it.
     pub(crate) initial_guess: Option<wgpu::Buffer>,
+    /// The copy of p into `initial_guess` before a substep's solve, as a dispatch: a
+    /// substep recorded ahead that does not run must not replace the last solve's guess.
+    guess_copy: Option<crate::gpu::KernelCopy>,
     /// `pressure.refine`: the refined solution's low part (allocated with the first
     /// refinement) and what the last refinement did.
     pub(crate) p_lo: Option<wgpu::Buffer>,
@@ -195,6 +198,7 @@ impl Core {
             dispatches_by_stage: Vec::new(),
             bodies: None,
             initial_guess: None,
+            guess_copy: None,
             p_lo: None,
             last_refine: None,
             refined: false,
@@ -388,6 +392,12 @@ impl Core {
         let mut v = self.pcg.clone();
         v.b = self.solver_vector(&self.pcg.b)?;
         Ok(v)
+    }
+
+    /// Distinct dispatch sizes registered by the gate of the substeps recorded ahead
+    /// ([`crate::gpu::Gate`]; 0 before the first).
+    pub fn gate_sizes(&self) -> usize {
+        self.clock.gate.sizes()
     }
 
     /// Whether a copy of the solves' vectors is kept ([`Runner::keep_solver_vectors`]).
@@ -1228,11 +1238,15 @@ impl<M: Mode> Runner<M> {
                             .separate_regions(&self.core.ctx, &mut rec, f, &b.set)?;
                         b.coupling.clear_sums(rec.encoder());
                     }
-                    if let Some(x0) = &self.core.initial_guess {
+                    if let Some(copy) = &self.core.guess_copy {
                         if self.core.scene.pressure.warm_start {
-                            let n = self.core.fields.num_cells() as u64 * 4;
-                            rec.encoder()
-                                .copy_buffer_to_buffer(&self.core.pcg.p, 0, x0, 0, n);
+                            let mut pass =
+                                rec.encoder()
+                                    .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                                        label: Some("keep_initial_guess"),
+                                        timestamp_writes: None,
+                                    });
+                            copy.record(&mut pass);
                         }
                     }
                     {
@@ -1581,12 +1595,18 @@ impl<M: Mode> Runner<M> {
         let core = &mut self.core;
         if !keep {
             core.initial_guess = None;
+            core.guess_copy = None;
         } else if core.initial_guess.is_none() {
-            core.initial_guess = Some(crate::gpu::storage_buffer(
-                &core.ctx.device,
-                "Core::initial_guess",
-                core.fields.num_cells() as u64 * 4,
-            ));
+            let n = core.fields.num_cells() as u64 * 4;
+            let x0 = crate::gpu::storage_buffer(&core.ctx.device, "Core::initial_guess", n);
+            let region = |buffer: &wgpu::Buffer| Region {
+                buffer: buffer.clone(),
+                offset: 0,
+                size: n,
+            };
+            let pair = (region(&core.pcg.p), region(&x0));
+            core.guess_copy = Some(crate::gpu::KernelCopy::new(&core.ctx.device, &[pair]));
+            core.initial_guess = Some(x0);
         }
     }
 
