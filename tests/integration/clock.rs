@@ -425,7 +425,7 @@ fn substeps_recorded_past_the_frame_s_end_change_nothing() {
         let sizes = sim.gate_sizes();
         eprintln!("dispatch sizes gated: {sizes}");
         assert!(
-            sizes >= 4 && sizes < eddy::gpu::constants::GATE_CAPACITY / 8,
+            (4..eddy::gpu::constants::GATE_CAPACITY / 8).contains(&sizes),
             "{sizes}"
         );
         (rows, (particles, vectors), sim.skipped_substeps)
