@@ -791,9 +791,9 @@ impl<M: Mode> Runner<M> {
     /// no bodies, inflow, moving meshes or refinement), a frame's later substeps
     /// take their length on the GPU ([`super::clock`]) and leave their counters to come
     /// back with the next substep's solve. A pipelined frame ([`Self::pipelines`]) goes
-    /// further: the host records as many substeps as it expects the frame to need (the
-    /// last frame's count, one more after a frame that needed more) without reading
-    /// anything, and the GPU's clock gates those past the frame's end
+    /// further: the host records as many substeps as it expects the frame to need
+    /// ([`Self::substeps_ahead`]) without reading anything, and the GPU's clock gates those
+    /// past the frame's end
     /// ([`crate::gpu::gate`]); the frame's slots then come back in one read, and a frame
     /// that needed more records more. A substep's checks then run as its slot returns;
     /// they stop the run all the same, naming the substep that broke.
@@ -870,8 +870,9 @@ impl<M: Mode> Runner<M> {
                 if !ended {
                     // The frame needs more substeps than were recorded ahead.
                     short = true;
-                    let dt = self.core.fields.params.dt as f64;
-                    until = started + ((remaining / dt).ceil() as u32).max(1);
+                    let dt = (self.core.fields.params.dt as f64).max(1e-12);
+                    let more = (remaining / dt).ceil().clamp(1.0, max_substeps as f64);
+                    until = started.saturating_add(more as u32);
                 }
                 continue;
             }
@@ -969,8 +970,9 @@ impl<M: Mode> Runner<M> {
     /// suggests for the `remaining` seconds.
     fn substeps_ahead(&self, remaining: f64, dt: f64, started: u32) -> u32 {
         let (last, margin) = self.core.ahead;
-        let from_dt = started - 1 + (remaining / dt.max(1e-12)).ceil().min(1e6) as u32;
-        (last + margin).max(from_dt).max(started)
+        let more = (remaining / dt.max(1e-12)).ceil().min(1e6) as u32;
+        let from_dt = (started - 1).saturating_add(more);
+        last.saturating_add(margin).max(from_dt).max(started)
     }
 
     /// Before a read of the slots of substeps recorded ahead: the mode's per-frame sums
