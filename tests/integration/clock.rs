@@ -13,6 +13,39 @@ use eddy::sim::core::fields::GridFields;
 use eddy::sim::core::params::SimParams;
 use eddy::sim::Simulation;
 
+/// The clock on a 4^3 grid, for the kernel's own tests.
+struct ClockRig {
+    ctx: std::sync::Arc<eddy::gpu::GpuContext>,
+    fields: GridFields,
+    clock: Clock,
+}
+
+impl ClockRig {
+    fn new() -> Self {
+        let ctx = common::gpu();
+        let fields = GridFields::new(
+            &ctx.device,
+            SimParams::new([4, 4, 4], 0.25, 0),
+            eddy::sim::core::fields::FieldRoom::SOLVE,
+        );
+        let clock = Clock::new(&ctx.device, &fields);
+        Self { ctx, fields, clock }
+    }
+
+    /// The tick the kernel takes after a substep that measured `speed` (m/s).
+    fn tick(&self, speed: f32) -> Tick {
+        let mut counters = vec![0u32; eddy::gpu::constants::COUNTERS];
+        counters[eddy::gpu::constants::COUNTER_MAX_SPEED] = speed.to_bits();
+        let ctx = &self.ctx;
+        ctx.queue
+            .write_buffer(&self.fields.counters, 0, bytemuck::cast_slice(&counters));
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        self.clock.record(&mut enc, &self.fields);
+        ctx.submit(enc.finish());
+        Tick::from_words(&read_buffer::<u32>(ctx, &self.clock.out).unwrap())
+    }
+}
+
 #[test]
 fn the_gpu_clock_takes_the_host_rule() {
     // The kernel reads the largest speed from the counters and writes the substep's length
@@ -21,13 +54,8 @@ fn the_gpu_clock_takes_the_host_rule() {
     // whole), one past the frame's end, and max_substeps reached. The frame's rest is the
     // GPU's, in fixed point: it goes down by each substep exactly, and a substep recorded
     // after the frame's end does not run.
-    let ctx = common::gpu();
-    let fields = GridFields::new(
-        &ctx.device,
-        SimParams::new([4, 4, 4], 0.25, 0),
-        eddy::sim::core::fields::FieldRoom::SOLVE,
-    );
-    let clock = Clock::new(&ctx.device, &fields);
+    let rig = ClockRig::new();
+    let (ctx, fields, clock) = (&rig.ctx, &rig.fields, &rig.clock);
     let terms = CflTerms {
         cfl_h: 1.5 * 0.03125,
         accel: (0.03125f64 * 9.81).sqrt(),
@@ -41,20 +69,11 @@ fn the_gpu_clock_takes_the_host_rule() {
         (0.01, 0.004, 1),
         (4.0, frame, max_substeps - 1),
     ];
-    let tick_of = |speed: f64| {
-        let mut counters = vec![0u32; eddy::gpu::constants::COUNTERS];
-        counters[eddy::gpu::constants::COUNTER_MAX_SPEED] = (speed as f32).to_bits();
-        ctx.queue
-            .write_buffer(&fields.counters, 0, bytemuck::cast_slice(&counters));
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        clock.record(&mut enc, &fields);
-        ctx.submit(enc.finish());
-        Tick::from_words(&read_buffer::<u32>(&ctx, &clock.out).unwrap())
-    };
+    let tick_of = |speed: f64| rig.tick(speed as f32);
     for (speed, remaining, started) in cases {
         clock.start_frame(&ctx.queue, terms, remaining, started, max_substeps);
         let tick = tick_of(speed);
-        let params: Vec<SimParams> = read_buffer(&ctx, &fields.params_buffer).unwrap();
+        let params: Vec<SimParams> = read_buffer(ctx, &fields.params_buffer).unwrap();
         let cfl = terms.dt(speed as f32 as f64);
         let force = started + 1 >= max_substeps;
         let dt = substep_length(cfl, remaining, force);
@@ -70,7 +89,7 @@ fn the_gpu_clock_takes_the_host_rule() {
             // Recorded past the frame's end: it does not run and leaves dt alone.
             let after = tick_of(speed);
             assert!(!after.ran && !after.last, "{after:?}");
-            let params: Vec<SimParams> = read_buffer(&ctx, &fields.params_buffer).unwrap();
+            let params: Vec<SimParams> = read_buffer(ctx, &fields.params_buffer).unwrap();
             assert_eq!(params[0].dt, tick.dt, "SimParams::dt after the frame's end");
         } else {
             assert_eq!(tick.rest, to_fixed(remaining) - to_fixed(tick.dt as f64));
@@ -85,13 +104,8 @@ fn the_gpu_clock_s_fixed_point_rest_matches_its_host_mirror_bit_for_bit() {
     // host's mirror (`next_tick`: Rust's u64-to-f32 rounding), on 300 random frames'
     // states and speeds, from 1e-6 s to 10 s left, a tenth of them one or two substeps
     // from max_substeps; and on rests that sit exactly half-way between two f32s.
-    let ctx = common::gpu();
-    let fields = GridFields::new(
-        &ctx.device,
-        SimParams::new([4, 4, 4], 0.25, 0),
-        eddy::sim::core::fields::FieldRoom::SOLVE,
-    );
-    let clock = Clock::new(&ctx.device, &fields);
+    let rig = ClockRig::new();
+    let (ctx, clock) = (&rig.ctx, &rig.clock);
     let mut rng = eddy::scene::SplitMix64(27);
     let mut cases: Vec<(f64, f32, u32)> = (0..300)
         .map(|i| {
@@ -112,14 +126,7 @@ fn the_gpu_clock_s_fixed_point_rest_matches_its_host_mirror_bit_for_bit() {
         let cfl_h = 0.01 + 0.05 * (i % 7) as f64;
         let terms = CflTerms { cfl_h, accel: 0.3 };
         clock.start_frame(&ctx.queue, terms, rest, started, 6);
-        let mut counters = vec![0u32; eddy::gpu::constants::COUNTERS];
-        counters[eddy::gpu::constants::COUNTER_MAX_SPEED] = speed.to_bits();
-        ctx.queue
-            .write_buffer(&fields.counters, 0, bytemuck::cast_slice(&counters));
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        clock.record(&mut enc, &fields);
-        ctx.submit(enc.finish());
-        let gpu = Tick::from_words(&read_buffer::<u32>(&ctx, &clock.out).unwrap());
+        let gpu = rig.tick(speed);
         let p = ClockParams {
             cfl_h: cfl_h as f32,
             accel: 0.3,
