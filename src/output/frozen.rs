@@ -12,7 +12,8 @@
 //!   and `body_id.u32` (0, or k + 1 in the cells of body k) where rigid bodies were in the
 //!   solve through the strong coupling; their term's bodies are then in system.json's
 //!   `bodies` (`project`, and per body the 36 words of strong.wgsl's `CoupleBody` as
-//!   unsigned integers, bit for bit), with `cover.u32` over every face (u, v, w back to
+//!   unsigned integers, bit for bit; `deflate` where the solve deflated the bodies' modes,
+//!   absent in folders written before it existed), with `cover.u32` over every face (u, v, w back to
 //!   back: the covering body's index + 1 in the top 8 bits and its share of the face in
 //!   unorm24, src/sim/bodies/coupling.wgsl). Version 1 folders (no bodies) still load, and
 //!   version 2 folders (bodies as whole cells, no `cover.u32`) take their cover from
@@ -41,6 +42,9 @@ const COUPLE_WORDS: usize = std::mem::size_of::<CoupleBody>() / 4;
 #[derive(Serialize, Deserialize)]
 struct BodiesHeader {
     project: bool,
+    /// The solve deflated the bodies' modes (absent in older folders, solved without).
+    #[serde(default)]
+    deflate: bool,
     /// Per body, `CoupleBody`'s words as u32 (exact bits).
     couple: Vec<Vec<u32>>,
 }
@@ -127,6 +131,7 @@ pub fn save_frozen_system(dir: &Path, sys: &FrozenSystem) -> std::io::Result<()>
         files,
         bodies: sys.bodies.as_ref().map(|fb| BodiesHeader {
             project: fb.project,
+            deflate: fb.deflate,
             couple: fb
                 .couple
                 .iter()
@@ -274,6 +279,7 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
                     cover,
                     couple,
                     project: bh.project,
+                    deflate: bh.deflate,
                 })
             }
         },

@@ -366,3 +366,173 @@ pub fn coupled_term_projected(
     }
     y
 }
+
+/// One body's blocks of the deflation of the strong coupling's modes (strong.wgsl,
+/// `deflate_setup`): E_k^-1 with E_k = J_k A J_k^T + G_k C_k G_k, and G_k C_k, where
+/// G_k = J_k J_k^T and C_k = s M_k^-1. Modes whose pivot falls below 1e-5 of E_k's largest
+/// diagonal entry are left out (zero rows and columns of E_k^-1), as on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeflationBlock {
+    pub e_inv: [[f64; 6]; 6],
+    pub gc: [[f64; 6]; 6],
+}
+
+/// Per body, the rows of J_k^T at the FLUID cells next to its covered faces: (cell, v_c).
+fn body_rows(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    cover: (&[u32], &[u32]),
+    cell_type: &[u8],
+    slice: bool,
+) -> Vec<Vec<(usize, [f64; 6])>> {
+    let mut rows: Vec<std::collections::BTreeMap<usize, [f64; 6]>> =
+        vec![Default::default(); bodies.len()];
+    for (k, c, j) in coupled_faces(g, bodies, cover, cell_type, slice) {
+        let v = rows[k].entry(c).or_insert([0.0; 6]);
+        for a in 0..6 {
+            v[a] += j[a];
+        }
+    }
+    rows.into_iter().map(|m| m.into_iter().collect()).collect()
+}
+
+/// C_k = s M_k^-1 as a 6x6 matrix.
+fn c_matrix(b: &RefCoupledBody) -> [[f64; 6]; 6] {
+    let mut c = [[0.0; 6]; 6];
+    for i in 0..3 {
+        c[i][i] = b.inv_mass[i];
+        for j in 0..3 {
+            c[3 + i][3 + j] = b.inv_inertia[i][j];
+        }
+    }
+    c
+}
+
+/// The inverse of a symmetric positive semi-definite 6x6 by Gauss-Jordan without pivoting,
+/// skipping pivots below 1e-5 of the largest diagonal entry (their rows and columns of the
+/// inverse are zero): strong.wgsl's `deflate_setup`.
+fn spd_inverse_6(mut m: [[f64; 6]; 6]) -> [[f64; 6]; 6] {
+    let dmax = (0..6).map(|i| m[i][i]).fold(0.0, f64::max);
+    let mut inv = [[0.0; 6]; 6];
+    for (i, row) in inv.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let mut live = [false; 6];
+    for p in 0..6 {
+        let piv = m[p][p];
+        live[p] = dmax > 0.0 && piv > 1e-5 * dmax;
+        if !live[p] {
+            continue;
+        }
+        for j in 0..6 {
+            m[p][j] /= piv;
+            inv[p][j] /= piv;
+        }
+        for i in 0..6 {
+            if i == p {
+                continue;
+            }
+            let f = m[i][p];
+            for j in 0..6 {
+                m[i][j] -= f * m[p][j];
+                inv[i][j] -= f * inv[p][j];
+            }
+        }
+    }
+    for i in 0..6 {
+        for j in 0..6 {
+            if !(live[i] && live[j]) {
+                inv[i][j] = 0.0;
+            }
+        }
+    }
+    inv
+}
+
+/// The deflation's blocks of every body, for the packed matrix `a` (f64).
+pub fn deflation_blocks(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    cover: (&[u32], &[u32]),
+    cell_type: &[u8],
+    a: &[[f64; 4]],
+    slice: bool,
+) -> Vec<DeflationBlock> {
+    let rows = body_rows(g, bodies, cover, cell_type, slice);
+    bodies
+        .iter()
+        .zip(&rows)
+        .map(|(b, rows)| {
+            // J_k A J_k^T from A applied to each column of J_k^T, G_k = J_k J_k^T.
+            let mut jaj = [[0.0; 6]; 6];
+            let mut gm = [[0.0; 6]; 6];
+            for j in 0..6 {
+                let mut col = vec![0.0; g.cells()];
+                for &(c, v) in rows {
+                    col[c] = v[j];
+                }
+                let acol = super::apply_packed(&g, a, &col);
+                for &(c, v) in rows {
+                    for i in 0..6 {
+                        jaj[i][j] += v[i] * acol[c];
+                        gm[i][j] += v[i] * v[j];
+                    }
+                }
+            }
+            let cm = c_matrix(b);
+            let mut gc = [[0.0; 6]; 6];
+            for i in 0..6 {
+                for j in 0..6 {
+                    gc[i][j] = (0..6).map(|l| gm[i][l] * cm[l][j]).sum();
+                }
+            }
+            let mut e = jaj;
+            for i in 0..6 {
+                for j in 0..6 {
+                    e[i][j] += (0..6).map(|l| gc[i][l] * gm[l][j]).sum::<f64>();
+                }
+            }
+            DeflationBlock {
+                e_inv: spd_inverse_6(e),
+                gc,
+            }
+        })
+        .collect()
+}
+
+/// The deflated z = M^-1 r (strong.wgsl's `deflate_sums` and `deflate_add`):
+/// z + J^T y with y_k = E_k^-1 (J_k r - J_k (A z) - G_k C_k J_k z), in f64.
+#[allow(clippy::too_many_arguments)]
+pub fn deflate(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    cover: (&[u32], &[u32]),
+    cell_type: &[u8],
+    a: &[[f64; 4]],
+    blocks: &[DeflationBlock],
+    r: &[f64],
+    z: &[f64],
+    slice: bool,
+) -> Vec<f64> {
+    let rows = body_rows(g, bodies, cover, cell_type, slice);
+    let az = super::apply_packed(&g, a, z);
+    let mut out = z.to_vec();
+    for (rows, blk) in rows.iter().zip(blocks) {
+        let (mut jr, mut jaz, mut jz) = ([0.0; 6], [0.0; 6], [0.0; 6]);
+        for &(c, v) in rows {
+            for i in 0..6 {
+                jr[i] += v[i] * r[c];
+                jaz[i] += v[i] * az[c];
+                jz[i] += v[i] * z[c];
+            }
+        }
+        let rhs: [f64; 6] = std::array::from_fn(|i| {
+            jr[i] - jaz[i] - (0..6).map(|j| blk.gc[i][j] * jz[j]).sum::<f64>()
+        });
+        let y: [f64; 6] = std::array::from_fn(|i| (0..6).map(|j| blk.e_inv[i][j] * rhs[j]).sum());
+        for &(c, v) in rows {
+            out[c] += (0..6).map(|i| v[i] * y[i]).sum::<f64>();
+        }
+    }
+    out
+}

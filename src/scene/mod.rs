@@ -550,6 +550,11 @@ pub struct Scene {
     /// (to compare the two).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_cut_faces: Option<bool>,
+    /// Liquid scenes with strongly coupled bodies and `mg`: the solve deflates the bodies'
+    /// modes (src/sim/bodies/strong.wgsl, `deflate_*`), which `mg` alone leaves as outlying
+    /// eigenvalues. Default (None): on; `Some(false)` solves without it (to compare the two).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_deflation: Option<bool>,
 }
 
 impl Scene {
@@ -606,6 +611,7 @@ impl Default for Scene {
             max_particles: None,
             cut_faces: true,
             body_cut_faces: None,
+            body_deflation: None,
         }
     }
 }

@@ -542,6 +542,10 @@ fn a_system_with_strongly_coupled_bodies_freezes_and_replays_bit_for_bit() {
     assert_eq!(fb.couple.len(), scene.bodies.len());
     assert!(fb.body_id.iter().any(|&id| id > 0));
     assert!(!fb.project, "the liquid's term is K itself");
+    assert!(
+        fb.deflate,
+        "the liquid's mg solve deflates the bodies' modes"
+    );
     let iterations = sys.solve.as_ref().unwrap().iterations;
     assert!(iterations > 0);
     // The simulation's solution solves (A + K) phi = b; without K it does not.

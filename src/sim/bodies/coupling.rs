@@ -233,6 +233,9 @@ pub struct CouplingInputs<'a> {
     pub face_area: f64,
     /// Liquid per particle, kg (0: the smoke's tracers carry none).
     pub particle_mass: f64,
+    /// Whether a strong solve with `mg` deflates the bodies' modes (the scene's
+    /// `body_deflation`; the smoke's projected term never does: src/sim/bodies/strong.wgsl).
+    pub deflate: bool,
 }
 
 impl BodyCoupling {
@@ -621,9 +624,9 @@ impl Bodies {
             hydrostatic: inputs.mode == CouplingMode::Liquid && inputs.fields.open_static.is_none(),
             closed: inputs.mode == CouplingMode::Smoke,
         };
-        let (f, pcg) = (inputs.fields, inputs.pcg);
+        let (f, pcg, deflate) = (inputs.fields, inputs.pcg, inputs.deflate);
         let mut coupling = BodyCoupling::new(ctx, inputs)?;
-        let strong = StrongCoupling::new(
+        let mut strong = StrongCoupling::new(
             ctx,
             f,
             pcg,
@@ -631,6 +634,7 @@ impl Bodies {
             scales,
             set.scheme == CouplingScheme::Strong,
         );
+        strong.deflate &= deflate;
         // Particles are seeded outside the bodies: the first substep takes off what little
         // the push gives them.
         coupling.push_queue(ctx, &set);

@@ -13,7 +13,10 @@ use glam::DVec3;
 
 crate::kernel_entries!(
     /// The entry points of strong.wgsl.
-    StrongEntries { sum_d, sum_p, reduce_d, reduce_p, reduce_one, add_q, sub_r, into_z, restamp }
+    StrongEntries {
+        sum_d, sum_p, reduce_d, reduce_p, reduce_one, add_q, sub_r, into_z, restamp,
+        deflate_setup, deflate_sums, deflate_add,
+    }
 );
 
 /// One body as strong.wgsl reads it. Mirror of `CoupleBody` in strong.wgsl (layout checked
@@ -72,10 +75,14 @@ pub const SUM_STRIDE: usize = 24;
 /// f32 of the sums: per body, then the FLUID cells' sum and count (and padding).
 const SUM_FLOATS: usize = MAX_BODIES * SUM_STRIDE + 8;
 
+/// f32 per body of the deflation's blocks (strong.wgsl's DEFL_STRIDE): E_k^-1, G_k C_k, y_k.
+pub const DEFL_STRIDE: usize = 80;
+
 /// GPU bytes of the strong coupling's buffers: the bodies, the sums and their room in the
-/// substep's readback, the partial sums, the parameters.
+/// substep's readback, the deflation's blocks, the partial sums, the parameters.
 pub const BYTES: u64 = (MAX_BODIES * std::mem::size_of::<CoupleBody>()
     + 2 * SUM_FLOATS * 4
+    + MAX_BODIES * DEFL_STRIDE * 4
     + 2 * 4 * pcg::MAX_REDUCE_GROUPS as usize
     + std::mem::size_of::<StrongParams>()) as u64;
 
@@ -167,6 +174,10 @@ pub struct StrongCoupling {
     /// Whether the solve takes the added term (the strong scheme), or only the forces are
     /// summed (the weak one).
     pub strong: bool,
+    /// Whether the solve deflates the bodies' modes (strong.wgsl, `deflate_*`): the strong
+    /// scheme in the liquid, unless the scene turns it off (`body_deflation`).
+    pub deflate: bool,
+    _defl: wgpu::Buffer,
     cells: u32,
 }
 
@@ -196,6 +207,11 @@ impl StrongCoupling {
             (MAX_BODIES * std::mem::size_of::<CoupleBody>()) as u64,
         );
         let sums = storage_buffer(device, "Strong::sums", Self::SUMS_BYTES);
+        let defl = storage_buffer(
+            device,
+            "Strong::defl",
+            (MAX_BODIES * DEFL_STRIDE * 4) as u64,
+        );
         let partials = storage_buffer(
             device,
             "Strong::partials",
@@ -219,6 +235,8 @@ impl StrongCoupling {
                 ("solid_vel", &f.solid_vel),
                 ("partials", &partials),
                 ("cover", cover),
+                ("a", &pcg.a),
+                ("defl", &defl),
             ],
         );
         Self {
@@ -233,6 +251,8 @@ impl StrongCoupling {
             kept: None,
             scales,
             strong,
+            deflate: strong && !scales.closed,
+            _defl: defl,
             cells: f.num_cells(),
         }
     }
@@ -369,6 +389,17 @@ impl AddedTerm for StrongCoupling {
                 self.per_body(pass, self.e.reduce_p);
                 self.per_cell(pass, self.e.sub_r);
             }
+            TermOp::PrepareDeflation => {
+                if self.deflate {
+                    self.per_body(pass, self.e.deflate_setup);
+                }
+            }
+            TermOp::Deflate => {
+                if self.deflate {
+                    self.per_body(pass, self.e.deflate_sums);
+                    self.per_cell(pass, self.e.deflate_add);
+                }
+            }
             TermOp::IntoZ => {
                 self.fluid_sum(pass, self.e.sum_p);
                 self.per_body(pass, self.e.reduce_p);
@@ -379,5 +410,9 @@ impl AddedTerm for StrongCoupling {
 
     fn dispatches(&self) -> u32 {
         2 + self.params.project
+    }
+
+    fn deflation_dispatches(&self) -> u32 {
+        2 * self.deflate as u32
     }
 }

@@ -35,6 +35,20 @@
 // FLUID cell (the sum of K x over the cells, exactly). A body then cannot change the volume
 // of the closed box's fluid, which is the container's own constraint.
 //
+// Deflation (`deflate_setup`, `deflate_sums`, `deflate_add`; liquid only, `project` 0): the
+// preconditioner sees A alone, so each body's six modes stay outlying eigenvalues of the
+// preconditioned (A + K) and cost `mg` about five more iterations with 16 bodies. Deflating
+// them (A-DEF2 of Tang, Nabben, Vuik & Erlangga 2009) with Z = J^T, the bodies' own columns:
+//   z <- z + Z E^-1 (Z^T r - (S Z)^T z),   z = M^-1 r,   S = A + K,   E = Z^T S Z,
+// a correction in the span of J^T that makes the residual's part there exact. E and S Z are
+// taken per body (the blocks of body k alone): J_k A J_k^T + G_k C_k G_k with
+// G_k = J_k J_k^T and C_k = s M_k^-1, and (S Z)_k^T z = J_k (A z) + G_k C_k J_k z. Bodies
+// whose cells touch couple in the exact E; leaving that out keeps the correction cheap and,
+// measured on the 16-body pool (BENCHMARKS.md), costs no iteration. v_c = sum over c's
+// faces that body k covers of j_f is the cell's row of J_k^T; (A v)_c needs v at c's
+// neighbours, which `cell_rows` computes again there. src/reference/bodies.rs
+// (`deflation_blocks`, `deflate`) is the f64 reference.
+//
 // `reduce_p` does the same for the solution phi and also sums J_k (g . n_f), from which the
 // host builds the fluid's force on the body (src/sim/bodies/strong.rs, `read_forces`);
 // `sub_r` takes (K p)_c from the initial residual (a warm start), `into_z` writes K p for
@@ -90,6 +104,12 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 @group(0) @binding(13) var<storage, read_write> partials: array<f32>;
 // Per face: the covering body's index + 1 (top 8 bits) and its share, unorm24 (coupling.wgsl).
 @group(0) @binding(14) var<storage, read> cover: array<u32>;
+// The packed matrix A, (diag, +x, +y, +z) per cell (pcg.wgsl).
+@group(0) @binding(15) var<storage, read> a: array<vec4<f32>>;
+// Per body, DEFL_STRIDE f32: E_k^-1 (36, row-major), G_k C_k (36), y_k (6).
+@group(0) @binding(16) var<storage, read_write> defl: array<f32>;
+
+const DEFL_STRIDE: u32 = 80u;
 
 var<workgroup> red: array<array<f32, 12>, REDUCE_WG>;
 var<workgroup> wg_done: u32;
@@ -373,4 +393,283 @@ fn restamp(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: v
     var rr = x - b.centre.xyz;
     if (sp.slice != 0u) { rr.z = 0.0; }
     solid_vel[c] = vec4<f32>(v + cross(w, rr), f32(id));
+}
+
+// ---- Deflation of the bodies' modes (see the top of this file) ----
+
+// The row of J_k^T at cell `x`: sum over x's faces that body k covers of j_f (zero outside
+// the FLUID cells and the grid).
+fn cell_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
+    var v: array<f32, 6>;
+    for (var j = 0u; j < 6u; j++) { v[j] = 0.0; }
+    if (!is_fluid_cell(x)) { return v; }
+    let b = cb[k];
+    for (var f = 0u; f < 6u; f++) {
+        let e = face_dir(f);
+        let cov = covered_face(x, e);
+        if (u32(cov.x) != k + 1u) { continue; }
+        let n = -vec3<f32>(e);
+        let t = lever(b, x, e, n);
+        v[0] += cov.y * n.x; v[1] += cov.y * n.y; v[2] += cov.y * n.z;
+        v[3] += cov.y * t.x; v[4] += cov.y * t.y; v[5] += cov.y * t.z;
+    }
+    return v;
+}
+
+// (A J_k^T)_x: A's row at x applied to the rows of J_k^T around it.
+fn a_cell_rows(k: u32, x: vec3<i32>) -> array<f32, 6> {
+    var s: array<f32, 6>;
+    for (var j = 0u; j < 6u; j++) { s[j] = 0.0; }
+    let c = cell_index(x, params.n);
+    let row = a[c];
+    if (row.x == 0.0) { return s; }
+    let v = cell_row(k, x);
+    for (var j = 0u; j < 6u; j++) { s[j] = row.x * v[j]; }
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (x[comp] + 1 < i32(params.n[comp])) {
+            let w = cell_row(k, x + e);
+            for (var j = 0u; j < 6u; j++) { s[j] += row[comp + 1u] * w[j]; }
+        }
+        if (x[comp] > 0) {
+            let w = cell_row(k, x - e);
+            let off = a[cell_index(x - e, params.n)][comp + 1u];
+            for (var j = 0u; j < 6u; j++) { s[j] += off * w[j]; }
+        }
+    }
+    return s;
+}
+
+// (A z)_c, pcg.wgsl's stencil on z.
+fn a_z(c: u32) -> f32 {
+    let row = a[c];
+    if (row.x == 0.0) { return 0.0; }
+    let x = cell_coord(c, params.n);
+    var s = row.x * z[c];
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (x[comp] + 1 < i32(params.n[comp])) {
+            s += row[comp + 1u] * z[cell_index(x + e, params.n)];
+        }
+        if (x[comp] > 0) {
+            let nc = cell_index(x - e, params.n);
+            s += a[nc][comp + 1u] * z[nc];
+        }
+    }
+    return s;
+}
+
+// The workgroup's sums of 12 values per thread (a fixed tree), to every thread.
+fn workgroup_sum12(li: u32, acc: array<f32, 12>) -> array<f32, 12> {
+    workgroupBarrier();
+    red[li] = acc;
+    for (var stride = REDUCE_WG / 2u; stride > 0u; stride = stride / 2u) {
+        workgroupBarrier();
+        if (li < stride) {
+            for (var j = 0u; j < 12u; j++) { red[li][j] += red[li + stride][j]; }
+        }
+    }
+    workgroupBarrier();
+    let t = red[0];
+    workgroupBarrier();
+    return t;
+}
+
+// The cells of body k's box with a cell to spare (those next to what it may cover).
+fn defl_box(k: u32) -> array<vec3<i32>, 2> {
+    let b = cb[k];
+    let lo = max(b.lo.xyz - vec3<i32>(1), vec3<i32>(0));
+    let hi = min(b.hi.xyz + vec3<i32>(1), vec3<i32>(params.n));
+    return array<vec3<i32>, 2>(lo, max(hi - lo, vec3<i32>(0)));
+}
+
+fn box_cell(lo: vec3<i32>, ext: vec3<i32>, i: u32) -> vec3<i32> {
+    let ex = u32(ext.x);
+    let ey = u32(ext.y);
+    return lo + vec3<i32>(i32(i % ex), i32((i / ex) % ey), i32(i / (ex * ey)));
+}
+
+// Entry (i, j) of C_k = s M_k^-1: the inverse mass on the diagonal of the linear block, the
+// inverse inertia (its columns) in the angular one.
+fn c_entry(b: CoupleBody, i: u32, j: u32) -> f32 {
+    if (i < 3u && j < 3u) { return select(0.0, b.inv_mass[i], i == j); }
+    if (i >= 3u && j >= 3u) {
+        let col = select(select(b.inv_inertia_z, b.inv_inertia_y, j == 4u), b.inv_inertia_x, j == 3u);
+        return col[i - 3u];
+    }
+    return 0.0;
+}
+
+// The pair (i, j), i <= j, of the 21 entries of a symmetric 6x6.
+fn sym_pair(t: u32) -> vec2<u32> {
+    var i = 0u;
+    var rest = t;
+    loop {
+        if (rest < 6u - i) { break; }
+        rest -= 6u - i;
+        i += 1u;
+    }
+    return vec2<u32>(i, i + rest);
+}
+
+// E_k = J_k A J_k^T + G_k C_k G_k and G_k C_k, one workgroup per body: J_k A J_k^T and
+// G_k = J_k J_k^T as 21 + 21 sums over the box, in four rounds of 12 (the last holds 6).
+// E_k^-1 by Gauss-Jordan; E_k is symmetric positive semi-definite, and a mode whose pivot
+// falls below 1e-5 of the largest diagonal entry (a slice's out-of-plane modes, a body
+// no FLUID cell touches) is left out: its row and column of E_k^-1 are zero.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_setup(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let k = wg.x;
+    var e: array<f32, 42>;
+    for (var j = 0u; j < 42u; j++) { e[j] = 0.0; }
+    if (k < sp.bodies) {
+        let bx = defl_box(k);
+        let count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
+        for (var i = li; i < count; i += REDUCE_WG) {
+            let x = box_cell(bx[0], bx[1], i);
+            let v = cell_row(k, x);
+            var any = false;
+            for (var j = 0u; j < 6u; j++) { any = any || v[j] != 0.0; }
+            if (!any) { continue; }
+            let av = a_cell_rows(k, x);
+            for (var t = 0u; t < 21u; t++) {
+                let ij = sym_pair(t);
+                e[t] += v[ij.x] * av[ij.y];
+                e[21u + t] += v[ij.x] * v[ij.y];
+            }
+        }
+    }
+    var tot: array<f32, 48>;
+    for (var round = 0u; round < 4u; round++) {
+        var acc: array<f32, 12>;
+        for (var j = 0u; j < 12u; j++) {
+            let t = round * 12u + j;
+            acc[j] = select(0.0, e[min(t, 41u)], t < 42u);
+        }
+        let s = workgroup_sum12(li, acc);
+        for (var j = 0u; j < 12u; j++) { tot[round * 12u + j] = s[j]; }
+    }
+    if (li != 0u || k >= sp.bodies) { return; }
+    let b = cb[k];
+    var jaj: array<array<f32, 6>, 6>;
+    var g: array<array<f32, 6>, 6>;
+    for (var t = 0u; t < 21u; t++) {
+        let ij = sym_pair(t);
+        jaj[ij.x][ij.y] = tot[t]; jaj[ij.y][ij.x] = tot[t];
+        g[ij.x][ij.y] = tot[21u + t]; g[ij.y][ij.x] = tot[21u + t];
+    }
+    // G C, then E = J A J^T + (G C) G.
+    var gc: array<array<f32, 6>, 6>;
+    for (var i = 0u; i < 6u; i++) {
+        for (var j = 0u; j < 6u; j++) {
+            var s = 0.0;
+            for (var m = 0u; m < 6u; m++) { s += g[i][m] * c_entry(b, m, j); }
+            gc[i][j] = s;
+        }
+    }
+    var m: array<array<f32, 6>, 6>;
+    var inv: array<array<f32, 6>, 6>;
+    var dmax = 0.0;
+    for (var i = 0u; i < 6u; i++) {
+        for (var j = 0u; j < 6u; j++) {
+            var s = jaj[i][j];
+            for (var l = 0u; l < 6u; l++) { s += gc[i][l] * g[l][j]; }
+            m[i][j] = s;
+            inv[i][j] = select(0.0, 1.0, i == j);
+        }
+        dmax = max(dmax, m[i][i]);
+    }
+    var live: array<bool, 6>;
+    for (var p = 0u; p < 6u; p++) {
+        let piv = m[p][p];
+        live[p] = piv > 1e-5 * dmax && dmax > 0.0;
+        if (!live[p]) { continue; }
+        for (var j = 0u; j < 6u; j++) { m[p][j] /= piv; inv[p][j] /= piv; }
+        for (var i = 0u; i < 6u; i++) {
+            if (i == p) { continue; }
+            let f = m[i][p];
+            for (var j = 0u; j < 6u; j++) { m[i][j] -= f * m[p][j]; inv[i][j] -= f * inv[p][j]; }
+        }
+    }
+    let base = k * DEFL_STRIDE;
+    for (var i = 0u; i < 6u; i++) {
+        for (var j = 0u; j < 6u; j++) {
+            defl[base + 6u * i + j] = select(0.0, inv[i][j], live[i] && live[j]);
+            defl[base + 36u + 6u * i + j] = gc[i][j];
+        }
+    }
+}
+
+// y_k = E_k^-1 (J_k r - J_k (A z) - G_k C_k J_k z), one workgroup per body.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    let k = wg.x;
+    var acc: array<f32, 18>;
+    for (var j = 0u; j < 18u; j++) { acc[j] = 0.0; }
+    if (k < sp.bodies) {
+        let bx = defl_box(k);
+        let count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
+        for (var i = li; i < count; i += REDUCE_WG) {
+            let x = box_cell(bx[0], bx[1], i);
+            let v = cell_row(k, x);
+            var any = false;
+            for (var j = 0u; j < 6u; j++) { any = any || v[j] != 0.0; }
+            if (!any) { continue; }
+            let c = cell_index(x, params.n);
+            let rc = r[c];
+            let zc = z[c];
+            let az = a_z(c);
+            for (var j = 0u; j < 6u; j++) {
+                acc[j] += v[j] * rc;
+                acc[6u + j] += v[j] * az;
+                acc[12u + j] += v[j] * zc;
+            }
+        }
+    }
+    var first: array<f32, 12>;
+    var second: array<f32, 12>;
+    for (var j = 0u; j < 12u; j++) {
+        first[j] = acc[j];
+        second[j] = select(0.0, acc[12u + min(j, 5u)], j < 6u);
+    }
+    let s1 = workgroup_sum12(li, first);
+    let s2 = workgroup_sum12(li, second);
+    if (li != 0u || k >= sp.bodies) { return; }
+    let base = k * DEFL_STRIDE;
+    var rhs: array<f32, 6>;
+    for (var i = 0u; i < 6u; i++) {
+        var t = s1[i] - s1[6u + i];
+        for (var j = 0u; j < 6u; j++) { t -= defl[base + 36u + 6u * i + j] * s2[j]; }
+        rhs[i] = t;
+    }
+    for (var i = 0u; i < 6u; i++) {
+        var y = 0.0;
+        for (var j = 0u; j < 6u; j++) { y += defl[base + 6u * i + j] * rhs[j]; }
+        defl[base + 72u + i] = y;
+    }
+}
+
+// z_c += (J^T y)_c: over c's covered faces, j_f . y_k.
+@compute @workgroup_size(WORKGROUP)
+fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
+    let x = cell_coord(c, params.n);
+    var s = 0.0;
+    for (var f = 0u; f < 6u; f++) {
+        let e = face_dir(f);
+        let cov = covered_face(x, e);
+        if (cov.x == 0.0) { continue; }
+        let k = u32(cov.x) - 1u;
+        let n = -vec3<f32>(e);
+        let t = lever(cb[k], x, e, n);
+        let base = k * DEFL_STRIDE + 72u;
+        let y_lin = vec3<f32>(defl[base], defl[base + 1u], defl[base + 2u]);
+        let y_ang = vec3<f32>(defl[base + 3u], defl[base + 4u], defl[base + 5u]);
+        s += cov.y * (dot(n, y_lin) + dot(t, y_ang));
+    }
+    z[c] = z[c] + s;
 }

@@ -294,6 +294,7 @@ impl Runner<Smoke> {
                     static_cells: None,
                     face_area: scene.h() * scene.domain.2,
                     particle_mass: 0.0,
+                    deflate: false,
                 },
             )?;
             core.bodies = Some(b);

@@ -96,6 +96,8 @@ pub struct FrozenBodies {
     /// The term is P K P, P the projection off the constant over the FLUID cells (the
     /// smoke's closed box).
     pub project: bool,
+    /// The solve deflated the bodies' modes (with `mg`: src/sim/bodies/strong.wgsl).
+    pub deflate: bool,
 }
 
 impl FrozenSystem {
@@ -343,6 +345,7 @@ pub fn capture(
                     cover,
                     couple,
                     project: term.params.project != 0,
+                    deflate: term.deflate,
                 })
             }
             None => None,
@@ -496,6 +499,7 @@ impl SolverLab {
                 closed: fb.project,
             };
             let mut t = StrongCoupling::new(&ctx, &fields, &v, (&body_id, &cover), scales, true);
+            t.deflate = fb.deflate;
             t.upload_bodies(&ctx, &fb.couple);
             (t, body_id, cover)
         });

@@ -172,6 +172,20 @@ pub trait AddedTerm {
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, op: TermOp);
     /// Dispatches one [`TermOp::AddToQ`] records.
     fn dispatches(&self) -> u32;
+    /// Dispatches one [`TermOp::Deflate`] records (0: the term does not deflate).
+    fn deflation_dispatches(&self) -> u32;
+}
+
+/// Whether a solve preconditioned with `kind` deflates its added term's modes
+/// ([`TermOp::Deflate`]): with `mg` only. `mg` preconditions A so well that the term's few
+/// outlying modes are what is left (16 bodies: 12-13 iterations against 6-7 without the
+/// term, 7-8 deflated). `ip` and `mic0` leave many slow modes of A itself; deflating the
+/// bodies' modes gave them nothing in f64 (126 against 142 `ip` iterations on the
+/// 16-body pool at 32^3, 32 against 31 with `mic0`), and the correction, which is not
+/// exactly symmetric (E and S Z are taken per body), made `ip`'s f32 solve stall there
+/// (709 iterations against 113).
+pub fn deflates(kind: PreconditionerKind) -> bool {
+    kind == PreconditionerKind::Mg
 }
 
 /// What an [`AddedTerm`] records.
@@ -185,6 +199,13 @@ pub enum TermOp {
     /// solve still running: z is an iteration's scratch, written by its preconditioner
     /// before anything reads it.
     IntoZ,
+    /// Once per solve, before the first [`TermOp::Deflate`]: what the deflation of the
+    /// term's modes needs from A and the term (nothing for a term that does not deflate).
+    /// Recorded with `mg` only ([`deflates`]).
+    PrepareDeflation,
+    /// z += the correction that deflates the term's modes, after each z = M^-1 r (skipped
+    /// once the solve is done; nothing for a term that does not deflate). With `mg` only.
+    Deflate,
 }
 
 /// What a solve runs on: the context, the grid, the vectors, the settings, the stage
@@ -328,8 +349,14 @@ impl PressureSolver {
         self.pcg.record_init_residual(pass, f);
         if let Some(t) = term {
             t.record(pass, TermOp::SubtractFromR);
+            if deflates(kind) {
+                t.record(pass, TermOp::PrepareDeflation);
+            }
         }
         self.precond.record_apply(pass, f, kind);
+        if let Some(t) = term.filter(|_| deflates(kind)) {
+            t.record(pass, TermOp::Deflate);
+        }
         self.pcg.record_init_direction(pass, f);
     }
 
@@ -343,6 +370,9 @@ impl PressureSolver {
     ) {
         self.pcg.record_step(pass, f, term);
         self.precond.record_apply(pass, f, kind);
+        if let Some(t) = term.filter(|_| deflates(kind)) {
+            t.record(pass, TermOp::Deflate);
+        }
         self.pcg.record_direction(pass);
     }
 
@@ -393,7 +423,16 @@ impl PressureSolver {
         kind: PreconditionerKind,
         term: Option<&dyn AddedTerm>,
     ) -> u32 {
-        pcg::Pcg::DISPATCHES + self.precond.dispatches(kind) + term.map_or(0, |t| t.dispatches())
+        pcg::Pcg::DISPATCHES
+            + self.precond.dispatches(kind)
+            + term.map_or(0, |t| {
+                t.dispatches()
+                    + if deflates(kind) {
+                        t.deflation_dispatches()
+                    } else {
+                        0
+                    }
+            })
     }
 
     /// Runs the iteration loop after `record_setup` has been submitted.
