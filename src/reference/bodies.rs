@@ -536,3 +536,31 @@ pub fn deflate(
     }
     out
 }
+
+/// The deflated start's correction (strong.wgsl's `deflate_start` and `deflate_p`):
+/// J^T y with y_k = E_k^-1 J_k r, in f64; the solve adds it to p.
+pub fn deflated_start(
+    g: Grid,
+    bodies: &[RefCoupledBody],
+    cover: (&[u32], &[u32]),
+    cell_type: &[u8],
+    blocks: &[DeflationBlock],
+    r: &[f64],
+    slice: bool,
+) -> Vec<f64> {
+    let rows = body_rows(g, bodies, cover, cell_type, slice);
+    let mut out = vec![0.0; g.cells()];
+    for (rows, blk) in rows.iter().zip(blocks) {
+        let mut jr = [0.0; 6];
+        for &(c, v) in rows {
+            for i in 0..6 {
+                jr[i] += v[i] * r[c];
+            }
+        }
+        let y: [f64; 6] = std::array::from_fn(|i| (0..6).map(|j| blk.e_inv[i][j] * jr[j]).sum());
+        for &(c, v) in rows {
+            out[c] += (0..6).map(|i| v[i] * y[i]).sum::<f64>();
+        }
+    }
+    out
+}

@@ -15,7 +15,7 @@ crate::kernel_entries!(
     /// The entry points of strong.wgsl.
     StrongEntries {
         sum_d, sum_p, reduce_d, reduce_p, reduce_one, add_q, sub_r, into_z, restamp,
-        deflate_setup, deflate_sums, deflate_add,
+        deflate_setup, deflate_sums, deflate_add, deflate_start, deflate_p,
     }
 );
 
@@ -394,6 +394,12 @@ impl AddedTerm for StrongCoupling {
                     self.per_body(pass, self.e.deflate_setup);
                 }
             }
+            TermOp::DeflateStart => {
+                if self.deflate {
+                    self.per_body(pass, self.e.deflate_start);
+                    self.per_cell(pass, self.e.deflate_p);
+                }
+            }
             TermOp::Deflate => {
                 if self.deflate {
                     self.per_body(pass, self.e.deflate_sums);
@@ -410,6 +416,10 @@ impl AddedTerm for StrongCoupling {
 
     fn dispatches(&self) -> u32 {
         2 + self.params.project
+    }
+
+    fn deflates(&self) -> bool {
+        self.deflate
     }
 
     fn deflation_dispatches(&self) -> u32 {

@@ -40,7 +40,11 @@
 // preconditioned (A + K) and cost `mg` about five more iterations with 16 bodies. Deflating
 // them (A-DEF2 of Tang, Nabben, Vuik & Erlangga 2009) with Z = J^T, the bodies' own columns:
 //   z <- z + Z E^-1 (Z^T r - (S Z)^T z),   z = M^-1 r,   S = A + K,   E = Z^T S Z,
-// a correction in the span of J^T that makes the residual's part there exact. E and S Z are
+// a correction in the span of J^T that makes the residual's part there exact. A-DEF2 needs a
+// start whose residual has no part there, Z^T r = 0: without it a body that barely touches
+// the liquid (E_k's modes spread over six decades) made `mg` stall, in f64 as in f32. So
+// the solve's start is deflated too (`deflate_start`, `deflate_p`): p += J^T E^-1 J r, and
+// the PCG computes r = b - (A + K) p again before its first preconditioner.  E and S Z are
 // taken per body (the blocks of body k alone): J_k A J_k^T + G_k C_k G_k with
 // G_k = J_k J_k^T and C_k = s M_k^-1, and (S Z)_k^T z = J_k (A z) + G_k C_k J_k z. Bodies
 // whose cells touch couple in the exact E; leaving that out keeps the correction cheap and,
@@ -90,7 +94,8 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 @group(0) @binding(3) var<storage, read> body_id: array<u32>;
 @group(0) @binding(4) var<storage, read> cell_type: array<u32>;
 @group(0) @binding(5) var<storage, read_write> sums: array<f32>;
-@group(0) @binding(6) var<storage, read> p: array<f32>;
+// read_write: the deflated start (`deflate_p`) corrects it.
+@group(0) @binding(6) var<storage, read_write> p: array<f32>;
 // b, r, z, d, q and t are regions of one buffer (PcgVectors), and wgpu refuses a buffer bound
 // both read-only and read-write in one dispatch: all of them are bound read_write.
 @group(0) @binding(7) var<storage, read_write> d: array<f32>;
@@ -106,7 +111,7 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 @group(0) @binding(14) var<storage, read> cover: array<u32>;
 // The packed matrix A, (diag, +x, +y, +z) per cell (pcg.wgsl).
 @group(0) @binding(15) var<storage, read> a: array<vec4<f32>>;
-// Per body, DEFL_STRIDE f32: E_k^-1 (36, row-major), G_k C_k (36), y_k (6).
+// Per body, DEFL_STRIDE f32: E_k^-1 (36, row-major), G_k C_k (36), y_k (6), padding.
 @group(0) @binding(16) var<storage, read_write> defl: array<f32>;
 
 const DEFL_STRIDE: u32 = 80u;
@@ -650,13 +655,36 @@ fn deflate_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
     }
 }
 
-// z_c += (J^T y)_c: over c's covered faces, j_f . y_k.
-@compute @workgroup_size(WORKGROUP)
-fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) li: u32) {
+// The deflated start's y_k = E_k^-1 J_k r, one workgroup per body.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_start(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells || cell_type[c] != FLUID) { return; }
+    let k = wg.x;
+    var acc: array<f32, 12>;
+    for (var j = 0u; j < 12u; j++) { acc[j] = 0.0; }
+    if (k < sp.bodies) {
+        let bx = defl_box(k);
+        let count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
+        for (var i = li; i < count; i += REDUCE_WG) {
+            let x = box_cell(bx[0], bx[1], i);
+            let v = cell_row(k, x);
+            let rc = r[cell_index(x, params.n)];
+            for (var j = 0u; j < 6u; j++) { acc[j] += v[j] * rc; }
+        }
+    }
+    let s = workgroup_sum12(li, acc);
+    if (li != 0u || k >= sp.bodies) { return; }
+    let base = k * DEFL_STRIDE;
+    for (var i = 0u; i < 6u; i++) {
+        var y = 0.0;
+        for (var j = 0u; j < 6u; j++) { y += defl[base + 6u * i + j] * s[j]; }
+        defl[base + 72u + i] = y;
+    }
+}
+
+// (J^T y)_c: over c's covered faces, j_f . y_k (0 outside the FLUID cells).
+fn deflation_row(c: u32) -> f32 {
+    if (cell_type[c] != FLUID) { return 0.0; }
     let x = cell_coord(c, params.n);
     var s = 0.0;
     for (var f = 0u; f < 6u; f++) {
@@ -671,5 +699,25 @@ fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
         let y_ang = vec3<f32>(defl[base + 3u], defl[base + 4u], defl[base + 5u]);
         s += cov.y * (dot(n, y_lin) + dot(t, y_ang));
     }
-    z[c] = z[c] + s;
+    return s;
+}
+
+// z += J^T y (after each z = M^-1 r).
+@compute @workgroup_size(WORKGROUP)
+fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    z[c] = z[c] + deflation_row(c);
+}
+
+// p += J^T y (the deflated start).
+@compute @workgroup_size(WORKGROUP)
+fn deflate_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    let c = linear_id(wg, nwg, li);
+    if (c >= params.num_cells) { return; }
+    p[c] = p[c] + deflation_row(c);
 }

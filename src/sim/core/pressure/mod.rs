@@ -172,6 +172,8 @@ pub trait AddedTerm {
     fn record(&self, pass: &mut wgpu::ComputePass<'_>, op: TermOp);
     /// Dispatches one [`TermOp::AddToQ`] records.
     fn dispatches(&self) -> u32;
+    /// Whether [`TermOp::Deflate`] records anything.
+    fn deflates(&self) -> bool;
     /// Dispatches one [`TermOp::Deflate`] records (0: the term does not deflate).
     fn deflation_dispatches(&self) -> u32;
 }
@@ -203,6 +205,9 @@ pub enum TermOp {
     /// term's modes needs from A and the term (nothing for a term that does not deflate).
     /// Recorded with `mg` only ([`deflates`]).
     PrepareDeflation,
+    /// After it: p += the start's correction in the span of the term's modes, so that the
+    /// residual the solve then computes again has no part there (A-DEF2 needs that start).
+    DeflateStart,
     /// z += the correction that deflates the term's modes, after each z = M^-1 r (skipped
     /// once the solve is done; nothing for a term that does not deflate). With `mg` only.
     Deflate,
@@ -349,8 +354,12 @@ impl PressureSolver {
         self.pcg.record_init_residual(pass, f);
         if let Some(t) = term {
             t.record(pass, TermOp::SubtractFromR);
-            if deflates(kind) {
+            if deflates(kind) && t.deflates() {
                 t.record(pass, TermOp::PrepareDeflation);
+                t.record(pass, TermOp::DeflateStart);
+                // r = b - (A + K) p of the corrected start.
+                self.pcg.record_residual(pass, f);
+                t.record(pass, TermOp::SubtractFromR);
             }
         }
         self.precond.record_apply(pass, f, kind);

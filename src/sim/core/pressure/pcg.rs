@@ -148,6 +148,11 @@ impl Pcg {
         self.single(pass, self.e.finish_bb);
     }
 
+    /// r = b - A p again (after a start that changed p; q is cleared with it).
+    pub fn record_residual(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        self.cells(pass, self.e.init_residual, f);
+    }
+
     /// After z = M^-1 r: rho = r.z, d = z, and the initial convergence test.
     pub fn record_init_direction(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
         self.reduce(pass, self.e.dot_rz);
