@@ -449,6 +449,25 @@ fn spd_inverse_6(mut m: [[f64; 6]; 6]) -> [[f64; 6]; 6] {
     inv
 }
 
+/// J_k x over one body's rows of J^T.
+fn rows_times(rows: &[(usize, [f64; 6])], x: &[f64]) -> [f64; 6] {
+    let mut s = [0.0; 6];
+    for &(c, v) in rows {
+        for i in 0..6 {
+            s[i] += v[i] * x[c];
+        }
+    }
+    s
+}
+
+/// out += J_k^T (e_inv rhs) over one body's rows of J^T.
+fn add_rows(rows: &[(usize, [f64; 6])], e_inv: &[[f64; 6]; 6], rhs: [f64; 6], out: &mut [f64]) {
+    let y: [f64; 6] = std::array::from_fn(|i| (0..6).map(|j| e_inv[i][j] * rhs[j]).sum());
+    for &(c, v) in rows {
+        out[c] += (0..6).map(|i| v[i] * y[i]).sum::<f64>();
+    }
+}
+
 /// The deflation's blocks of every body, for the packed matrix `a` (f64).
 pub fn deflation_blocks(
     g: Grid,
@@ -518,21 +537,15 @@ pub fn deflate(
     let az = super::apply_packed(&g, a, z);
     let mut out = z.to_vec();
     for (rows, blk) in rows.iter().zip(blocks) {
-        let (mut jr, mut jaz, mut jz) = ([0.0; 6], [0.0; 6], [0.0; 6]);
-        for &(c, v) in rows {
-            for i in 0..6 {
-                jr[i] += v[i] * r[c];
-                jaz[i] += v[i] * az[c];
-                jz[i] += v[i] * z[c];
-            }
-        }
+        let (jr, jaz, jz) = (
+            rows_times(rows, r),
+            rows_times(rows, &az),
+            rows_times(rows, z),
+        );
         let rhs: [f64; 6] = std::array::from_fn(|i| {
             jr[i] - jaz[i] - (0..6).map(|j| blk.gc[i][j] * jz[j]).sum::<f64>()
         });
-        let y: [f64; 6] = std::array::from_fn(|i| (0..6).map(|j| blk.e_inv[i][j] * rhs[j]).sum());
-        for &(c, v) in rows {
-            out[c] += (0..6).map(|i| v[i] * y[i]).sum::<f64>();
-        }
+        add_rows(rows, &blk.e_inv, rhs, &mut out);
     }
     out
 }
@@ -551,16 +564,7 @@ pub fn deflated_start(
     let rows = body_rows(g, bodies, cover, cell_type, slice);
     let mut out = vec![0.0; g.cells()];
     for (rows, blk) in rows.iter().zip(blocks) {
-        let mut jr = [0.0; 6];
-        for &(c, v) in rows {
-            for i in 0..6 {
-                jr[i] += v[i] * r[c];
-            }
-        }
-        let y: [f64; 6] = std::array::from_fn(|i| (0..6).map(|j| blk.e_inv[i][j] * jr[j]).sum());
-        for &(c, v) in rows {
-            out[c] += (0..6).map(|i| v[i] * y[i]).sum::<f64>();
-        }
+        add_rows(rows, &blk.e_inv, rows_times(rows, r), &mut out);
     }
     out
 }

@@ -854,19 +854,23 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     write(&core.pcg.r, &r0);
     // Not done: the iteration's kernels return at once after a solve.
     ctx.queue.write_buffer(&core.pcg.state, 0, &[0u8; 40]);
-    let mut enc = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
-            timestamp_writes: None,
-        });
-        term.record(&mut pass, TermOp::AddToQ);
-        term.record(&mut pass, TermOp::SubtractFromR);
-        term.record(&mut pass, TermOp::IntoZ);
-    }
-    ctx.queue.submit([enc.finish()]);
+    // Records `ops` of the term in one pass and submits them.
+    let record = |ops: &[TermOp]| {
+        let mut enc = ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: None,
+            });
+            for &op in ops {
+                term.record(&mut pass, op);
+            }
+        }
+        ctx.queue.submit([enc.finish()]);
+    };
+    record(&[TermOp::AddToQ, TermOp::SubtractFromR, TermOp::IntoZ]);
     let kd = coupled_term(g, &bodies, ids, &types, &d, slice);
     let kp = coupled_term(g, &bodies, ids, &types, &p, slice);
     for (what, gpu, expect) in [
@@ -908,18 +912,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     write(&core.pcg.r, &r1);
     write(&core.pcg.z, &z1);
     ctx.queue.write_buffer(&core.pcg.state, 0, &[0u8; 40]);
-    let mut enc = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
-            timestamp_writes: None,
-        });
-        term.record(&mut pass, TermOp::PrepareDeflation);
-        term.record(&mut pass, TermOp::Deflate);
-    }
-    ctx.queue.submit([enc.finish()]);
+    record(&[TermOp::PrepareDeflation, TermOp::Deflate]);
     let gpu = core.pcg.z.read::<f32>(ctx).unwrap();
     let blocks = eddy::reference::bodies::deflation_blocks(g, &bodies, ids, &types, &a, slice);
     let to64 = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
@@ -953,17 +946,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     let p0 = noise(cells, 7);
     ctx.queue
         .write_buffer(&core.pcg.p, 0, bytemuck::cast_slice(&p0));
-    let mut enc = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-    {
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
-            timestamp_writes: None,
-        });
-        term.record(&mut pass, TermOp::DeflateStart);
-    }
-    ctx.queue.submit([enc.finish()]);
+    record(&[TermOp::DeflateStart]);
     let gpu = read(&core.pcg.p);
     let start = eddy::reference::bodies::deflated_start(
         g,
@@ -2051,7 +2034,7 @@ fn deflating_the_bodies_modes_gives_mg_back_its_iterations() {
 
 /// The shipped buoyancy scene at 16^3: a beach ball, a cork box, wood and a stone dropped
 /// onto a pool. As they reach the liquid, bodies that barely touch it give their deflation
-/// blocks modes six decades apart; without the deflated start (strong.wgsl) the deflated
+/// blocks modes more than five decades apart; without the deflated start (strong.wgsl) the deflated
 /// `mg` solve stalled there (frame 7 at 16^3, frame 9 at 32^3, residuals up to 4e-3).
 /// Every solve of 12 frames converges, and in no more iterations than without deflation
 /// plus one.

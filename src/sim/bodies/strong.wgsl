@@ -42,7 +42,7 @@
 //   z <- z + Z E^-1 (Z^T r - (S Z)^T z),   z = M^-1 r,   S = A + K,   E = Z^T S Z,
 // a correction in the span of J^T that makes the residual's part there exact. A-DEF2 needs a
 // start whose residual has no part there, Z^T r = 0: without it a body that barely touches
-// the liquid (E_k's modes spread over six decades) made `mg` stall, in f64 as in f32. So
+// the liquid (E_k's modes spread over more than five decades) made `mg` stall, in f64 as in f32. So
 // the solve's start is deflated too (`deflate_start`, `deflate_p`): p += J^T E^-1 J r, and
 // the PCG computes r = b - (A + K) p again before its first preconditioner.  E and S Z are
 // taken per body (the blocks of body k alone): J_k A J_k^T + G_k C_k G_k with
