@@ -27,6 +27,8 @@
 #                                        target/release/deps/render_frame-*; build it with
 #                                        `cargo bench --bench render_frame --no-run`)
 #   BENCH_OUT=DIR                        write here instead of benchmarks/DATE-ADAPTER
+#   SKIP="8 9"                           leave out these steps (8 and 9 compare settings
+#                                        already chosen; a short lease may want the time)
 #
 # On a lent GPU machine: build the release binary here, carry it (and the Vulkan loader),
 # run this once, and copy the folder back; its tables go into BENCHMARKS.md with the
@@ -41,7 +43,7 @@ if [ -n "${QUICK:-}" ]; then
   solver_sizes="16 32"; body_size=16; substep_sizes="24 32"; frames=10; smoke_sizes=64,128
   render_res=16; render_size=320x200
 else
-  solver_sizes="64 128 256"; body_size=64; substep_sizes="128 256"; frames=120; smoke_sizes=512,1024
+  solver_sizes="64 128 256"; body_size=32,64; substep_sizes="128 256"; frames=120; smoke_sizes=512,1024
   render_res=104; render_size=1920x1080
 fi
 scale="${STEP_LIMIT_SCALE:-${QUICK:+4}}"; scale="${scale:-1}"  # QUICK runs on a CPU adapter: 4x
@@ -76,6 +78,8 @@ log "- host: $(nproc) cores, $(uname -srm)"
 log ""
 
 step() { echo "gpu-bench: $*" >&2; }
+# want N: whether step N runs (SKIP lists the ones left out).
+want() { case " ${SKIP:-} " in *" $1 "*) step "$1/9 skipped (SKIP)"; return 1 ;; esac; }
 
 # The solver table one size at a time, so a long size keeps the smaller ones.
 for n in $solver_sizes; do
@@ -86,7 +90,7 @@ for n in $solver_sizes; do
 done
 
 step "2/9 16 floating bodies, strong against weak, at $body_size"
-limited 40 "$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_weak \
+limited 60 "$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_weak \
   --preconditioners mg,ip --json "$out/bodies.json" > "$out/bodies.txt" 2> "$out/bodies.err"
 log "## Coupled solve, 16 bodies ($body_size^3)"; log '```'; cat "$out/bodies.txt" >> "$out/summary.md"; log '```'
 
@@ -124,17 +128,20 @@ else
   log "## Viewer render: skipped (no render_frame bench binary)"
 fi
 
-# pipelined SCENE OUT: SCENE (a shipped scene's file) with pressure.pipelined on.
+# pipelined SCENE OUT ON: SCENE (a shipped scene's file) with pressure.pipelined set to ON
+# (true or false; the shipped default is true, so both are written out).
 pipelined() {
-  sed '0,/pressure: (/s//pressure: (pipelined: true, /' "$1" > "$2"
+  sed "0,/pressure: (/s//pressure: (pipelined: $3, /" "$1" > "$2"
 }
+if want 8; then
 step "8/9 solves queued ahead, on against off"
 : > "$out/pipelined.txt"
 for sc in dam_break floating_bodies; do
-  pipelined "scenes/$sc.ron" "$tmp/${sc}_on.ron"
+  pipelined "scenes/$sc.ron" "$tmp/${sc}_on.ron" true
+  pipelined "scenes/$sc.ron" "$tmp/${sc}_off.ron" false
   for i in 1 2 3; do
     for v in off on; do
-      f="scenes/$sc.ron"; [ "$v" = on ] && f="$tmp/${sc}_on.ron"
+      f="$tmp/${sc}_$v.ron"
       printf '%s %s: ' "$sc" "$v" >> "$out/pipelined.txt"
       limited 30 "$eddy" run "$f" --frames "$frames" --overwrite --out "$tmp/pipe" 2>/dev/null \
         | grep -E 'steps/s|^per substep' | tr '\n' ' ' >> "$out/pipelined.txt"
@@ -143,7 +150,9 @@ for sc in dam_break floating_bodies; do
   done
 done
 log "## Solves queued ahead (pressure.pipelined), on against off"; log '```'; cat "$out/pipelined.txt" >> "$out/summary.md"; log '```'
+fi
 
+if want 9; then
 step "9/9 the multigrid's one-workgroup tail at several thresholds"
 : > "$out/mg_tail.txt"
 for i in 1 2; do
@@ -163,6 +172,7 @@ for t in 0 4096; do
     >> "$out/mg_tail.txt" 2>/dev/null
 done
 log "## The multigrid's one-workgroup tail (EDDY_MG_TAIL_CELLS)"; log '```'; cat "$out/mg_tail.txt" >> "$out/summary.md"; log '```'
+fi
 
 step "done: $out/summary.md"
 echo "$out"
