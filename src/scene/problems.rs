@@ -19,17 +19,21 @@ pub enum StandardProblem {
     /// The same with the weak coupling: the same grid, the bodies as velocity boundaries
     /// (A alone), what the strong coupling's term costs is the difference.
     FloatingBodiesWeak,
+    /// `FloatingBodies` without the deflation of the bodies' modes (`body_deflation`
+    /// off): what the deflation saves or costs is the difference.
+    FloatingBodiesUndeflated,
 }
 
 impl StandardProblem {
     /// The default set.
     pub const ALL: [StandardProblem; 2] = [StandardProblem::DamBreak, StandardProblem::SettledPool];
     /// Every problem `eddy bench --problems` knows.
-    pub const NAMED: [StandardProblem; 4] = [
+    pub const NAMED: [StandardProblem; 5] = [
         StandardProblem::DamBreak,
         StandardProblem::SettledPool,
         StandardProblem::FloatingBodies,
         StandardProblem::FloatingBodiesWeak,
+        StandardProblem::FloatingBodiesUndeflated,
     ];
 
     pub fn name(self) -> &'static str {
@@ -38,6 +42,7 @@ impl StandardProblem {
             StandardProblem::SettledPool => "settled_pool",
             StandardProblem::FloatingBodies => "floating_bodies",
             StandardProblem::FloatingBodiesWeak => "floating_bodies_weak",
+            StandardProblem::FloatingBodiesUndeflated => "floating_bodies_undeflated",
         }
     }
 
@@ -46,7 +51,9 @@ impl StandardProblem {
         match self {
             StandardProblem::DamBreak => 0,
             StandardProblem::SettledPool => 30,
-            StandardProblem::FloatingBodies | StandardProblem::FloatingBodiesWeak => 5,
+            StandardProblem::FloatingBodies
+            | StandardProblem::FloatingBodiesWeak
+            | StandardProblem::FloatingBodiesUndeflated => 5,
         }
     }
 
@@ -67,7 +74,8 @@ impl StandardProblem {
         let solids = match self {
             StandardProblem::DamBreak
             | StandardProblem::FloatingBodies
-            | StandardProblem::FloatingBodiesWeak => vec![],
+            | StandardProblem::FloatingBodiesWeak
+            | StandardProblem::FloatingBodiesUndeflated => vec![],
             // A block on the floor makes the pool's system genuinely 3D.
             StandardProblem::SettledPool => vec![Shape::Box {
                 min: (0.55, 0.0, 0.3),
@@ -76,7 +84,9 @@ impl StandardProblem {
             }],
         };
         let (bodies, body_coupling) = match self {
-            StandardProblem::FloatingBodies => (floating_bodies(), CouplingScheme::Strong),
+            StandardProblem::FloatingBodies | StandardProblem::FloatingBodiesUndeflated => {
+                (floating_bodies(), CouplingScheme::Strong)
+            }
             StandardProblem::FloatingBodiesWeak => (floating_bodies(), CouplingScheme::Weak),
             _ => (vec![], CouplingScheme::Strong),
         };
@@ -88,6 +98,7 @@ impl StandardProblem {
             solids,
             bodies,
             body_coupling,
+            body_deflation: (self == StandardProblem::FloatingBodiesUndeflated).then_some(false),
             ..Scene::default()
         }
     }

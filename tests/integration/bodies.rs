@@ -907,7 +907,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
         return;
     }
     let deflating = b.strong.deflate;
-    assert!(deflating, "the liquid's strong solve deflates");
+    assert!(deflating, "the scene's strong solve deflates");
     let (r1, z1) = (noise(cells, 5), noise(cells, 6));
     write(&core.pcg.r, &r1);
     write(&core.pcg.z, &z1);
@@ -1000,10 +1000,11 @@ fn coupled_operator_matches_the_f64_reference_in_both_modes() {
         kinematic,
         cork,
     ]);
-    // Whole cells, then the bodies cutting faces.
+    // Whole cells, then the bodies cutting faces; deflated, to check the deflation too.
     for cut in [false, true] {
         let mut scene = scene.clone();
         scene.body_cut_faces = Some(cut);
+        scene.body_deflation = Some(true);
         let mut sim = Simulation::new(ctx.clone(), &scene).unwrap();
         for _ in 0..2 {
             sim.substep(0.01, Stage::Advect).unwrap();
@@ -2008,7 +2009,7 @@ fn deflating_the_bodies_modes_gives_mg_back_its_iterations() {
         let p: Vec<f32> = eddy::gpu::read_buffer(&ctx, &sim.pcg.p).unwrap();
         (report, p)
     };
-    let (deflated, p_deflated) = solve(StandardProblem::FloatingBodies, None);
+    let (deflated, p_deflated) = solve(StandardProblem::FloatingBodies, Some(true));
     let (plain, p_plain) = solve(StandardProblem::FloatingBodies, Some(false));
     let (weak, _) = solve(StandardProblem::FloatingBodiesWeak, None);
     let its = (deflated.iterations, plain.iterations, weak.iterations);
@@ -2055,7 +2056,7 @@ fn bodies_reaching_the_liquid_keep_the_deflated_solve_converging() {
             })
             .sum::<u32>()
     };
-    let (deflated, plain) = (run(None), run(Some(false)));
+    let (deflated, plain) = (run(Some(true)), run(None));
     eprintln!("mg iterations over 12 frames, deflated {deflated}, undeflated {plain}");
     assert!(
         deflated <= plain + 12,

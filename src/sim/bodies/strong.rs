@@ -14,8 +14,9 @@ use glam::DVec3;
 crate::kernel_entries!(
     /// The entry points of strong.wgsl.
     StrongEntries {
-        sum_d, sum_p, reduce_d, reduce_p, reduce_one, add_q, sub_r, into_z, restamp,
-        deflate_setup, deflate_sums, deflate_add, deflate_start, deflate_p,
+        sum_d, sum_p, reduce_d, finish_d, reduce_p, finish_p, reduce_one, finish_one, add_q,
+        add_q_boxes, sub_r, into_z, restamp, deflate_setup, setup_finish, deflate_sums,
+        deflate_add, deflate_start, start_finish, deflate_p,
     }
 );
 
@@ -61,13 +62,47 @@ pub struct StrongParams {
     pub project: u32,
     /// Workgroups of the FLUID-cell sums.
     pub groups: u32,
+    /// Workgroups per body of the box loops ([`box_chunks`]).
+    pub chunks: u32,
+    pub pad0: u32,
+    pub pad1: u32,
+    pub pad2: u32,
 }
 crate::wgsl_mirror!(strong_params_layout: StrongParams = "strong.wgsl" StrongParams {
     bodies: bodies,
     slice: slice,
     project: project,
     groups: groups,
+    chunks: chunks,
+    pad0: pad0,
+    pad1: pad1,
+    pad2: pad2,
 });
+
+/// Floats per (body, part) of the box loops' partial sums (strong.wgsl's PART_STRIDE).
+pub const PART_STRIDE: usize = 48;
+/// Most parts a body's box is split into.
+pub const MAX_CHUNKS: u32 = 32;
+
+/// The box loops' workgroups per body (strong.wgsl, "The box loops"): enough for about two
+/// cells per thread of the largest box (each box with a cell to spare, within the grid), at
+/// most [`MAX_CHUNKS`].
+pub fn box_chunks(bodies: &[CoupleBody], n: [u32; 3]) -> u32 {
+    let cells = bodies
+        .iter()
+        .map(|b| {
+            (0..3)
+                .map(|a| {
+                    let lo = (b.lo[a] - 1).max(0);
+                    let hi = (b.hi[a] + 1).min(n[a] as i32);
+                    (hi - lo).max(0) as u64
+                })
+                .product::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    (cells.div_ceil(2 * pcg::REDUCE_WG as u64) as u32).clamp(1, MAX_CHUNKS)
+}
 
 /// f32 per body in the sums (strong.wgsl's SUM_STRIDE).
 pub const SUM_STRIDE: usize = 24;
@@ -78,12 +113,18 @@ const SUM_FLOATS: usize = MAX_BODIES * SUM_STRIDE + 8;
 /// f32 per body of the deflation's blocks (strong.wgsl's DEFL_STRIDE): E_k^-1, G_k C_k, y_k.
 pub const DEFL_STRIDE: usize = 80;
 
+/// Bytes of the partial sums: the FLUID-cell sums' two per workgroup, then the box loops'
+/// PART_STRIDE per (body, part).
+const PARTIALS_BYTES: u64 = (2 * pcg::MAX_REDUCE_GROUPS as usize
+    + MAX_BODIES * MAX_CHUNKS as usize * PART_STRIDE) as u64
+    * 4;
+
 /// GPU bytes of the strong coupling's buffers: the bodies, the sums and their room in the
 /// substep's readback, the deflation's blocks, the partial sums, the parameters.
 pub const BYTES: u64 = (MAX_BODIES * std::mem::size_of::<CoupleBody>()
     + 2 * SUM_FLOATS * 4
     + MAX_BODIES * DEFL_STRIDE * 4
-    + 2 * 4 * pcg::MAX_REDUCE_GROUPS as usize
+    + PARTIALS_BYTES as usize
     + std::mem::size_of::<StrongParams>()) as u64;
 
 /// What the sums of one body hold after [`StrongCoupling::record_forces`].
@@ -175,10 +216,12 @@ pub struct StrongCoupling {
     /// summed (the weak one).
     pub strong: bool,
     /// Whether the solve deflates the bodies' modes (strong.wgsl, `deflate_*`): the strong
-    /// scheme in the liquid, unless the scene turns it off (`body_deflation`).
+    /// scheme in the liquid, where the scene turns it on (`body_deflation`).
     pub deflate: bool,
     _defl: wgpu::Buffer,
     cells: u32,
+    /// The grid's cells per axis (the boxes' bounds).
+    n: [u32; 3],
 }
 
 impl StrongCoupling {
@@ -199,6 +242,8 @@ impl StrongCoupling {
             // The smoke is a closed box: no AIR cell ever fixes the pressure's level.
             project: (strong && scales.closed) as u32,
             groups: pcg::reduce_groups(f.num_cells()),
+            chunks: 1,
+            ..Default::default()
         };
         let params_buffer = uniform_buffer(device, "Strong::params", bytemuck::bytes_of(&params));
         let couple = storage_buffer(
@@ -212,11 +257,7 @@ impl StrongCoupling {
             "Strong::defl",
             (MAX_BODIES * DEFL_STRIDE * 4) as u64,
         );
-        let partials = storage_buffer(
-            device,
-            "Strong::partials",
-            2 * 4 * pcg::MAX_REDUCE_GROUPS as u64,
-        );
+        let partials = storage_buffer(device, "Strong::partials", PARTIALS_BYTES);
         let group = kernel.bind(
             device,
             &[
@@ -254,6 +295,7 @@ impl StrongCoupling {
             deflate: strong && !scales.closed,
             _defl: defl,
             cells: f.num_cells(),
+            n: f.params.n,
         }
     }
 
@@ -311,6 +353,13 @@ impl StrongCoupling {
     /// Uploads bodies already in strong.wgsl's form (a frozen system's, for the solver lab).
     pub fn upload_bodies(&mut self, ctx: &GpuContext, bodies: &[CoupleBody]) {
         self.params.bodies = bodies.len() as u32;
+        // The projected term's broadcast runs over every cell and needs the finished sums;
+        // its slice's boxes are small, so one part per body finishes in place.
+        self.params.chunks = if self.params.project != 0 {
+            1
+        } else {
+            box_chunks(bodies, self.n)
+        };
         ctx.queue
             .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
         ctx.queue
@@ -320,6 +369,27 @@ impl StrongCoupling {
     fn per_body(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
         self.kernel
             .dispatch_groups(pass, entry, &self.group, &[], self.params.bodies.max(1));
+    }
+
+    /// A box loop: `params.chunks` workgroups per body (strong.wgsl, "The box loops").
+    fn per_part(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
+        let groups = self.params.bodies.max(1) * self.params.chunks.max(1);
+        self.kernel
+            .dispatch_groups(pass, entry, &self.group, &[], groups);
+    }
+
+    /// A box loop's parts, then their sums per body (which the parts finish themselves
+    /// where each body has one).
+    fn reduce(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        part: crate::gpu::Entry,
+        finish: crate::gpu::Entry,
+    ) {
+        self.per_part(pass, part);
+        if self.params.chunks > 1 {
+            self.per_body(pass, finish);
+        }
     }
 
     fn per_cell(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
@@ -340,7 +410,7 @@ impl StrongCoupling {
     /// sets them from the new velocities).
     pub fn record_forces(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.fluid_sum(pass, self.e.sum_p);
-        self.per_body(pass, self.e.reduce_p);
+        self.reduce(pass, self.e.reduce_p, self.e.finish_p);
         if self.strong {
             self.per_cell(pass, self.e.restamp);
         }
@@ -377,44 +447,54 @@ impl AddedTerm for StrongCoupling {
         match op {
             TermOp::AddToQ => {
                 self.fluid_sum(pass, self.e.sum_d);
-                self.per_body(pass, self.e.reduce_d);
-                self.per_cell(pass, self.e.add_q);
+                if self.params.project != 0 {
+                    // P K P touches every FLUID cell.
+                    self.reduce(pass, self.e.reduce_d, self.e.finish_d);
+                    self.per_cell(pass, self.e.add_q);
+                } else {
+                    // add_q_boxes finishes the parts itself.
+                    self.per_part(pass, self.e.reduce_d);
+                    self.per_part(pass, self.e.add_q_boxes);
+                }
             }
             TermOp::SubtractFromR => {
                 // The bodies' open faces (J 1) for the projection, once per solve.
                 if self.params.project != 0 {
-                    self.per_body(pass, self.e.reduce_one);
+                    self.reduce(pass, self.e.reduce_one, self.e.finish_one);
                 }
                 self.fluid_sum(pass, self.e.sum_p);
-                self.per_body(pass, self.e.reduce_p);
+                self.reduce(pass, self.e.reduce_p, self.e.finish_p);
                 self.per_cell(pass, self.e.sub_r);
             }
             TermOp::PrepareDeflation => {
                 if self.deflate {
-                    self.per_body(pass, self.e.deflate_setup);
+                    self.reduce(pass, self.e.deflate_setup, self.e.setup_finish);
                 }
             }
             TermOp::DeflateStart => {
                 if self.deflate {
-                    self.per_body(pass, self.e.deflate_start);
+                    self.reduce(pass, self.e.deflate_start, self.e.start_finish);
                     self.per_cell(pass, self.e.deflate_p);
                 }
             }
             TermOp::Deflate => {
                 if self.deflate {
-                    self.per_body(pass, self.e.deflate_sums);
-                    self.per_cell(pass, self.e.deflate_add);
+                    // deflate_add finishes the parts itself.
+                    self.per_part(pass, self.e.deflate_sums);
+                    self.per_part(pass, self.e.deflate_add);
                 }
             }
             TermOp::IntoZ => {
                 self.fluid_sum(pass, self.e.sum_p);
-                self.per_body(pass, self.e.reduce_p);
+                self.reduce(pass, self.e.reduce_p, self.e.finish_p);
                 self.per_cell(pass, self.e.into_z);
             }
         }
     }
 
     fn dispatches(&self) -> u32 {
+        // reduce_d and add_q_boxes; with `project` sum_d, reduce_d (one part per body, which
+        // finishes itself) and add_q.
         2 + self.params.project
     }
 
@@ -424,5 +504,34 @@ impl AddedTerm for StrongCoupling {
 
     fn deflation_dispatches(&self) -> u32 {
         2 * self.deflate as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boxed(lo: [i32; 3], hi: [i32; 3]) -> CoupleBody {
+        CoupleBody {
+            lo: [lo[0], lo[1], lo[2], 0],
+            hi: [hi[0], hi[1], hi[2], 0],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn box_loops_take_about_two_cells_per_thread_of_the_largest_box() {
+        let n = [64, 64, 64];
+        // 8^3 cells, 10^3 with the spare cell: 1000 / 512 -> 2 parts.
+        assert_eq!(box_chunks(&[boxed([10, 10, 10], [18, 18, 18])], n), 2);
+        // The largest box decides; one at the grid's edge is clipped (17 x 18 x 18 = 5508).
+        let both = [
+            boxed([10, 10, 10], [18, 18, 18]),
+            boxed([0, 20, 20], [16, 36, 36]),
+        ];
+        assert_eq!(box_chunks(&both, n), 11);
+        // At least one part, at most MAX_CHUNKS.
+        assert_eq!(box_chunks(&[], n), 1);
+        assert_eq!(box_chunks(&[boxed([0, 0, 0], [64, 64, 64])], n), MAX_CHUNKS);
     }
 }

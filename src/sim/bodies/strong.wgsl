@@ -20,10 +20,13 @@
 // where b already holds the faces at v* (the body's velocity after gravity and the other
 // forces, uploaded before the solve). The added term is symmetric positive semi-definite
 // and of rank 6 per body, so the PCG keeps working on it matrix-free: per iteration
-// `reduce_d` sums J_k d per body (one workgroup per body over the cells of its box, in a
-// fixed order: the same bits every run) and stores w_k = s M_k^-1 J_k d, and `add_q` adds
-// (s J^T M^-1 J d)_c = sum over c's covered faces of j_f . w_k to q = A d. The
-// preconditioner still preconditions A alone: each body adds at most 6 outlying eigenvalues.
+// `reduce_d` sums J_k d per body over the cells of its box (split over several workgroups
+// per body, "The box loops" below; a fixed order: the same bits every run), and
+// `add_q_boxes` takes w_k = s M_k^-1 J_k d from those sums and adds
+// (s J^T M^-1 J d)_c = sum over c's covered faces of j_f . w_k to q = A d over the boxes'
+// cells (2 dispatches; with `project`, `finish_d` stores w_k and `add_q` runs over every
+// cell). The preconditioner still preconditions A alone: each body adds at most 6 outlying
+// eigenvalues.
 //
 // The smoke's closed box is a pure Neumann problem: A's null space holds the constant, which
 // the preconditioner projects out (multigrid.wgsl's coarse solve), and the right-hand side is
@@ -35,7 +38,8 @@
 // FLUID cell (the sum of K x over the cells, exactly). A body then cannot change the volume
 // of the closed box's fluid, which is the container's own constraint.
 //
-// Deflation (`deflate_setup`, `deflate_sums`, `deflate_add`; liquid only, `project` 0): the
+// Deflation (`deflate_setup`, `deflate_sums`, `deflate_add`; liquid only, `project` 0, and
+// only where the scene asks for it: `body_deflation`, off by default): the
 // preconditioner sees A alone, so each body's six modes stay outlying eigenvalues of the
 // preconditioned (A + K) and cost `mg` about five more iterations with 16 bodies. Deflating
 // them (A-DEF2 of Tang, Nabben, Vuik & Erlangga 2009) with Z = J^T, the bodies' own columns:
@@ -48,7 +52,10 @@
 // taken per body (the blocks of body k alone): J_k A J_k^T + G_k C_k G_k with
 // G_k = J_k J_k^T and C_k = s M_k^-1, and (S Z)_k^T z = J_k (A z) + G_k C_k J_k z. Bodies
 // whose cells touch couple in the exact E; leaving that out keeps the correction cheap and,
-// measured on the 16-body pool (BENCHMARKS.md), costs no iteration. v_c = sum over c's
+// measured on the 16-body pool (BENCHMARKS.md), costs no iteration. It cuts a cold solve's
+// iterations (13 -> 8 at 32^3), but a running scene's solves gain less (9-15% fewer
+// iterations in the shipped scenes) than its set-up and its two dispatches per iteration
+// cost (9-14% more pressure time there on an H100). v_c = sum over c's
 // faces that body k covers of j_f is the cell's row of J_k^T; (A v)_c needs v at c's
 // neighbours, which `cell_rows` computes again there. src/reference/bodies.rs
 // (`deflation_blocks`, `deflate`) is the f64 reference.
@@ -81,6 +88,10 @@ struct StrongParams {
     slice: u32,      // 1: one-slice grid, torque about z only
     project: u32,    // 1: the term is P K P (a closed box, see above)
     groups: u32,     // workgroups of `sum_d` / `sum_p`
+    chunks: u32,     // workgroups per body of the box loops (see `box_part`)
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 };
 
 // Per body: J x (6), J (g . n) (6, `reduce_p` only), w = s M^-1 J x (6), c = J 1 (6,
@@ -105,7 +116,8 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 // The PCG's state; word PCG_DONE_WORD is its done flag (see pcg.wgsl).
 @group(0) @binding(11) var<storage, read> done: array<u32>;
 @group(0) @binding(12) var<storage, read_write> solid_vel: array<vec4<f32>>;
-// Per `sum_d`/`sum_p` workgroup: the sum of x over its FLUID cells and their count.
+// Per `sum_d`/`sum_p` workgroup: the sum of x over its FLUID cells and their count; after
+// them (from PART_BASE), PART_STRIDE partial sums per (body, chunk) of the box loops.
 @group(0) @binding(13) var<storage, read_write> partials: array<f32>;
 // Per face: the covering body's index + 1 (top 8 bits) and its share, unorm24 (coupling.wgsl).
 @group(0) @binding(14) var<storage, read> cover: array<u32>;
@@ -115,10 +127,15 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 @group(0) @binding(16) var<storage, read_write> defl: array<f32>;
 
 const DEFL_STRIDE: u32 = 80u;
+const PART_BASE: u32 = 2u * MAX_REDUCE_GROUPS;
+const PART_STRIDE: u32 = 48u;
 
 var<workgroup> red: array<array<f32, 12>, REDUCE_WG>;
 var<workgroup> wg_done: u32;
 var<workgroup> wg_corr: f32;
+// Per body, the six numbers the box broadcasts spread (`add_q_boxes`: w_k; `deflate_add`:
+// y_k), summed by each of their workgroups from the parts (`gather_parts`).
+var<workgroup> wg_vec: array<f32, 384>; // MAX_BODIES * 6
 
 fn is_done_uniform(li: u32) -> bool {
     if (li == 0u) { wg_done = done[PCG_DONE_WORD]; }
@@ -220,32 +237,153 @@ fn fluid_totals(li: u32) -> vec2<f32> {
     return workgroup_sum2(li, s, n);
 }
 
-// J_k x over body k's faces, one workgroup per body: x is d (`what` 0), p (1, with
-// J_k (g . n) beside it) or 1 (2, into the slots of c_k).
-fn reduce_body(k: u32, li: u32, what: u32) {
-    let use_p = what == 1u;
-    var mean = 0.0;
-    if (sp.project != 0u && what != 2u) {
-        let t = fluid_totals(li);
-        mean = t.x / max(t.y, 1.0);
-        if (k == 0u && li == 0u) {
-            sums[TOTALS] = t.x;
-            sums[TOTALS + 1u] = t.y;
-        }
+// ---- The box loops, split over workgroups ----
+//
+// A body's reductions run over the cells of its box with a cell to spare (those next to
+// what it may cover). One workgroup per body left most of a large GPU idle and walked a
+// box of thousands of cells in a row; so each body's box is split into `sp.chunks` parts
+// (the host picks enough for about two cells per thread of the largest box), workgroup
+// wg.x taking part wg.x % chunks of body wg.x / chunks. Each part stores its workgroup's
+// sums (`store_part`); a second dispatch of one workgroup per body adds the parts in a
+// fixed order (`chunk_sums`) and finishes, the same bits every run (with one part per body,
+// as in a slice's small boxes and always with `project`, the part's workgroup finishes
+// itself and that dispatch is left out). In the PCG's
+// iterations the broadcast that follows does that itself (`gather_parts`, `add_q_boxes`,
+// `deflate_add`): every one of its workgroups adds every body's parts, which costs less
+// on a GPU than a dispatch of its own.
+
+// The cells of body k's box with a cell to spare (those next to what it may cover).
+fn defl_box(k: u32) -> array<vec3<i32>, 2> {
+    let b = cb[k];
+    let lo = max(b.lo.xyz - vec3<i32>(1), vec3<i32>(0));
+    let hi = min(b.hi.xyz + vec3<i32>(1), vec3<i32>(params.n));
+    return array<vec3<i32>, 2>(lo, max(hi - lo, vec3<i32>(0)));
+}
+
+fn box_cell(lo: vec3<i32>, ext: vec3<i32>, i: u32) -> vec3<i32> {
+    let ex = u32(ext.x);
+    let ey = u32(ext.y);
+    return lo + vec3<i32>(i32(i % ex), i32((i / ex) % ey), i32(i / (ex * ey)));
+}
+
+// Workgroup wg.x's body, part and box: its cells are i = first + li, first + li + step, ...
+// below count (none for a slot past the bodies in use).
+struct BoxPart {
+    k: u32,
+    chunk: u32,
+    lo: vec3<i32>,
+    ext: vec3<i32>,
+    first: u32,
+    step: u32,
+    count: u32,
+};
+
+fn box_part(wgx: u32) -> BoxPart {
+    let chunks = max(sp.chunks, 1u);
+    var bp: BoxPart;
+    bp.k = wgx / chunks;
+    bp.chunk = wgx % chunks;
+    bp.first = bp.chunk * REDUCE_WG;
+    bp.step = chunks * REDUCE_WG;
+    bp.count = 0u;
+    if (bp.k < sp.bodies) {
+        let bx = defl_box(bp.k);
+        bp.lo = bx[0];
+        bp.ext = bx[1];
+        bp.count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
     }
+    return bp;
+}
+
+// Stores the 12 sums `s` of a part into round `round` (0..3) of its PART_STRIDE slots.
+fn store_part(li: u32, bp: BoxPart, round: u32, s: array<f32, 12>) {
+    if (li != 0u || bp.k >= sp.bodies) { return; }
+    let base = PART_BASE + (bp.k * max(sp.chunks, 1u) + bp.chunk) * PART_STRIDE + 12u * round;
+    for (var j = 0u; j < 12u; j++) { partials[base + j] = s[j]; }
+}
+
+// The first `slots` of body k's parts summed over its chunks in order, to every thread.
+// Call from uniform control flow.
+fn chunk_sums(k: u32, li: u32, slots: u32) -> array<f32, 48> {
+    workgroupBarrier();
+    if (li < slots) {
+        var s = 0.0;
+        if (k < sp.bodies) {
+            let chunks = max(sp.chunks, 1u);
+            let base = PART_BASE + k * chunks * PART_STRIDE + li;
+            for (var c = 0u; c < chunks; c++) { s += partials[base + c * PART_STRIDE]; }
+        }
+        red[li / 12u][li % 12u] = s;
+    }
+    workgroupBarrier();
+    var t: array<f32, 48>;
+    for (var j = 0u; j < 48u; j++) { t[j] = select(0.0, red[j / 12u][j % 12u], j < slots); }
+    workgroupBarrier();
+    return t;
+}
+
+// Every body's first `slots` sums over its parts (as `chunk_sums` adds them, the same bits)
+// into `red`, body k's slot j at k * slots + j (at most MAX_BODIES * 18 of red's 12 *
+// REDUCE_WG). Lets a broadcast over the boxes finish the reduction itself instead of a
+// dispatch of its own. Call from uniform control flow.
+fn gather_parts(li: u32, slots: u32) {
+    workgroupBarrier();
+    let chunks = max(sp.chunks, 1u);
+    for (var t = li; t < sp.bodies * slots; t += REDUCE_WG) {
+        let k = t / slots;
+        let base = PART_BASE + k * chunks * PART_STRIDE + t % slots;
+        var s = 0.0;
+        for (var c = 0u; c < chunks; c++) { s += partials[base + c * PART_STRIDE]; }
+        red[t / 12u][t % 12u] = s;
+    }
+    workgroupBarrier();
+}
+
+fn red_at(t: u32) -> f32 {
+    return red[t / 12u][t % 12u];
+}
+
+// (J^T v)_c with body k's v_k in wg_vec: over c's covered faces (0 outside the FLUID cells).
+fn wg_row(c: u32) -> f32 {
+    if (cell_type[c] != FLUID) { return 0.0; }
+    let x = cell_coord(c, params.n);
+    var s = 0.0;
+    for (var f = 0u; f < 6u; f++) {
+        let e = face_dir(f);
+        let cov = covered_face(x, e);
+        if (cov.x == 0.0) { continue; }
+        let k = u32(cov.x) - 1u;
+        let n = -vec3<f32>(e);
+        let t = lever(cb[k], x, e, n);
+        let v_lin = vec3<f32>(wg_vec[6u * k], wg_vec[6u * k + 1u], wg_vec[6u * k + 2u]);
+        let v_ang = vec3<f32>(wg_vec[6u * k + 3u], wg_vec[6u * k + 4u], wg_vec[6u * k + 5u]);
+        s += cov.y * (dot(n, v_lin) + dot(t, v_ang));
+    }
+    return s;
+}
+
+// Whether body k writes box cell x in the broadcasts over the boxes: no body before it has
+// x in its box (a cell two boxes share is written once, and its row sums every body's faces).
+fn owns(k: u32, x: vec3<i32>) -> bool {
+    for (var j = 0u; j < k; j++) {
+        let bx = defl_box(j);
+        if (all(x >= bx[0]) && all(x < bx[0] + bx[1])) { return false; }
+    }
+    return true;
+}
+
+// J_k x over body k's faces, split over the box's parts (`box_part`): x is d (`what` 0),
+// p (1, with J_k (g . n) beside it) or 1 (2, into the slots of c_k).
+fn reduce_part(wgx: u32, li: u32, what: u32) {
+    let use_p = what == 1u;
+    let bp = box_part(wgx);
     var acc: array<f32, 12>;
     for (var i = 0u; i < 12u; i++) { acc[i] = 0.0; }
-    if (k < sp.bodies) {
-        let b = cb[k];
+    if (bp.count > 0u) {
+        let b = cb[bp.k];
         // The FLUID cells next to what the body may cover.
-        let lo = max(b.lo.xyz - vec3<i32>(1), vec3<i32>(0));
-        let hi = min(b.hi.xyz + vec3<i32>(1), vec3<i32>(params.n));
-        let ext = max(hi - lo, vec3<i32>(0));
-        let count = u32(ext.x) * u32(ext.y) * u32(ext.z);
-        for (var i = li; i < count; i += REDUCE_WG) {
-            let ex = u32(ext.x);
-            let ey = u32(ext.y);
-            let cc = lo + vec3<i32>(i32(i % ex), i32((i / ex) % ey), i32(i / (ex * ey)));
+        for (var i = bp.first + li; i < bp.count; i += bp.step) {
+            let cc = box_cell(bp.lo, bp.ext, i);
             let ci = cell_index(cc, params.n);
             if (cell_type[ci] != FLUID) { continue; }
             var x = select(d[ci], p[ci], use_p);
@@ -253,7 +391,7 @@ fn reduce_body(k: u32, li: u32, what: u32) {
             for (var f = 0u; f < 6u; f++) {
                 let e = face_dir(f);
                 let cov = covered_face(cc, e);
-                if (u32(cov.x) != k + 1u) { continue; }
+                if (u32(cov.x) != bp.k + 1u) { continue; }
                 let n = -vec3<f32>(e);
                 let t = lever(b, cc, e, n);
                 let wx = cov.y * x;
@@ -267,48 +405,76 @@ fn reduce_body(k: u32, li: u32, what: u32) {
             }
         }
     }
-    red[li] = acc;
-    for (var stride = REDUCE_WG / 2u; stride > 0u; stride = stride / 2u) {
-        workgroupBarrier();
-        if (li < stride) {
-            for (var j = 0u; j < 12u; j++) { red[li][j] += red[li + stride][j]; }
+    store_part(li, bp, 0u, workgroup_sum12(li, acc));
+    if (sp.chunks <= 1u) {
+        // One part per body: this workgroup finishes (no `finish_*` dispatch).
+        storageBarrier();
+        reduce_finish(bp.k, li, what);
+    }
+}
+
+// Body k's J_k x from its parts, and w_k = s M_k^-1 J_k P x (see `reduce_part`).
+fn reduce_finish(k: u32, li: u32, what: u32) {
+    var mean = 0.0;
+    if (sp.project != 0u && what != 2u) {
+        let t = fluid_totals(li);
+        mean = t.x / max(t.y, 1.0);
+        if (k == 0u && li == 0u) {
+            sums[TOTALS] = t.x;
+            sums[TOTALS + 1u] = t.y;
         }
     }
-    workgroupBarrier();
-    if (li == 0u && k < sp.bodies) {
-        var s = red[0];
-        let base = k * SUM_STRIDE;
-        if (what == 2u) {
-            for (var j = 0u; j < 6u; j++) { sums[base + 18u + j] = s[j]; }
-            return;
-        }
-        // J P x = J x - c_k mean(x).
-        for (var j = 0u; j < 6u; j++) { s[j] -= sums[base + 18u + j] * mean; }
-        for (var j = 0u; j < 12u; j++) { sums[base + j] = s[j]; }
-        let b = cb[k];
-        let w_lin = b.inv_mass.xyz * vec3<f32>(s[0], s[1], s[2]);
-        let ang = vec3<f32>(s[3], s[4], s[5]);
-        let w_ang = b.inv_inertia_x.xyz * ang.x + b.inv_inertia_y.xyz * ang.y
-            + b.inv_inertia_z.xyz * ang.z;
-        sums[base + 12u] = w_lin.x; sums[base + 13u] = w_lin.y; sums[base + 14u] = w_lin.z;
-        sums[base + 15u] = w_ang.x; sums[base + 16u] = w_ang.y; sums[base + 17u] = w_ang.z;
+    let all_sums = chunk_sums(k, li, 12u);
+    if (li != 0u || k >= sp.bodies) { return; }
+    var s: array<f32, 12>;
+    for (var j = 0u; j < 12u; j++) { s[j] = all_sums[j]; }
+    let base = k * SUM_STRIDE;
+    if (what == 2u) {
+        for (var j = 0u; j < 6u; j++) { sums[base + 18u + j] = s[j]; }
+        return;
     }
+    // J P x = J x - c_k mean(x).
+    for (var j = 0u; j < 6u; j++) { s[j] -= sums[base + 18u + j] * mean; }
+    for (var j = 0u; j < 12u; j++) { sums[base + j] = s[j]; }
+    let b = cb[k];
+    let w_lin = b.inv_mass.xyz * vec3<f32>(s[0], s[1], s[2]);
+    let ang = vec3<f32>(s[3], s[4], s[5]);
+    let w_ang = b.inv_inertia_x.xyz * ang.x + b.inv_inertia_y.xyz * ang.y
+        + b.inv_inertia_z.xyz * ang.z;
+    sums[base + 12u] = w_lin.x; sums[base + 13u] = w_lin.y; sums[base + 14u] = w_lin.z;
+    sums[base + 15u] = w_ang.x; sums[base + 16u] = w_ang.y; sums[base + 17u] = w_ang.z;
 }
 
 @compute @workgroup_size(REDUCE_WG)
 fn reduce_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    reduce_body(wg.x, li, 0u);
+    reduce_part(wg.x, li, 0u);
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn finish_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    reduce_finish(wg.x, li, 0u);
 }
 
 @compute @workgroup_size(REDUCE_WG)
 fn reduce_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    reduce_body(wg.x, li, 1u);
+    reduce_part(wg.x, li, 1u);
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn finish_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    reduce_finish(wg.x, li, 1u);
 }
 
 @compute @workgroup_size(REDUCE_WG)
 fn reduce_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    reduce_body(wg.x, li, 2u);
+    reduce_part(wg.x, li, 2u);
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn finish_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    reduce_finish(wg.x, li, 2u);
 }
 
 // With `project`: sum_k c_k . w_k / n_fluid, what P takes from every FLUID cell of K x
@@ -359,6 +525,37 @@ fn add_q(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
     q[c] = q[c] + coupled_row(c, corr);
+}
+
+// add_q over the bodies' boxes (without `project`, K d is zero outside them), right after
+// `reduce_d`'s parts: each workgroup adds the parts and takes w_k = s M_k^-1 J_k d itself
+// (as `reduce_finish` does), which saves `finish_d`'s dispatch in every iteration.
+@compute @workgroup_size(REDUCE_WG)
+fn add_q_boxes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    gather_parts(li, 6u);
+    for (var t = li; t < sp.bodies * 6u; t += REDUCE_WG) {
+        let k = t / 6u;
+        let j = t % 6u;
+        let b = cb[k];
+        var w = 0.0;
+        if (j < 3u) {
+            w = b.inv_mass[j] * red_at(6u * k + j);
+        } else {
+            w = b.inv_inertia_x[j - 3u] * red_at(6u * k + 3u)
+                + b.inv_inertia_y[j - 3u] * red_at(6u * k + 4u)
+                + b.inv_inertia_z[j - 3u] * red_at(6u * k + 5u);
+        }
+        wg_vec[t] = w;
+    }
+    workgroupBarrier();
+    let bp = box_part(wg.x);
+    for (var i = bp.first + li; i < bp.count; i += bp.step) {
+        let x = box_cell(bp.lo, bp.ext, i);
+        if (!owns(bp.k, x)) { continue; }
+        let c = cell_index(x, params.n);
+        q[c] = q[c] + wg_row(c);
+    }
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -480,20 +677,6 @@ fn workgroup_sum12(li: u32, acc: array<f32, 12>) -> array<f32, 12> {
     return t;
 }
 
-// The cells of body k's box with a cell to spare (those next to what it may cover).
-fn defl_box(k: u32) -> array<vec3<i32>, 2> {
-    let b = cb[k];
-    let lo = max(b.lo.xyz - vec3<i32>(1), vec3<i32>(0));
-    let hi = min(b.hi.xyz + vec3<i32>(1), vec3<i32>(params.n));
-    return array<vec3<i32>, 2>(lo, max(hi - lo, vec3<i32>(0)));
-}
-
-fn box_cell(lo: vec3<i32>, ext: vec3<i32>, i: u32) -> vec3<i32> {
-    let ex = u32(ext.x);
-    let ey = u32(ext.y);
-    return lo + vec3<i32>(i32(i % ex), i32((i / ex) % ey), i32(i / (ex * ey)));
-}
-
 // Entry (i, j) of C_k = s M_k^-1: the inverse mass on the diagonal of the linear block, the
 // inverse inertia (its columns) in the angular one.
 fn c_entry(b: CoupleBody, i: u32, j: u32) -> f32 {
@@ -517,21 +700,21 @@ fn sym_pair(t: u32) -> vec2<u32> {
     return vec2<u32>(i, i + rest);
 }
 
-// E_k = J_k A J_k^T + G_k C_k G_k and G_k C_k, one workgroup per body: J_k A J_k^T and
-// G_k = J_k J_k^T as 21 + 21 sums over the box, in four rounds of 12 (the last holds 6).
-// E_k^-1 by Gauss-Jordan; E_k is symmetric positive semi-definite, and a mode whose pivot
+// E_k = J_k A J_k^T + G_k C_k G_k and G_k C_k: J_k A J_k^T and G_k = J_k J_k^T as
+// 21 + 21 sums over the box's parts, in four rounds of 12 (the last holds 6);
+// `setup_finish` adds the parts and takes E_k^-1 by Gauss-Jordan. E_k is symmetric
+// positive semi-definite, and a mode whose pivot
 // falls below 1e-5 of the largest diagonal entry (a slice's out-of-plane modes, a body
 // no FLUID cell touches) is left out: its row and column of E_k^-1 are zero.
 @compute @workgroup_size(REDUCE_WG)
 fn deflate_setup(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let k = wg.x;
+    let bp = box_part(wg.x);
+    let k = bp.k;
     var e: array<f32, 42>;
     for (var j = 0u; j < 42u; j++) { e[j] = 0.0; }
-    if (k < sp.bodies) {
-        let bx = defl_box(k);
-        let count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
-        for (var i = li; i < count; i += REDUCE_WG) {
-            let x = box_cell(bx[0], bx[1], i);
+    if (bp.count > 0u) {
+        for (var i = bp.first + li; i < bp.count; i += bp.step) {
+            let x = box_cell(bp.lo, bp.ext, i);
             let v = cell_row(k, x);
             var any = false;
             for (var j = 0u; j < 6u; j++) { any = any || v[j] != 0.0; }
@@ -544,16 +727,29 @@ fn deflate_setup(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
             }
         }
     }
-    var tot: array<f32, 48>;
     for (var round = 0u; round < 4u; round++) {
         var acc: array<f32, 12>;
         for (var j = 0u; j < 12u; j++) {
             let t = round * 12u + j;
             acc[j] = select(0.0, e[min(t, 41u)], t < 42u);
         }
-        let s = workgroup_sum12(li, acc);
-        for (var j = 0u; j < 12u; j++) { tot[round * 12u + j] = s[j]; }
+        store_part(li, bp, round, workgroup_sum12(li, acc));
     }
+    if (sp.chunks <= 1u) {
+        // One part per body: this workgroup finishes (no `setup_finish` dispatch).
+        storageBarrier();
+        finish_setup(bp.k, li);
+    }
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn setup_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    finish_setup(wg.x, li);
+}
+
+// E_k^-1 from body k's parts (see `deflate_setup`).
+fn finish_setup(k: u32, li: u32) {
+    let tot = chunk_sums(k, li, 42u);
     if (li != 0u || k >= sp.bodies) { return; }
     let b = cb[k];
     var jaj: array<array<f32, 6>, 6>;
@@ -605,18 +801,18 @@ fn deflate_setup(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
     }
 }
 
-// y_k = E_k^-1 (J_k r - J_k (A z) - G_k C_k J_k z), one workgroup per body.
+// J_k r, J_k (A z) and J_k z over the box's parts; `deflate_add` adds them and takes
+// y_k = E_k^-1 (J_k r - J_k (A z) - G_k C_k J_k z).
 @compute @workgroup_size(REDUCE_WG)
 fn deflate_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    let k = wg.x;
+    let bp = box_part(wg.x);
+    let k = bp.k;
     var acc: array<f32, 18>;
     for (var j = 0u; j < 18u; j++) { acc[j] = 0.0; }
-    if (k < sp.bodies) {
-        let bx = defl_box(k);
-        let count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
-        for (var i = li; i < count; i += REDUCE_WG) {
-            let x = box_cell(bx[0], bx[1], i);
+    if (bp.count > 0u) {
+        for (var i = bp.first + li; i < bp.count; i += bp.step) {
+            let x = box_cell(bp.lo, bp.ext, i);
             let v = cell_row(k, x);
             var any = false;
             for (var j = 0u; j < 6u; j++) { any = any || v[j] != 0.0; }
@@ -638,41 +834,43 @@ fn deflate_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_
         first[j] = acc[j];
         second[j] = select(0.0, acc[12u + min(j, 5u)], j < 6u);
     }
-    let s1 = workgroup_sum12(li, first);
-    let s2 = workgroup_sum12(li, second);
-    if (li != 0u || k >= sp.bodies) { return; }
-    let base = k * DEFL_STRIDE;
-    var rhs: array<f32, 6>;
-    for (var i = 0u; i < 6u; i++) {
-        var t = s1[i] - s1[6u + i];
-        for (var j = 0u; j < 6u; j++) { t -= defl[base + 36u + 6u * i + j] * s2[j]; }
-        rhs[i] = t;
-    }
-    for (var i = 0u; i < 6u; i++) {
-        var y = 0.0;
-        for (var j = 0u; j < 6u; j++) { y += defl[base + 6u * i + j] * rhs[j]; }
-        defl[base + 72u + i] = y;
-    }
+    store_part(li, bp, 0u, workgroup_sum12(li, first));
+    store_part(li, bp, 1u, workgroup_sum12(li, second));
 }
 
-// The deflated start's y_k = E_k^-1 J_k r, one workgroup per body.
+
+// The deflated start's J_k r over the box's parts; `start_finish` adds them and takes
+// y_k = E_k^-1 J_k r.
 @compute @workgroup_size(REDUCE_WG)
 fn deflate_start(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    let k = wg.x;
+    let bp = box_part(wg.x);
     var acc: array<f32, 12>;
     for (var j = 0u; j < 12u; j++) { acc[j] = 0.0; }
-    if (k < sp.bodies) {
-        let bx = defl_box(k);
-        let count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
-        for (var i = li; i < count; i += REDUCE_WG) {
-            let x = box_cell(bx[0], bx[1], i);
-            let v = cell_row(k, x);
+    if (bp.count > 0u) {
+        for (var i = bp.first + li; i < bp.count; i += bp.step) {
+            let x = box_cell(bp.lo, bp.ext, i);
+            let v = cell_row(bp.k, x);
             let rc = r[cell_index(x, params.n)];
             for (var j = 0u; j < 6u; j++) { acc[j] += v[j] * rc; }
         }
     }
-    let s = workgroup_sum12(li, acc);
+    store_part(li, bp, 0u, workgroup_sum12(li, acc));
+    if (sp.chunks <= 1u) {
+        storageBarrier();
+        finish_start(bp.k, li);
+    }
+}
+
+@compute @workgroup_size(REDUCE_WG)
+fn start_finish(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    finish_start(wg.x, li);
+}
+
+// The start's y_k = E_k^-1 J_k r from body k's parts.
+fn finish_start(k: u32, li: u32) {
+    let s = chunk_sums(k, li, 6u);
     if (li != 0u || k >= sp.bodies) { return; }
     let base = k * DEFL_STRIDE;
     for (var i = 0u; i < 6u; i++) {
@@ -702,14 +900,44 @@ fn deflation_row(c: u32) -> f32 {
     return s;
 }
 
-// z += J^T y (after each z = M^-1 r).
-@compute @workgroup_size(WORKGROUP)
-fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) li: u32) {
+// z += J^T y (after each z = M^-1 r), over the bodies' boxes: J^T y is zero outside them.
+// Each workgroup adds `deflate_sums`' parts and takes every y_k itself, which saves a
+// dispatch of one workgroup per body in every iteration.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells) { return; }
-    z[c] = z[c] + deflation_row(c);
+    gather_parts(li, 18u);
+    // The right-hand sides after the sums in red (at most MAX_BODIES * 18 = 1152 of them).
+    let rhs_at = MAX_BODIES * 18u;
+    for (var t = li; t < sp.bodies * 6u; t += REDUCE_WG) {
+        let k = t / 6u;
+        let i = t % 6u;
+        let base = k * DEFL_STRIDE;
+        var v = red_at(18u * k + i) - red_at(18u * k + 6u + i);
+        for (var j = 0u; j < 6u; j++) {
+            v -= defl[base + 36u + 6u * i + j] * red_at(18u * k + 12u + j);
+        }
+        red[(rhs_at + t) / 12u][(rhs_at + t) % 12u] = v;
+    }
+    workgroupBarrier();
+    for (var t = li; t < sp.bodies * 6u; t += REDUCE_WG) {
+        let k = t / 6u;
+        let i = t % 6u;
+        let base = k * DEFL_STRIDE;
+        var y = 0.0;
+        for (var j = 0u; j < 6u; j++) {
+            y += defl[base + 6u * i + j] * red_at(rhs_at + 6u * k + j);
+        }
+        wg_vec[t] = y;
+    }
+    workgroupBarrier();
+    let bp = box_part(wg.x);
+    for (var i = bp.first + li; i < bp.count; i += bp.step) {
+        let x = box_cell(bp.lo, bp.ext, i);
+        if (!owns(bp.k, x)) { continue; }
+        let c = cell_index(x, params.n);
+        z[c] = z[c] + wg_row(c);
+    }
 }
 
 // p += J^T y (the deflated start).

@@ -280,7 +280,7 @@ impl Runner<Liquid> {
                     static_cells: Some((&init.solid, &init.solid_velocity)),
                     face_area: scene.h() * scene.h(),
                     particle_mass: particle_mass(scene),
-                    deflate: scene.body_deflation.unwrap_or(true),
+                    deflate: scene.body_deflation.unwrap_or(false),
                 },
             )?;
             core.bodies = Some(b);
