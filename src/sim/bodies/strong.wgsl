@@ -133,8 +133,9 @@ const PART_STRIDE: u32 = 48u;
 var<workgroup> red: array<array<f32, 12>, REDUCE_WG>;
 var<workgroup> wg_done: u32;
 var<workgroup> wg_corr: f32;
-// Per body, the six numbers the box broadcasts spread (`add_q_boxes`: w_k; `deflate_add`:
-// y_k), summed by each of their workgroups from the parts (`gather_parts`).
+// Per body, the six numbers a broadcast spreads (w_k or y_k, see `wg_row`): summed by each
+// workgroup from the parts (`gather_parts`) in the PCG's iterations, loaded from what a
+// finished reduction stored otherwise (`load_vecs`).
 var<workgroup> wg_vec: array<f32, 384>; // MAX_BODIES * 6
 
 fn is_done_uniform(li: u32) -> bool {
@@ -372,6 +373,14 @@ fn owns(k: u32, x: vec3<i32>) -> bool {
     return true;
 }
 
+// The index of cell i of part bp's box, or num_cells where a lower body's box holds it
+// (`owns`).
+fn owned_cell(bp: BoxPart, i: u32) -> u32 {
+    let x = box_cell(bp.lo, bp.ext, i);
+    if (!owns(bp.k, x)) { return params.num_cells; }
+    return cell_index(x, params.n);
+}
+
 // J_k x over body k's faces, split over the box's parts (`box_part`): x is d (`what` 0),
 // p (1, with J_k (g . n) beside it) or 1 (2, into the slots of c_k).
 fn reduce_part(wgx: u32, li: u32, what: u32) {
@@ -405,16 +414,18 @@ fn reduce_part(wgx: u32, li: u32, what: u32) {
             }
         }
     }
-    store_part(li, bp, 0u, workgroup_sum12(li, acc));
+    let tot = workgroup_sum12(li, acc);
+    store_part(li, bp, 0u, tot);
     if (sp.chunks <= 1u) {
         // One part per body: this workgroup finishes (no `finish_*` dispatch).
-        storageBarrier();
-        reduce_finish(bp.k, li, what);
+        reduce_finish(bp.k, li, what, true, tot);
     }
 }
 
 // Body k's J_k x from its parts, and w_k = s M_k^-1 J_k P x (see `reduce_part`).
-fn reduce_finish(k: u32, li: u32, what: u32) {
+// `direct`: the workgroup's own sums `given` are the body's (one part per body), else the
+// parts are added (`chunk_sums`); the same bits either way.
+fn reduce_finish(k: u32, li: u32, what: u32, direct: bool, given: array<f32, 12>) {
     var mean = 0.0;
     if (sp.project != 0u && what != 2u) {
         let t = fluid_totals(li);
@@ -424,7 +435,12 @@ fn reduce_finish(k: u32, li: u32, what: u32) {
             sums[TOTALS + 1u] = t.y;
         }
     }
-    let all_sums = chunk_sums(k, li, 12u);
+    var all_sums: array<f32, 48>;
+    if (direct) {
+        for (var j = 0u; j < 12u; j++) { all_sums[j] = given[j]; }
+    } else {
+        all_sums = chunk_sums(k, li, 12u);
+    }
     if (li != 0u || k >= sp.bodies) { return; }
     var s: array<f32, 12>;
     for (var j = 0u; j < 12u; j++) { s[j] = all_sums[j]; }
@@ -454,7 +470,7 @@ fn reduce_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
 @compute @workgroup_size(REDUCE_WG)
 fn finish_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    reduce_finish(wg.x, li, 0u);
+    reduce_finish(wg.x, li, 0u, false, array<f32, 12>());
 }
 
 @compute @workgroup_size(REDUCE_WG)
@@ -464,7 +480,7 @@ fn reduce_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
 
 @compute @workgroup_size(REDUCE_WG)
 fn finish_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    reduce_finish(wg.x, li, 1u);
+    reduce_finish(wg.x, li, 1u, false, array<f32, 12>());
 }
 
 @compute @workgroup_size(REDUCE_WG)
@@ -474,7 +490,7 @@ fn reduce_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_in
 
 @compute @workgroup_size(REDUCE_WG)
 fn finish_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    reduce_finish(wg.x, li, 2u);
+    reduce_finish(wg.x, li, 2u, false, array<f32, 12>());
 }
 
 // With `project`: sum_k c_k . w_k / n_fluid, what P takes from every FLUID cell of K x
@@ -496,25 +512,23 @@ fn projection(li: u32) -> f32 {
     return workgroupUniformLoad(&wg_corr);
 }
 
-// (s J^T M^-1 J x)_c from the w the last reduction stored: over c's covered faces, less
-// `corr` (P's share, see `projection`).
+// Every body's six numbers into wg_vec for `wg_row`: the w_k the last reduction stored
+// (`which` 0) or the deflated start's y_k (1), by a workgroup of `threads`. Call from
+// uniform control flow.
+fn load_vecs(li: u32, which: u32, threads: u32) {
+    for (var t = li; t < sp.bodies * 6u; t += threads) {
+        let k = t / 6u;
+        let j = t % 6u;
+        wg_vec[t] = select(sums[k * SUM_STRIDE + 12u + j], defl[k * DEFL_STRIDE + 72u + j], which == 1u);
+    }
+    workgroupBarrier();
+}
+
+// (s J^T M^-1 J x)_c from the w in wg_vec (`load_vecs`), less `corr` (P's share, see
+// `projection`) at the FLUID cells.
 fn coupled_row(c: u32, corr: f32) -> f32 {
     if (cell_type[c] != FLUID) { return 0.0; }
-    let x = cell_coord(c, params.n);
-    var s = 0.0;
-    for (var f = 0u; f < 6u; f++) {
-        let e = face_dir(f);
-        let cov = covered_face(x, e);
-        if (cov.x == 0.0) { continue; }
-        let k = u32(cov.x) - 1u;
-        let n = -vec3<f32>(e);
-        let t = lever(cb[k], x, e, n);
-        let base = k * SUM_STRIDE + 12u;
-        let w_lin = vec3<f32>(sums[base], sums[base + 1u], sums[base + 2u]);
-        let w_ang = vec3<f32>(sums[base + 3u], sums[base + 4u], sums[base + 5u]);
-        s += cov.y * (dot(n, w_lin) + dot(t, w_ang));
-    }
-    return s - corr;
+    return wg_row(c) - corr;
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -522,6 +536,7 @@ fn add_q(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
          @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
     let corr = projection(li);
+    load_vecs(li, 0u, WORKGROUP);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
     q[c] = q[c] + coupled_row(c, corr);
@@ -551,10 +566,8 @@ fn add_q_boxes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     workgroupBarrier();
     let bp = box_part(wg.x);
     for (var i = bp.first + li; i < bp.count; i += bp.step) {
-        let x = box_cell(bp.lo, bp.ext, i);
-        if (!owns(bp.k, x)) { continue; }
-        let c = cell_index(x, params.n);
-        q[c] = q[c] + wg_row(c);
+        let c = owned_cell(bp, i);
+        if (c < params.num_cells) { q[c] = q[c] + wg_row(c); }
     }
 }
 
@@ -562,6 +575,7 @@ fn add_q_boxes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
 fn sub_r(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) li: u32) {
     let corr = projection(li);
+    load_vecs(li, 0u, WORKGROUP);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
     r[c] = r[c] - coupled_row(c, corr);
@@ -571,6 +585,7 @@ fn sub_r(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
 fn into_z(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
     let corr = projection(li);
+    load_vecs(li, 0u, WORKGROUP);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
     z[c] = coupled_row(c, corr);
@@ -880,25 +895,6 @@ fn finish_start(k: u32, li: u32) {
     }
 }
 
-// (J^T y)_c: over c's covered faces, j_f . y_k (0 outside the FLUID cells).
-fn deflation_row(c: u32) -> f32 {
-    if (cell_type[c] != FLUID) { return 0.0; }
-    let x = cell_coord(c, params.n);
-    var s = 0.0;
-    for (var f = 0u; f < 6u; f++) {
-        let e = face_dir(f);
-        let cov = covered_face(x, e);
-        if (cov.x == 0.0) { continue; }
-        let k = u32(cov.x) - 1u;
-        let n = -vec3<f32>(e);
-        let t = lever(cb[k], x, e, n);
-        let base = k * DEFL_STRIDE + 72u;
-        let y_lin = vec3<f32>(defl[base], defl[base + 1u], defl[base + 2u]);
-        let y_ang = vec3<f32>(defl[base + 3u], defl[base + 4u], defl[base + 5u]);
-        s += cov.y * (dot(n, y_lin) + dot(t, y_ang));
-    }
-    return s;
-}
 
 // z += J^T y (after each z = M^-1 r), over the bodies' boxes: J^T y is zero outside them.
 // Each workgroup adds `deflate_sums`' parts and takes every y_k itself, which saves a
@@ -933,10 +929,8 @@ fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
     workgroupBarrier();
     let bp = box_part(wg.x);
     for (var i = bp.first + li; i < bp.count; i += bp.step) {
-        let x = box_cell(bp.lo, bp.ext, i);
-        if (!owns(bp.k, x)) { continue; }
-        let c = cell_index(x, params.n);
-        z[c] = z[c] + wg_row(c);
+        let c = owned_cell(bp, i);
+        if (c < params.num_cells) { z[c] = z[c] + wg_row(c); }
     }
 }
 
@@ -945,7 +939,8 @@ fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
 fn deflate_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
+    load_vecs(li, 1u, WORKGROUP);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    p[c] = p[c] + deflation_row(c);
+    p[c] = p[c] + wg_row(c);
 }
