@@ -221,7 +221,7 @@ enum Command {
         sizes: Option<Vec<u32>>,
         /// Problems, comma separated: dam_break, settled_pool, floating_bodies (16 bodies in the
         /// strong coupling), floating_bodies_weak (the same, weak: A alone),
-        /// floating_bodies_undeflated (strong, without the deflation of the bodies' modes).
+        /// floating_bodies_deflated (strong, with the deflation of the bodies' modes).
         #[arg(long, value_delimiter = ',', default_value = "dam_break,settled_pool")]
         problems: Vec<String>,
         /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip,mg].

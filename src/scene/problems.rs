@@ -19,9 +19,9 @@ pub enum StandardProblem {
     /// The same with the weak coupling: the same grid, the bodies as velocity boundaries
     /// (A alone), what the strong coupling's term costs is the difference.
     FloatingBodiesWeak,
-    /// `FloatingBodies` without the deflation of the bodies' modes (`body_deflation`
-    /// off): what the deflation saves or costs is the difference.
-    FloatingBodiesUndeflated,
+    /// `FloatingBodies` with the deflation of the bodies' modes (`body_deflation` on; off
+    /// by default): what the deflation saves or costs is the difference.
+    FloatingBodiesDeflated,
 }
 
 impl StandardProblem {
@@ -33,7 +33,7 @@ impl StandardProblem {
         StandardProblem::SettledPool,
         StandardProblem::FloatingBodies,
         StandardProblem::FloatingBodiesWeak,
-        StandardProblem::FloatingBodiesUndeflated,
+        StandardProblem::FloatingBodiesDeflated,
     ];
 
     pub fn name(self) -> &'static str {
@@ -42,7 +42,7 @@ impl StandardProblem {
             StandardProblem::SettledPool => "settled_pool",
             StandardProblem::FloatingBodies => "floating_bodies",
             StandardProblem::FloatingBodiesWeak => "floating_bodies_weak",
-            StandardProblem::FloatingBodiesUndeflated => "floating_bodies_undeflated",
+            StandardProblem::FloatingBodiesDeflated => "floating_bodies_deflated",
         }
     }
 
@@ -53,7 +53,7 @@ impl StandardProblem {
             StandardProblem::SettledPool => 30,
             StandardProblem::FloatingBodies
             | StandardProblem::FloatingBodiesWeak
-            | StandardProblem::FloatingBodiesUndeflated => 5,
+            | StandardProblem::FloatingBodiesDeflated => 5,
         }
     }
 
@@ -75,7 +75,7 @@ impl StandardProblem {
             StandardProblem::DamBreak
             | StandardProblem::FloatingBodies
             | StandardProblem::FloatingBodiesWeak
-            | StandardProblem::FloatingBodiesUndeflated => vec![],
+            | StandardProblem::FloatingBodiesDeflated => vec![],
             // A block on the floor makes the pool's system genuinely 3D.
             StandardProblem::SettledPool => vec![Shape::Box {
                 min: (0.55, 0.0, 0.3),
@@ -84,7 +84,7 @@ impl StandardProblem {
             }],
         };
         let (bodies, body_coupling) = match self {
-            StandardProblem::FloatingBodies | StandardProblem::FloatingBodiesUndeflated => {
+            StandardProblem::FloatingBodies | StandardProblem::FloatingBodiesDeflated => {
                 (floating_bodies(), CouplingScheme::Strong)
             }
             StandardProblem::FloatingBodiesWeak => (floating_bodies(), CouplingScheme::Weak),
@@ -98,7 +98,7 @@ impl StandardProblem {
             solids,
             bodies,
             body_coupling,
-            body_deflation: (self == StandardProblem::FloatingBodiesUndeflated).then_some(false),
+            body_deflation: (self == StandardProblem::FloatingBodiesDeflated).then_some(true),
             ..Scene::default()
         }
     }

@@ -86,8 +86,8 @@ pub const MAX_CHUNKS: u32 = 32;
 
 /// The box loops' workgroups per body (strong.wgsl, "The box loops"): enough for about two
 /// cells per thread of the largest box (each box with a cell to spare, within the grid), at
-/// most [`MAX_CHUNKS`].
-pub fn box_chunks(bodies: &[CoupleBody], n: [u32; 3]) -> u32 {
+/// most `max`.
+pub fn box_chunks(bodies: &[CoupleBody], n: [u32; 3], max: u32) -> u32 {
     let cells = bodies
         .iter()
         .map(|b| {
@@ -101,7 +101,7 @@ pub fn box_chunks(bodies: &[CoupleBody], n: [u32; 3]) -> u32 {
         })
         .max()
         .unwrap_or(0);
-    (cells.div_ceil(2 * pcg::REDUCE_WG as u64) as u32).clamp(1, MAX_CHUNKS)
+    (cells.div_ceil(2 * pcg::REDUCE_WG as u64) as u32).clamp(1, max.max(1))
 }
 
 /// f32 per body in the sums (strong.wgsl's SUM_STRIDE).
@@ -222,6 +222,11 @@ pub struct StrongCoupling {
     cells: u32,
     /// The grid's cells per axis (the boxes' bounds).
     n: [u32; 3],
+    /// The most parts a body's box loops are split into: [`MAX_CHUNKS`] on a GPU, 1 on a
+    /// CPU adapter, whose few cores gain nothing from more workgroups (llvmpipe on two
+    /// cores ran the split loops 1.4x slower; BENCHMARKS.md). Public so tests can run
+    /// both.
+    pub max_chunks: u32,
 }
 
 impl StrongCoupling {
@@ -296,6 +301,11 @@ impl StrongCoupling {
             _defl: defl,
             cells: f.num_cells(),
             n: f.params.n,
+            max_chunks: if ctx.info.device_type == wgpu::DeviceType::Cpu {
+                1
+            } else {
+                MAX_CHUNKS
+            },
         }
     }
 
@@ -358,7 +368,7 @@ impl StrongCoupling {
         self.params.chunks = if self.params.project != 0 {
             1
         } else {
-            box_chunks(bodies, self.n)
+            box_chunks(bodies, self.n, self.max_chunks)
         };
         ctx.queue
             .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
@@ -523,15 +533,23 @@ mod tests {
     fn box_loops_take_about_two_cells_per_thread_of_the_largest_box() {
         let n = [64, 64, 64];
         // 8^3 cells, 10^3 with the spare cell: 1000 / 512 -> 2 parts.
-        assert_eq!(box_chunks(&[boxed([10, 10, 10], [18, 18, 18])], n), 2);
+        assert_eq!(
+            box_chunks(&[boxed([10, 10, 10], [18, 18, 18])], n, MAX_CHUNKS),
+            2
+        );
         // The largest box decides; one at the grid's edge is clipped (17 x 18 x 18 = 5508).
         let both = [
             boxed([10, 10, 10], [18, 18, 18]),
             boxed([0, 20, 20], [16, 36, 36]),
         ];
-        assert_eq!(box_chunks(&both, n), 11);
+        assert_eq!(box_chunks(&both, n, MAX_CHUNKS), 11);
+        // A CPU adapter's limit of one.
+        assert_eq!(box_chunks(&both, n, 1), 1);
         // At least one part, at most MAX_CHUNKS.
-        assert_eq!(box_chunks(&[], n), 1);
-        assert_eq!(box_chunks(&[boxed([0, 0, 0], [64, 64, 64])], n), MAX_CHUNKS);
+        assert_eq!(box_chunks(&[], n, MAX_CHUNKS), 1);
+        assert_eq!(
+            box_chunks(&[boxed([0, 0, 0], [64, 64, 64])], n, MAX_CHUNKS),
+            MAX_CHUNKS
+        );
     }
 }
