@@ -554,7 +554,7 @@ pub struct Scene {
     /// modes in the solve (src/sim/bodies/strong.wgsl, `deflate_*`), which `mg` alone leaves
     /// as outlying eigenvalues. Default (None): off. It cuts a cold solve's iterations (16
     /// bodies at 32^3: 13 -> 8) but costs every solve a set-up and every iteration two
-    /// dispatches, and a running scene's solves gain less (9-15% fewer iterations in the
+    /// dispatches, and a running scene's solves gain less (6-15% fewer iterations in the
     /// shipped scenes): on an H100 their pressure stage took 9-14% longer with it
     /// (BENCHMARKS.md).
     #[serde(skip_serializing_if = "Option::is_none")]

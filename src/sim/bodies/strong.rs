@@ -14,8 +14,7 @@ use glam::DVec3;
 crate::kernel_entries!(
     /// The entry points of strong.wgsl.
     StrongEntries {
-        sum_d, sum_p, reduce_d, finish_d, reduce_p, finish_p, reduce_one, finish_one, add_q,
-        add_q_boxes, sub_r, into_z, restamp, deflate_setup, setup_finish, deflate_sums,
+        sum_d, sum_p, reduce_d, reduce_p, finish_p, reduce_one, add_q, add_q_boxes, sub_r, into_z, restamp, deflate_setup, setup_finish, deflate_sums,
         deflate_add, deflate_start, start_finish, deflate_p,
     }
 );
@@ -457,20 +456,21 @@ impl AddedTerm for StrongCoupling {
         match op {
             TermOp::AddToQ => {
                 self.fluid_sum(pass, self.e.sum_d);
+                self.per_part(pass, self.e.reduce_d);
                 if self.params.project != 0 {
-                    // P K P touches every FLUID cell.
-                    self.reduce(pass, self.e.reduce_d, self.e.finish_d);
+                    // P K P touches every FLUID cell; its one part per body (`upload_bodies`)
+                    // finished the sums in place.
                     self.per_cell(pass, self.e.add_q);
                 } else {
                     // add_q_boxes finishes the parts itself.
-                    self.per_part(pass, self.e.reduce_d);
                     self.per_part(pass, self.e.add_q_boxes);
                 }
             }
             TermOp::SubtractFromR => {
                 // The bodies' open faces (J 1) for the projection, once per solve.
                 if self.params.project != 0 {
-                    self.reduce(pass, self.e.reduce_one, self.e.finish_one);
+                    // One part per body: it finishes in place.
+                    self.per_part(pass, self.e.reduce_one);
                 }
                 self.fluid_sum(pass, self.e.sum_p);
                 self.reduce(pass, self.e.reduce_p, self.e.finish_p);

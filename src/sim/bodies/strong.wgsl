@@ -24,8 +24,8 @@
 // per body, "The box loops" below; a fixed order: the same bits every run), and
 // `add_q_boxes` takes w_k = s M_k^-1 J_k d from those sums and adds
 // (s J^T M^-1 J d)_c = sum over c's covered faces of j_f . w_k to q = A d over the boxes'
-// cells (2 dispatches; with `project`, `finish_d` stores w_k and `add_q` runs over every
-// cell). The preconditioner still preconditions A alone: each body adds at most 6 outlying
+// cells (2 dispatches; with `project`, each body's one part stores w_k itself and `add_q`
+// runs over every cell). The preconditioner still preconditions A alone: each body adds at most 6 outlying
 // eigenvalues.
 //
 // The smoke's closed box is a pure Neumann problem: A's null space holds the constant, which
@@ -53,7 +53,7 @@
 // G_k = J_k J_k^T and C_k = s M_k^-1, and (S Z)_k^T z = J_k (A z) + G_k C_k J_k z. Bodies
 // whose cells touch couple in the exact E; leaving that out keeps the correction cheap and,
 // measured on the 16-body pool (BENCHMARKS.md), costs no iteration. It cuts a cold solve's
-// iterations (13 -> 8 at 32^3), but a running scene's solves gain less (9-15% fewer
+// iterations (13 -> 8 at 32^3), but a running scene's solves gain less (6-15% fewer
 // iterations in the shipped scenes) than its set-up and its two dispatches per iteration
 // cost (9-14% more pressure time there on an H100). v_c = sum over c's
 // faces that body k covers of j_f is the cell's row of J_k^T; (A v)_c needs v at c's
@@ -468,12 +468,6 @@ fn reduce_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
 }
 
 @compute @workgroup_size(REDUCE_WG)
-fn finish_d(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    if (is_done_uniform(li)) { return; }
-    reduce_finish(wg.x, li, 0u, false, array<f32, 12>());
-}
-
-@compute @workgroup_size(REDUCE_WG)
 fn reduce_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     reduce_part(wg.x, li, 1u);
 }
@@ -486,11 +480,6 @@ fn finish_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
 @compute @workgroup_size(REDUCE_WG)
 fn reduce_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     reduce_part(wg.x, li, 2u);
-}
-
-@compute @workgroup_size(REDUCE_WG)
-fn finish_one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    reduce_finish(wg.x, li, 2u, false, array<f32, 12>());
 }
 
 // With `project`: sum_k c_k . w_k / n_fluid, what P takes from every FLUID cell of K x
@@ -544,7 +533,7 @@ fn add_q(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 // add_q over the bodies' boxes (without `project`, K d is zero outside them), right after
 // `reduce_d`'s parts: each workgroup adds the parts and takes w_k = s M_k^-1 J_k d itself
-// (as `reduce_finish` does), which saves `finish_d`'s dispatch in every iteration.
+// (as `reduce_finish` does), which saves a finishing dispatch in every iteration.
 @compute @workgroup_size(REDUCE_WG)
 fn add_q_boxes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
