@@ -368,9 +368,10 @@ pub fn coupled_term_projected(
 }
 
 /// One body's blocks of the deflation of the strong coupling's modes (strong.wgsl,
-/// `deflate_setup`): E_k^-1 with E_k = J_k A J_k^T + G_k C_k G_k, and G_k C_k, where
-/// G_k = J_k J_k^T and C_k = s M_k^-1. Modes whose pivot falls below 1e-5 of E_k's largest
-/// diagonal entry are left out (zero rows and columns of E_k^-1), as on the GPU.
+/// `deflate_setup`): E_k^-1 with E_k = Z_k^T A Z_k + G_k C_k G_k, and G_k C_k, where Z_k is
+/// the body's deflation space ([`deflation_space`]), G_k = J_k Z_k and C_k = s M_k^-1.
+/// Modes whose pivot falls below 1e-5 of E_k's largest diagonal entry are left out (zero
+/// rows and columns of E_k^-1), as on the GPU.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DeflationBlock {
     pub e_inv: [[f64; 6]; 6],
@@ -378,7 +379,7 @@ pub struct DeflationBlock {
 }
 
 /// Per body, the rows of J_k^T at the FLUID cells next to its covered faces: (cell, v_c).
-fn body_rows(
+pub fn body_rows(
     g: Grid,
     bodies: &[RefCoupledBody],
     cover: (&[u32], &[u32]),
@@ -468,7 +469,73 @@ fn add_rows(rows: &[(usize, [f64; 6])], e_inv: &[[f64; 6]; 6], rhs: [f64; 6], ou
     }
 }
 
-/// The deflation's blocks of every body, for the packed matrix `a` (f64).
+/// Weight of the two damped Jacobi sweeps that make the deflation space (strong.wgsl,
+/// `deflate_z`).
+pub const DEFLATION_OMEGA: f64 = 0.8;
+
+/// Per body, the rows of its deflation space Z_k = S J_k^T at the cells where they may be
+/// non-zero (strong.wgsl, `deflate_z`): two damped Jacobi sweeps on A z = J_k^T from z = 0,
+/// S = 2 w D^-1 - w^2 D^-1 A D^-1 with D = diag(A) and w = [`DEFLATION_OMEGA`]: J_k^T
+/// spread one cell further and shaped towards A^-1 J_k^T. Zero where A has no row.
+pub fn deflation_space(
+    g: Grid,
+    rows: &[Vec<(usize, [f64; 6])>],
+    a: &[[f64; 4]],
+) -> Vec<Vec<(usize, [f64; 6])>> {
+    use super::pressure::neighbour;
+    let w = DEFLATION_OMEGA;
+    rows.iter()
+        .map(|rows| {
+            // u = D^-1 J_k^T.
+            let mut u = std::collections::BTreeMap::new();
+            for &(c, v) in rows {
+                if a[c][0] > 0.0 {
+                    u.insert(c, v.map(|x| x / a[c][0]));
+                }
+            }
+            let mut cells = std::collections::BTreeSet::new();
+            for &c in u.keys() {
+                cells.insert(c);
+                for comp in 0..3 {
+                    for up in [true, false] {
+                        if let Some(n) = neighbour(&g, c, comp, up) {
+                            cells.insert(n);
+                        }
+                    }
+                }
+            }
+            cells
+                .into_iter()
+                .filter(|&c| a[c][0] > 0.0)
+                .map(|c| {
+                    let uc = u.get(&c).copied().unwrap_or([0.0; 6]);
+                    // (A u)_c.
+                    let mut au = uc.map(|x| a[c][0] * x);
+                    for comp in 0..3 {
+                        if let Some(un) = neighbour(&g, c, comp, true).and_then(|n| u.get(&n)) {
+                            for j in 0..6 {
+                                au[j] += a[c][comp + 1] * un[j];
+                            }
+                        }
+                        if let Some(m) = neighbour(&g, c, comp, false) {
+                            if let Some(um) = u.get(&m) {
+                                for j in 0..6 {
+                                    au[j] += a[m][comp + 1] * um[j];
+                                }
+                            }
+                        }
+                    }
+                    let z: [f64; 6] =
+                        std::array::from_fn(|j| 2.0 * w * uc[j] - w * w * au[j] / a[c][0]);
+                    (c, z)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The deflation's blocks of every body, for the packed matrix `a` (f64): E_k = Z_k^T A Z_k
+/// + G_k C_k G_k with Z_k = S J_k^T ([`deflation_space`]) and G_k = J_k Z_k.
 pub fn deflation_blocks(
     g: Grid,
     bodies: &[RefCoupledBody],
@@ -478,23 +545,28 @@ pub fn deflation_blocks(
     slice: bool,
 ) -> Vec<DeflationBlock> {
     let rows = body_rows(g, bodies, cover, cell_type, slice);
+    let space = deflation_space(g, &rows, a);
     bodies
         .iter()
-        .zip(&rows)
-        .map(|(b, rows)| {
-            // J_k A J_k^T from A applied to each column of J_k^T, G_k = J_k J_k^T.
-            let mut jaj = [[0.0; 6]; 6];
+        .zip(rows.iter().zip(&space))
+        .map(|(b, (rows, zrows))| {
+            // Z_k^T A Z_k from A applied to each column of Z_k, G_k = J_k Z_k.
+            let mut zaz = [[0.0; 6]; 6];
             let mut gm = [[0.0; 6]; 6];
             for j in 0..6 {
                 let mut col = vec![0.0; g.cells()];
-                for &(c, v) in rows {
+                for &(c, v) in zrows {
                     col[c] = v[j];
                 }
                 let acol = super::apply_packed(&g, a, &col);
+                for &(c, v) in zrows {
+                    for i in 0..6 {
+                        zaz[i][j] += v[i] * acol[c];
+                    }
+                }
                 for &(c, v) in rows {
                     for i in 0..6 {
-                        jaj[i][j] += v[i] * acol[c];
-                        gm[i][j] += v[i] * v[j];
+                        gm[i][j] += v[i] * col[c];
                     }
                 }
             }
@@ -505,7 +577,7 @@ pub fn deflation_blocks(
                     gc[i][j] = (0..6).map(|l| gm[i][l] * cm[l][j]).sum();
                 }
             }
-            let mut e = jaj;
+            let mut e = zaz;
             for i in 0..6 {
                 for j in 0..6 {
                     e[i][j] += (0..6).map(|l| gc[i][l] * gm[l][j]).sum::<f64>();
@@ -520,7 +592,7 @@ pub fn deflation_blocks(
 }
 
 /// The deflated z = M^-1 r (strong.wgsl's `deflate_sums` and `deflate_add`):
-/// z + J^T y with y_k = E_k^-1 (J_k r - J_k (A z) - G_k C_k J_k z), in f64.
+/// z + Z y with y_k = E_k^-1 (Z_k^T (r - A z) - G_k C_k J_k z), in f64.
 #[allow(clippy::too_many_arguments)]
 pub fn deflate(
     g: Grid,
@@ -534,37 +606,37 @@ pub fn deflate(
     slice: bool,
 ) -> Vec<f64> {
     let rows = body_rows(g, bodies, cover, cell_type, slice);
+    let space = deflation_space(g, &rows, a);
     let az = super::apply_packed(&g, a, z);
+    let u: Vec<f64> = r.iter().zip(&az).map(|(r, az)| r - az).collect();
     let mut out = z.to_vec();
-    for (rows, blk) in rows.iter().zip(blocks) {
-        let (jr, jaz, jz) = (
-            rows_times(rows, r),
-            rows_times(rows, &az),
-            rows_times(rows, z),
-        );
-        let rhs: [f64; 6] = std::array::from_fn(|i| {
-            jr[i] - jaz[i] - (0..6).map(|j| blk.gc[i][j] * jz[j]).sum::<f64>()
-        });
-        add_rows(rows, &blk.e_inv, rhs, &mut out);
+    for ((rows, zrows), blk) in rows.iter().zip(&space).zip(blocks) {
+        let (zu, jz) = (rows_times(zrows, &u), rows_times(rows, z));
+        let rhs: [f64; 6] =
+            std::array::from_fn(|i| zu[i] - (0..6).map(|j| blk.gc[i][j] * jz[j]).sum::<f64>());
+        add_rows(zrows, &blk.e_inv, rhs, &mut out);
     }
     out
 }
 
 /// The deflated start's correction (strong.wgsl's `deflate_start` and `deflate_p`):
-/// J^T y with y_k = E_k^-1 J_k r, in f64; the solve adds it to p.
+/// Z y with y_k = E_k^-1 Z_k^T r, in f64; the solve adds it to p.
+#[allow(clippy::too_many_arguments)]
 pub fn deflated_start(
     g: Grid,
     bodies: &[RefCoupledBody],
     cover: (&[u32], &[u32]),
     cell_type: &[u8],
+    a: &[[f64; 4]],
     blocks: &[DeflationBlock],
     r: &[f64],
     slice: bool,
 ) -> Vec<f64> {
     let rows = body_rows(g, bodies, cover, cell_type, slice);
+    let space = deflation_space(g, &rows, a);
     let mut out = vec![0.0; g.cells()];
-    for (rows, blk) in rows.iter().zip(blocks) {
-        add_rows(rows, &blk.e_inv, rows_times(rows, r), &mut out);
+    for (zrows, blk) in space.iter().zip(blocks) {
+        add_rows(zrows, &blk.e_inv, rows_times(zrows, r), &mut out);
     }
     out
 }

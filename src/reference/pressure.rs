@@ -11,7 +11,7 @@ pub fn build_matrix(g: &Grid, types: &[u8]) -> Vec<[f64; 4]> {
 }
 
 /// Neighbour of cell `c` along `comp`, above (`up`) or below, or None outside the grid.
-pub(super) fn neighbour(g: &Grid, c: usize, comp: usize, up: bool) -> Option<usize> {
+pub(crate) fn neighbour(g: &Grid, c: usize, comp: usize, up: bool) -> Option<usize> {
     let mut x = g.coord(c).map(|v| v as i64);
     x[comp] += if up { 1 } else { -1 };
     g.cell_at(x)

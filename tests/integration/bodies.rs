@@ -908,6 +908,18 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
     }
     let deflating = b.strong.deflate;
     assert!(deflating, "the scene's strong solve deflates");
+    // Some deflation spaces' boxes meet: `deflate_add` must write their shared cells once,
+    // with every body's rows.
+    let couple: Vec<eddy::sim::bodies::strong::CoupleBody> =
+        eddy::gpu::read_buffer(ctx, &b.strong.couple).unwrap();
+    let meeting = couple[..b.strong.params.bodies as usize]
+        .iter()
+        .filter(|c| c.hi[3] == 1)
+        .count();
+    assert!(
+        meeting >= 2,
+        "{meeting} bodies' deflation boxes meet another's"
+    );
     let (r1, z1) = (noise(cells, 5), noise(cells, 6));
     write(&core.pcg.r, &r1);
     write(&core.pcg.z, &z1);
@@ -942,7 +954,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
         err < 1e-4 * correction,
         "deflated z: GPU vs f64 reference differ by {err:e} (correction {correction:e})"
     );
-    // The deflated start: p += J^T E^-1 J r, with the blocks set up above.
+    // The deflated start: p += Z E^-1 Z^T r, with the blocks set up above.
     let p0 = noise(cells, 7);
     ctx.queue
         .write_buffer(&core.pcg.p, 0, bytemuck::cast_slice(&p0));
@@ -953,6 +965,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
         &bodies,
         ids,
         &types,
+        &a,
         &blocks,
         &to64(&r1),
         slice,

@@ -4,7 +4,7 @@
 //! ([`crate::sim::core::pressure::AddedTerm`]). strong.wgsl derives the system.
 
 use super::{BodySet, MAX_BODIES};
-use crate::gpu::{storage_buffer, uniform_buffer, GpuContext, Kernel};
+use crate::gpu::{storage_buffer, uniform_buffer, Bindable, GpuContext, Kernel};
 use crate::sim::core::fields::GridFields;
 use crate::sim::core::pressure::{pcg, AddedTerm, PcgVectors, TermOp};
 use crate::sim::SimError;
@@ -14,7 +14,7 @@ use glam::DVec3;
 crate::kernel_entries!(
     /// The entry points of strong.wgsl.
     StrongEntries {
-        sum_d, sum_p, reduce_d, reduce_p, finish_p, reduce_one, add_q, add_q_boxes, sub_r, into_z, restamp, deflate_setup, setup_finish, deflate_sums,
+        sum_d, sum_p, reduce_d, reduce_p, finish_p, reduce_one, add_q, add_q_boxes, sub_r, into_z, restamp, deflate_j, deflate_z, deflate_setup, setup_finish, deflate_sums,
         deflate_add, deflate_start, start_finish, deflate_p,
     }
 );
@@ -33,7 +33,9 @@ pub struct CoupleBody {
     pub inv_inertia_x: [f32; 4],
     pub inv_inertia_y: [f32; 4],
     pub inv_inertia_z: [f32; 4],
-    /// The cells the body may cover, lo <= x < hi.
+    /// The cells the body may cover, lo <= x < hi. With the deflation, lo[3] is where the
+    /// body's deflation space starts and hi[3] whether its box meets another body's
+    /// ([`place_spaces`]).
     pub lo: [i32; 4],
     pub hi: [i32; 4],
 }
@@ -78,6 +80,34 @@ crate::wgsl_mirror!(strong_params_layout: StrongParams = "strong.wgsl" StrongPar
     pad2: pad2,
 });
 
+/// The box of a body's deflation space (strong.wgsl's `z_box`: the box of the cells it may
+/// cover grown by two, within the grid), lo <= x < hi.
+fn space_box(b: &CoupleBody, n: [u32; 3]) -> ([i32; 3], [i32; 3]) {
+    let lo = std::array::from_fn(|a| (b.lo[a] - 2).max(0));
+    let hi = std::array::from_fn(|a| (b.hi[a] + 2).min(n[a] as i32).max(lo[a]));
+    (lo, hi)
+}
+
+/// Places the bodies' deflation spaces one after another (lo.w: the first cell of each,
+/// strong.wgsl's `z_at`) and marks in hi.w the bodies whose space's box meets another's
+/// (`deflate_add` then sums every body's rows at the cells they share). Returns the cells of
+/// all the boxes.
+pub fn place_spaces(bodies: &mut [CoupleBody], n: [u32; 3]) -> u64 {
+    let boxes: Vec<_> = bodies.iter().map(|b| space_box(b, n)).collect();
+    let mut at = 0u64;
+    for (k, b) in bodies.iter_mut().enumerate() {
+        let (lo, hi) = boxes[k];
+        b.lo[3] = at as i32;
+        at += (0..3).map(|a| (hi[a] - lo[a]) as u64).product::<u64>();
+        let meets = boxes
+            .iter()
+            .enumerate()
+            .any(|(j, &(lo2, hi2))| j != k && (0..3).all(|a| lo[a] < hi2[a] && lo2[a] < hi[a]));
+        b.hi[3] = meets as i32;
+    }
+    at
+}
+
 /// Floats per (body, part) of the box loops' partial sums (strong.wgsl's PART_STRIDE).
 pub const PART_STRIDE: usize = 48;
 /// Most parts a body's box is split into.
@@ -111,6 +141,12 @@ const SUM_FLOATS: usize = MAX_BODIES * SUM_STRIDE + 8;
 
 /// f32 per body of the deflation's blocks (strong.wgsl's DEFL_STRIDE): E_k^-1, G_k C_k, y_k.
 pub const DEFL_STRIDE: usize = 80;
+/// Bytes of the deflation's blocks at the head of its buffer; the bodies' deflation spaces
+/// follow (strong.wgsl's ZROWS_BASE).
+const DEFL_BLOCK_BYTES: u64 = (MAX_BODIES * DEFL_STRIDE * 4) as u64;
+/// Bytes per cell of a body's deflation space: its rows of Z_k and of J_k^T (strong.wgsl's
+/// ZROW).
+const ZROW_BYTES: u64 = 12 * 4;
 
 /// Bytes of the partial sums: the FLUID-cell sums' two per workgroup, then the box loops'
 /// PART_STRIDE per (body, part).
@@ -217,7 +253,10 @@ pub struct StrongCoupling {
     /// Whether the solve deflates the bodies' modes (strong.wgsl, `deflate_*`): the strong
     /// scheme in the liquid, where the scene turns it on (`body_deflation`).
     pub deflate: bool,
-    _defl: wgpu::Buffer,
+    /// The deflation's blocks, then the bodies' deflation spaces (grown as the boxes need).
+    defl: wgpu::Buffer,
+    /// The buffers of `group` but `defl`, to bind a grown `defl` with.
+    bound: Vec<(&'static str, Box<dyn Bindable>)>,
     cells: u32,
     /// The grid's cells per axis (the boxes' bounds).
     n: [u32; 3],
@@ -256,34 +295,27 @@ impl StrongCoupling {
             (MAX_BODIES * std::mem::size_of::<CoupleBody>()) as u64,
         );
         let sums = storage_buffer(device, "Strong::sums", Self::SUMS_BYTES);
-        let defl = storage_buffer(
-            device,
-            "Strong::defl",
-            (MAX_BODIES * DEFL_STRIDE * 4) as u64,
-        );
+        let defl = storage_buffer(device, "Strong::defl", DEFL_BLOCK_BYTES);
         let partials = storage_buffer(device, "Strong::partials", PARTIALS_BYTES);
-        let group = kernel.bind(
-            device,
-            &[
-                ("params", &f.params_buffer),
-                ("sp", &params_buffer),
-                ("cb", &couple),
-                ("body_id", body_id),
-                ("cell_type", &f.cell_type),
-                ("sums", &sums),
-                ("p", &pcg.p),
-                ("d", &pcg.d),
-                ("q", &pcg.q),
-                ("r", &pcg.r),
-                ("z", &pcg.z),
-                ("done", &pcg.state),
-                ("solid_vel", &f.solid_vel),
-                ("partials", &partials),
-                ("cover", cover),
-                ("a", &pcg.a),
-                ("defl", &defl),
-            ],
-        );
+        let bound: Vec<(&'static str, Box<dyn Bindable>)> = vec![
+            ("params", Box::new(f.params_buffer.clone())),
+            ("sp", Box::new(params_buffer.clone())),
+            ("cb", Box::new(couple.clone())),
+            ("body_id", Box::new(body_id.clone())),
+            ("cell_type", Box::new(f.cell_type.clone())),
+            ("sums", Box::new(sums.clone())),
+            ("p", Box::new(pcg.p.clone())),
+            ("d", Box::new(pcg.d.clone())),
+            ("q", Box::new(pcg.q.clone())),
+            ("r", Box::new(pcg.r.clone())),
+            ("z", Box::new(pcg.z.clone())),
+            ("done", Box::new(pcg.state.clone())),
+            ("solid_vel", Box::new(f.solid_vel.clone())),
+            ("partials", Box::new(partials.clone())),
+            ("cover", Box::new(cover.clone())),
+            ("a", Box::new(pcg.a.clone())),
+        ];
+        let group = Self::bind(&kernel, device, &bound, &defl);
         Self {
             e: StrongEntries::of(&kernel),
             kernel,
@@ -297,7 +329,8 @@ impl StrongCoupling {
             scales,
             strong,
             deflate: strong && !scales.closed,
-            _defl: defl,
+            defl,
+            bound,
             cells: f.num_cells(),
             n: f.params.n,
             max_chunks: if ctx.info.device_type == wgpu::DeviceType::Cpu {
@@ -306,6 +339,18 @@ impl StrongCoupling {
                 MAX_CHUNKS
             },
         }
+    }
+
+    fn bind(
+        kernel: &Kernel,
+        device: &wgpu::Device,
+        bound: &[(&'static str, Box<dyn Bindable>)],
+        defl: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        let mut all: Vec<(&str, &dyn Bindable)> =
+            bound.iter().map(|(n, b)| (*n, b.as_ref())).collect();
+        all.push(("defl", defl));
+        kernel.bind(device, &all)
     }
 
     /// The bodies of `set` as strong.wgsl reads them, on a grid of `n` cells of `h`. Only
@@ -369,10 +414,22 @@ impl StrongCoupling {
         } else {
             box_chunks(bodies, self.n, self.max_chunks)
         };
+        let mut bodies = bodies.to_vec();
+        if self.deflate {
+            // Each body's deflation space after the ones before it (lo.w, in cells), in a
+            // `defl` grown by half again when it no longer holds them.
+            let at = place_spaces(&mut bodies, self.n);
+            let need = DEFL_BLOCK_BYTES + at * ZROW_BYTES;
+            if need > self.defl.size() {
+                let size = (need + need / 2).next_multiple_of(256);
+                self.defl = storage_buffer(&ctx.device, "Strong::defl", size);
+                self.group = Self::bind(&self.kernel, &ctx.device, &self.bound, &self.defl);
+            }
+        }
         ctx.queue
             .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
         ctx.queue
-            .write_buffer(&self.couple, 0, bytemuck::cast_slice(bodies));
+            .write_buffer(&self.couple, 0, bytemuck::cast_slice(&bodies));
     }
 
     fn per_body(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
@@ -478,6 +535,8 @@ impl AddedTerm for StrongCoupling {
             }
             TermOp::PrepareDeflation => {
                 if self.deflate {
+                    self.per_part(pass, self.e.deflate_j);
+                    self.per_part(pass, self.e.deflate_z);
                     self.reduce(pass, self.e.deflate_setup, self.e.setup_finish);
                 }
             }
@@ -551,5 +610,29 @@ mod tests {
             box_chunks(&[boxed([0, 0, 0], [64, 64, 64])], n, MAX_CHUNKS),
             MAX_CHUNKS
         );
+    }
+
+    #[test]
+    fn deflation_spaces_lie_one_after_another_and_know_whom_they_meet() {
+        let n = [32, 32, 32];
+        let mut bodies = [
+            // 8^3 grown by two each way: 12^3.
+            boxed([10, 10, 10], [18, 18, 18]),
+            // At the grid's corner: 0..6 (clipped below) on each axis.
+            boxed([0, 0, 0], [4, 4, 4]),
+            // 10 x 12 x 12, from x = 20: just clear of the first's (x < 20).
+            boxed([22, 10, 10], [28, 18, 18]),
+            // 7 x 8 x 8 from (17, 18, 10): meets the first's and the third's.
+            boxed([19, 20, 12], [22, 24, 16]),
+        ];
+        let total = place_spaces(&mut bodies, n);
+        let offsets: Vec<i32> = bodies.iter().map(|b| b.lo[3]).collect();
+        assert_eq!(offsets, [0, 1728, 1728 + 216, 1728 + 216 + 1440]);
+        assert_eq!(total, 1728 + 216 + 1440 + 7 * 8 * 8);
+        let meets: Vec<i32> = bodies.iter().map(|b| b.hi[3]).collect();
+        assert_eq!(meets, [1, 0, 1, 1]);
+        // The bounds the box loops read are kept.
+        assert_eq!(&bodies[0].lo[..3], &[10, 10, 10]);
+        assert_eq!(&bodies[0].hi[..3], &[18, 18, 18]);
     }
 }

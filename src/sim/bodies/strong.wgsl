@@ -38,27 +38,32 @@
 // FLUID cell (the sum of K x over the cells, exactly). A body then cannot change the volume
 // of the closed box's fluid, which is the container's own constraint.
 //
-// Deflation (`deflate_setup`, `deflate_sums`, `deflate_add`; liquid only, `project` 0, and
-// only where the scene asks for it: `body_deflation`, off by default): the
+// Deflation (`deflate_z`, `deflate_setup`, `deflate_sums`, `deflate_add`; liquid only,
+// `project` 0, and only where the scene asks for it: `body_deflation`, off by default): the
 // preconditioner sees A alone, so each body's six modes stay outlying eigenvalues of the
 // preconditioned (A + K) and cost `mg` about five more iterations with 16 bodies. Deflating
-// them (A-DEF2 of Tang, Nabben, Vuik & Erlangga 2009) with Z = J^T, the bodies' own columns:
+// them (A-DEF2 of Tang, Nabben, Vuik & Erlangga 2009) with a space Z of six columns per body:
 //   z <- z + Z E^-1 (Z^T r - (S Z)^T z),   z = M^-1 r,   S = A + K,   E = Z^T S Z,
-// a correction in the span of J^T that makes the residual's part there exact. A-DEF2 needs a
-// start whose residual has no part there, Z^T r = 0: without it a body that barely touches
-// the liquid (E_k's modes spread over more than five decades) made `mg` stall, in f64 as in f32. So
-// the solve's start is deflated too (`deflate_start`, `deflate_p`): p += J^T E^-1 J r, and
-// the PCG computes r = b - (A + K) p again before its first preconditioner.  E and S Z are
-// taken per body (the blocks of body k alone): J_k A J_k^T + G_k C_k G_k with
-// G_k = J_k J_k^T and C_k = s M_k^-1, and (S Z)_k^T z = J_k (A z) + G_k C_k J_k z. Bodies
-// whose cells touch couple in the exact E; leaving that out keeps the correction cheap and,
-// measured on the 16-body pool (BENCHMARKS.md), costs no iteration. It cuts a cold solve's
-// iterations (13 -> 8 at 32^3), but a running scene's solves gain less (6-15% fewer
-// iterations in the shipped scenes) than its set-up and its two dispatches per iteration
-// cost (9-14% more pressure time there on an H100). v_c = sum over c's
-// faces that body k covers of j_f is the cell's row of J_k^T; (A v)_c needs v at c's
-// neighbours, which `cell_rows` computes again there. src/reference/bodies.rs
-// (`deflation_blocks`, `deflate`) is the f64 reference.
+// a correction in the span of Z that makes the residual's part there exact. The outlying
+// eigenvectors lie near A^-1 J^T, the pressure a unit push of the body makes: smooth, and
+// spread beyond the layer of cells next to the body where J^T lives. Z = J^T itself (the
+// first version) caught them on coarse grids but lost its grip as the grid refined (16
+// bodies, f64: 12 iterations against A alone's 11 at 64^3, 14 against 13 at 128^3). Z_k =
+// S_2 J_k^T, two damped Jacobi sweeps on A z = J_k^T from z = 0 (S_2 = 2 w D^-1 - w^2 D^-1 A
+// D^-1, D = diag(A), w = 0.8), moves J^T one cell out and towards A^-1 J^T, and gives A
+// alone's count back at 32^3, 64^3 and 128^3 (11 and 13 above; more sweeps gained nothing).
+// `deflate_z` stores each body's rows of Z_k and J_k^T once per solve over its `z_box` (the
+// box of `defl_box` grown by a cell), the host placing the boxes one after another (lo.w).
+// A-DEF2 needs a start whose residual has no part in the space, Z^T r = 0: without it a
+// body that barely touches the liquid (E_k's modes spread over more than five decades)
+// made `mg` stall, in f64 as in f32. So the solve's start is deflated too (`deflate_start`,
+// `deflate_p`): p += Z E^-1 Z^T r, and the PCG computes r = b - (A + K) p again before its
+// first preconditioner. E and S Z are taken per body (the blocks of body k alone):
+// Z_k^T A Z_k + G_k C_k G_k with G_k = J_k Z_k (symmetric, as S_2 is) and C_k = s M_k^-1,
+// and (S Z)_k^T z = Z_k^T (A z) + G_k C_k J_k z, so an iteration sums Z_k^T (r - A z) and
+// J_k z (12 numbers per body). Bodies whose boxes touch couple in the exact E; leaving that
+// out costs no iteration on the 16-body pool (f64, 32^3 to 128^3). src/reference/bodies.rs
+// (`deflation_space`, `deflation_blocks`, `deflate`) is the f64 reference.
 //
 // `reduce_p` does the same for the solution phi and also sums J_k (g . n_f), from which the
 // host builds the fluid's force on the body (src/sim/bodies/strong.rs, `read_forces`);
@@ -78,8 +83,9 @@ struct CoupleBody {
     inv_inertia_x: vec4<f32>, // columns of s I^-1 in world axes (only zz in a slice)
     inv_inertia_y: vec4<f32>,
     inv_inertia_z: vec4<f32>,
-    lo: vec4<i32>,            // the cells the body may cover: lo <= x < hi
-    hi: vec4<i32>,
+    lo: vec4<i32>,            // the cells the body may cover: lo <= x < hi; w: where its
+                              // deflation space starts (`z_at`)
+    hi: vec4<i32>,            // w: 1 where its space's box meets another body's
 };
 
 // Mirrored by `StrongParams` in src/sim/bodies/strong.rs (layout checked by tests/integration/shaders.rs).
@@ -127,6 +133,14 @@ const TOTALS: u32 = MAX_BODIES * SUM_STRIDE;
 @group(0) @binding(16) var<storage, read_write> defl: array<f32>;
 
 const DEFL_STRIDE: u32 = 80u;
+// After the bodies' blocks: per cell of each body's `z_box`, ZROW numbers, its row of the
+// body's deflation space Z_k and its row of J_k^T, from word ZROW * lo.w (`z_at`; the host
+// sets lo.w and sizes the buffer).
+const ZROWS_BASE: u32 = MAX_BODIES * DEFL_STRIDE;
+const ZROW: u32 = 12u;
+// The weight of the two Jacobi sweeps that make Z (src/reference/bodies.rs,
+// DEFLATION_OMEGA).
+const DEFL_OMEGA: f32 = 0.8;
 const PART_BASE: u32 = 2u * MAX_REDUCE_GROUPS;
 const PART_STRIDE: u32 = 48u;
 
@@ -137,6 +151,9 @@ var<workgroup> wg_corr: f32;
 // workgroup from the parts (`gather_parts`) in the PCG's iterations, loaded from what a
 // finished reduction stored otherwise (`load_vecs`).
 var<workgroup> wg_vec: array<f32, 384>; // MAX_BODIES * 6
+// The bodies' `z_box`es (`load_z_boxes`): lo and, in w, lo.w; the extent.
+var<workgroup> wg_zlo: array<vec4<i32>, MAX_BODIES>;
+var<workgroup> wg_zext: array<vec4<i32>, MAX_BODIES>;
 
 fn is_done_uniform(li: u32) -> bool {
     if (li == 0u) { wg_done = done[PCG_DONE_WORD]; }
@@ -261,6 +278,14 @@ fn defl_box(k: u32) -> array<vec3<i32>, 2> {
     return array<vec3<i32>, 2>(lo, max(hi - lo, vec3<i32>(0)));
 }
 
+// The box of body k's deflation space Z_k (`deflate_z`): `defl_box` and one cell more.
+fn z_box(k: u32) -> array<vec3<i32>, 2> {
+    let b = cb[k];
+    let lo = max(b.lo.xyz - vec3<i32>(2), vec3<i32>(0));
+    let hi = min(b.hi.xyz + vec3<i32>(2), vec3<i32>(params.n));
+    return array<vec3<i32>, 2>(lo, max(hi - lo, vec3<i32>(0)));
+}
+
 fn box_cell(lo: vec3<i32>, ext: vec3<i32>, i: u32) -> vec3<i32> {
     let ex = u32(ext.x);
     let ey = u32(ext.y);
@@ -280,6 +305,11 @@ struct BoxPart {
 };
 
 fn box_part(wgx: u32) -> BoxPart {
+    return box_part_of(wgx, false);
+}
+
+// As `box_part`, over the box of body k's deflation space (`z_box`) where `grown`.
+fn box_part_of(wgx: u32, grown: bool) -> BoxPart {
     let chunks = max(sp.chunks, 1u);
     var bp: BoxPart;
     bp.k = wgx / chunks;
@@ -288,7 +318,8 @@ fn box_part(wgx: u32) -> BoxPart {
     bp.step = chunks * REDUCE_WG;
     bp.count = 0u;
     if (bp.k < sp.bodies) {
-        let bx = defl_box(bp.k);
+        var bx = defl_box(bp.k);
+        if (grown) { bx = z_box(bp.k); }
         bp.lo = bx[0];
         bp.ext = bx[1];
         bp.count = u32(bx[1].x) * u32(bx[1].y) * u32(bx[1].z);
@@ -622,28 +653,150 @@ fn cell_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
     return v;
 }
 
-// (A J_k^T)_x: A's row at x applied to the rows of J_k^T around it.
-fn a_cell_rows(k: u32, x: vec3<i32>) -> array<f32, 6> {
+// D^-1 J_k^T at x from the stored rows of J_k^T, D = diag(A) (zero where A has no row and
+// outside the body's `z_box`).
+fn scaled_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
+    var v = stored_row(k, x, 6u);
+    if (!in_grid(x, params.n)) { return v; }
+    let dg = a[cell_index(x, params.n)].x;
+    for (var j = 0u; j < 6u; j++) { v[j] = select(0.0, v[j] / dg, dg > 0.0); }
+    return v;
+}
+
+// The row at x of body k's deflation space Z_k = S J_k^T (`deflate_z` stores it): two
+// damped Jacobi sweeps on A z = J_k^T from z = 0, S = 2 w D^-1 - w^2 D^-1 A D^-1, from the
+// stored rows of J_k^T (`deflate_j`).
+fn space_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
+    var s: array<f32, 6>;
+    for (var j = 0u; j < 6u; j++) { s[j] = 0.0; }
+    let c = cell_index(x, params.n);
+    let row = a[c];
+    if (!is_fluid_cell(x) || row.x <= 0.0) { return s; }
+    // (A D^-1 J^T)_x.
+    let u = scaled_row(k, x);
+    for (var j = 0u; j < 6u; j++) { s[j] = row.x * u[j]; }
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (x[comp] + 1 < i32(params.n[comp])) {
+            let w = scaled_row(k, x + e);
+            for (var j = 0u; j < 6u; j++) { s[j] += row[comp + 1u] * w[j]; }
+        }
+        if (x[comp] > 0) {
+            let w = scaled_row(k, x - e);
+            let off = a[cell_index(x - e, params.n)][comp + 1u];
+            for (var j = 0u; j < 6u; j++) { s[j] += off * w[j]; }
+        }
+    }
+    for (var j = 0u; j < 6u; j++) {
+        s[j] = 2.0 * DEFL_OMEGA * u[j] - DEFL_OMEGA * DEFL_OMEGA * s[j] / row.x;
+    }
+    return s;
+}
+
+// The first word of cell i of body k's `z_box` in the stored rows (`deflate_z`).
+fn z_at(k: u32, i: u32) -> u32 {
+    return ZROWS_BASE + (u32(cb[k].lo.w) + i) * ZROW;
+}
+
+// Body k's stored row at x (zero outside its `z_box`): of Z_k from `off` 0, of J_k^T from 6.
+fn stored_row(k: u32, x: vec3<i32>, off: u32) -> array<f32, 6> {
+    var v: array<f32, 6>;
+    for (var j = 0u; j < 6u; j++) { v[j] = 0.0; }
+    let bx = z_box(k);
+    let l = x - bx[0];
+    if (any(l < vec3<i32>(0)) || any(l >= bx[1])) { return v; }
+    let base = z_at(k, u32(l.x + bx[1].x * (l.y + bx[1].y * l.z))) + off;
+    for (var j = 0u; j < 6u; j++) { v[j] = defl[base + j]; }
+    return v;
+}
+
+// Z_k's row at x as `deflate_z` stored it (zero outside the body's `z_box`).
+fn z_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
+    return stored_row(k, x, 0u);
+}
+
+// (A Z_k)_x: A's row at x applied to the stored rows of Z_k around it.
+fn a_z_rows(k: u32, x: vec3<i32>) -> array<f32, 6> {
     var s: array<f32, 6>;
     for (var j = 0u; j < 6u; j++) { s[j] = 0.0; }
     let c = cell_index(x, params.n);
     let row = a[c];
     if (row.x == 0.0) { return s; }
-    let v = cell_row(k, x);
+    let v = z_row(k, x);
     for (var j = 0u; j < 6u; j++) { s[j] = row.x * v[j]; }
     for (var comp = 0u; comp < 3u; comp++) {
         let e = unit(comp);
         if (x[comp] + 1 < i32(params.n[comp])) {
-            let w = cell_row(k, x + e);
+            let w = z_row(k, x + e);
             for (var j = 0u; j < 6u; j++) { s[j] += row[comp + 1u] * w[j]; }
         }
         if (x[comp] > 0) {
-            let w = cell_row(k, x - e);
+            let w = z_row(k, x - e);
             let off = a[cell_index(x - e, params.n)][comp + 1u];
             for (var j = 0u; j < 6u; j++) { s[j] += off * w[j]; }
         }
     }
     return s;
+}
+
+// Every body's `z_box` into wg_zlo and wg_zext, by a workgroup of `threads`. Call from
+// uniform control flow.
+fn load_z_boxes(li: u32, threads: u32) {
+    for (var k = li; k < sp.bodies; k += threads) {
+        let bx = z_box(k);
+        wg_zlo[k] = vec4<i32>(bx[0], cb[k].lo.w);
+        wg_zext[k] = vec4<i32>(bx[1], 0);
+    }
+    workgroupBarrier();
+}
+
+// Where x lies in body k's `z_box` (`load_z_boxes`): its index there, or -1 outside.
+fn in_z_box(k: u32, x: vec3<i32>) -> i32 {
+    let l = x - wg_zlo[k].xyz;
+    let ext = wg_zext[k].xyz;
+    if (any(l < vec3<i32>(0)) || any(l >= ext)) { return -1; }
+    return l.x + ext.x * (l.y + ext.y * l.z);
+}
+
+// (Z_k y_k)_x for box cell i of body k, y_k in wg_vec.
+fn z_y_at(k: u32, i: u32) -> f32 {
+    let base = ZROWS_BASE + (u32(wg_zlo[k].w) + i) * ZROW;
+    var s = 0.0;
+    for (var j = 0u; j < 6u; j++) { s += defl[base + j] * wg_vec[6u * k + j]; }
+    return s;
+}
+
+// (Z y)_x over the bodies whose `z_box` holds x (`load_z_boxes`, y in wg_vec).
+fn z_times_y(x: vec3<i32>) -> f32 {
+    var s = 0.0;
+    for (var k = 0u; k < sp.bodies; k++) {
+        let i = in_z_box(k, x);
+        if (i >= 0) { s += z_y_at(k, u32(i)); }
+    }
+    return s;
+}
+
+// J_k^T's rows over body k's `z_box`, split over the box's parts: once per solve, before
+// `deflate_z`.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_j(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let bp = box_part_of(wg.x, true);
+    for (var i = bp.first + li; i < bp.count; i += bp.step) {
+        let jr = cell_row(bp.k, box_cell(bp.lo, bp.ext, i));
+        let base = z_at(bp.k, i) + 6u;
+        for (var j = 0u; j < 6u; j++) { defl[base + j] = jr[j]; }
+    }
+}
+
+// Z_k's rows over its `z_box` from the stored rows of J_k^T, before `deflate_setup`.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_z(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    let bp = box_part_of(wg.x, true);
+    for (var i = bp.first + li; i < bp.count; i += bp.step) {
+        let v = space_row(bp.k, box_cell(bp.lo, bp.ext, i));
+        let base = z_at(bp.k, i);
+        for (var j = 0u; j < 6u; j++) { defl[base + j] = v[j]; }
+    }
 }
 
 // (A z)_c, pcg.wgsl's stencil on z.
@@ -704,30 +857,36 @@ fn sym_pair(t: u32) -> vec2<u32> {
     return vec2<u32>(i, i + rest);
 }
 
-// E_k = J_k A J_k^T + G_k C_k G_k and G_k C_k: J_k A J_k^T and G_k = J_k J_k^T as
-// 21 + 21 sums over the box's parts, in four rounds of 12 (the last holds 6);
-// `setup_finish` adds the parts and takes E_k^-1 by Gauss-Jordan. E_k is symmetric
-// positive semi-definite, and a mode whose pivot
+// E_k = Z_k^T A Z_k + G_k C_k G_k and G_k C_k with G_k = J_k Z_k (symmetric, as S is):
+// Z_k^T A Z_k and G_k as 21 + 21 sums over the parts of Z_k's box, in four rounds of 12
+// (the last holds 6); `setup_finish` adds the parts and takes E_k^-1 by Gauss-Jordan. E_k
+// is symmetric positive semi-definite, and a mode whose pivot
 // falls below 1e-5 of the largest diagonal entry (a slice's out-of-plane modes, a body
 // no FLUID cell touches) is left out: its row and column of E_k^-1 are zero.
 @compute @workgroup_size(REDUCE_WG)
 fn deflate_setup(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    let bp = box_part(wg.x);
+    let bp = box_part_of(wg.x, true);
     let k = bp.k;
     var e: array<f32, 42>;
     for (var j = 0u; j < 42u; j++) { e[j] = 0.0; }
     if (bp.count > 0u) {
         for (var i = bp.first + li; i < bp.count; i += bp.step) {
             let x = box_cell(bp.lo, bp.ext, i);
-            let v = cell_row(k, x);
+            let base = z_at(k, i);
+            var v: array<f32, 6>;
+            var jr: array<f32, 6>;
             var any = false;
-            for (var j = 0u; j < 6u; j++) { any = any || v[j] != 0.0; }
+            for (var j = 0u; j < 6u; j++) {
+                v[j] = defl[base + j];
+                jr[j] = defl[base + 6u + j];
+                any = any || v[j] != 0.0;
+            }
             if (!any) { continue; }
-            let av = a_cell_rows(k, x);
+            let av = a_z_rows(k, x);
             for (var t = 0u; t < 21u; t++) {
                 let ij = sym_pair(t);
                 e[t] += v[ij.x] * av[ij.y];
-                e[21u + t] += v[ij.x] * v[ij.y];
+                e[21u + t] += jr[ij.x] * v[ij.y];
             }
         }
     }
@@ -805,58 +964,47 @@ fn finish_setup(k: u32, li: u32) {
     }
 }
 
-// J_k r, J_k (A z) and J_k z over the box's parts; `deflate_add` adds them and takes
-// y_k = E_k^-1 (J_k r - J_k (A z) - G_k C_k J_k z).
+// Z_k^T (r - A z) and J_k z over the parts of Z_k's box; `deflate_add` adds them and takes
+// y_k = E_k^-1 (Z_k^T (r - A z) - G_k C_k J_k z).
 @compute @workgroup_size(REDUCE_WG)
 fn deflate_sums(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    let bp = box_part(wg.x);
+    let bp = box_part_of(wg.x, true);
     let k = bp.k;
-    var acc: array<f32, 18>;
-    for (var j = 0u; j < 18u; j++) { acc[j] = 0.0; }
-    if (bp.count > 0u) {
-        for (var i = bp.first + li; i < bp.count; i += bp.step) {
-            let x = box_cell(bp.lo, bp.ext, i);
-            let v = cell_row(k, x);
-            var any = false;
-            for (var j = 0u; j < 6u; j++) { any = any || v[j] != 0.0; }
-            if (!any) { continue; }
-            let c = cell_index(x, params.n);
-            let rc = r[c];
-            let zc = z[c];
-            let az = a_z(c);
-            for (var j = 0u; j < 6u; j++) {
-                acc[j] += v[j] * rc;
-                acc[6u + j] += v[j] * az;
-                acc[12u + j] += v[j] * zc;
-            }
-        }
-    }
-    var first: array<f32, 12>;
-    var second: array<f32, 12>;
-    for (var j = 0u; j < 12u; j++) {
-        first[j] = acc[j];
-        second[j] = select(0.0, acc[12u + min(j, 5u)], j < 6u);
-    }
-    store_part(li, bp, 0u, workgroup_sum12(li, first));
-    store_part(li, bp, 1u, workgroup_sum12(li, second));
-}
-
-
-// The deflated start's J_k r over the box's parts; `start_finish` adds them and takes
-// y_k = E_k^-1 J_k r.
-@compute @workgroup_size(REDUCE_WG)
-fn deflate_start(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-    if (is_done_uniform(li)) { return; }
-    let bp = box_part(wg.x);
     var acc: array<f32, 12>;
     for (var j = 0u; j < 12u; j++) { acc[j] = 0.0; }
     if (bp.count > 0u) {
         for (var i = bp.first + li; i < bp.count; i += bp.step) {
-            let x = box_cell(bp.lo, bp.ext, i);
-            let v = cell_row(bp.k, x);
-            let rc = r[cell_index(x, params.n)];
-            for (var j = 0u; j < 6u; j++) { acc[j] += v[j] * rc; }
+            let base = z_at(k, i);
+            var any = false;
+            for (var j = 0u; j < 6u; j++) { any = any || defl[base + j] != 0.0; }
+            if (!any) { continue; }
+            let c = cell_index(box_cell(bp.lo, bp.ext, i), params.n);
+            let u = r[c] - a_z(c);
+            let zc = z[c];
+            for (var j = 0u; j < 6u; j++) {
+                acc[j] += defl[base + j] * u;
+                acc[6u + j] += defl[base + 6u + j] * zc;
+            }
+        }
+    }
+    store_part(li, bp, 0u, workgroup_sum12(li, acc));
+}
+
+
+// The deflated start's Z_k^T r over the parts of Z_k's box; `start_finish` adds them and
+// takes y_k = E_k^-1 Z_k^T r.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_start(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    let bp = box_part_of(wg.x, true);
+    var acc: array<f32, 12>;
+    for (var j = 0u; j < 12u; j++) { acc[j] = 0.0; }
+    if (bp.count > 0u) {
+        for (var i = bp.first + li; i < bp.count; i += bp.step) {
+            let base = z_at(bp.k, i);
+            let rc = r[cell_index(box_cell(bp.lo, bp.ext, i), params.n)];
+            for (var j = 0u; j < 6u; j++) { acc[j] += defl[base + j] * rc; }
         }
     }
     store_part(li, bp, 0u, workgroup_sum12(li, acc));
@@ -885,22 +1033,22 @@ fn finish_start(k: u32, li: u32) {
 }
 
 
-// z += J^T y (after each z = M^-1 r), over the bodies' boxes: J^T y is zero outside them.
-// Each workgroup adds `deflate_sums`' parts and takes every y_k itself, which saves a
-// dispatch of one workgroup per body in every iteration.
+// z += Z y (after each z = M^-1 r), over the boxes of Z: Z y is zero outside them. Each
+// workgroup adds `deflate_sums`' parts and takes every y_k itself, which saves a dispatch
+// of one workgroup per body in every iteration.
 @compute @workgroup_size(REDUCE_WG)
 fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    gather_parts(li, 18u);
-    // The right-hand sides after the sums in red (at most MAX_BODIES * 18 = 1152 of them).
-    let rhs_at = MAX_BODIES * 18u;
+    gather_parts(li, 12u);
+    // The right-hand sides after the sums in red (at most MAX_BODIES * 12 of them).
+    let rhs_at = MAX_BODIES * 12u;
     for (var t = li; t < sp.bodies * 6u; t += REDUCE_WG) {
         let k = t / 6u;
         let i = t % 6u;
         let base = k * DEFL_STRIDE;
-        var v = red_at(18u * k + i) - red_at(18u * k + 6u + i);
+        var v = red_at(12u * k + i);
         for (var j = 0u; j < 6u; j++) {
-            v -= defl[base + 36u + 6u * i + j] * red_at(18u * k + 12u + j);
+            v -= defl[base + 36u + 6u * i + j] * red_at(12u * k + 6u + j);
         }
         red[(rhs_at + t) / 12u][(rhs_at + t) % 12u] = v;
     }
@@ -915,21 +1063,38 @@ fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         }
         wg_vec[t] = y;
     }
-    workgroupBarrier();
-    let bp = box_part(wg.x);
+    load_z_boxes(li, REDUCE_WG);
+    let bp = box_part_of(wg.x, true);
+    let meets = bp.k < sp.bodies && cb[bp.k].hi.w != 0;
     for (var i = bp.first + li; i < bp.count; i += bp.step) {
-        let c = owned_cell(bp, i);
-        if (c < params.num_cells) { z[c] = z[c] + wg_row(c); }
+        let x = box_cell(bp.lo, bp.ext, i);
+        // A cell two boxes share is written once, by the lower body, with every body's rows
+        // (hi.w: the body's box meets another's, `place_spaces` in strong.rs).
+        var in_other = false;
+        var owner = true;
+        for (var j = 0u; j < select(0u, sp.bodies, meets); j++) {
+            if (j == bp.k || in_z_box(j, x) < 0) { continue; }
+            in_other = true;
+            if (j < bp.k) { owner = false; break; }
+        }
+        if (!owner) { continue; }
+        let c = cell_index(x, params.n);
+        if (in_other) {
+            z[c] = z[c] + z_times_y(x);
+        } else {
+            z[c] = z[c] + z_y_at(bp.k, i);
+        }
     }
 }
 
-// p += J^T y (the deflated start).
+// p += Z y (the deflated start).
 @compute @workgroup_size(WORKGROUP)
 fn deflate_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
     load_vecs(li, 1u, WORKGROUP);
+    load_z_boxes(li, WORKGROUP);
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells) { return; }
-    p[c] = p[c] + wg_row(c);
+    p[c] = p[c] + z_times_y(cell_coord(c, params.n));
 }
