@@ -4,7 +4,8 @@
 #
 #   1. the solver table: every preconditioner on the dam break and the settled pool at
 #      64^3, 128^3 and 256^3 (iterations, ms per solve, the true residual);
-#   2. the coupled solve's cost: 16 floating bodies, strong against weak, at 64^3;
+#   2. the coupled solve's cost: 16 floating bodies, strong (undeflated and deflated)
+#      against weak, at 32^3 and 64^3;
 #   3. the full substep of the dam break at 128^3 and 256^3 with GPU ms per stage and the
 #      host traffic per substep (`eddy run`'s summary);
 #   4. the default scene (dam_break as shipped): substeps/s over 120 frames;
@@ -16,7 +17,9 @@
 #      scene and floating_bodies, three interleaved runs each;
 #   9. the multigrid's one-workgroup tail at several thresholds (EDDY_MG_TAIL_CELLS; 0 runs
 #      every level but the coarsest a dispatch per step): the default scene, the plume and
-#      the double dam break, two interleaved runs each, and the 128^3 `mg` solve.
+#      the double dam break, two interleaved runs each, and the 128^3 `mg` solve;
+#  10. the deflation of the bodies' modes (`body_deflation`) on against off: the shipped
+#      floating_bodies and buoyancy, three interleaved runs each.
 #
 # Each step runs under a time limit (STEP_LIMIT_SCALE=2 doubles them all), so a step that
 # runs long leaves a line saying so and the later steps still run: a GPU lease is short.
@@ -27,8 +30,8 @@
 #                                        target/release/deps/render_frame-*; build it with
 #                                        `cargo bench --bench render_frame --no-run`)
 #   BENCH_OUT=DIR                        write here instead of benchmarks/DATE-ADAPTER
-#   SKIP="8 9"                           leave out these steps (8 and 9 compare settings
-#                                        already chosen; a short lease may want the time)
+#   SKIP="8 9"                           leave out these steps (8, 9 and 10 compare
+#                                        settings; a short lease may want the time)
 #
 # On a lent GPU machine: build the release binary here, carry it (and the Vulkan loader),
 # run this once, and copy the folder back; its tables go into BENCHMARKS.md with the
@@ -79,38 +82,38 @@ log ""
 
 step() { echo "gpu-bench: $*" >&2; }
 # want N: whether step N runs (SKIP lists the ones left out).
-want() { case " ${SKIP:-} " in *" $1 "*) step "$1/9 skipped (SKIP)"; return 1 ;; esac; }
+want() { case " ${SKIP:-} " in *" $1 "*) step "$1/10 skipped (SKIP)"; return 1 ;; esac; }
 
 # The solver table one size at a time, so a long size keeps the smaller ones.
 for n in $solver_sizes; do
-  step "1/9 solver table at $n"
+  step "1/10 solver table at $n"
   limited $(( n >= 256 ? 200 : 60 )) "$eddy" bench --sizes "$n" --json "$out/solver_$n.json" \
     > "$out/solver_$n.txt" 2> "$out/solver_$n.err"
   log "## Solver table ($n^3)"; log '```'; cat "$out/solver_$n.txt" >> "$out/summary.md"; log '```'
 done
 
-step "2/9 16 floating bodies, strong against weak, at $body_size"
-limited 60 "$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_weak \
+step "2/10 16 floating bodies, strong against weak, at $body_size"
+limited 90 "$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_deflated,floating_bodies_weak \
   --preconditioners mg,ip --json "$out/bodies.json" > "$out/bodies.txt" 2> "$out/bodies.err"
 log "## Coupled solve, 16 bodies ($body_size^3)"; log '```'; cat "$out/bodies.txt" >> "$out/summary.md"; log '```'
 
 for n in $substep_sizes; do
-  step "3/9 full substep, dam break at $n"
+  step "3/10 full substep, dam break at $n"
   limited $(( n >= 256 ? 60 : 30 )) "$eddy" run dam_break --resolution "$n" --frames 5 --out "$tmp/substep_$n" \
     > "$out/substep_$n.txt" 2> "$out/substep_$n.err"
   log "## Full substep, dam break at $n cells"; log '```'; cat "$out/substep_$n.txt" >> "$out/summary.md"; log '```'
 done
 
-step "4/9 default scene, $frames frames"
+step "4/10 default scene, $frames frames"
 limited 40 "$eddy" run dam_break --frames "$frames" --out "$tmp/default" > "$out/default.txt" 2> "$out/default.err"
 log "## Default scene ($frames frames)"; log '```'; head -1 "$out/default.txt" >> "$out/summary.md"; log '```'
 
-step "5/9 smoke at $smoke_sizes"
+step "5/10 smoke at $smoke_sizes"
 limited 40 "$eddy" bench --smoke --sizes "$smoke_sizes" --json "$out/smoke.json" > "$out/smoke.txt" 2> "$out/smoke.err"
 log "## Smoke ($smoke_sizes)"; log '```'; cat "$out/smoke.txt" >> "$out/summary.md"; log '```'
 
 largest=${substep_sizes##* }
-step "6/9 memory at $largest"
+step "6/10 memory at $largest"
 "$eddy" check dam_break > "$out/check_default.txt" 2>&1 || true
 printf '(name: "dam break %s", domain: (1.0, 1.0, 0.5), resolution: (%s, %s, %s),\n fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.35, 0.6, 0.5))])\n' \
   "$largest" "$largest" "$largest" "$((largest / 2))" > "$tmp/large.ron"
@@ -119,12 +122,12 @@ log "## Memory (eddy check, dam break at $largest)"; log '```'; cat "$out/check_
 
 render_bin="${RENDER_BENCH:-$(ls -t target/release/deps/render_frame-* 2>/dev/null | grep -v '\.d$' | head -1 || true)}"
 if [ -n "$render_bin" ] && [ -x "$render_bin" ]; then
-  step "7/9 render at $render_size, dam break at $render_res cells"
+  step "7/10 render at $render_size, dam break at $render_res cells"
   EDDY_RENDER_SIZE=$render_size EDDY_RENDER_RESOLUTION=$render_res \
     limited 60 "$render_bin" > "$out/render.txt" 2> "$out/render.err"
   log "## Viewer render ($render_size, dam break at $render_res cells)"; log '```'; cat "$out/render.txt" >> "$out/summary.md"; log '```'
 else
-  step "7/9 skipped: no render_frame bench binary (cargo bench --bench render_frame --no-run)"
+  step "7/10 skipped: no render_frame bench binary (cargo bench --bench render_frame --no-run)"
   log "## Viewer render: skipped (no render_frame bench binary)"
 fi
 
@@ -134,7 +137,7 @@ pipelined() {
   sed "0,/pressure: (/s//pressure: (pipelined: $3, /" "$1" > "$2"
 }
 if want 8; then
-step "8/9 solves queued ahead, on against off"
+step "8/10 solves queued ahead, on against off"
 : > "$out/pipelined.txt"
 for sc in dam_break floating_bodies; do
   pipelined "scenes/$sc.ron" "$tmp/${sc}_on.ron" true
@@ -153,7 +156,7 @@ log "## Solves queued ahead (pressure.pipelined), on against off"; log '```'; ca
 fi
 
 if want 9; then
-step "9/9 the multigrid's one-workgroup tail at several thresholds"
+step "9/10 the multigrid's one-workgroup tail at several thresholds"
 : > "$out/mg_tail.txt"
 for i in 1 2; do
   for sc in dam_break smoke_plume double_dam_break; do
@@ -172,6 +175,26 @@ for t in 0 4096; do
     >> "$out/mg_tail.txt" 2>/dev/null
 done
 log "## The multigrid's one-workgroup tail (EDDY_MG_TAIL_CELLS)"; log '```'; cat "$out/mg_tail.txt" >> "$out/summary.md"; log '```'
+fi
+
+if want 10; then
+step "10/10 the bodies' deflation, on against off"
+: > "$out/deflation.txt"
+for sc in floating_bodies buoyancy; do
+  for v in true false; do
+    sed "0,/^    resolution:/s//    body_deflation: Some($v),\n    resolution:/" "scenes/$sc.ron" > "$tmp/${sc}_defl_$v.ron"
+  done
+  for i in 1 2 3; do
+    for v in false true; do
+      printf '%s deflation %s: ' "$sc" "$v" >> "$out/deflation.txt"
+      limited 30 "$eddy" run "$tmp/${sc}_defl_$v.ron" --frames "$frames" --overwrite --out "$tmp/defl" 2>/dev/null \
+        | grep -E 'steps/s|^  pressure' | tr '\n' ' ' >> "$out/deflation.txt"
+      awk -F, 'NR > 1 { s += $13 } END { printf "mg iterations %d", s }' "$tmp/defl/stats.csv" >> "$out/deflation.txt"
+      echo >> "$out/deflation.txt"
+    done
+  done
+done
+log "## The bodies' deflation (body_deflation), on against off"; log '```'; cat "$out/deflation.txt" >> "$out/summary.md"; log '```'
 fi
 
 step "done: $out/summary.md"

@@ -552,11 +552,11 @@ pub struct Scene {
     pub body_cut_faces: Option<bool>,
     /// Liquid scenes with strongly coupled bodies and `mg`: `Some(true)` deflates the bodies'
     /// modes in the solve (src/sim/bodies/strong.wgsl, `deflate_*`), which `mg` alone leaves
-    /// as outlying eigenvalues. Default (None): off. It cuts a cold solve's iterations (16
-    /// bodies at 32^3: 13 -> 8) but costs every solve a set-up and every iteration two
-    /// dispatches, and a running scene's solves gain less (6-15% fewer iterations in the
-    /// shipped scenes): on an H100 their pressure stage took 9-14% longer with it
-    /// (BENCHMARKS.md).
+    /// as outlying eigenvalues. Default (None): off. It costs every solve a set-up and every
+    /// iteration two dispatches, and saves iterations: 16 bodies cold at 64^3, 14 -> 10 on
+    /// the software adapter; the shipped `floating_bodies` and `buoyancy` 13% and 24%, which
+    /// there made their pressure stage 1.02x and 0.81x as long. Not yet measured on a GPU,
+    /// where its first version (a weaker space) cost 9-14% (BENCHMARKS.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_deflation: Option<bool>,
 }

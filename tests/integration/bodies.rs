@@ -745,6 +745,16 @@ fn memory_estimates_count_the_bodies_buffers() {
         grown >= cells * 24,
         "liquid: {grown} bytes for {cells} cells"
     );
+    // The deflation's spaces, where the scene turns it on: the body's box grown by its
+    // spare cells, 48 bytes a cell, at most the grid's.
+    let mut deflated = with.clone();
+    deflated.body_deflation = Some(true);
+    let spaces = eddy::sim::memory_estimate(&deflated, 1000).total
+        - eddy::sim::memory_estimate(&with, 1000).total;
+    assert!(
+        spaces >= 10 * 10 * 10 * 48 && spaces <= cells * 48 * 3 / 2,
+        "the deflation's spaces: {spaces} bytes"
+    );
     let smoke = air(vec![rect((0.5, 0.5), (0.1, 0.1), 10.0)], 9.81);
     let cells = 32u64 * 48;
     let grown = eddy::sim::smoke::memory_estimate(&smoke).total

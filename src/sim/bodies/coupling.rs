@@ -142,6 +142,36 @@ pub fn memory(scene: &Scene) -> u64 {
             SceneKind::Smoke => cells * 4 + cells.div_ceil(8) * 4,
             SceneKind::Liquid => cells * (4 + 16) + MAX_REGIONS as u64 * 4,
         }
+        + deflation_memory(scene)
+}
+
+/// At most what the deflation's spaces take (strong.wgsl, `deflate_z`): 48 bytes per cell of
+/// each body's box grown by its spare cells (about 2 r / h + 9 cells a side for a body of
+/// circumradius r, within the grid), and half again for the buffer's room to grow.
+fn deflation_memory(scene: &Scene) -> u64 {
+    let deflates = scene.kind == SceneKind::Liquid
+        && scene.body_coupling.is_strong()
+        && scene.body_deflation == Some(true);
+    if !deflates {
+        return 0;
+    }
+    let h = scene.h();
+    let dims = scene.dims();
+    let cells: u64 = scene
+        .bodies
+        .iter()
+        .map(|b| {
+            let r = match b.shape {
+                crate::scene::BodyShape::Sphere { radius } => radius,
+                crate::scene::BodyShape::Box {
+                    half_extents: (x, y, z),
+                } => (x * x + y * y + z * z).sqrt(),
+            };
+            let side = (2.0 * r / h).ceil().min(u32::MAX as f64) as u64 + 9;
+            dims.iter().map(|&n| side.min(n as u64)).product::<u64>()
+        })
+        .sum();
+    cells * 48 * 3 / 2
 }
 
 impl GpuBody {
