@@ -30,8 +30,8 @@
 #                                        target/release/deps/render_frame-*; build it with
 #                                        `cargo bench --bench render_frame --no-run`)
 #   BENCH_OUT=DIR                        write here instead of benchmarks/DATE-ADAPTER
-#   SKIP="8 9"                           leave out these steps (8, 9 and 10 compare
-#                                        settings; a short lease may want the time)
+#   SKIP="8 9"                           leave out these steps (any of 1-10; 8, 9 and 10
+#                                        compare settings, a short lease may want the time)
 #
 # On a lent GPU machine: build the release binary here, carry it (and the Vulkan loader),
 # run this once, and copy the folder back; its tables go into BENCHMARKS.md with the
@@ -85,33 +85,44 @@ step() { echo "gpu-bench: $*" >&2; }
 want() { case " ${SKIP:-} " in *" $1 "*) step "$1/10 skipped (SKIP)"; return 1 ;; esac; }
 
 # The solver table one size at a time, so a long size keeps the smaller ones.
+if want 1; then
 for n in $solver_sizes; do
   step "1/10 solver table at $n"
   limited $(( n >= 256 ? 200 : 60 )) "$eddy" bench --sizes "$n" --json "$out/solver_$n.json" \
     > "$out/solver_$n.txt" 2> "$out/solver_$n.err"
   log "## Solver table ($n^3)"; log '```'; cat "$out/solver_$n.txt" >> "$out/summary.md"; log '```'
 done
+fi
 
+if want 2; then
 step "2/10 16 floating bodies, strong against weak, at $body_size"
 limited 90 "$eddy" bench --sizes "$body_size" --problems floating_bodies,floating_bodies_deflated,floating_bodies_weak \
   --preconditioners mg,ip --json "$out/bodies.json" > "$out/bodies.txt" 2> "$out/bodies.err"
 log "## Coupled solve, 16 bodies ($body_size^3)"; log '```'; cat "$out/bodies.txt" >> "$out/summary.md"; log '```'
+fi
 
+if want 3; then
 for n in $substep_sizes; do
   step "3/10 full substep, dam break at $n"
   limited $(( n >= 256 ? 60 : 30 )) "$eddy" run dam_break --resolution "$n" --frames 5 --out "$tmp/substep_$n" \
     > "$out/substep_$n.txt" 2> "$out/substep_$n.err"
   log "## Full substep, dam break at $n cells"; log '```'; cat "$out/substep_$n.txt" >> "$out/summary.md"; log '```'
 done
+fi
 
+if want 4; then
 step "4/10 default scene, $frames frames"
 limited 40 "$eddy" run dam_break --frames "$frames" --out "$tmp/default" > "$out/default.txt" 2> "$out/default.err"
 log "## Default scene ($frames frames)"; log '```'; head -1 "$out/default.txt" >> "$out/summary.md"; log '```'
+fi
 
+if want 5; then
 step "5/10 smoke at $smoke_sizes"
 limited 40 "$eddy" bench --smoke --sizes "$smoke_sizes" --json "$out/smoke.json" > "$out/smoke.txt" 2> "$out/smoke.err"
 log "## Smoke ($smoke_sizes)"; log '```'; cat "$out/smoke.txt" >> "$out/summary.md"; log '```'
+fi
 
+if want 6; then
 largest=${substep_sizes##* }
 step "6/10 memory at $largest"
 "$eddy" check dam_break > "$out/check_default.txt" 2>&1 || true
@@ -119,7 +130,9 @@ printf '(name: "dam break %s", domain: (1.0, 1.0, 0.5), resolution: (%s, %s, %s)
   "$largest" "$largest" "$largest" "$((largest / 2))" > "$tmp/large.ron"
 "$eddy" check "$tmp/large.ron" > "$out/check_$largest.txt" 2>&1 || true
 log "## Memory (eddy check, dam break at $largest)"; log '```'; cat "$out/check_$largest.txt" >> "$out/summary.md"; log '```'
+fi
 
+if want 7; then
 render_bin="${RENDER_BENCH:-$(ls -t target/release/deps/render_frame-* 2>/dev/null | grep -v '\.d$' | head -1 || true)}"
 if [ -n "$render_bin" ] && [ -x "$render_bin" ]; then
   step "7/10 render at $render_size, dam break at $render_res cells"
@@ -129,6 +142,7 @@ if [ -n "$render_bin" ] && [ -x "$render_bin" ]; then
 else
   step "7/10 skipped: no render_frame bench binary (cargo bench --bench render_frame --no-run)"
   log "## Viewer render: skipped (no render_frame bench binary)"
+fi
 fi
 
 # pipelined SCENE OUT ON: SCENE (a shipped scene's file) with pressure.pipelined set to ON
