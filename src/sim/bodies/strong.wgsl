@@ -38,7 +38,7 @@
 // FLUID cell (the sum of K x over the cells, exactly). A body then cannot change the volume
 // of the closed box's fluid, which is the container's own constraint.
 //
-// Deflation (`deflate_z`, `deflate_setup`, `deflate_sums`, `deflate_add`; liquid only,
+// Deflation (`deflate_j`, `deflate_z`, `deflate_setup`, `deflate_sums`, `deflate_add`; liquid only,
 // `project` 0, and only where the scene asks for it: `body_deflation`, off by default): the
 // preconditioner sees A alone, so each body's six modes stay outlying eigenvalues of the
 // preconditioned (A + K) and cost `mg` about five more iterations with 16 bodies. Deflating
@@ -51,8 +51,9 @@
 // bodies, f64: 12 iterations against A alone's 11 at 64^3, 14 against 13 at 128^3). Z_k =
 // S_2 J_k^T, two damped Jacobi sweeps on A z = J_k^T from z = 0 (S_2 = 2 w D^-1 - w^2 D^-1 A
 // D^-1, D = diag(A), w = 0.8), moves J^T one cell out and towards A^-1 J^T, and gives A
-// alone's count back at 32^3, 64^3 and 128^3 (11 and 13 above; more sweeps gained nothing).
-// `deflate_z` stores each body's rows of Z_k and J_k^T once per solve over its `z_box` (the
+// alone's count back at 32^3, 64^3 and 128^3 (11 and 13 above; four sweeps gained nothing
+// more, eight one iteration at 64^3; examples/deflation_study.rs). `deflate_j` and
+// `deflate_z` store each body's rows of J_k^T and Z_k once per solve over its `z_box` (the
 // box of `defl_box` grown by a cell), the host placing the boxes one after another (lo.w).
 // A-DEF2 needs a start whose residual has no part in the space, Z^T r = 0: without it a
 // body that barely touches the liquid (E_k's modes spread over more than five decades)
