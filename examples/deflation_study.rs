@@ -11,7 +11,7 @@
 //! (Z = A^-1 J^T, whole and cut to the body's box grown by 2, 4 and 8 cells); all without
 //! one. The settled system is kept in $TMPDIR/eddy_deflation_study_N (delete it to settle
 //! again). BENCHMARKS.md quotes what it printed.
-use eddy::reference::bodies::{body_rows, RefCoupledBody};
+use eddy::reference::bodies::{body_rows, c_matrix};
 use eddy::reference::{apply_packed, Grid, Multigrid, FLUID};
 use std::sync::Arc;
 
@@ -212,30 +212,9 @@ fn main() -> anyhow::Result<()> {
     let a: Vec<[f64; 4]> = sys.a.iter().map(|r| r.map(|v| v as f64)).collect();
     let b: Vec<f64> = sys.b.iter().map(|&v| v as f64).collect();
     let fb = sys.bodies.as_ref().expect("bodies");
-    let v3 = |a: [f32; 4]| [a[0] as f64, a[1] as f64, a[2] as f64];
-    let bodies: Vec<RefCoupledBody> = fb
-        .couple
-        .iter()
-        .map(|c| RefCoupledBody {
-            centre: v3(c.centre),
-            inv_mass: v3(c.inv_mass),
-            inv_inertia: [c.inv_inertia_x, c.inv_inertia_y, c.inv_inertia_z].map(v3),
-        })
-        .collect();
+    let bodies = fb.ref_bodies();
     let rows = body_rows(g, &bodies, (&fb.body_id, &fb.cover), &types, false);
-    let c: Vec<[[f64; 6]; 6]> = bodies
-        .iter()
-        .map(|b| {
-            let mut c = [[0.0; 6]; 6];
-            for i in 0..3 {
-                c[i][i] = b.inv_mass[i];
-                for j in 0..3 {
-                    c[3 + i][3 + j] = b.inv_inertia[i][j];
-                }
-            }
-            c
-        })
-        .collect();
+    let c: Vec<[[f64; 6]; 6]> = bodies.iter().map(c_matrix).collect();
     let s = Sys {
         g,
         types,
@@ -255,19 +234,20 @@ fn main() -> anyhow::Result<()> {
         .flat_map(|rows| (0..6).map(move |i| rows.iter().map(|&(c, v)| (c, v[i])).collect()))
         .collect();
     let owner: Vec<usize> = (0..nb).flat_map(|k| std::iter::repeat_n(k, 6)).collect();
+    // Deflated with `z`: each body's block of E alone, then the full E.
+    let report = |what: &str, z: &Z| {
+        println!(
+            "K, Z = {what}: block E {}, full E {}",
+            solve(&s, &mg, true, Some((z, Some(&owner))), tol),
+            solve(&s, &mg, true, Some((z, None)), tol)
+        );
+    };
     let which: Vec<String> = args[2..].to_vec();
     let want = |w: &str| which.is_empty() || which.iter().any(|x| x == w);
     if want("base") {
         println!("A alone: {}", solve(&s, &mg, false, None, tol));
         println!("K undeflated: {}", solve(&s, &mg, true, None, tol));
-        println!(
-            "K, Z = J^T, block E: {}",
-            solve(&s, &mg, true, Some((&jt, Some(&owner))), tol)
-        );
-        println!(
-            "K, Z = J^T, full E: {}",
-            solve(&s, &mg, true, Some((&jt, None)), tol)
-        );
+        report("J^T", &jt);
     }
     let dense = |col: &[(usize, f64)]| {
         let mut x = vec![0.0; s.g.cells()];
@@ -289,11 +269,7 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .flat_map(|rows| (0..6).map(move |i| rows.iter().map(|&(c, v)| (c, v[i])).collect()))
             .collect();
-        println!(
-            "K, Z = deflation_space: block E {}, full E {}",
-            solve(&s, &mg, true, Some((&zs, Some(&owner))), tol),
-            solve(&s, &mg, true, Some((&zs, None)), tol)
-        );
+        report("deflation_space", &zs);
     }
     // Jacobi-smoothed J^T: z <- z + w D^-1 (J^T - A z), from z = 0.
     for sweeps in [2usize, 4, 8, 16] {
@@ -317,10 +293,9 @@ fn main() -> anyhow::Result<()> {
             })
             .collect();
         let support: usize = zs.iter().map(|c| c.len()).sum::<usize>() / zs.len();
-        println!(
-            "K, Z = {sweeps} Jacobi sweeps of J^T (avg support {support}): block E {}, full E {}",
-            solve(&s, &mg, true, Some((&zs, Some(&owner))), tol),
-            solve(&s, &mg, true, Some((&zs, None)), tol)
+        report(
+            &format!("{sweeps} Jacobi sweeps of J^T (avg support {support})"),
+            &zs,
         );
     }
     // One V-cycle of J^T (global support), and truncated to a box around the body.
@@ -329,11 +304,7 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .map(|col| sparse(&mg.apply(&dense(col))))
             .collect();
-        println!(
-            "K, Z = M J^T: block E {}, full E {}",
-            solve(&s, &mg, true, Some((&zs, Some(&owner))), tol),
-            solve(&s, &mg, true, Some((&zs, None)), tol)
-        );
+        report("M J^T", &zs);
     }
     if want("exact") {
         // A^-1 J^T to 1e-8 by mg-PCG on A.
@@ -354,11 +325,7 @@ fn main() -> anyhow::Result<()> {
                 sparse(&r.p)
             })
             .collect();
-        println!(
-            "K, Z = A^-1 J^T: block E {}, full E {}",
-            solve(&s, &mg, true, Some((&zs, Some(&owner))), tol),
-            solve(&s, &mg, true, Some((&zs, None)), tol)
-        );
+        report("A^-1 J^T", &zs);
         // Truncated to the body's box grown by `grow` cells.
         for grow in [2i64, 4, 8] {
             let zt_: Z = zs
@@ -378,11 +345,7 @@ fn main() -> anyhow::Result<()> {
                         .collect()
                 })
                 .collect();
-            println!(
-                "K, Z = A^-1 J^T on the box + {grow}: block E {}, full E {}",
-                solve(&s, &mg, true, Some((&zt_, Some(&owner))), tol),
-                solve(&s, &mg, true, Some((&zt_, None)), tol)
-            );
+            report(&format!("A^-1 J^T on the box + {grow}"), &zt_);
         }
     }
     Ok(())

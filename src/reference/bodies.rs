@@ -398,7 +398,7 @@ pub fn body_rows(
 }
 
 /// C_k = s M_k^-1 as a 6x6 matrix.
-fn c_matrix(b: &RefCoupledBody) -> [[f64; 6]; 6] {
+pub fn c_matrix(b: &RefCoupledBody) -> [[f64; 6]; 6] {
     let mut c = [[0.0; 6]; 6];
     for i in 0..3 {
         c[i][i] = b.inv_mass[i];

@@ -654,14 +654,37 @@ fn cell_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
     return v;
 }
 
-// D^-1 J_k^T at x from the stored rows of J_k^T, D = diag(A) (zero where A has no row and
-// outside the body's `z_box`).
-fn scaled_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
-    var v = stored_row(k, x, 6u);
-    if (!in_grid(x, params.n)) { return v; }
+// Body k's stored row at x from `off` (`stored_row`), times D^-1 where `scaled`, D = diag(A)
+// (zero where A has no row).
+fn row_at(k: u32, x: vec3<i32>, off: u32, scaled: bool) -> array<f32, 6> {
+    var v = stored_row(k, x, off);
+    if (!scaled || !in_grid(x, params.n)) { return v; }
     let dg = a[cell_index(x, params.n)].x;
     for (var j = 0u; j < 6u; j++) { v[j] = select(0.0, v[j] / dg, dg > 0.0); }
     return v;
+}
+
+// A's row at x applied to body k's stored rows from `off` around it (`row_at`, `scaled`).
+fn a_rows(k: u32, x: vec3<i32>, off: u32, scaled: bool) -> array<f32, 6> {
+    var s: array<f32, 6>;
+    for (var j = 0u; j < 6u; j++) { s[j] = 0.0; }
+    let row = a[cell_index(x, params.n)];
+    if (row.x == 0.0) { return s; }
+    let v = row_at(k, x, off, scaled);
+    for (var j = 0u; j < 6u; j++) { s[j] = row.x * v[j]; }
+    for (var comp = 0u; comp < 3u; comp++) {
+        let e = unit(comp);
+        if (x[comp] + 1 < i32(params.n[comp])) {
+            let w = row_at(k, x + e, off, scaled);
+            for (var j = 0u; j < 6u; j++) { s[j] += row[comp + 1u] * w[j]; }
+        }
+        if (x[comp] > 0) {
+            let w = row_at(k, x - e, off, scaled);
+            let o = a[cell_index(x - e, params.n)][comp + 1u];
+            for (var j = 0u; j < 6u; j++) { s[j] += o * w[j]; }
+        }
+    }
+    return s;
 }
 
 // The row at x of body k's deflation space Z_k = S J_k^T (`deflate_z` stores it): two
@@ -670,26 +693,12 @@ fn scaled_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
 fn space_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
     var s: array<f32, 6>;
     for (var j = 0u; j < 6u; j++) { s[j] = 0.0; }
-    let c = cell_index(x, params.n);
-    let row = a[c];
-    if (!is_fluid_cell(x) || row.x <= 0.0) { return s; }
-    // (A D^-1 J^T)_x.
-    let u = scaled_row(k, x);
-    for (var j = 0u; j < 6u; j++) { s[j] = row.x * u[j]; }
-    for (var comp = 0u; comp < 3u; comp++) {
-        let e = unit(comp);
-        if (x[comp] + 1 < i32(params.n[comp])) {
-            let w = scaled_row(k, x + e);
-            for (var j = 0u; j < 6u; j++) { s[j] += row[comp + 1u] * w[j]; }
-        }
-        if (x[comp] > 0) {
-            let w = scaled_row(k, x - e);
-            let off = a[cell_index(x - e, params.n)][comp + 1u];
-            for (var j = 0u; j < 6u; j++) { s[j] += off * w[j]; }
-        }
-    }
+    let dg = a[cell_index(x, params.n)].x;
+    if (!is_fluid_cell(x) || dg <= 0.0) { return s; }
+    let u = row_at(k, x, 6u, true);
+    let au = a_rows(k, x, 6u, true);
     for (var j = 0u; j < 6u; j++) {
-        s[j] = 2.0 * DEFL_OMEGA * u[j] - DEFL_OMEGA * DEFL_OMEGA * s[j] / row.x;
+        s[j] = 2.0 * DEFL_OMEGA * u[j] - DEFL_OMEGA * DEFL_OMEGA * au[j] / dg;
     }
     return s;
 }
@@ -709,35 +718,6 @@ fn stored_row(k: u32, x: vec3<i32>, off: u32) -> array<f32, 6> {
     let base = z_at(k, u32(l.x + bx[1].x * (l.y + bx[1].y * l.z))) + off;
     for (var j = 0u; j < 6u; j++) { v[j] = defl[base + j]; }
     return v;
-}
-
-// Z_k's row at x as `deflate_z` stored it (zero outside the body's `z_box`).
-fn z_row(k: u32, x: vec3<i32>) -> array<f32, 6> {
-    return stored_row(k, x, 0u);
-}
-
-// (A Z_k)_x: A's row at x applied to the stored rows of Z_k around it.
-fn a_z_rows(k: u32, x: vec3<i32>) -> array<f32, 6> {
-    var s: array<f32, 6>;
-    for (var j = 0u; j < 6u; j++) { s[j] = 0.0; }
-    let c = cell_index(x, params.n);
-    let row = a[c];
-    if (row.x == 0.0) { return s; }
-    let v = z_row(k, x);
-    for (var j = 0u; j < 6u; j++) { s[j] = row.x * v[j]; }
-    for (var comp = 0u; comp < 3u; comp++) {
-        let e = unit(comp);
-        if (x[comp] + 1 < i32(params.n[comp])) {
-            let w = z_row(k, x + e);
-            for (var j = 0u; j < 6u; j++) { s[j] += row[comp + 1u] * w[j]; }
-        }
-        if (x[comp] > 0) {
-            let w = z_row(k, x - e);
-            let off = a[cell_index(x - e, params.n)][comp + 1u];
-            for (var j = 0u; j < 6u; j++) { s[j] += off * w[j]; }
-        }
-    }
-    return s;
 }
 
 // Every body's `z_box` into wg_zlo and wg_zext, by a workgroup of `threads`. Call from
@@ -883,7 +863,7 @@ fn deflate_setup(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation
                 any = any || v[j] != 0.0;
             }
             if (!any) { continue; }
-            let av = a_z_rows(k, x);
+            let av = a_rows(k, x, 0u, false);
             for (var t = 0u; t < 21u; t++) {
                 let ij = sym_pair(t);
                 e[t] += v[ij.x] * av[ij.y];

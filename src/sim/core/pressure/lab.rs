@@ -100,6 +100,22 @@ pub struct FrozenBodies {
     pub deflate: bool,
 }
 
+impl FrozenBodies {
+    /// The bodies as the f64 reference of the term reads them (src/reference/bodies.rs).
+    pub fn ref_bodies(&self) -> Vec<crate::reference::bodies::RefCoupledBody> {
+        let v3 = |a: [f32; 4]| [a[0] as f64, a[1] as f64, a[2] as f64];
+        self.couple
+            .iter()
+            .map(|c| crate::reference::bodies::RefCoupledBody {
+                centre: v3(c.centre),
+                inv_mass: v3(c.inv_mass),
+                // s I^-1 is symmetric: its columns are its rows.
+                inv_inertia: [c.inv_inertia_x, c.inv_inertia_y, c.inv_inertia_z].map(v3),
+            })
+            .collect()
+    }
+}
+
 impl FrozenSystem {
     pub fn cells(&self) -> usize {
         self.dims.iter().map(|&d| d as usize).product()
@@ -219,24 +235,14 @@ impl FrozenSystem {
         let xf: Vec<f64> = x.iter().map(|&v| v as f64).collect();
         let mut y = self.apply_a_f64(&xf);
         if let Some(fb) = &self.bodies {
-            use crate::reference::bodies::{coupled_term, coupled_term_projected, RefCoupledBody};
+            use crate::reference::bodies::{coupled_term, coupled_term_projected};
             let g = crate::reference::Grid {
                 nx: self.dims[0] as usize,
                 ny: self.dims[1] as usize,
                 nz: self.dims[2] as usize,
                 h: self.h as f64,
             };
-            let v3 = |a: [f32; 4]| [a[0] as f64, a[1] as f64, a[2] as f64];
-            let bodies: Vec<RefCoupledBody> = fb
-                .couple
-                .iter()
-                .map(|c| RefCoupledBody {
-                    centre: v3(c.centre),
-                    inv_mass: v3(c.inv_mass),
-                    // s I^-1 is symmetric: its columns are its rows.
-                    inv_inertia: [c.inv_inertia_x, c.inv_inertia_y, c.inv_inertia_z].map(v3),
-                })
-                .collect();
+            let bodies = fb.ref_bodies();
             let types: Vec<u8> = self.cell_type.iter().map(|&t| t as u8).collect();
             let slice = self.dims[2] == 1;
             let term = if fb.project {
