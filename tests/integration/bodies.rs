@@ -766,6 +766,72 @@ fn memory_estimates_count_the_bodies_buffers() {
     assert_eq!(eddy::sim::bodies::coupling::memory(&without), 0);
 }
 
+/// Bodies whose deflation spaces would need a buffer past the adapter's binding limit are
+/// refused before anything is allocated, with that buffer and what to change named; the
+/// same scene without deflation is not refused for it.
+#[test]
+fn deflation_spaces_past_the_adapter_s_binding_limit_are_refused() {
+    use eddy::sim::bodies::coupling::deflation_buffer;
+    let ctx = common::gpu();
+    // 64 balls of 0.11 m on a 4 x 4 x 4 lattice (none touches another) at 512 cells a side:
+    // each ball's space spans about 122^3 cells, 48 bytes a cell, 5.6 GB in all.
+    let mut balls = Vec::new();
+    for k in 0..4 {
+        for j in 0..4 {
+            for i in 0..4 {
+                let at = |n: i32| 0.125 + 0.25 * n as f64;
+                balls.push(body(
+                    BodyShape::Sphere { radius: 0.11 },
+                    (at(i), at(j), at(k)),
+                    500.0,
+                ));
+            }
+        }
+    }
+    let mut scene = pool(balls);
+    scene.resolution = (512, 512, 512);
+    scene.body_deflation = Some(true);
+    let limit = eddy::sim::buffer_limit(&ctx);
+    let need = deflation_buffer(&scene);
+    assert!(need > limit, "{need} bytes fit the limit {limit}");
+    match eddy::sim::check_limits(&ctx, &scene, 1000) {
+        Err(eddy::sim::SimError::TooLarge {
+            what, bytes, hint, ..
+        }) => {
+            assert_eq!(bytes, need);
+            assert!(what.contains("deflation"), "{what}");
+            assert!(hint.contains("body_deflation"), "{hint}");
+        }
+        other => panic!("not refused for the deflation's buffer: {other:?}"),
+    }
+    scene.body_deflation = Some(false);
+    assert_eq!(deflation_buffer(&scene), 0);
+    if let Err(eddy::sim::SimError::TooLarge { what, .. }) =
+        eddy::sim::check_limits(&ctx, &scene, 1000)
+    {
+        assert!(!what.contains("deflation"), "{what}");
+    }
+    // A small scene's bound holds its actual spaces: `place_spaces` over the bodies as the
+    // solve sees them takes no more than the bound.
+    let mut small = pool(vec![
+        body(flat_box(), (0.3, 0.5, 0.5), 500.0),
+        body(BodyShape::Sphere { radius: 0.1 }, (0.75, 0.5, 0.7), 500.0),
+    ]);
+    small.bodies[0].rotation_deg = (20.0, 30.0, 40.0);
+    small.body_deflation = Some(true);
+    let sim = Simulation::new(ctx, &small).unwrap();
+    let b = sim.bodies.as_ref().unwrap();
+    let n = sim.fields.params.n;
+    let mut couple = b.strong.couple_bodies(&b.set, n, small.h());
+    let cells = eddy::sim::bodies::strong::place_spaces(&mut couple, n);
+    let bound = deflation_buffer(&small);
+    let actual = eddy::sim::bodies::strong::DEFL_BLOCK_BYTES + cells * 48;
+    assert!(
+        actual <= bound && bound <= actual * 3,
+        "spaces {actual} bytes, bound {bound}"
+    );
+}
+
 /// Deterministic values in [-1, 1).
 fn noise(n: usize, seed: u64) -> Vec<f32> {
     let mut s = eddy::scene::SplitMix64(seed);

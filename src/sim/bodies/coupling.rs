@@ -145,10 +145,18 @@ pub fn memory(scene: &Scene) -> u64 {
         + deflation_memory(scene)
 }
 
-/// At most what the deflation's spaces take (strong.wgsl, `deflate_z`): 48 bytes per cell of
-/// each body's box grown by its spare cells (about 2 r / h + 9 cells a side for a body of
-/// circumradius r, within the grid), and half again for the buffer's room to grow.
+/// At most what the deflation's spaces take (strong.wgsl, `deflate_z`), and half again for
+/// the buffer's room to grow.
 fn deflation_memory(scene: &Scene) -> u64 {
+    let spaces = deflation_buffer(scene).saturating_sub(super::strong::DEFL_BLOCK_BYTES);
+    spaces.saturating_mul(3) / 2
+}
+
+/// The most bytes the deflation's buffer needs (the blocks, then 48 bytes per cell of each
+/// body's box grown by its spare cells: about 2 r / h + 9 cells a side for a body of
+/// circumradius r, within the grid), 0 without deflation. At run time the buffer's room to
+/// grow stops at the adapter's binding limit, so this is what must fit in one binding.
+pub fn deflation_buffer(scene: &Scene) -> u64 {
     let deflates = scene.kind == SceneKind::Liquid
         && scene.body_coupling.is_strong()
         && scene.body_deflation == Some(true);
@@ -170,8 +178,17 @@ fn deflation_memory(scene: &Scene) -> u64 {
             let side = (2.0 * r / h).ceil().min(u32::MAX as f64) as u64 + 9;
             dims.iter().map(|&n| side.min(n as u64)).product::<u64>()
         })
-        .sum();
-    cells * 48 * 3 / 2
+        .fold(0u64, u64::saturating_add);
+    super::strong::DEFL_BLOCK_BYTES.saturating_add(cells.saturating_mul(super::strong::ZROW_BYTES))
+}
+
+/// The deflation's buffer as a candidate for a memory estimate's largest buffer.
+pub fn deflation_candidate(scene: &Scene) -> (u64, &'static str, &'static str) {
+    (
+        deflation_buffer(scene),
+        super::strong::DEFLATION_BUFFER,
+        super::strong::DEFLATION_HINT,
+    )
 }
 
 impl GpuBody {
@@ -691,17 +708,23 @@ impl Bodies {
     /// Starts a substep of `dt`: in the strong scheme the bodies take the forces other than
     /// the pressure's (gravity, the user's spring, the air's buoyancy, the face pressure's
     /// hydrostatic part of the last substep) first, and the GPU gets those velocities.
-    pub fn begin_substep(&mut self, ctx: &GpuContext, f: &GridFields, dt: f64) {
+    pub fn begin_substep(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dt: f64,
+    ) -> Result<(), SimError> {
         let mut p = self.set.clone();
         if self.strong.strong {
             p.predict(dt);
         }
         self.coupling.upload(ctx, &p);
-        self.strong.upload(ctx, &p, f);
+        self.strong.upload(ctx, &p, f)?;
         if let Some(r) = self.push.as_mut() {
             r.upload(&ctx.queue, &p);
         }
         self.predicted = Some(p);
+        Ok(())
     }
 
     /// Records the push-out's reaction (the liquid's): the bodies lose, on the GPU, what the

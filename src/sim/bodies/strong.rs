@@ -6,6 +6,7 @@
 use super::{BodySet, MAX_BODIES};
 use crate::gpu::{storage_buffer, uniform_buffer, Bindable, GpuContext, Kernel};
 use crate::sim::core::fields::GridFields;
+use crate::sim::core::limits::buffer_limit;
 use crate::sim::core::pressure::{pcg, AddedTerm, PcgVectors, TermOp};
 use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
@@ -143,10 +144,16 @@ const SUM_FLOATS: usize = MAX_BODIES * SUM_STRIDE + 8;
 pub const DEFL_STRIDE: usize = 80;
 /// Bytes of the deflation's blocks at the head of its buffer; the bodies' deflation spaces
 /// follow (strong.wgsl's ZROWS_BASE).
-const DEFL_BLOCK_BYTES: u64 = (MAX_BODIES * DEFL_STRIDE * 4) as u64;
+pub const DEFL_BLOCK_BYTES: u64 = (MAX_BODIES * DEFL_STRIDE * 4) as u64;
 /// Bytes per cell of a body's deflation space: its rows of Z_k and of J_k^T (strong.wgsl's
 /// ZROW).
-const ZROW_BYTES: u64 = 12 * 4;
+pub const ZROW_BYTES: u64 = 12 * 4;
+/// The deflation's buffer, as a size check names it.
+pub const DEFLATION_BUFFER: &str =
+    "bodies' deflation spaces (48 bytes per cell of each body's box)";
+/// What to change when the deflation's buffer does not fit.
+pub const DEFLATION_HINT: &str =
+    "turn body_deflation off, or use fewer or smaller bodies, or a coarser resolution";
 
 /// Bytes of the partial sums: the FLUID-cell sums' two per workgroup, then the box loops'
 /// PART_STRIDE per (body, part).
@@ -399,13 +406,24 @@ impl StrongCoupling {
     }
 
     /// Uploads `set`'s bodies (their velocities those the solve starts from).
-    pub fn upload(&mut self, ctx: &GpuContext, set: &BodySet, f: &GridFields) {
+    pub fn upload(
+        &mut self,
+        ctx: &GpuContext,
+        set: &BodySet,
+        f: &GridFields,
+    ) -> Result<(), SimError> {
         let bodies = self.couple_bodies(set, f.params.n, f.params.h as f64);
-        self.upload_bodies(ctx, &bodies);
+        self.upload_bodies(ctx, &bodies)
     }
 
     /// Uploads bodies already in strong.wgsl's form (a frozen system's, for the solver lab).
-    pub fn upload_bodies(&mut self, ctx: &GpuContext, bodies: &[CoupleBody]) {
+    /// Fails when the deflation's spaces need a buffer past the adapter's binding limit
+    /// (`eddy check` refuses such a scene before it runs: `coupling::deflation_buffer`).
+    pub fn upload_bodies(
+        &mut self,
+        ctx: &GpuContext,
+        bodies: &[CoupleBody],
+    ) -> Result<(), SimError> {
         self.params.bodies = bodies.len() as u32;
         // The projected term's broadcast runs over every cell and needs the finished sums;
         // its slice's boxes are small, so one part per body finishes in place.
@@ -420,8 +438,19 @@ impl StrongCoupling {
             // `defl` grown by half again when it no longer holds them.
             let at = place_spaces(&mut bodies, self.n);
             let need = DEFL_BLOCK_BYTES + at * ZROW_BYTES;
+            let limit = buffer_limit(ctx);
+            if need > limit {
+                return Err(SimError::TooLarge {
+                    what: DEFLATION_BUFFER,
+                    bytes: need,
+                    limit,
+                    adapter: ctx.info.name.clone(),
+                    hint: DEFLATION_HINT,
+                });
+            }
             if need > self.defl.size() {
-                let size = (need + need / 2).next_multiple_of(256);
+                // Room to grow, within what a binding may hold.
+                let size = (need + need / 2).next_multiple_of(256).min(limit & !3);
                 self.defl = storage_buffer(&ctx.device, "Strong::defl", size);
                 self.group = Self::bind(&self.kernel, &ctx.device, &self.bound, &self.defl);
             }
@@ -430,6 +459,7 @@ impl StrongCoupling {
             .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&self.params));
         ctx.queue
             .write_buffer(&self.couple, 0, bytemuck::cast_slice(&bodies));
+        Ok(())
     }
 
     fn per_body(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {

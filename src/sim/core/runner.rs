@@ -1180,7 +1180,7 @@ impl<M: Mode> Runner<M> {
         self.core.fields.params.dt = dt as f32;
         self.mode.begin_substep(&mut self.core, dt);
         if let Some(b) = self.core.bodies.as_mut() {
-            b.begin_substep(&self.core.ctx, &self.core.fields, dt);
+            b.begin_substep(&self.core.ctx, &self.core.fields, dt)?;
         }
         self.core.ctx.queue.write_buffer(
             &self.core.fields.params_buffer,

@@ -55,6 +55,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         + GridFields::open_bytes(scene, faces);
     let candidates = [
         diffusion::memory_candidate(scene),
+        bodies::coupling::deflation_candidate(scene),
         (
             affine,
             "APIC affine buffer (48 bytes per particle)",

@@ -506,9 +506,10 @@ impl SolverLab {
             };
             let mut t = StrongCoupling::new(&ctx, &fields, &v, (&body_id, &cover), scales, true);
             t.deflate = fb.deflate;
-            t.upload_bodies(&ctx, &fb.couple);
-            (t, body_id, cover)
+            t.upload_bodies(&ctx, &fb.couple)?;
+            Ok::<_, SimError>((t, body_id, cover))
         });
+        let term = term.transpose()?;
         let mut lab = Self {
             ctx,
             sys: sys.clone(),
