@@ -315,6 +315,16 @@ pub(crate) fn sim_time(sim: &RunSim) -> f64 {
     }
 }
 
+/// What to change when a pressure solve queued ahead may have stopped at its queue's end.
+fn queue_hint(scene: &Scene) -> &'static str {
+    if scene.pressure.pipelined && eddy::sim::core::runner::queues_ahead(&scene.pressure) {
+        "; a solve queued ahead stops where its queue ends: a larger pressure.margin queues \
+         more, pressure.pipelined: false reads each solve until it converges"
+    } else {
+        ""
+    }
+}
+
 /// `--check-invariants`: every solve converged, every particle is finite and inside the
 /// domain (smoke tracers live in the slice's x and y), and every body is finite and inside
 /// the domain up to a cell (the contacts' slop).
@@ -327,12 +337,13 @@ pub(crate) fn check_invariants(
     if st.unconverged_solves > 0 {
         bail!(
             "frame {}: {} pressure solve(s) stopped above the tolerance {:e} (at max_iterations \
-             {} or on a breakdown), with a residual up to {:.3e}",
+             {}, at the end of their queue or on a breakdown), with a residual up to {:.3e}{}",
             st.frame,
             st.unconverged_solves,
             scene.pressure.tolerance,
             scene.pressure.max_iterations,
-            st.pcg_max_residual
+            st.pcg_max_residual,
+            queue_hint(scene)
         );
     }
     if st.diffusion_unconverged() > 0 {
@@ -619,11 +630,13 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                     bar.suspend(|| {
                         note!(
                             "warning: frame {}: a pressure solve stopped with residual {:.3e} \
-                             above the tolerance {:e} (max_iterations {}; counted in the summary)",
+                             above the tolerance {:e} (max_iterations {}; counted in the \
+                             summary){}",
                             st.frame,
                             st.pcg_max_residual,
                             scene.pressure.tolerance,
-                            scene.pressure.max_iterations
+                            scene.pressure.max_iterations,
+                            queue_hint(scene)
                         )
                     });
                 }
