@@ -640,3 +640,148 @@ pub fn deflated_start(
     }
     out
 }
+
+/// A body as the push-out sees it (coupling.wgsl, `push_count` and `push_out`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PushBody {
+    pub body: RefBody,
+    pub vel: [f64; 3],
+    pub omega: [f64; 3],
+    /// 1/m, then 1/I about the body's own x, y, z axes (0 where it cannot move).
+    pub inverse: [f64; 4],
+}
+
+/// The push-out's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PushSettings {
+    /// How far outside the surface a pushed particle ends, m.
+    pub margin: f64,
+    /// Liquid per particle, kg (0: massless tracers).
+    pub particle_mass: f64,
+    pub slice: bool,
+    /// The domain's far corner (n h), m.
+    pub domain: [f64; 3],
+}
+
+/// Whether an outcome of [`push_out`] hangs on a comparison closer than `tie`: a particle
+/// near a body's surface, or whose nearest faces nearly tie, may go either way in f32.
+pub fn push_is_close(bodies: &[PushBody], s: &PushSettings, x: [f64; 3], tie: f64) -> bool {
+    bodies.iter().any(|p| {
+        let b = &p.body;
+        let l = b.local(x, s.slice);
+        if b.sphere {
+            return (dot(l, l).sqrt() - b.half[0]).abs() < tie || dot(l, l).sqrt() < tie;
+        }
+        let gaps: Vec<f64> = (0..3).map(|a| b.half[a] - l[a].abs()).collect();
+        if gaps.iter().any(|g| g.abs() < tie) {
+            return true;
+        }
+        // Penetrations through each face; two nearly equal smallest ones tie.
+        let mut pens: Vec<f64> = (0..6)
+            .filter(|f| !(s.slice && f / 2 == 2))
+            .map(|f| {
+                let sign = if f & 1 == 1 { 1.0 } else { -1.0 };
+                b.half[f / 2] - sign * l[f / 2]
+            })
+            .collect();
+        pens.sort_by(f64::total_cmp);
+        b.contains(x, s.slice) && pens.len() > 1 && pens[1] - pens[0] < tie
+    })
+}
+
+/// The push-out in f64: moves each particle out of every body it lies in (a sphere along its
+/// radius, a box through its nearest face that leads back into the domain), takes up the
+/// share of its approach along the surface normal that an inelastic meeting with the body
+/// gives (all of it for a body that cannot move or a massless particle; see coupling.wgsl,
+/// `push_share`), and returns per body the momentum and angular momentum about its centre
+/// the particles gained. The particles inside each body are counted first, at their
+/// positions before any moved.
+pub fn push_out(
+    bodies: &[PushBody],
+    s: &PushSettings,
+    pos: &mut [[f64; 3]],
+    vel: &mut [[f64; 3]],
+) -> Vec<([f64; 3], [f64; 3])> {
+    let counts: Vec<usize> = bodies
+        .iter()
+        .map(|p| pos.iter().filter(|&&x| p.body.contains(x, s.slice)).count())
+        .collect();
+    let in_domain =
+        |x: [f64; 3]| (0..3).all(|a| (s.slice && a == 2) || (x[a] > 0.0 && x[a] < s.domain[a]));
+    let clamp_domain = |x: [f64; 3]| {
+        std::array::from_fn(|a| {
+            if s.slice && a == 2 {
+                x[a]
+            } else {
+                x[a].clamp(s.margin, s.domain[a] - s.margin)
+            }
+        })
+    };
+    let add =
+        |a: [f64; 3], b: [f64; 3], k: f64| -> [f64; 3] { std::array::from_fn(|i| a[i] + k * b[i]) };
+    let mut sums = vec![([0.0; 3], [0.0; 3]); bodies.len()];
+    for (x, v) in pos.iter_mut().zip(vel.iter_mut()) {
+        for (k, p) in bodies.iter().enumerate() {
+            let b = &p.body;
+            if !b.contains(*x, s.slice) {
+                continue;
+            }
+            let v0 = *v;
+            let l = b.local(*x, s.slice);
+            let mut n = [0.0; 3];
+            if b.sphere {
+                let len = dot(l, l).sqrt();
+                let dir = if len > 1e-12 {
+                    l.map(|c| c / len)
+                } else {
+                    [0.0, 1.0, 0.0]
+                };
+                let out = dir.map(|c| c * (b.half[0] + s.margin));
+                n = (0..3).fold([0.0; 3], |acc, a| add(acc, b.axes[a], dir[a]));
+                let world = (0..3).fold(b.centre, |acc, a| add(acc, b.axes[a], out[a]));
+                let z = if s.slice { x[2] } else { world[2] };
+                *x = clamp_domain([world[0], world[1], z]);
+            } else {
+                let mut best = f64::INFINITY;
+                let mut out = *x;
+                for f in 0..6 {
+                    let a = f / 2;
+                    if a == 2 && s.slice {
+                        continue;
+                    }
+                    let sign = if f & 1 == 1 { 1.0 } else { -1.0 };
+                    let pen = b.half[a] - sign * l[a];
+                    let cand = add(*x, b.axes[a], sign * (pen + s.margin));
+                    if pen < best && in_domain(cand) {
+                        best = pen;
+                        out = cand;
+                        n = b.axes[a].map(|c| sign * c);
+                    }
+                }
+                *x = out;
+            }
+            let r = [x[0] - b.centre[0], x[1] - b.centre[1], x[2] - b.centre[2]];
+            let vb = add(p.vel, cross(p.omega, r), 1.0);
+            let vn = dot(add(*v, vb, -1.0), n);
+            if vn < 0.0 {
+                let share = if s.particle_mass > 0.0 {
+                    let m_in = counts[k] as f64 * s.particle_mass;
+                    let rn = cross(r, n);
+                    let rl = b.axes.map(|a| dot(rn, a));
+                    let w = p.inverse[0]
+                        + (0..3)
+                            .map(|a| rl[a] * rl[a] * p.inverse[a + 1])
+                            .sum::<f64>();
+                    1.0 / (1.0 + m_in * w)
+                } else {
+                    1.0
+                };
+                *v = add(*v, n, -share * vn);
+            }
+            let dp = add(*v, v0, -1.0).map(|c| c * s.particle_mass);
+            sums[k].0 = add(sums[k].0, dp, 1.0);
+            sums[k].1 = add(sums[k].1, cross(r, dp), 1.0);
+        }
+    }
+    sums
+}

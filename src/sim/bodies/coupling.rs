@@ -21,7 +21,7 @@ use glam::DVec3;
 crate::kernel_entries!(
     /// The entry points of coupling.wgsl.
     BodiesEntries {
-        stamp, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill,
+        stamp, push_count, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill,
         isolated_fill, cover_faces, cover_cells, pack_regions
     }
 );
@@ -40,7 +40,9 @@ pub struct GpuBody {
     pub half: [f32; 4],
     pub vel: [f32; 4],
     pub omega: [f32; 4],
-    pub _pad: [f32; 4],
+    /// 1/m, then 1/I about the body's own x, y, z axes: 0 where the body keeps its motion
+    /// (not dynamic; a slice's about x and y).
+    pub inverse: [f32; 4],
 }
 const _: () = assert!(std::mem::size_of::<GpuBody>() == 128);
 crate::wgsl_mirror!(gpu_body_layout: GpuBody = "coupling.wgsl" Body {
@@ -51,7 +53,7 @@ crate::wgsl_mirror!(gpu_body_layout: GpuBody = "coupling.wgsl" Body {
     half: half,
     vel: vel,
     omega: omega,
-    _pad: _pad,
+    inverse: inverse,
 });
 
 /// Mirror of `BodyParams` in coupling.wgsl (layout checked by tests/integration/shaders.rs).
@@ -91,6 +93,9 @@ const SUMS_BYTES: u64 = (MAX_REGIONS * 12) as u64;
 
 /// u32 words of the push-out's momentum sums: per body 6 values of two words.
 pub const PUSH_WORDS: u64 = (MAX_BODIES * 12) as u64;
+/// u32 words of `push_sums`: the momentum sums, then the particles inside each body
+/// (coupling.wgsl's PUSH_COUNT_BASE).
+const PUSH_BUFFER_WORDS: u64 = PUSH_WORDS + MAX_BODIES as u64;
 /// Fixed-point units per N s of those sums (coupling.wgsl's PUSH_UNIT).
 const PUSH_UNIT: f64 = 16777216.0;
 
@@ -133,7 +138,7 @@ pub fn memory(scene: &Scene) -> u64 {
     };
     let common = (MAX_BODIES * std::mem::size_of::<GpuBody>()) as u64
         + cover
-        + PUSH_WORDS * 4
+        + PUSH_BUFFER_WORDS * 4
         + cells * 4
         + SUMS_BYTES
         + super::strong::BYTES;
@@ -212,7 +217,13 @@ impl GpuBody {
                 half: [half[0] as f32, half[1] as f32, half[2] as f32, 0.0],
                 vel: col(v),
                 omega: col(w),
-                _pad: [0.0; 4],
+                inverse: if b.is_dynamic() {
+                    let i = 1.0 / b.inertia;
+                    let (ix, iy) = if set.slice { (0.0, 0.0) } else { (i.x, i.y) };
+                    [b.inverse_mass() as f32, ix as f32, iy as f32, i.z as f32]
+                } else {
+                    [0.0; 4]
+                },
             };
         }
         out
@@ -328,7 +339,7 @@ impl BodyCoupling {
             CouplingMode::Liquid => MAX_REGIONS as u64,
         };
         let regions = storage_buffer(device, "Bodies::regions", region_words * 4);
-        let push_sums = storage_buffer(device, "Bodies::push_sums", PUSH_WORDS * 4);
+        let push_sums = storage_buffer(device, "Bodies::push_sums", PUSH_BUFFER_WORDS * 4);
         let own = match (inp.base, inp.static_cells) {
             (Some(_), _) => None,
             (None, Some((solid, vel))) => {
@@ -584,8 +595,13 @@ impl BodyCoupling {
             .dispatch(pass, self.e.rhs_compatible, &self.group, f.num_cells());
     }
 
-    /// Particles out of the bodies.
+    /// Particles out of the bodies: the liquid's counted inside each body first, for the
+    /// exchange to weigh them against the body's mass (coupling.wgsl, `push_share`).
     pub fn record_push(&self, pass: &mut wgpu::ComputePass<'_>) {
+        if self.pushes_momentum {
+            self.kernel
+                .dispatch(pass, self.e.push_count, &self.group, self.num_particles);
+        }
         self.kernel
             .dispatch(pass, self.e.push_out, &self.group, self.num_particles);
     }

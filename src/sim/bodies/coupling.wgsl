@@ -40,7 +40,9 @@ struct Body {
     half: vec4<f32>,    // box half extents (m), or the radius in x
     vel: vec4<f32>,     // m/s
     omega: vec4<f32>,   // rad/s
-    _pad: vec4<f32>,
+    // 1/m, then 1/I about the body's own x, y, z axes (0 where the body keeps its motion:
+    // not dynamic; a slice's about x and y): what the push-out's exchange with it weighs.
+    inverse: vec4<f32>,
 };
 
 // Mirrored by `BodyParams` in src/sim/bodies/coupling.rs (layout checked by tests/integration/shaders.rs).
@@ -339,6 +341,40 @@ fn clamp_domain(x: vec3<f32>) -> vec3<f32> {
     return select(c, vec3<f32>(c.xy, x.z), vec3<bool>(false, false, bp.slice != 0u));
 }
 
+// Where push_sums counts, per body, the particles inside it (`push_count`), after the
+// momentum sums (6 values of two words per body).
+const PUSH_COUNT_BASE: u32 = MAX_BODIES * 12u;
+
+// The particles inside each body, before `push_out` moves them (its exchange weighs them
+// against the body's mass). Massless tracers (the smoke) need no count.
+@compute @workgroup_size(WORKGROUP)
+fn push_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) li: u32) {
+    let i = linear_id(wg, nwg, li);
+    if (i >= params.num_particles) { return; }
+    let x = pos[i].xyz;
+    for (var k = 0u; k < MAX_BODIES; k++) {
+        let b = bodies[k];
+        if (b.centre.w == 0.0) { break; }
+        if (inside(b, x)) { atomicAdd(&push_sums[PUSH_COUNT_BASE + k], 1u); }
+    }
+}
+
+// The share of a particle's approach along n at x a body of finite mass takes up: the
+// particles inside it (mass m_in) and the body meet inelastically along their normals,
+// s = 1 / (1 + m_in w) with w = 1/m + (r x n) . I^-1 (r x n) the body's inverse mass seen
+// at x along n. A body that cannot move (w = 0) or a massless tracer stops the approach
+// whole; a body far lighter than the liquid it pushes moves with the liquid instead of
+// throwing it (and itself) off: with every particle stopped whole, a 0.01x box floating
+// on a 16^3 pool took 0.77 N s from 0.25 kg of liquid in one push, 30 m/s.
+fn push_share(b: Body, x: vec3<f32>, n: vec3<f32>, k: u32) -> f32 {
+    let m_in = f32(atomicLoad(&push_sums[PUSH_COUNT_BASE + k])) * bp.particle_mass;
+    let rn = cross(x - b.centre.xyz, n);
+    let rl = vec3<f32>(dot(rn, b.axis_x.xyz), dot(rn, b.axis_y.xyz), dot(rn, b.axis_z.xyz));
+    let w = b.inverse.x + dot(rl * rl, b.inverse.yzw);
+    return 1.0 / (1.0 + m_in * w);
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) li: u32) {
@@ -387,7 +423,11 @@ fn push_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         let vb = body_velocity(b, x);
         let vn = dot(v - vb, n);
-        if (vn < 0.0) { v = v - vn * n; }
+        if (vn < 0.0) {
+            var share = 1.0;
+            if (bp.particle_mass > 0.0) { share = push_share(b, x, n, k); }
+            v = v - share * vn * n;
+        }
         // What the particle gained, the body gives (the host takes it off the body).
         let dp = bp.particle_mass * (v - v0);
         if (any(dp != vec3<f32>(0.0))) {

@@ -16,6 +16,9 @@ use crate::gpu::{read_buffer, GpuContext};
 use crate::scene::SceneKind;
 use crate::sim::SimError;
 
+/// Bytes of the push-out's momentum sums a state saves (the head of `push_sums`).
+const PUSH_BYTES: u64 = crate::sim::bodies::coupling::PUSH_WORDS * 4;
+
 /// One named part of a state: a GPU buffer's bytes, or host values in little-endian words.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Section {
@@ -160,8 +163,9 @@ impl Core {
         if let Some(b) = &self.bodies {
             s.push_words("bodies", &b.set.state_words());
             // The push-out after the last substep, which the next one takes off the bodies.
+            // Its momentum sums only: the counts after them are the push's own scratch.
             if let Some(push) = b.coupling.push_sums() {
-                s.push_buffer(&self.ctx, "bodies.push", push)?;
+                s.push_buffer_prefix(&self.ctx, "bodies.push", push, PUSH_BYTES)?;
             }
         }
         Ok(s)
@@ -198,7 +202,7 @@ impl Core {
                 b.set.restore_words(&s.words("bodies")?)?;
                 if let Some(push) = b.coupling.push_sums() {
                     if s.get("bodies.push").is_ok() {
-                        s.restore_buffer(&self.ctx, "bodies.push", push)?;
+                        s.restore_buffer_prefix(&self.ctx, "bodies.push", push, PUSH_BYTES)?;
                     } else {
                         // A checkpoint from before the push's reaction moved to the GPU
                         // took it off the bodies already.
