@@ -1331,7 +1331,8 @@ fn bodies_from_a_hundredth_to_a_hundred_times_water_settle_in_a_coarse_pool() {
     // and breaches), a block at 100x resting on the floor and a ball at 100x dropped beside
     // the wall. The breaching box used to be thrown off the surface at 30 m/s: the
     // push-out stopped the 0.25 kg of liquid inside it whole and the 0.026 kg box took the
-    // reaction. Two seconds, then every body at rest where Archimedes puts it.
+    // reaction. Two seconds, then every body at rest where Archimedes puts it, the foam
+    // ball not spinning (pressure cannot turn a sphere).
     let foam = 0.01 * eddy::sim::DENSITY;
     let dense = 100.0 * eddy::sim::DENSITY;
     let mut foam_box = body(
@@ -1370,14 +1371,12 @@ fn bodies_from_a_hundredth_to_a_hundred_times_water_settle_in_a_coarse_pool() {
     for (i, b) in set.bodies.iter().enumerate() {
         let (v, w) = (b.velocity().length(), b.omega().length());
         eprintln!("body {i}: at {:.4}, {v:.4} m/s, {w:.4} rad/s", b.position);
-        // The floaters ride what is left of the waves the falling ball made; an inviscid
-        // liquid does not slow a sphere's spin.
-        let spin = if matches!(b.solid, eddy::sim::bodies::Solid::Sphere { .. }) {
-            10.0
-        } else {
-            2.0
-        };
-        assert!(v < 0.25 && w < spin, "body {i}: {v} m/s, {w} rad/s");
+        if i == 0 {
+            assert!(w < 1e-9, "the foam ball spins at {w} rad/s");
+        }
+        // The floaters ride what is left of the waves the falling ball made. The foam ball
+        // spun at 3.5 rad/s while its faces' grid-made torque turned it.
+        assert!(v < 0.25 && w < 2.0, "body {i}: {v} m/s, {w} rad/s");
         let p = b.position;
         assert!(
             p.min_element() > 0.0 && p.max_element() < 1.0,

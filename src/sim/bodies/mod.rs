@@ -622,10 +622,15 @@ impl BodySet {
         };
         for (b, f) in self.bodies.iter_mut().zip(forces) {
             let (force, torque) = f.total();
+            // A sphere's faces sum to a small torque that is only the grid's: pressure
+            // acts along its normals, all through its centre. A body at 0.01x water has so
+            // little inertia that this spun floating balls at 2-3.5 rad/s.
+            let turns = !matches!(b.solid, Solid::Sphere { .. });
+            let keep = |t: DVec3| if turns { t } else { DVec3::ZERO };
             b.fluid_force = flat(force, false);
-            b.fluid_torque = flat(torque, true);
+            b.fluid_torque = flat(keep(torque), true);
             b.surface_force = flat(f.surface.0, false);
-            b.surface_torque = flat(f.surface.1, true);
+            b.surface_torque = flat(keep(f.surface.1), true);
         }
     }
 

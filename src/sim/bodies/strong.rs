@@ -371,7 +371,14 @@ impl StrongCoupling {
                 let moves = self.strong && b.is_dynamic();
                 let k = if moves { s } else { 0.0 };
                 let mut inv_mass = DVec3::splat(b.inverse_mass() * k);
-                let mut inv_i = b.inverse_inertia() * k;
+                // Pressure pushes along a sphere's normals, all through its centre: it
+                // cannot turn one (`BodySet::set_fluid_forces` drops the summed torque too).
+                let sphere = matches!(b.solid, super::Solid::Sphere { .. });
+                let mut inv_i = if sphere {
+                    glam::DMat3::ZERO
+                } else {
+                    b.inverse_inertia() * k
+                };
                 if set.slice {
                     inv_mass.z = 0.0;
                     let zz = inv_i.z_axis.z;
