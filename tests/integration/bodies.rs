@@ -1329,10 +1329,11 @@ fn bodies_from_a_hundredth_to_a_hundred_times_water_settle_in_a_coarse_pool() {
     // The range at its ends, at 16^3 (bodies 2.5-6 cells across): a foam ball and
     // a foam box at 0.01x (the box released at the bottom, where it rises at over 1 m/s
     // and breaches), a block at 100x resting on the floor and a ball at 100x dropped beside
-    // the wall. The breaching box used to be thrown off the surface at 30 m/s: the
-    // push-out stopped the 0.25 kg of liquid inside it whole and the 0.026 kg box took the
-    // reaction. Two seconds, then every body at rest where Archimedes puts it, the foam
-    // ball not spinning (pressure cannot turn a sphere).
+    // the wall. While the push-out stopped the liquid inside a body whole, `eddy run` of
+    // this scene (`mg` to 1e-5) threw the breaching box off the surface at 32 m/s (the
+    // 0.026 kg box took the reaction to 0.25 kg of liquid), and this test saw it spin at
+    // 3.4 rad/s at the end. Two seconds, then every body at rest where Archimedes puts it,
+    // the foam ball not spinning (pressure cannot turn a sphere).
     let foam = 0.01 * eddy::sim::DENSITY;
     let dense = 100.0 * eddy::sim::DENSITY;
     let mut foam_box = body(
@@ -2009,16 +2010,12 @@ fn the_push_out_weighs_the_particles_against_the_body_like_the_f64_reference() {
             .map(|a| [a[0] as f64, a[1] as f64, a[2] as f64])
             .collect()
     };
-    let (mut rpos, mut rvel) = (back(&p32), back(&v32));
+    let start = back(&p32);
+    let (mut rpos, mut rvel) = (start.clone(), back(&v32));
     let sums = push_out(&bodies, &settings, &mut rpos, &mut rvel);
     let inside: Vec<usize> = bodies
         .iter()
-        .map(|p| {
-            back(&p32)
-                .iter()
-                .filter(|&&x| p.body.contains(x, false))
-                .count()
-        })
+        .map(|p| start.iter().filter(|&&x| p.body.contains(x, false)).count())
         .collect();
     eprintln!("particles inside each body: {inside:?}");
     assert!(inside.iter().all(|&c| c >= 40), "{inside:?}");
@@ -2064,22 +2061,23 @@ fn the_push_out_weighs_the_particles_against_the_body_like_the_f64_reference() {
             );
         }
     }
-    // Stopping the light box's particles whole (as for a body that cannot move) would have
-    // given it several times the momentum it got.
+    // Against stopping every particle whole (as for bodies that cannot move): the light
+    // box takes a small part of that, the 2x sphere most of it.
     let mut whole = bodies.clone();
-    whole[0].inverse = [0.0; 4];
-    let (mut wpos, mut wvel) = (back(&p32), back(&v32));
+    for b in &mut whole {
+        b.inverse = [0.0; 4];
+    }
+    let (mut wpos, mut wvel) = (start.clone(), back(&v32));
     let stopped = push_out(&whole, &settings, &mut wpos, &mut wvel);
     let norm = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
-    let (got, full) = (norm(sums[0].0), norm(stopped[0].0));
-    eprintln!("light box: {got:.4} N s, stopped whole {full:.4} N s");
-    assert!(
-        got > 0.0 && got < 0.3 * full,
-        "light box took {got} of {full} N s"
+    let part = |k: usize| norm(sums[k].0) / norm(stopped[k].0);
+    eprintln!(
+        "of a whole stop: light box {:.3}, sphere {:.3}",
+        part(0),
+        part(1)
     );
-    // The stone and the fixed box weigh as before (nearly, and exactly).
-    assert!(norm(sums[1].0) > 0.9 * norm(stopped[1].0));
-    assert_eq!(sums[2], stopped[2]);
+    assert!(part(0) > 0.0 && part(0) < 0.3, "light box: {}", part(0));
+    assert!(part(1) > 0.6 && part(1) < 1.0, "sphere: {}", part(1));
 }
 
 #[test]

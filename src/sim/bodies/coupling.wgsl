@@ -366,7 +366,7 @@ fn push_count(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg
 // at x along n. A body that cannot move (w = 0) or a massless tracer stops the approach
 // whole; a body far lighter than the liquid it pushes moves with the liquid instead of
 // throwing it (and itself) off: with every particle stopped whole, a 0.01x box floating
-// on a 16^3 pool took 0.77 N s from 0.25 kg of liquid in one push, 30 m/s.
+// on a 16^3 pool took 0.77 N s from 0.25 kg of liquid in one push, 32 m/s.
 fn push_share(b: Body, x: vec3<f32>, n: vec3<f32>, k: u32) -> f32 {
     let m_in = f32(atomicLoad(&push_sums[PUSH_COUNT_BASE + k])) * bp.particle_mass;
     let rn = cross(x - b.centre.xyz, n);

@@ -207,6 +207,15 @@ impl RigidBody {
         self.motion == BodyMotion::Dynamic
     }
 
+    /// Whether the fluid's pressure can turn the body. Not a sphere: pressure acts along
+    /// its normals, all through its centre, so the torque its faces sum to is only the
+    /// grid's, and a body at 0.01x water has so little inertia that it spun floating balls
+    /// at 2-3.5 rad/s. The solve gives a sphere no spin and its summed torque is dropped;
+    /// contacts still turn it.
+    pub fn pressure_turns(&self) -> bool {
+        !matches!(self.solid, Solid::Sphere { .. })
+    }
+
     /// Volume, m^3 (in a slice, across the slice's depth).
     pub fn volume(&self) -> f64 {
         self.mass / self.density
@@ -622,10 +631,7 @@ impl BodySet {
         };
         for (b, f) in self.bodies.iter_mut().zip(forces) {
             let (force, torque) = f.total();
-            // A sphere's faces sum to a small torque that is only the grid's: pressure
-            // acts along its normals, all through its centre. A body at 0.01x water has so
-            // little inertia that this spun floating balls at 2-3.5 rad/s.
-            let turns = !matches!(b.solid, Solid::Sphere { .. });
+            let turns = b.pressure_turns();
             let keep = |t: DVec3| if turns { t } else { DVec3::ZERO };
             b.fluid_force = flat(force, false);
             b.fluid_torque = flat(keep(torque), true);

@@ -6,7 +6,7 @@
 use super::{BodySet, MAX_BODIES};
 use crate::gpu::{storage_buffer, uniform_buffer, Bindable, GpuContext, Kernel};
 use crate::sim::core::fields::GridFields;
-use crate::sim::core::limits::buffer_limit;
+use crate::sim::core::limits::{buffer_limit, check_buffer};
 use crate::sim::core::pressure::{pcg, AddedTerm, PcgVectors, TermOp};
 use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
@@ -371,13 +371,11 @@ impl StrongCoupling {
                 let moves = self.strong && b.is_dynamic();
                 let k = if moves { s } else { 0.0 };
                 let mut inv_mass = DVec3::splat(b.inverse_mass() * k);
-                // Pressure pushes along a sphere's normals, all through its centre: it
-                // cannot turn one (`BodySet::set_fluid_forces` drops the summed torque too).
-                let sphere = matches!(b.solid, super::Solid::Sphere { .. });
-                let mut inv_i = if sphere {
-                    glam::DMat3::ZERO
-                } else {
+                // The solve gives a sphere no spin (`Body::pressure_turns`).
+                let mut inv_i = if b.pressure_turns() {
                     b.inverse_inertia() * k
+                } else {
+                    glam::DMat3::ZERO
                 };
                 if set.slice {
                     inv_mass.z = 0.0;
@@ -445,19 +443,13 @@ impl StrongCoupling {
             // `defl` grown by half again when it no longer holds them.
             let at = place_spaces(&mut bodies, self.n);
             let need = DEFL_BLOCK_BYTES + at * ZROW_BYTES;
-            let limit = buffer_limit(ctx);
-            if need > limit {
-                return Err(SimError::TooLarge {
-                    what: DEFLATION_BUFFER,
-                    bytes: need,
-                    limit,
-                    adapter: ctx.info.name.clone(),
-                    hint: DEFLATION_HINT,
-                });
-            }
+            check_buffer(ctx, need, DEFLATION_BUFFER, DEFLATION_HINT)?;
             if need > self.defl.size() {
-                // Room to grow, within what a binding may hold.
-                let size = (need + need / 2).next_multiple_of(256).min(limit & !3);
+                // Room to grow, within what a binding may hold (`need` fits and is a
+                // multiple of 4).
+                let size = (need + need / 2)
+                    .next_multiple_of(256)
+                    .min(buffer_limit(ctx) & !3);
                 self.defl = storage_buffer(&ctx.device, "Strong::defl", size);
                 self.group = Self::bind(&self.kernel, &ctx.device, &self.bound, &self.defl);
             }

@@ -201,45 +201,23 @@ struct System {
     /// Where a pipelined frame's substeps copy this system's final state, one reader per
     /// substep slot ([`Diffusion::queue_velocity`]; made as the slots are first used).
     slots: Vec<BufferReader>,
-    /// The counts of the last few solves (the guess after one that stopped short), newest
-    /// last: a queued solve takes their largest as its guess.
-    recent: std::collections::VecDeque<u32>,
 }
-
-/// Solves whose counts the guess of a queued solve covers: a frame's long first substep
-/// and short last one need unlike counts, and a pipelined frame queues all its substeps
-/// before it reads any.
-const RECENT_SOLVES: usize = 6;
 
 /// Solves that must have iterated before a system's solves are queued ahead.
 const SETTLED_SOLVES: usize = 4;
 
 impl System {
-    /// Keeps the count the solver's last report left as its guess.
-    fn note_count(&mut self) {
-        if let Some(n) = self.solver.guess() {
-            if self.recent.len() == RECENT_SOLVES {
-                self.recent.pop_front();
-            }
-            self.recent.push_back(n);
-        }
-    }
-
-    /// The guess of a queued solve: the largest recent count.
+    /// The guess of a queued solve: the largest count of the solver's recent solves (a
+    /// frame's long first substep and short last one need unlike counts, and a pipelined
+    /// frame queues all its substeps before it reads any).
     fn queue_guess(&self) -> u32 {
-        self.recent.iter().copied().max().unwrap_or(0)
+        self.solver.recent().hardest().unwrap_or(0)
     }
 
     /// Whether the last [`SETTLED_SOLVES`] solves all iterated: a flow at rest or starting
     /// up (counts of 0, then growing) reads its solves until then.
     fn settled(&self) -> bool {
-        self.recent.len() >= SETTLED_SOLVES
-            && self
-                .recent
-                .iter()
-                .rev()
-                .take(SETTLED_SOLVES)
-                .all(|&n| n > 0)
+        self.solver.recent().all_iterated(SETTLED_SOLVES)
     }
 }
 
@@ -452,7 +430,6 @@ impl Diffusion {
             params_buffer,
             group,
             slots: Vec::new(),
-            recent: std::collections::VecDeque::new(),
         })
     }
 
@@ -544,7 +521,6 @@ impl Diffusion {
         let report = sys
             .solver
             .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None, None)?;
-        sys.note_count();
         self.store(ctx, sys, &report, (entries[1], store_threads), timing);
         Ok(report)
     }
@@ -656,8 +632,8 @@ impl Diffusion {
         slot: usize,
     ) -> Queued {
         let mut pcg = settings.pcg();
+        // The solver queues for that guess itself (`PressureSolver::queue_ahead`).
         let guess = sys.queue_guess();
-        sys.solver.guess_at_least(guess);
         pcg.margin = queue_margin(guess);
         self.write_system(ctx, sys, &pcg);
         {
@@ -808,7 +784,6 @@ impl Diffusion {
             let r = sys
                 .solver
                 .report_from(w, pcg.preconditioner, None, pcg.tolerance);
-            sys.note_count();
             if r.status != super::pressure::SolveStatus::Converged {
                 log::warn!(
                     "diffusion solve ({name}) queued ahead stopped at {} of its {} \
@@ -860,8 +835,6 @@ impl Diffusion {
             (&pcg, &pcg),
         );
         if let Ok((rv, rs)) = &out {
-            vel.note_count();
-            scal.note_count();
             let faces = vel.params.sys_cells;
             self.store(ctx, &vel, rv, (self.e.velocity_store, faces), None);
             self.store(ctx, &scal, rs, (self.e.scalar_store, f.num_cells()), last);

@@ -23,15 +23,27 @@ pub fn buffer_limit(ctx: &GpuContext) -> u64 {
 
 /// Refuses an estimate whose largest buffer the adapter cannot hold.
 pub fn check_estimate(ctx: &GpuContext, est: MemoryEstimate) -> Result<MemoryEstimate, SimError> {
+    check_buffer(ctx, est.largest_buffer, est.largest_name, est.largest_hint)?;
+    Ok(est)
+}
+
+/// Refuses a buffer of `bytes` the adapter cannot bind, naming it (`what`) and what to
+/// change (`hint`).
+pub fn check_buffer(
+    ctx: &GpuContext,
+    bytes: u64,
+    what: &'static str,
+    hint: &'static str,
+) -> Result<(), SimError> {
     let limit = buffer_limit(ctx);
-    if est.largest_buffer > limit {
+    if bytes > limit {
         return Err(SimError::TooLarge {
-            what: est.largest_name,
-            bytes: est.largest_buffer,
+            what,
+            bytes,
             limit,
             adapter: ctx.info.name.clone(),
-            hint: est.largest_hint,
+            hint,
         });
     }
-    Ok(est)
+    Ok(())
 }

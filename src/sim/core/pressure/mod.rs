@@ -319,13 +319,19 @@ impl RecentCounts {
     pub fn hardest(&self) -> Option<u32> {
         self.0.iter().copied().max()
     }
+
+    /// Whether the newest `n` counts are kept and all iterated.
+    pub fn all_iterated(&self, n: usize) -> bool {
+        self.0.len() >= n && self.0.iter().rev().take(n).all(|&c| c > 0)
+    }
 }
 
-/// Solves whose counts a solve queued ahead covers. One solve's count alone undershoots
-/// where counts swing from one substep to the next: with rigid bodies in the strong scheme
-/// a 24^3 pool's `mg` solves took 14-22 iterations, and queuing the last count plus two
-/// stopped 20 of 166 solves above the tolerance (up to 8x); queuing the largest of the
-/// last six stopped none (README, "Solves queued ahead").
+/// Solves whose counts a solve queued ahead covers (the pressure's and the diffusion's).
+/// One solve's count alone undershoots where counts swing from one substep to the next:
+/// with rigid bodies in the strong scheme a 24^3 pool's `mg` solves took 14-22 iterations,
+/// and queuing the last count plus two stopped 20 of 166 solves above the tolerance (up to
+/// 8x); queuing the largest of the last six stopped 3 of 170 (README, "Solves queued
+/// ahead").
 pub const RECENT_SOLVES: usize = 6;
 
 impl PressureSolver {
@@ -576,19 +582,18 @@ impl PressureSolver {
         self.last_iterations = Some(self.last_iterations.unwrap_or(0).max(iterations));
     }
 
+    /// The counts of the last solves (a stopped one's as its tolerance needs).
+    pub fn recent(&self) -> &RecentCounts {
+        &self.recent
+    }
+
     /// Whether a solve has run, so the next one has a guess of its iterations.
     pub fn has_guess(&self) -> bool {
         self.last_iterations.is_some()
     }
 
-    /// The iterations the next solve queues ahead before its first look (the last count,
-    /// or more after a solve that stopped short), once a solve has run.
-    pub fn guess(&self) -> Option<u32> {
-        self.last_iterations
-    }
-
     /// A pipelined solve: records (into `enc`, nothing submitted or read) as many
-    /// iterations as the last solve needed plus `s.margin`, then the solve's end: a solve
+    /// iterations as the hardest recent solve needed plus `s.margin`, then the solve's end: a solve
     /// still running stops there ([`SolveStatus::Stopped`]), the true residual runs and
     /// the whole state is copied into `into`, whose words [`Self::report_from`] turns
     /// into the report once the host reads them. Iterations past convergence return at
