@@ -7,6 +7,7 @@ use crate::gpu::{
     read_buffer, storage_buffer, uniform_buffer, GpuContext, Kernel, PassTimer, StageTiming,
 };
 use crate::scene::{PreconditionerKind, StandardProblem};
+use crate::sim::core::pressure::lab::SolverLab;
 use crate::sim::{core::params::SimParams, core::pressure::SolveStatus, Simulation, Stage};
 use std::sync::Arc;
 use std::time::Instant;
@@ -274,12 +275,16 @@ fn run_case(
 ) -> Result<BenchRow, BenchError> {
     let kind = scene.pressure.preconditioner;
     let mut sim = Simulation::new(ctx.clone(), scene)?;
+    sim.keep_initial_guess(problem.leaves_the_term_out());
     sim.upload_particles(pos, vel)?;
     let dt = scene.frame_dt;
     // The system of this state, solved repeatedly (the first solve also warms up).
     let rep = sim.substep(dt, Stage::Boundary)?;
     let fluid_cells = rep.fluid_cells;
     let first = sim.solve_pressure_again()?;
+    if problem.leaves_the_term_out() {
+        return term_left_out(ctx, &sim, problem, n, fluid_cells, opts, copy_gb_per_s);
+    }
     // Untimed solves for a quarter of a second first. The seeding before them leaves the
     // GPU idle for seconds, and solves timed right after may run at idle clocks: the
     // likeliest reason an H100's 256^3 re-solve read 29-64 ms across calls while the
@@ -336,14 +341,7 @@ fn run_case(
         particles: sim.mode.particles.count,
         preconditioner: kind.name().into(),
         iterations: first.iterations,
-        status: match first.status {
-            SolveStatus::Converged => "converged",
-            SolveStatus::IterationLimit => "iteration limit",
-            SolveStatus::Breakdown => "breakdown",
-            SolveStatus::Stopped => "stopped at its queued iterations",
-            SolveStatus::Running => "running",
-        }
-        .into(),
+        status: status_name(first.status).into(),
         residual: first.residual,
         true_residual: first.true_residual.unwrap_or(first.residual),
         f32_floor: first.f32_floor.unwrap_or(0.0),
@@ -361,6 +359,88 @@ fn run_case(
             .map(|(k, v)| (k.clone(), v / steps))
             .collect(),
     })
+}
+
+/// The system `sim` just solved, with the strong coupling's term left out (A alone, the
+/// bodies held still), solved again by the solver lab: the simulation's set-up and loop on
+/// a copy of its grid, cells, matrix and right-hand side. No full steps (`ms_per_step` is
+/// NaN, JSON null): a substep without the term is the weak scheme's, another problem.
+#[allow(clippy::too_many_arguments)]
+fn term_left_out(
+    ctx: &Arc<GpuContext>,
+    sim: &Simulation,
+    problem: StandardProblem,
+    n: u32,
+    fluid_cells: u32,
+    opts: &BenchOptions,
+    copy_gb_per_s: f64,
+) -> Result<BenchRow, BenchError> {
+    let mut sys = sim.freeze_system()?;
+    sys.bodies = None;
+    let kind = sys.settings.preconditioner;
+    let mut lab = SolverLab::with_max_iterations(
+        ctx.clone(),
+        &sys,
+        kind,
+        opts.tolerance,
+        opts.max_iterations,
+    )?;
+    // The first solve warms up, and gives the iterations and residuals.
+    let (first, ..) = lab.timed_solve()?;
+    let warm = Instant::now();
+    while warm.elapsed().as_secs_f64() < 0.25 {
+        lab.timed_solve()?;
+    }
+    let mut solve_ms = 0.0;
+    for _ in 0..opts.solves {
+        solve_ms += lab.timed_solve()?.1;
+    }
+    let ms_per_solve = solve_ms / opts.solves as f64;
+    let cells = sys.cells() as u64;
+    let ms_per_iteration = ms_per_solve / first.iterations.max(1) as f64;
+    let bytes = bytes_per_cell_per_iteration(kind) * cells;
+    let gbs = bytes as f64 / (ms_per_iteration * 1e-3) / 1e9;
+    Ok(BenchRow {
+        problem: problem.name().into(),
+        size: n,
+        cells,
+        fluid_cells,
+        particles: sim.mode.particles.count,
+        preconditioner: kind.name().into(),
+        iterations: first.iterations,
+        status: status_name(first.status).into(),
+        residual: first.residual,
+        true_residual: first.true_residual.unwrap_or(first.residual),
+        f32_floor: first.f32_floor.unwrap_or(0.0),
+        dispatches_per_iteration: first.dispatches_per_iteration,
+        ms_per_iteration,
+        ms_per_solve,
+        ms_per_step: f64::NAN,
+        steps_per_s: f64::NAN,
+        bytes_per_iteration: bytes,
+        pcg_gb_per_s: gbs,
+        bandwidth_fraction: gbs / copy_gb_per_s,
+        stage_ms: Vec::new(),
+    })
+}
+
+/// `v` to two decimals, or "-" where there is none (NaN).
+fn or_dash(v: f64) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn status_name(s: SolveStatus) -> &'static str {
+    match s {
+        SolveStatus::Converged => "converged",
+        SolveStatus::IterationLimit => "iteration limit",
+        SolveStatus::Breakdown => "breakdown",
+        SolveStatus::Stopped => "stopped at its queued iterations",
+        SolveStatus::Running => "running",
+    }
 }
 
 /// The report as a plain-text table.
@@ -401,7 +481,7 @@ impl StreamedTable for BenchReport {
     fn row(&self, i: usize) -> String {
         let row = &self.rows[i];
         format!(
-            "{:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>9.1e} {:>8.1e} {:>8} {:>10.3} {:>10.2} {:>8.2} {:>8.2} {:>6.1}%{}\n",
+            "{:<13} {:>5} {:>9} {:>9} {:>7} {:>6} {:>9.1e} {:>8.1e} {:>8} {:>10.3} {:>10.2} {:>8} {:>8} {:>6.1}%{}\n",
             row.problem,
             format!("{}^3", row.size),
             row.cells,
@@ -413,8 +493,8 @@ impl StreamedTable for BenchReport {
             row.dispatches_per_iteration,
             row.ms_per_iteration,
             row.ms_per_solve,
-            row.ms_per_step,
-            row.steps_per_s,
+            or_dash(row.ms_per_step),
+            or_dash(row.steps_per_s),
             100.0 * row.bandwidth_fraction,
             if row.status == "converged" { String::new() } else { format!("  ({})", row.status) }
         )
@@ -426,16 +506,22 @@ impl StreamedTable for BenchReport {
             if !first.stage_ms.is_empty() {
                 s += "\nGPU ms per stage of a full step (per case):\n";
                 let names: Vec<&String> = first.stage_ms.iter().map(|(n, _)| n).collect();
-                s += &format!("{:<28}", "case");
+                let case =
+                    |r: &BenchRow| format!("{} {}^3 {}", r.problem, r.size, r.preconditioner);
+                let w = self
+                    .rows
+                    .iter()
+                    .map(|r| case(r).len())
+                    .max()
+                    .unwrap_or(0)
+                    .max(28);
+                s += &format!("{:<w$}", "case");
                 for n in &names {
                     s += &format!(" {:>11}", n);
                 }
                 s += "\n";
-                for row in &self.rows {
-                    s += &format!(
-                        "{:<28}",
-                        format!("{} {}^3 {}", row.problem, row.size, row.preconditioner)
-                    );
+                for row in self.rows.iter().filter(|r| !r.stage_ms.is_empty()) {
+                    s += &format!("{:<w$}", case(row));
                     for (_, ms) in &row.stage_ms {
                         s += &format!(" {:>11.3}", ms);
                     }

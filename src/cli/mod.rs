@@ -220,8 +220,10 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         sizes: Option<Vec<u32>>,
         /// Problems, comma separated: dam_break, settled_pool, floating_bodies (16 bodies in the
-        /// strong coupling), floating_bodies_weak (the same, weak: A alone),
-        /// floating_bodies_deflated (strong, with the deflation of the bodies' modes).
+        /// strong coupling), floating_bodies_weak (the same scene in the weak scheme: its own
+        /// settled state, whole cells), floating_bodies_deflated (strong, with the deflation
+        /// of the bodies' modes), floating_bodies_alone (floating_bodies' own system with
+        /// the bodies' term left out: what the coupling adds to the solve).
         #[arg(long, value_delimiter = ',', default_value = "dam_break,settled_pool")]
         problems: Vec<String>,
         /// Preconditioners: none, jacobi, ip, mic0, mic0_tiled, mg [default: all; smoke: ip,mg].

@@ -16,7 +16,7 @@ crate::kernel_entries!(
     /// The entry points of strong.wgsl.
     StrongEntries {
         sum_d, sum_p, reduce_d, reduce_p, finish_p, reduce_one, add_q, add_q_boxes, sub_r, into_z, restamp, deflate_j, deflate_z, deflate_setup, setup_finish, deflate_sums,
-        deflate_add, deflate_start, start_finish, deflate_p,
+        deflate_add, deflate_start, start_finish, deflate_p, sub_r_boxes,
     }
 );
 
@@ -560,7 +560,12 @@ impl AddedTerm for StrongCoupling {
                 }
                 self.fluid_sum(pass, self.e.sum_p);
                 self.reduce(pass, self.e.reduce_p, self.e.finish_p);
-                self.per_cell(pass, self.e.sub_r);
+                if self.params.project != 0 {
+                    self.per_cell(pass, self.e.sub_r);
+                } else {
+                    // K p is zero outside the boxes.
+                    self.per_part(pass, self.e.sub_r_boxes);
+                }
             }
             TermOp::PrepareDeflation => {
                 if self.deflate {
@@ -572,7 +577,8 @@ impl AddedTerm for StrongCoupling {
             TermOp::DeflateStart => {
                 if self.deflate {
                     self.reduce(pass, self.e.deflate_start, self.e.start_finish);
-                    self.per_cell(pass, self.e.deflate_p);
+                    // Z y is zero outside the boxes of Z.
+                    self.per_part(pass, self.e.deflate_p);
                 }
             }
             TermOp::Deflate => {

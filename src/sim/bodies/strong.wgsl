@@ -602,6 +602,18 @@ fn sub_r(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
     r[c] = r[c] - coupled_row(c, corr);
 }
 
+// sub_r over the bodies' boxes (without `project`, K p is zero outside them), after a
+// finished `reduce_p` (w_k in the sums).
+@compute @workgroup_size(REDUCE_WG)
+fn sub_r_boxes(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    load_vecs(li, 0u, REDUCE_WG);
+    let bp = box_part(wg.x);
+    for (var i = bp.first + li; i < bp.count; i += bp.step) {
+        let c = owned_cell(bp, i);
+        if (c < params.num_cells) { r[c] = r[c] - wg_row(c); }
+    }
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn into_z(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) li: u32) {
@@ -799,18 +811,31 @@ fn a_z(c: u32) -> f32 {
     return s;
 }
 
-// The workgroup's sums of 12 values per thread (a fixed tree), to every thread.
+// The workgroup's sums of 12 values per thread, to every thread, in a fixed order: 16 rows
+// of 16 threads each, one thread per row and value, then the rows' sums. Two rounds (five
+// barriers) instead of a tree's eight: a barrier costs a CPU adapter a switch through every
+// invocation of the workgroup.
+const SUM_ROWS: u32 = REDUCE_WG / 16u;
 fn workgroup_sum12(li: u32, acc: array<f32, 12>) -> array<f32, 12> {
     workgroupBarrier();
     red[li] = acc;
-    for (var stride = REDUCE_WG / 2u; stride > 0u; stride = stride / 2u) {
-        workgroupBarrier();
-        if (li < stride) {
-            for (var j = 0u; j < 12u; j++) { red[li][j] += red[li + stride][j]; }
-        }
+    workgroupBarrier();
+    let j = li % 12u;
+    let row = li / 12u;
+    var s = 0.0;
+    if (row < SUM_ROWS) {
+        for (var i = 0u; i < 16u; i++) { s += red[row * 16u + i][j]; }
     }
     workgroupBarrier();
-    let t = red[0];
+    if (row < SUM_ROWS) { red[row][j] = s; }
+    workgroupBarrier();
+    if (li < 12u) {
+        var t = 0.0;
+        for (var i = 0u; i < SUM_ROWS; i++) { t += red[i][li]; }
+        red[SUM_ROWS][li] = t;
+    }
+    workgroupBarrier();
+    let t = red[SUM_ROWS];
     workgroupBarrier();
     return t;
 }
@@ -1044,8 +1069,14 @@ fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         }
         wg_vec[t] = y;
     }
+    add_z_y(wg.x, li, false);
+}
+
+// z (or p, `into_p`) += Z y over the cells of part `wgx` of the boxes of Z, with every y_k
+// in wg_vec: Z y is zero outside the boxes. Call from uniform control flow.
+fn add_z_y(wgx: u32, li: u32, into_p: bool) {
     load_z_boxes(li, REDUCE_WG);
-    let bp = box_part_of(wg.x, true);
+    let bp = box_part_of(wgx, true);
     let meets = bp.k < sp.bodies && cb[bp.k].hi.w != 0;
     for (var i = bp.first + li; i < bp.count; i += bp.step) {
         let x = box_cell(bp.lo, bp.ext, i);
@@ -1060,22 +1091,24 @@ fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
         }
         if (!owner) { continue; }
         let c = cell_index(x, params.n);
+        var zy = 0.0;
         if (in_other) {
-            z[c] = z[c] + z_times_y(x);
+            zy = z_times_y(x);
         } else {
-            z[c] = z[c] + z_y_at(bp.k, i);
+            zy = z_y_at(bp.k, i);
+        }
+        if (into_p) {
+            p[c] = p[c] + zy;
+        } else {
+            z[c] = z[c] + zy;
         }
     }
 }
 
-// p += Z y (the deflated start).
-@compute @workgroup_size(WORKGROUP)
-fn deflate_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-             @builtin(local_invocation_index) li: u32) {
+// p += Z y (the deflated start), over the boxes of Z as `deflate_add`.
+@compute @workgroup_size(REDUCE_WG)
+fn deflate_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
     if (is_done_uniform(li)) { return; }
-    load_vecs(li, 1u, WORKGROUP);
-    load_z_boxes(li, WORKGROUP);
-    let c = linear_id(wg, nwg, li);
-    if (c >= params.num_cells) { return; }
-    p[c] = p[c] + z_times_y(cell_coord(c, params.n));
+    load_vecs(li, 1u, REDUCE_WG);
+    add_z_y(wg.x, li, true);
 }
