@@ -116,6 +116,73 @@ fn bench_json_has_every_column_and_matches_the_solver() {
     }
 }
 
+/// `floating_bodies_alone` solves `floating_bodies`' own system with the bodies' term left
+/// out: the same cells and particles, A alone. The deflated strong solve then takes its
+/// iterations within one, the undeflated one at least three more; the row has no full steps
+/// (JSON null, "-" in the table).
+#[test]
+fn bench_measures_the_bodies_term_against_a_alone_on_the_same_system() {
+    let json = std::env::temp_dir().join(format!("eddy-bench-alone-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args([
+            "bench",
+            "--sizes",
+            "16",
+            "--problems",
+            "floating_bodies_alone,floating_bodies_deflated,floating_bodies",
+            "--preconditioners",
+            "mg",
+            "--solves",
+            "1",
+            "--steps",
+            "1",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let rows = v["rows"].as_array().unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["problem"] == name)
+            .unwrap_or_else(|| panic!("no {name} row in {rows:?}"))
+    };
+    let (alone, deflated, plain) = (
+        row("floating_bodies_alone"),
+        row("floating_bodies_deflated"),
+        row("floating_bodies"),
+    );
+    for r in [alone, deflated, plain] {
+        assert_eq!(r["status"], "converged", "{r}");
+        assert!(r["ms_per_solve"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    // The same system: the same cells and particles.
+    for c in ["fluid_cells", "particles"] {
+        assert_eq!(alone[c], plain[c], "{c}");
+    }
+    assert!(
+        alone["ms_per_step"].is_null() && alone["steps_per_s"].is_null(),
+        "{alone}"
+    );
+    let it = |r: &serde_json::Value| r["iterations"].as_u64().unwrap();
+    let its = (it(alone), it(deflated), it(plain));
+    assert!(
+        its.0 > 0 && its.1 <= its.0 + 1 && its.2 >= its.0 + 3,
+        "A alone, deflated, undeflated: {its:?}"
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("floating_bodies_alone"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains(" - "), "{line}");
+}
+
 #[test]
 fn bench_rejects_bad_options() {
     for args in [
