@@ -990,7 +990,7 @@ fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::r
         eddy::gpu::read_buffer(ctx, &b.strong.couple).unwrap();
     let meeting = couple[..b.strong.params.bodies as usize]
         .iter()
-        .filter(|c| c.hi[3] == 1)
+        .filter(|c| c.hi[3] != 0)
         .count();
     assert!(
         meeting >= 2,

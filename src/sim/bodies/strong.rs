@@ -35,8 +35,8 @@ pub struct CoupleBody {
     pub inv_inertia_y: [f32; 4],
     pub inv_inertia_z: [f32; 4],
     /// The cells the body may cover, lo <= x < hi. With the deflation, lo[3] is where the
-    /// body's deflation space starts and hi[3] whether its box meets another body's
-    /// ([`place_spaces`]).
+    /// body's deflation space starts and hi[3] (as u32 bits) the bodies whose space's box
+    /// meets its own ([`place_spaces`]).
     pub lo: [i32; 4],
     pub hi: [i32; 4],
 }
@@ -89,10 +89,15 @@ fn space_box(b: &CoupleBody, n: [u32; 3]) -> ([i32; 3], [i32; 3]) {
     (lo, hi)
 }
 
+/// hi.w of a body whose space's box meets a body's of index 32 or more: every body is
+/// tested (strong.wgsl's `add_z_y`).
+pub const MEETS_ANY: u32 = u32::MAX;
+
 /// Places the bodies' deflation spaces one after another (lo.w: the first cell of each,
-/// strong.wgsl's `z_at`) and marks in hi.w the bodies whose space's box meets another's
-/// (`deflate_add` then sums every body's rows at the cells they share). Returns the cells of
-/// all the boxes.
+/// strong.wgsl's `z_at`) and marks in hi.w (as u32 bits) the bodies whose space's box meets
+/// each one's: bit j for body j < 32, or [`MEETS_ANY`] where one of them is 32 or more
+/// (`deflate_add` then sums those bodies' rows at the cells they share, and tests only
+/// them). Returns the cells of all the boxes.
 pub fn place_spaces(bodies: &mut [CoupleBody], n: [u32; 3]) -> u64 {
     let boxes: Vec<_> = bodies.iter().map(|b| space_box(b, n)).collect();
     let mut at = 0u64;
@@ -100,11 +105,15 @@ pub fn place_spaces(bodies: &mut [CoupleBody], n: [u32; 3]) -> u64 {
         let (lo, hi) = boxes[k];
         b.lo[3] = at as i32;
         at += (0..3).map(|a| (hi[a] - lo[a]) as u64).product::<u64>();
-        let meets = boxes
+        let mask = boxes
             .iter()
             .enumerate()
-            .any(|(j, &(lo2, hi2))| j != k && (0..3).all(|a| lo[a] < hi2[a] && lo2[a] < hi[a]));
-        b.hi[3] = meets as i32;
+            .filter(|&(j, &(lo2, hi2))| j != k && (0..3).all(|a| lo[a] < hi2[a] && lo2[a] < hi[a]))
+            .fold(
+                0u32,
+                |m, (j, _)| if j < 32 { m | 1 << j } else { MEETS_ANY },
+            );
+        b.hi[3] = mask as i32;
     }
     at
 }
@@ -664,8 +673,18 @@ mod tests {
         let offsets: Vec<i32> = bodies.iter().map(|b| b.lo[3]).collect();
         assert_eq!(offsets, [0, 1728, 1728 + 216, 1728 + 216 + 1440]);
         assert_eq!(total, 1728 + 216 + 1440 + 7 * 8 * 8);
-        let meets: Vec<i32> = bodies.iter().map(|b| b.hi[3]).collect();
-        assert_eq!(meets, [1, 0, 1, 1]);
+        let meets: Vec<u32> = bodies.iter().map(|b| b.hi[3] as u32).collect();
+        assert_eq!(meets, [0b1000, 0, 0b1000, 0b0101]);
+        // A row of one-cell boxes (spaces five wide: each meets the four either side), and two
+        // of index 32 and 33 apart from the row, meeting each other: every body is tested.
+        let mut many: Vec<CoupleBody> = (0..34).map(|i| boxed([i, 0, 0], [i + 1, 1, 1])).collect();
+        many[32] = boxed([0, 12, 12], [1, 13, 13]);
+        many[33] = boxed([0, 10, 10], [1, 11, 11]);
+        place_spaces(&mut many, [64, 64, 64]);
+        assert_eq!(many[0].hi[3] as u32, 0b11110);
+        assert_eq!(many[31].hi[3] as u32, 0b1111 << 27);
+        assert_eq!(many[32].hi[3] as u32, MEETS_ANY);
+        assert_eq!(many[33].hi[3] as u32, MEETS_ANY);
         // The bounds the box loops read are kept.
         assert_eq!(&bodies[0].lo[..3], &[10, 10, 10]);
         assert_eq!(&bodies[0].hi[..3], &[18, 18, 18]);

@@ -86,7 +86,8 @@ struct CoupleBody {
     inv_inertia_z: vec4<f32>,
     lo: vec4<i32>,            // the cells the body may cover: lo <= x < hi; w: where its
                               // deflation space starts (`z_at`)
-    hi: vec4<i32>,            // w: 1 where its space's box meets another body's
+    hi: vec4<i32>,            // w (u32 bits): the bodies j < 32 whose space's box meets
+                              // its own, or all bits where one is 32 or more (`add_z_y`)
 };
 
 // Mirrored by `StrongParams` in src/sim/bodies/strong.rs (layout checked by tests/integration/shaders.rs).
@@ -759,12 +760,31 @@ fn z_y_at(k: u32, i: u32) -> f32 {
     return s;
 }
 
-// (Z y)_x over the bodies whose `z_box` holds x (`load_z_boxes`, y in wg_vec).
-fn z_times_y(x: vec3<i32>) -> f32 {
+// hi.w of a body whose space's box meets a body's of index 32 or more (strong.rs).
+const MEETS_ANY: u32 = 0xffffffffu;
+
+// The bodies whose `z_box` meets body k's, as hi.w marks them: the next after `after`
+// (-1: the first) in increasing order, or sp.bodies past the last.
+fn next_neighbour(k: u32, after: i32) -> u32 {
+    let mask = bitcast<u32>(cb[k].hi.w);
+    let start = u32(after + 1);
+    if (mask == MEETS_ANY) { return min(start, sp.bodies); }
+    if (start >= 32u) { return sp.bodies; }
+    let rest = mask & ~((1u << start) - 1u);
+    if (rest == 0u) { return sp.bodies; }
+    return firstTrailingBit(rest);
+}
+
+// (Z y)_x over body k and the bodies whose `z_box` meets k's, where their box holds x
+// (`load_z_boxes`, y in wg_vec).
+fn z_times_y(k: u32, x: vec3<i32>) -> f32 {
     var s = 0.0;
-    for (var k = 0u; k < sp.bodies; k++) {
-        let i = in_z_box(k, x);
-        if (i >= 0) { s += z_y_at(k, u32(i)); }
+    let own = in_z_box(k, x);
+    if (own >= 0) { s += z_y_at(k, u32(own)); }
+    for (var j = next_neighbour(k, -1); j < sp.bodies; j = next_neighbour(k, i32(j))) {
+        if (j == k) { continue; }
+        let i = in_z_box(j, x);
+        if (i >= 0) { s += z_y_at(j, u32(i)); }
     }
     return s;
 }
@@ -1077,14 +1097,15 @@ fn deflate_add(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_i
 fn add_z_y(wgx: u32, li: u32, into_p: bool) {
     load_z_boxes(li, REDUCE_WG);
     let bp = box_part_of(wgx, true);
-    let meets = bp.k < sp.bodies && cb[bp.k].hi.w != 0;
+    // The first body whose box meets this one's (hi.w, `place_spaces` in strong.rs).
+    var first = sp.bodies;
+    if (bp.k < sp.bodies) { first = next_neighbour(bp.k, -1); }
     for (var i = bp.first + li; i < bp.count; i += bp.step) {
         let x = box_cell(bp.lo, bp.ext, i);
-        // A cell two boxes share is written once, by the lower body, with every body's rows
-        // (hi.w: the body's box meets another's, `place_spaces` in strong.rs).
+        // A cell two boxes share is written once, by the lower body, with every body's rows.
         var in_other = false;
         var owner = true;
-        for (var j = 0u; j < select(0u, sp.bodies, meets); j++) {
+        for (var j = first; j < sp.bodies; j = next_neighbour(bp.k, i32(j))) {
             if (j == bp.k || in_z_box(j, x) < 0) { continue; }
             in_other = true;
             if (j < bp.k) { owner = false; break; }
@@ -1093,7 +1114,7 @@ fn add_z_y(wgx: u32, li: u32, into_p: bool) {
         let c = cell_index(x, params.n);
         var zy = 0.0;
         if (in_other) {
-            zy = z_times_y(x);
+            zy = z_times_y(bp.k, x);
         } else {
             zy = z_y_at(bp.k, i);
         }
