@@ -327,38 +327,67 @@ fn run_case(
         }
     }
     let ms_per_step = step_ms / opts.steps as f64;
-    let cells = scene.cell_count();
-    let iterations = first.iterations.max(1);
-    let ms_per_iteration = ms_per_solve / iterations as f64;
-    let bytes = bytes_per_cell_per_iteration(kind) * cells;
-    let gbs = bytes as f64 / (ms_per_iteration * 1e-3) / 1e9;
     let steps = opts.steps as f64;
-    Ok(BenchRow {
-        problem: problem.name().into(),
-        size: n,
-        cells,
-        fluid_cells,
-        particles: sim.mode.particles.count,
-        preconditioner: kind.name().into(),
-        iterations: first.iterations,
-        status: status_name(first.status).into(),
-        residual: first.residual,
-        true_residual: first.true_residual.unwrap_or(first.residual),
-        f32_floor: first.f32_floor.unwrap_or(0.0),
-        dispatches_per_iteration: first.dispatches_per_iteration,
-        ms_per_iteration,
+    let mut row = BenchRow::of_solve(
+        problem,
+        n,
+        scene.cell_count(),
+        (fluid_cells, sim.mode.particles.count),
+        kind,
+        &first,
         ms_per_solve,
-        ms_per_step,
-        steps_per_s: 1e3 / ms_per_step,
-        bytes_per_iteration: bytes,
-        pcg_gb_per_s: gbs,
-        bandwidth_fraction: gbs / copy_gb_per_s,
-        stage_ms: stages
-            .stages
-            .iter()
-            .map(|(k, v)| (k.clone(), v / steps))
-            .collect(),
-    })
+        copy_gb_per_s,
+    );
+    row.ms_per_step = ms_per_step;
+    row.steps_per_s = 1e3 / ms_per_step;
+    row.stage_ms = stages
+        .stages
+        .iter()
+        .map(|(k, v)| (k.clone(), v / steps))
+        .collect();
+    Ok(row)
+}
+
+impl BenchRow {
+    /// A row from a solve's report and its time, `ms_per_step` and `steps_per_s` NaN (JSON
+    /// null) and no stages until a caller times full steps.
+    #[allow(clippy::too_many_arguments)]
+    fn of_solve(
+        problem: StandardProblem,
+        n: u32,
+        cells: u64,
+        (fluid_cells, particles): (u32, u32),
+        kind: PreconditionerKind,
+        first: &crate::sim::core::pressure::SolveReport,
+        ms_per_solve: f64,
+        copy_gb_per_s: f64,
+    ) -> Self {
+        let ms_per_iteration = ms_per_solve / first.iterations.max(1) as f64;
+        let bytes = bytes_per_cell_per_iteration(kind) * cells;
+        let gbs = bytes as f64 / (ms_per_iteration * 1e-3) / 1e9;
+        BenchRow {
+            problem: problem.name().into(),
+            size: n,
+            cells,
+            fluid_cells,
+            particles,
+            preconditioner: kind.name().into(),
+            iterations: first.iterations,
+            status: status_name(first.status).into(),
+            residual: first.residual,
+            true_residual: first.true_residual.unwrap_or(first.residual),
+            f32_floor: first.f32_floor.unwrap_or(0.0),
+            dispatches_per_iteration: first.dispatches_per_iteration,
+            ms_per_iteration,
+            ms_per_solve,
+            ms_per_step: f64::NAN,
+            steps_per_s: f64::NAN,
+            bytes_per_iteration: bytes,
+            pcg_gb_per_s: gbs,
+            bandwidth_fraction: gbs / copy_gb_per_s,
+            stage_ms: Vec::new(),
+        }
+    }
 }
 
 /// The system `sim` just solved, with the strong coupling's term left out (A alone, the
@@ -396,32 +425,16 @@ fn term_left_out(
         solve_ms += lab.timed_solve()?.1;
     }
     let ms_per_solve = solve_ms / opts.solves as f64;
-    let cells = sys.cells() as u64;
-    let ms_per_iteration = ms_per_solve / first.iterations.max(1) as f64;
-    let bytes = bytes_per_cell_per_iteration(kind) * cells;
-    let gbs = bytes as f64 / (ms_per_iteration * 1e-3) / 1e9;
-    Ok(BenchRow {
-        problem: problem.name().into(),
-        size: n,
-        cells,
-        fluid_cells,
-        particles: sim.mode.particles.count,
-        preconditioner: kind.name().into(),
-        iterations: first.iterations,
-        status: status_name(first.status).into(),
-        residual: first.residual,
-        true_residual: first.true_residual.unwrap_or(first.residual),
-        f32_floor: first.f32_floor.unwrap_or(0.0),
-        dispatches_per_iteration: first.dispatches_per_iteration,
-        ms_per_iteration,
+    Ok(BenchRow::of_solve(
+        problem,
+        n,
+        sys.cells() as u64,
+        (fluid_cells, sim.mode.particles.count),
+        kind,
+        &first,
         ms_per_solve,
-        ms_per_step: f64::NAN,
-        steps_per_s: f64::NAN,
-        bytes_per_iteration: bytes,
-        pcg_gb_per_s: gbs,
-        bandwidth_fraction: gbs / copy_gb_per_s,
-        stage_ms: Vec::new(),
-    })
+        copy_gb_per_s,
+    ))
 }
 
 /// `v` to two decimals, or "-" where there is none (NaN).
