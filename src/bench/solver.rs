@@ -289,13 +289,7 @@ fn run_case(
     // GPU idle for seconds, and solves timed right after may run at idle clocks: the
     // likeliest reason an H100's 256^3 re-solve read 29-64 ms across calls while the
     // step's own solve held at 28 ms (not yet confirmed on a GPU).
-    let warm = Instant::now();
-    for _ in 0..32 {
-        if warm.elapsed().as_secs_f64() >= 0.25 {
-            break;
-        }
-        sim.solve_pressure_again()?;
-    }
+    warm_up(|| sim.solve_pressure_again().map(|_| ()))?;
     let mut solve_ms = 0.0;
     for _ in 0..opts.solves {
         let t0 = Instant::now();
@@ -346,6 +340,19 @@ fn run_case(
         .map(|(k, v)| (k.clone(), v / steps))
         .collect();
     Ok(row)
+}
+
+/// Untimed solves for a quarter of a second (at most 32) before the timed ones (see
+/// `run_case`).
+fn warm_up(mut solve: impl FnMut() -> Result<(), crate::sim::SimError>) -> Result<(), BenchError> {
+    let warm = Instant::now();
+    for _ in 0..32 {
+        if warm.elapsed().as_secs_f64() >= 0.25 {
+            break;
+        }
+        solve()?;
+    }
+    Ok(())
 }
 
 impl BenchRow {
@@ -414,12 +421,9 @@ fn term_left_out(
         opts.tolerance,
         opts.max_iterations,
     )?;
-    // The first solve warms up, and gives the iterations and residuals.
+    // The first solve gives the iterations and residuals.
     let (first, ..) = lab.timed_solve()?;
-    let warm = Instant::now();
-    while warm.elapsed().as_secs_f64() < 0.25 {
-        lab.timed_solve()?;
-    }
+    warm_up(|| lab.timed_solve().map(|_| ()))?;
     let mut solve_ms = 0.0;
     for _ in 0..opts.solves {
         solve_ms += lab.timed_solve()?.1;

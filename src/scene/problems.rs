@@ -27,7 +27,7 @@ pub enum StandardProblem {
     /// solver lab with the simulation's kernels. What the strong coupling adds to the
     /// pressure solve is `floating_bodies` (or `_deflated`) against this. The weak scheme's
     /// problem is not that measure: it settles on its own and stamps whole cells, so its
-    /// system differs (8 `mg` iterations at 64^3 against this one's 11).
+    /// system differs (8 `mg` iterations at 64^3 against this one's 10).
     FloatingBodiesAlone,
 }
 

@@ -831,10 +831,10 @@ fn a_z(c: u32) -> f32 {
     return s;
 }
 
-// The workgroup's sums of 12 values per thread, to every thread, in a fixed order: 16 rows
-// of 16 threads each, one thread per row and value, then the rows' sums. Two rounds (five
-// barriers) instead of a tree's eight: a barrier costs a CPU adapter a switch through every
-// invocation of the workgroup.
+// The workgroup's sums of 12 values per thread, to every thread, in a fixed order: the
+// threads' values in SUM_ROWS rows of 16, each row summed by one thread per value, then the
+// rows' sums. Two rounds (five barriers) instead of a tree's eight levels: a barrier costs
+// a CPU adapter a switch through every invocation of the workgroup.
 const SUM_ROWS: u32 = REDUCE_WG / 16u;
 fn workgroup_sum12(li: u32, acc: array<f32, 12>) -> array<f32, 12> {
     workgroupBarrier();
