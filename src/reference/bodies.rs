@@ -215,6 +215,59 @@ pub fn cover_faces(
     (cover, open)
 }
 
+/// How far from a body (in cells) G2P weighs a face's change: the particles whose kernels
+/// reach a face lie within sqrt(3) cells of its centre (coupling.wgsl `GATHER_REACH`).
+pub const GATHER_REACH: f64 = 1.8;
+/// The largest factor on a face's change (coupling.wgsl `GATHER_SCALE_MAX`).
+pub const GATHER_SCALE_MAX: f64 = 2.0;
+
+/// The factor on each face's velocity change that G2P hands the particles (coupling.wgsl
+/// `gather_scale_faces`), faces u, v, w back to back: within [`GATHER_REACH`] cells of a
+/// body, 0 on a face against a SOLID cell, the solve's liquid over the particles' own,
+/// `rest_weight * open / weight` (at most [`GATHER_SCALE_MAX`], 0 where no particle
+/// reaches the face) on a face between two FLUID cells, and 1 elsewhere.
+pub fn gather_scale(
+    g: Grid,
+    bodies: &[RefBody],
+    cell_type: &[u8],
+    open: &[f64],
+    weight: &[f64],
+    rest_weight: f64,
+    slice: bool,
+) -> Vec<f64> {
+    let n = g.n();
+    let faces: usize = crate::scene::fractions::face_counts(n).iter().sum();
+    let mut out = vec![1.0; faces];
+    super::for_each_face(&g, |comp, f, _| {
+        let slot = crate::scene::fractions::face_slot(n, comp, f);
+        let x = super::transfer::face_position(&g, comp, f);
+        let d = bodies
+            .iter()
+            .map(|b| b.distance(x, slice) / g.h)
+            .fold(f64::INFINITY, f64::min);
+        if d >= GATHER_REACH {
+            return;
+        }
+        let hi = f.map(|v| v as i64);
+        let mut lo = hi;
+        lo[comp] -= 1;
+        let (t0, t1) = (g.type_at(cell_type, lo), g.type_at(cell_type, hi));
+        out[slot] = if t0 == super::SOLID || t1 == super::SOLID {
+            0.0
+        } else if t0 == FLUID && t1 == FLUID {
+            let w = weight[slot];
+            if w > 0.0 {
+                (rest_weight * open[slot] / w).min(GATHER_SCALE_MAX)
+            } else {
+                0.0
+            }
+        } else {
+            1.0
+        };
+    });
+    out
+}
+
 /// A face of a FLUID cell that a body covers a share of (`cover`, see [`cover_faces`]).
 struct CoveredFace {
     /// The body's index.

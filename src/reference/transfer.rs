@@ -172,6 +172,40 @@ pub fn g2p(
         .collect()
 }
 
+/// Grid-to-particle where each face's change new - old is weighed by `scale` (the bodies'
+/// gather factors, [`super::bodies::gather_scale`]): with c = interp(scale (new - old)),
+/// r * (interp(old) + c) + (1 - r) * (v + c); with `apic` the velocity interp(old) + c.
+pub fn g2p_scaled(
+    g: &Grid,
+    pos: &[[f64; 3]],
+    vel: &[[f64; 3]],
+    (new, old, scale): (&MacField, &MacField, &MacField),
+    pic_ratio: f64,
+    apic: bool,
+) -> Vec<[f64; 3]> {
+    pos.iter()
+        .zip(vel)
+        .map(|(x, v)| {
+            let mut out = [0.0; 3];
+            for (a, o) in out.iter_mut().enumerate() {
+                let (n, u0, s) = (new.comp(a), old.comp(a), scale.comp(a));
+                let (mut before, mut change) = (0.0, 0.0);
+                for (i, w) in stencil_nodes(g, a, *x) {
+                    before += w * u0[i];
+                    change += w * s[i] * (n[i] - u0[i]);
+                }
+                let grid = before + change;
+                *o = if apic {
+                    grid
+                } else {
+                    pic_ratio * grid + (1.0 - pic_ratio) * (v[a] + change)
+                };
+            }
+            out
+        })
+        .collect()
+}
+
 /// APIC grid-to-particle: the interpolated velocity and its gradient, row per component.
 pub fn g2p_apic(g: &Grid, pos: &[[f64; 3]], new: &MacField) -> (Vec<[f64; 3]>, Vec<Affine>) {
     pos.iter()

@@ -1861,33 +1861,32 @@ fn boxes_float_at_their_density_ratio_the_issues_three() {
 }
 
 #[test]
-fn a_body_pushed_through_a_free_blob_keeps_most_of_the_momentum() {
+fn a_body_pushed_through_a_free_blob_keeps_its_momentum() {
     // No gravity, a blob of liquid floating free (no wall touches it) and a 0.5x body thrown
     // through it: the pressure only moves momentum between the liquid and the body, so
     // their total should stay put while the body slows and the liquid takes up what it
-    // loses. The issue asks for 1%; what is reached depends on the body. Measured over 15
-    // frames (0.15 s), the drift after the first frame and after the last: a tilted box
-    // 0.8% and 2.7%, the same box on the grid's axes 3.1% and 9.3% (its front face lies on
-    // a grid plane), a sphere 0.4% and 8.2% (gained). Without a body the blob's momentum
-    // stays within 0.07% (two halves colliding), and FLIP, PIC and APIC drift alike, so it
-    // is the coupling: in the axis-aligned box's first substep the solve's faces (each
-    // weighted by its open fraction, as the solve sees the fluid) gain 0.343 kg m/s against
-    // the body's 0.337 lost, but weighted by the particles' own masses on those faces (the
-    // particles' kernels reach into the body, where there are none) the same velocity
-    // changes carry 0.315, and the particles take up 0.299. A solve weighted by the
-    // particles' face masses would close that gap. These bounds hold what is reached.
+    // loses. The issue asks for 1%. Measured over 15 frames (0.15 s), the largest drift in
+    // any frame: a tilted box 0.97%, the same box on the grid's axes 0.91%, a sphere 0.88%
+    // (the bounds leave a quarter on top). Without a body the blob's momentum stays within
+    // 0.07%. Before G2P weighed each face's change near the bodies (coupling.wgsl
+    // `gather_scale_faces`) the particles took up to 10% less than the bodies lost, and the
+    // drifts were 4.3%, 9.7% and 6.2%: the particles' kernels reach into the body, where
+    // there are none, so the faces next to it carry less particle mass than the solve
+    // weighs them with. The sphere's also jumped by 0.5% in the frames where one of its
+    // cut cells, reached only through another, was left AIR: a pocket at zero pressure
+    // inside it (mark_cells.wgsl `cut_cells` now makes such a cell SOLID).
     let bx = BodyShape::Box {
         half_extents: (0.08, 0.06, 0.07),
     };
     let shapes = [
-        ("tilted box", bx.clone(), (0.0, 15.0, 10.0), 0.01, 0.05),
-        ("axis-aligned box", bx, (0.0, 0.0, 0.0), 0.05, 0.12),
+        ("tilted box", bx.clone(), (0.0, 15.0, 10.0), 0.01, 0.0125),
+        ("axis-aligned box", bx, (0.0, 0.0, 0.0), 0.01, 0.0125),
         (
             "sphere",
             BodyShape::Sphere { radius: 0.08 },
             (0.0, 0.0, 0.0),
             0.01,
-            0.10,
+            0.0125,
         ),
     ];
     for (name, shape, rotation, first_bound, bound) in shapes {
@@ -2477,4 +2476,124 @@ fn bodies_reaching_the_liquid_keep_the_deflated_solve_converging() {
         deflated <= plain + 12,
         "deflated {deflated}, undeflated {plain}"
     );
+}
+
+/// G2P next to bodies (coupling.wgsl `gather_scale_faces`, g2p.wgsl) against the f64
+/// reference, in a pool with a light tilted box and a heavy sphere thrown through it: each
+/// face's factor from the GPU's cell types, open fractions and P2G weights and the bodies'
+/// exact distances, then the particles' new velocities from the GPU's grids and factors,
+/// under the PIC/FLIP blend and APIC. Faces near the bodies take factors on both sides of
+/// 1 (and 0 against their SOLID cells); the rest keep 1.
+#[test]
+fn g2p_next_to_bodies_matches_the_f64_reference() {
+    use eddy::sim::liquid::views::Field;
+    let mut tilted = body(
+        BodyShape::Box {
+            half_extents: (0.12, 0.08, 0.1),
+        },
+        (0.4, 0.45, 0.45),
+        250.0,
+    );
+    tilted.rotation_deg = (20.0, 10.0, 35.0);
+    tilted.velocity = (0.4, -0.2, 0.1);
+    let mut sphere = body(BodyShape::Sphere { radius: 0.1 }, (0.7, 0.3, 0.6), 2000.0);
+    sphere.velocity = (-0.3, 0.2, 0.0);
+    for apic in [false, true] {
+        let mut scene = pool(vec![tilted.clone(), sphere.clone()]);
+        // It moves the particles before G2P; the reference starts from where they are.
+        scene.volume_correction = false;
+        if apic {
+            scene.transfer = eddy::scene::TransferKind::Apic;
+        }
+        let ctx = common::gpu();
+        let mut sim = Simulation::new(ctx.clone(), &scene).unwrap();
+        sim.keep_grid_views();
+        for _ in 0..3 {
+            sim.substep(0.01, Stage::Advect).unwrap();
+        }
+        let (pos, vel) = sim.read_particles().unwrap();
+        sim.substep(0.01, Stage::G2p).unwrap();
+        let (_, after) = sim.read_particles().unwrap();
+        let read = |f: Field| -> Vec<f64> {
+            let d = sim.read_field(f).unwrap();
+            d.values.iter().map(|&v| v as f64).collect()
+        };
+        let faces = |f: [Field; 3]| eddy::reference::MacField {
+            u: read(f[0]),
+            v: read(f[1]),
+            w: read(f[2]),
+        };
+        let concat = |m: &eddy::reference::MacField| [&m.u[..], &m.v[..], &m.w[..]].concat();
+        let types: Vec<u8> = read(Field::CellType).iter().map(|&t| t as u8).collect();
+        let open = faces([Field::OpenU, Field::OpenV, Field::OpenW]);
+        let weight = faces([Field::WeightU, Field::WeightV, Field::WeightW]);
+        let scale = faces([Field::GatherU, Field::GatherV, Field::GatherW]);
+        let gpu_bodies: Vec<GpuBody> =
+            eddy::gpu::read_buffer(&ctx, &sim.bodies.as_ref().unwrap().coupling.bodies).unwrap();
+        let rb = ref_bodies(&gpu_bodies, 2);
+        let g = Grid {
+            nx: 16,
+            ny: 16,
+            nz: 16,
+            h: scene.h(),
+        };
+        let expect = eddy::reference::bodies::gather_scale(
+            g,
+            &rb,
+            &types,
+            &concat(&open),
+            &concat(&weight),
+            scene.particles_per_cell as f64,
+            false,
+        );
+        let got = concat(&scale);
+        assert_eq!(got.len(), expect.len());
+        let (mut above, mut below, mut zero) = (0, 0, 0);
+        for (i, (&a, &b)) in got.iter().zip(&expect).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-5 * b.max(1.0),
+                "face {i}: factor {a} against the reference's {b}"
+            );
+            if b == 0.0 {
+                zero += 1;
+            } else if b > 1.0 {
+                above += 1;
+            } else if b < 1.0 {
+                below += 1;
+            }
+        }
+        eprintln!("apic {apic}: factors above 1 {above}, below {below}, zero {zero}");
+        assert!(
+            above > 50 && below > 50 && zero > 10,
+            "{above} {below} {zero}"
+        );
+        let p64 = |p: &[[f32; 4]]| -> Vec<[f64; 3]> {
+            p.iter()
+                .map(|v| [v[0] as f64, v[1] as f64, v[2] as f64])
+                .collect()
+        };
+        let new = faces([Field::U, Field::V, Field::W]);
+        let old = faces([Field::UOld, Field::VOld, Field::WOld]);
+        let expect = eddy::reference::g2p_scaled(
+            &g,
+            &p64(&pos),
+            &p64(&vel),
+            (&new, &old, &scale),
+            scene.pic_ratio,
+            apic,
+        );
+        let got = p64(&after);
+        let worst = got
+            .iter()
+            .zip(&expect)
+            .flat_map(|(a, b)| (0..3).map(move |k| (a[k] - b[k]).abs()))
+            .fold(0.0, f64::max);
+        let speed = expect
+            .iter()
+            .flat_map(|v| v.iter().map(|x| x.abs()))
+            .fold(0.0, f64::max);
+        eprintln!("apic {apic}: G2P differs by {worst:e} (fastest {speed:.3} m/s)");
+        assert!(speed > 0.05, "the bodies stirred nothing: {speed}");
+        assert!(worst < 1e-5 * speed.max(1.0), "G2P differs by {worst}");
+    }
 }

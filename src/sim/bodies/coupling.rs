@@ -22,7 +22,7 @@ crate::kernel_entries!(
     /// The entry points of coupling.wgsl.
     BodiesEntries {
         stamp, push_count, push_out, region_freeze, rhs_sum, rhs_compatible, pocket_mark, pocket_fill,
-        isolated_fill, cover_faces, cover_cells, pack_regions
+        isolated_fill, cover_faces, cover_cells, pack_regions, gather_scale_faces
     }
 );
 
@@ -383,6 +383,8 @@ impl BodyCoupling {
                 ("base_open", base_open),
                 ("push_sums", &push_sums),
                 ("face_vel", &f.vel),
+                ("acc", &f.acc),
+                ("gather_scale", &f.gather_scale),
             ],
         );
         Ok(Self {
@@ -515,6 +517,15 @@ impl BodyCoupling {
         if !fractions {
             self.kernel
                 .dispatch(pass, self.e.cover_cells, &self.group, f.num_faces());
+        }
+    }
+
+    /// The factors on the velocity change G2P gathers near the bodies (`gather_scale_faces`):
+    /// record after the cells are marked, while P2G's weights are still in `acc`.
+    pub fn record_gather_scale(&self, pass: &mut wgpu::ComputePass<'_>, f: &GridFields) {
+        if f.has_gather_scale() {
+            self.kernel
+                .dispatch(pass, self.e.gather_scale_faces, &self.group, f.num_faces());
         }
     }
 

@@ -274,6 +274,7 @@ fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
         solid_vel: small("Diffusion::unused_solid_vel"),
         open: f("Diffusion::unused_open", 4),
         open_static: None,
+        gather_scale: small("Diffusion::unused_gather_scale"),
         divergence: small("Diffusion::unused_divergence"),
         div_after: small("Diffusion::unused_div_after"),
         counters: f(

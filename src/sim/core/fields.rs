@@ -57,6 +57,10 @@ pub struct GridFields {
     /// fractions, from which the bodies' coupling rewrites `open` each substep
     /// (src/sim/bodies/coupling.wgsl, `cover_faces`). None otherwise: `open` holds them.
     pub open_static: Option<wgpu::Buffer>,
+    /// Per face, the factor on the FLIP velocity change the particles gather there (where
+    /// bodies cut faces in the liquid: src/sim/bodies/coupling.wgsl, `gather_scale`); a
+    /// placeholder otherwise (every factor 1).
+    pub gather_scale: wgpu::Buffer,
     /// Divergence before projection (1/s), for the views only: a placeholder as `weight`
     /// is until [`GridFields::keep_views`].
     pub divergence: wgpu::Buffer,
@@ -130,6 +134,7 @@ impl GridFields {
             solid_vel: f("GridFields::solid_vel", (per_solid_cell * 16).max(16)),
             open: f("GridFields::open_placeholder", 4),
             open_static: None,
+            gather_scale: f("GridFields::gather_scale_placeholder", 16),
             divergence: f("GridFields::divergence", VIEW_PLACEHOLDER),
             div_after: f("GridFields::div_after", VIEW_PLACEHOLDER),
             counters: f("GridFields::counters", COUNTERS as u64 * 4),
@@ -180,6 +185,11 @@ impl GridFields {
         true
     }
 
+    /// Whether `gather_scale` holds a factor per face (bodies cut faces in the liquid).
+    pub fn has_gather_scale(&self) -> bool {
+        self.gather_scale.size() >= self.num_faces() as u64 * 4
+    }
+
     /// Whether `solid` and `solid_vel` hold a value per cell (see [`Self::new`]).
     pub fn has_solid_cells(&self) -> bool {
         self.solid.size() >= self.num_cells() as u64 * 4
@@ -218,6 +228,13 @@ impl GridFields {
         );
         ctx.queue.write_buffer(&s, 0, bytemuck::cast_slice(open));
         self.open_static = Some(s);
+        if self.has_particles() {
+            self.gather_scale = storage_buffer(
+                &ctx.device,
+                "GridFields::gather_scale",
+                open.len() as u64 * 4,
+            );
+        }
     }
 
     /// The buffer that holds the static solids' fractions (what a moving mesh or the

@@ -28,6 +28,7 @@ impl G2p {
                 ("vel_old", &f.vel_old),
                 ("flip_delta", &p.flip_delta),
                 ("affine", &p.affine),
+                ("gather_scale", &f.gather_scale),
             ],
         );
         Self {

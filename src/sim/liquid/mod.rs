@@ -596,6 +596,9 @@ impl Mode for Liquid {
                     b.coupling.record_stamp(&mut pass, f);
                 }
                 self.mark.record(&mut pass, f);
+                if let Some(b) = &core.bodies {
+                    b.coupling.record_gather_scale(&mut pass, f);
+                }
             }
             Stage::VolumeCorrection => {
                 if Self::corrects(core) {

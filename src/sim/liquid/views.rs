@@ -37,6 +37,11 @@ pub enum Field {
     OpenU,
     OpenV,
     OpenW,
+    /// The factor on each face's FLIP change that G2P hands the particles (bodies that
+    /// cut faces: src/sim/bodies/coupling.wgsl `gather_scale_faces`; 1 elsewhere).
+    GatherU,
+    GatherV,
+    GatherW,
     CellType,
     /// Velocity of the solid in each SOLID cell (scene solids; rigid bodies' v + w x r),
     /// per component, m/s: what the boundary stage puts on the solid's faces.
@@ -69,7 +74,7 @@ pub enum Field {
 
 impl Field {
     /// The fields of the simulation grid (the multigrid levels come from [`MgField::list`]).
-    pub const ALL: [Field; 35] = [
+    pub const ALL: [Field; 38] = [
         Field::U,
         Field::V,
         Field::W,
@@ -85,6 +90,9 @@ impl Field {
         Field::OpenU,
         Field::OpenV,
         Field::OpenW,
+        Field::GatherU,
+        Field::GatherV,
+        Field::GatherW,
         Field::CellType,
         Field::SolidVelX,
         Field::SolidVelY,
@@ -122,6 +130,9 @@ impl Field {
             Field::OpenU => "open fraction of x faces",
             Field::OpenV => "open fraction of y faces",
             Field::OpenW => "open fraction of z faces",
+            Field::GatherU => "G2P factor on x faces",
+            Field::GatherV => "G2P factor on y faces",
+            Field::GatherW => "G2P factor on z faces",
             Field::SolidVelX => "solid velocity x",
             Field::SolidVelY => "solid velocity y",
             Field::SolidVelZ => "solid velocity z",
@@ -166,6 +177,9 @@ impl Field {
             Field::FlipDeltaW => "FLIP change of w, new minus after P2G (m/s)",
             Field::OpenU | Field::OpenV | Field::OpenW => {
                 "fraction of each face the solids leave open to the fluid (cut faces)"
+            }
+            Field::GatherU | Field::GatherV | Field::GatherW => {
+                "factor on each face's FLIP change G2P hands the particles (near bodies)"
             }
             Field::CellType => "AIR, FLUID or SOLID per cell",
             Field::SolidVelX => {
@@ -219,6 +233,9 @@ impl Field {
             Field::OpenU => "open_u",
             Field::OpenV => "open_v",
             Field::OpenW => "open_w",
+            Field::GatherU => "gather_u",
+            Field::GatherV => "gather_v",
+            Field::GatherW => "gather_w",
             Field::CellType => "cell_type",
             Field::SolidVelX => "solid_u",
             Field::SolidVelY => "solid_v",
@@ -244,15 +261,24 @@ impl Field {
 
     pub fn location(self) -> Location {
         match self {
-            Field::U | Field::UOld | Field::WeightU | Field::FlipDeltaU | Field::OpenU => {
-                Location::Face(0)
-            }
-            Field::V | Field::VOld | Field::WeightV | Field::FlipDeltaV | Field::OpenV => {
-                Location::Face(1)
-            }
-            Field::W | Field::WOld | Field::WeightW | Field::FlipDeltaW | Field::OpenW => {
-                Location::Face(2)
-            }
+            Field::U
+            | Field::UOld
+            | Field::WeightU
+            | Field::FlipDeltaU
+            | Field::OpenU
+            | Field::GatherU => Location::Face(0),
+            Field::V
+            | Field::VOld
+            | Field::WeightV
+            | Field::FlipDeltaV
+            | Field::OpenV
+            | Field::GatherV => Location::Face(1),
+            Field::W
+            | Field::WOld
+            | Field::WeightW
+            | Field::FlipDeltaW
+            | Field::OpenW
+            | Field::GatherW => Location::Face(2),
             _ => Location::Cell,
         }
     }
@@ -267,6 +293,9 @@ impl Field {
                 | Field::OpenU
                 | Field::OpenV
                 | Field::OpenW
+                | Field::GatherU
+                | Field::GatherV
+                | Field::GatherW
                 | Field::CellType
                 | Field::ParticleCount
                 | Field::Density
@@ -359,6 +388,13 @@ impl Simulation {
                     Field::OpenU | Field::OpenV | Field::OpenW => {
                         if self.fields.has_cut_faces() {
                             read_f32(&self.fields.open)?[r].to_vec()
+                        } else {
+                            vec![1.0; r.len()]
+                        }
+                    }
+                    Field::GatherU | Field::GatherV | Field::GatherW => {
+                        if self.fields.has_gather_scale() {
+                            read_f32(&self.fields.gather_scale)?[r].to_vec()
                         } else {
                             vec![1.0; r.len()]
                         }
