@@ -11,8 +11,7 @@
 // A cell the static solids only cut (solid SOLID_PARTIAL, src/scene/fractions.rs) is AIR
 // here with density 0: the particles never enter it. `cut_cells` then makes it FLUID when a
 // FLUID cell lies across one of its open faces, so the solve reaches the solid's surface
-// through it instead of meeting a free surface there; it is not counted as liquid. A cut
-// cell reached only through another cut cell becomes SOLID (see `cut_cells`).
+// through it instead of meeting a free surface there; it is not counted as liquid.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> count: array<u32>;
@@ -102,51 +101,24 @@ fn filter_density(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     surface[c] = sum / wsum;
 }
 
-// Whether a FLUID cell the particles marked (solid 0) lies across one of the open faces of
-// cell `x`.
-fn wet_through(x: vec3<i32>) -> bool {
-    for (var comp = 0u; comp < 3u; comp++) {
-        for (var up = 0u; up < 2u; up++) {
-            let nb = select(x - unit(comp), x + unit(comp), up == 1u);
-            if (!in_grid(nb, params.n)) { continue; }
-            let nc = cell_index(nb, params.n);
-            if (solid[nc] == 0u && cell_type[nc] == FLUID && face_open(cell_face(x, comp, up == 1u)) > 0.0) {
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-// Cut cells next to the liquid through an open face become FLUID, so the solve reaches the
-// solid's surface through them instead of meeting a free surface there. A cut cell whose
-// open faces lead only to other cut cells that do (a body's cell one further in) becomes
-// SOLID: left AIR it would be a free surface inside the solid, a pocket at zero pressure
-// beside the liquid (measured: a sphere thrown through a blob gained 0.5% momentum in each
-// frame that had one), and as FLUID its row in A would hang on a sliver of a face (a 16^3
-// `buoyancy` solve then stalled). Only cells the particles mark (solid 0) are read,
-// so the result does not depend on the order cells run in. Runs after `main`, only in scenes
-// with cut faces.
+// Cut cells next to the liquid through an open face become FLUID. Only cells the particles
+// mark (solid 0) are read, so the result does not depend on the order cells run in. Runs
+// after `main`, only in scenes with cut faces.
 @compute @workgroup_size(WORKGROUP)
 fn cut_cells(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) li: u32) {
     let c = linear_id(wg, nwg, li);
     if (c >= params.num_cells || solid[c] != SOLID_PARTIAL) { return; }
     let x = cell_coord(c, params.n);
-    if (wet_through(x)) {
-        cell_type[c] = FLUID;
-        return;
-    }
+    var wet = false;
     for (var comp = 0u; comp < 3u; comp++) {
         for (var up = 0u; up < 2u; up++) {
             let nb = select(x - unit(comp), x + unit(comp), up == 1u);
             if (!in_grid(nb, params.n)) { continue; }
             let nc = cell_index(nb, params.n);
-            if (solid[nc] == SOLID_PARTIAL && face_open(cell_face(x, comp, up == 1u)) > 0.0
-                && wet_through(nb)) {
-                cell_type[c] = SOLID;
-                return;
-            }
+            let g = cell_face(x, comp, up == 1u);
+            if (solid[nc] == 0u && cell_type[nc] == FLUID && face_open(g) > 0.0) { wet = true; }
         }
     }
+    if (wet) { cell_type[c] = FLUID; }
 }
