@@ -225,11 +225,14 @@ pub const GATHER_SCALE_MAX: f64 = 2.0;
 /// `gather_scale_faces`), faces u, v, w back to back: within [`GATHER_REACH`] cells of a
 /// body, 0 on a face against a SOLID cell, the solve's liquid over the particles' own,
 /// `rest_weight * open / weight` (at most [`GATHER_SCALE_MAX`], 0 where no particle
-/// reaches the face) on a face between two FLUID cells, and 1 elsewhere.
+/// reaches the face) on a face between two FLUID cells neither of which has an AIR
+/// neighbour that no solid cuts (`solid` 0: the free surface), and 1 elsewhere.
+#[allow(clippy::too_many_arguments)]
 pub fn gather_scale(
     g: Grid,
     bodies: &[RefBody],
     cell_type: &[u8],
+    solid: &[u32],
     open: &[f64],
     weight: &[f64],
     rest_weight: f64,
@@ -238,6 +241,14 @@ pub fn gather_scale(
     let n = g.n();
     let faces: usize = crate::scene::fractions::face_counts(n).iter().sum();
     let mut out = vec![1.0; faces];
+    let by_the_air = |x: [i64; 3]| {
+        (0..6).any(|i| {
+            let mut y = x;
+            y[i / 2] += if i % 2 == 1 { 1 } else { -1 };
+            g.cell_at(y)
+                .is_some_and(|c| cell_type[c] == super::AIR && solid[c] == 0)
+        })
+    };
     super::for_each_face(&g, |comp, f, _| {
         let slot = crate::scene::fractions::face_slot(n, comp, f);
         let x = super::transfer::face_position(&g, comp, f);
@@ -254,7 +265,7 @@ pub fn gather_scale(
         let (t0, t1) = (g.type_at(cell_type, lo), g.type_at(cell_type, hi));
         out[slot] = if t0 == super::SOLID || t1 == super::SOLID {
             0.0
-        } else if t0 == FLUID && t1 == FLUID {
+        } else if t0 == FLUID && t1 == FLUID && !by_the_air(lo) && !by_the_air(hi) {
             let w = weight[slot];
             if w > 0.0 {
                 (rest_weight * open[slot] / w).min(GATHER_SCALE_MAX)

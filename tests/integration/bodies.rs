@@ -1866,22 +1866,26 @@ fn a_body_pushed_through_a_free_blob_keeps_its_momentum() {
     // through it: the pressure only moves momentum between the liquid and the body, so
     // their total should stay put while the body slows and the liquid takes up what it
     // loses. The issue asks for 1%. Measured over 15 frames (0.15 s), the largest drift in
-    // any frame: a tilted box 0.97%, the same box on the grid's axes 0.91%, a sphere 1.40%
-    // (the bounds leave a quarter on top). Without a body the blob's momentum stays within
+    // any frame: a tilted box 1.11%, the same box on the grid's axes 1.39%, a sphere 1.44%
+    // (the bounds leave a fifth on top). Without a body the blob's momentum stays within
     // 0.07%. Before G2P weighed each face's change near the bodies (coupling.wgsl
     // `gather_scale_faces`) the particles took up to 10% less than the bodies lost, and the
     // drifts were 2.7%, 9.3% and 8.2%: the particles' kernels reach into the body, where
     // there are none, so the faces next to it carry less particle mass than the solve
-    // weighs them with. The sphere's last 0.5% came at once, in frame 11, the first frame
-    // in which two of its cut cells, reached only through other cut cells (open by under
-    // 0.05), were left AIR: a pocket at zero pressure inside it (README, G2P near bodies).
+    // weighs them with. Faces by the free surface are left unscaled: here the blob's own,
+    // three cells behind the body in the first frames, and the low-density wake it leaves
+    // (AIR cells just behind its back face from frame 5). Scaled there as well, the three
+    // stayed within 0.97%, 0.91% and 1.40%, but a 0.01x box bobbed at the surface of a pool. The
+    // sphere's last 0.5% comes at once, in frame 11, the first frame in which two of its
+    // cut cells, reached only through other cut cells (open by under 0.05), are left AIR:
+    // a pocket at zero pressure inside it (README, G2P near bodies).
     // The kinetic energy of liquid and body never rises from one frame to the next.
     let bx = BodyShape::Box {
         half_extents: (0.08, 0.06, 0.07),
     };
     let shapes = [
-        ("tilted box", bx.clone(), (0.0, 15.0, 10.0), 0.01, 0.0125),
-        ("axis-aligned box", bx, (0.0, 0.0, 0.0), 0.01, 0.0125),
+        ("tilted box", bx.clone(), (0.0, 15.0, 10.0), 0.01, 0.0175),
+        ("axis-aligned box", bx, (0.0, 0.0, 0.0), 0.01, 0.0175),
         (
             "sphere",
             BodyShape::Sphere { radius: 0.08 },
@@ -2562,10 +2566,12 @@ fn g2p_next_to_bodies_matches_the_f64_reference() {
             nz: 16,
             h: scene.h(),
         };
+        let solid: Vec<u32> = eddy::gpu::read_buffer(&ctx, &sim.fields.solid).unwrap();
         let expect = eddy::reference::bodies::gather_scale(
             g,
             &rb,
             &types,
+            &solid,
             &concat(&open),
             &concat(&weight),
             scene.particles_per_cell as f64,
