@@ -226,7 +226,8 @@ pub const GATHER_SCALE_MAX: f64 = 2.0;
 /// body, 0 on a face against a SOLID cell, the solve's liquid over the particles' own,
 /// `rest_weight * open / weight` (at most [`GATHER_SCALE_MAX`], 0 where no particle
 /// reaches the face) on a face between two FLUID cells neither of which has an AIR
-/// neighbour that no solid cuts (`solid` 0: the free surface), and 1 elsewhere.
+/// neighbour that no solid cuts (`solid` 0: the free surface), and 1 elsewhere, the
+/// domain's walls included.
 #[allow(clippy::too_many_arguments)]
 pub fn gather_scale(
     g: Grid,
@@ -251,6 +252,11 @@ pub fn gather_scale(
     };
     super::for_each_face(&g, |comp, f, _| {
         let slot = crate::scene::fractions::face_slot(n, comp, f);
+        if f[comp] == 0 || f[comp] == n[comp] {
+            // The domain's walls keep FLIP's own transfer (`cover_faces` leaves them
+            // uncovered and the distance unset).
+            return;
+        }
         let x = super::transfer::face_position(&g, comp, f);
         let d = bodies
             .iter()

@@ -2512,7 +2512,7 @@ fn bodies_reaching_the_liquid_keep_the_deflated_solve_converging() {
 /// face's factor from the GPU's cell types, open fractions and P2G weights and the bodies'
 /// exact distances, then the particles' new velocities from the GPU's grids and factors,
 /// under the PIC/FLIP blend and APIC. Faces near the bodies take factors on both sides of
-/// 1 (and 0 against their SOLID cells); the rest keep 1.
+/// 1 (and 0 against their SOLID cells); the rest keep 1, the floor's under the sphere too.
 #[test]
 fn g2p_next_to_bodies_matches_the_f64_reference() {
     use eddy::sim::liquid::views::Field;
@@ -2525,7 +2525,8 @@ fn g2p_next_to_bodies_matches_the_f64_reference() {
     );
     tilted.rotation_deg = (20.0, 10.0, 35.0);
     tilted.velocity = (0.4, -0.2, 0.1);
-    let mut sphere = body(BodyShape::Sphere { radius: 0.1 }, (0.7, 0.3, 0.6), 2000.0);
+    // The sphere 0.6 cells above the floor, whose faces keep 1.
+    let mut sphere = body(BodyShape::Sphere { radius: 0.1 }, (0.7, 0.14, 0.6), 2000.0);
     sphere.velocity = (-0.3, 0.2, 0.0);
     for apic in [false, true] {
         let mut scene = pool(vec![tilted.clone(), sphere.clone()]);

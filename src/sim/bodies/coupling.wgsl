@@ -210,17 +210,22 @@ fn cover_faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     let x = (vec3<f32>(face.f) + vec3<f32>(0.5) - 0.5 * vec3<f32>(unit(a))) * params.h;
     var best = 0.0;
     var owner = 0u;
+    // The distance to the nearest body in cells, for `gather_scale_faces` (walls: none).
+    var nearest = 1e30;
     if (!wall) {
         for (var k = 0u; k < MAX_BODIES; k++) {
             let b = bodies[k];
             if (b.centre.w == 0.0) { break; }
-            let c = clamp(0.5 - body_distance(b, x) * params.inv_h, 0.0, 1.0);
+            let d = body_distance(b, x) * params.inv_h;
+            nearest = min(nearest, d);
+            let c = clamp(0.5 - d, 0.0, 1.0);
             if (c > best) {
                 best = c;
                 owner = k + 1u;
             }
         }
     }
+    if (arrayLength(&gather_scale) >= num_faces(params)) { gather_scale[g] = nearest; }
     var o = base * (1.0 - best);
     if (o < SHARE_MIN) { o = 0.0; }
     var share = base - o;
@@ -570,7 +575,8 @@ fn pocket_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 // thrown through a free blob, tests/integration/bodies.rs). There each face's change is
 // scaled by open over the particles' share, rest_weight open / w, so the particles take up
 // what the solve moved. A face against a SOLID cell carries the body's own change: 0, none
-// of it is the liquid's. A face against AIR, or between cells by the free surface, keeps 1:
+// of it is the liquid's. A face on the domain's walls keeps 1 (FLIP's own no-penetration
+// update, as everywhere else). A face against AIR, or between cells by the free surface, keeps 1:
 // there the cells are only partly full, the solve's weight is not the liquid's mass either,
 // and FLIP's own transfer is what keeps a free blob's momentum (within 0.07%); scaled, a
 // 0.01x box floating in a 16^3 pool took the surface faces' doubled changes and bobbed at
@@ -598,13 +604,8 @@ fn gather_scale_faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgro
     if (g >= num_faces(params) || arrayLength(&gather_scale) < num_faces(params)) { return; }
     let face = face_of(g, params);
     let a = face.comp;
-    let x = (vec3<f32>(face.f) + vec3<f32>(0.5) - 0.5 * vec3<f32>(unit(a))) * params.h;
-    var d = 1e30;
-    for (var k = 0u; k < MAX_BODIES; k++) {
-        let b = bodies[k];
-        if (b.centre.w == 0.0) { break; }
-        d = min(d, body_distance(b, x) * params.inv_h);
-    }
+    // `cover_faces` left the distance to the nearest body here (in cells).
+    let d = gather_scale[g];
     var s = 1.0;
     if (d < GATHER_REACH) {
         let cells = face_cells(a, face.f);
