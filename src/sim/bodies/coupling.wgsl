@@ -574,8 +574,9 @@ fn pocket_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 // the body lost that the liquid never got (measured: up to 10% of a body's loss, a body
 // thrown through a free blob, tests/integration/bodies.rs). There each face's change is
 // scaled by open over the particles' share, rest_weight open / w, so the particles take up
-// what the solve moved. A face against a SOLID cell carries the body's own change: 0, none
-// of it is the liquid's. A face on the domain's walls keeps 1 (FLIP's own no-penetration
+// what the solve moved. A face against a SOLID cell carries the solid's velocity, imposed
+// over what P2G gave it: 0, none of that change is the liquid's (the solve gives the face no
+// liquid). A face on the domain's walls keeps 1 (FLIP's own no-penetration
 // update, as everywhere else). A face against AIR, or between cells by the free surface, keeps 1:
 // there the cells are only partly full, the solve's weight is not the liquid's mass either,
 // and FLIP's own transfer is what keeps a free blob's momentum (within 0.07%); scaled, a
