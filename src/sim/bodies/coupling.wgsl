@@ -96,7 +96,8 @@ const TWO_32: f32 = 4294967296.0;
 // The grid's face velocities (`uncover`: the smoke's, which carry over from one substep to
 // the next).
 @group(0) @binding(19) var<storage, read_write> face_vel: array<f32>;
-// P2G's (momentum, weight) sums per face, fixed point (GridFields::acc).
+// P2G's (momentum, weight) sums per face, fixed point (GridFields::acc; read only here,
+// bound read_write because `rhs` lives in the same buffer in the liquid).
 @group(0) @binding(20) var<storage, read_write> acc: array<i32>;
 // Per face, the factor on the FLIP velocity change G2P gathers there.
 @group(0) @binding(21) var<storage, read_write> gather_scale: array<f32>;
@@ -573,16 +574,18 @@ fn pocket_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 // cells carries less particle mass than the solve gave it, and the difference is momentum
 // the body lost that the liquid never got (measured: up to 10% of a body's loss, a body
 // thrown through a free blob, tests/integration/bodies.rs). There each face's change is
-// scaled by open over the particles' share, rest_weight open / w, so the particles take up
-// what the solve moved. A face against a SOLID cell carries the solid's velocity, imposed
-// over what P2G gave it: 0, none of that change is the liquid's (the solve gives the face no
-// liquid). A face on the domain's walls keeps 1 (FLIP's own no-penetration
-// update, as everywhere else). A face against AIR, or between cells by the free surface, keeps 1:
-// there the cells are only partly full, the solve's weight is not the liquid's mass either,
-// and FLIP's own transfer is what keeps a free blob's momentum (within 0.07%); scaled, a
-// 0.01x box floating in a 16^3 pool took the surface faces' doubled changes and bobbed at
-// 0.36 m/s, spinning at 3.5 rad/s, two seconds after it surfaced.
+// scaled by open over the particles' share, rest_weight open / w (at most
+// GATHER_SCALE_MAX), so the particles take up what the solve moved.
+// - A face against a SOLID cell: 0. It carries the solid's velocity, imposed over what P2G
+//   gave it, and the solve gives it no liquid.
+// - A face on the domain's walls: 1, FLIP's own no-penetration update, as everywhere else.
+// - A face against AIR, or between cells by the free surface: 1. The cells there are only
+//   partly full, the solve's weight is not the liquid's mass either, and FLIP's own
+//   transfer is what keeps a free blob's momentum (within 0.07%). Scaled, a 0.01x box
+//   floating in a 16^3 pool took the surface faces' doubled changes and bobbed at 0.36 m/s,
+//   spinning at 3.5 rad/s, two seconds after it surfaced.
 const GATHER_REACH: f32 = 1.8;
+const GATHER_SCALE_MAX: f32 = 2.0;
 
 // Whether cell `x` has an AIR neighbour across a face that no solid cuts (the free surface;
 // a body's cut cell left AIR is not air).
@@ -596,7 +599,6 @@ fn by_the_air(x: vec3<i32>) -> bool {
     }
     return false;
 }
-const GATHER_SCALE_MAX: f32 = 2.0;
 
 @compute @workgroup_size(WORKGROUP)
 fn gather_scale_faces(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
