@@ -154,8 +154,8 @@ impl Case {
 }
 
 /// What the GPU left after a substep run up to each stage, read back once, with the input
-/// it started from. Later stages run without the volume correction, so they see the
-/// uploaded positions.
+/// it started from. Later stages run without the volume correction (which moves the
+/// particles after G2P), so they see the uploaded positions.
 struct Outputs {
     scene: Scene,
     grid: cpu::Grid,
@@ -179,7 +179,11 @@ struct Outputs {
     correction: SubstepReport,
     correction_rhs: Vec<f64>,
     correction_pressure: Vec<f64>,
+    /// The particles after the correction's stage (not moved yet), and after G2P with the
+    /// correction on: moved, with the velocities they gathered before.
+    before_g2p: Vec<[f32; 4]>,
     corrected_pos: Vec<[f32; 4]>,
+    corrected_g2p_vel: Vec<[f32; 4]>,
     after_forces: cpu::MacField,
     after_boundary: cpu::MacField,
     /// Pressure: divergence, right-hand side, the packed matrix's four entries per cell
@@ -221,7 +225,10 @@ impl Outputs {
         let correction = c.run_to(Stage::VolumeCorrection);
         let correction_rhs = c.cells(Field::Rhs);
         let correction_pressure = c.cells(Field::Pressure);
-        let (corrected_pos, _) = c.sim.read_particles().unwrap();
+        let (before_g2p, _) = c.sim.read_particles().unwrap();
+        // The particles move after G2P (volume_correction.rs), which gathers where they were.
+        c.run_to(Stage::G2p);
+        let (corrected_pos, corrected_g2p_vel) = c.sim.read_particles().unwrap();
         c.sim.scene.volume_correction = false;
 
         c.run_to(Stage::Forces);
@@ -275,7 +282,9 @@ impl Outputs {
             correction,
             correction_rhs,
             correction_pressure,
+            before_g2p,
             corrected_pos,
+            corrected_g2p_vel,
             after_forces,
             after_boundary,
             pressure_report,
@@ -490,6 +499,13 @@ fn check_volume_correction(o: &Outputs) {
     assert!(e < 1e-5, "volume correction moves differ by {e}");
     let shift = max_abs_diff(&moved.concat(), &pos64(&o.pos).concat());
     assert!(shift > 1e-3 * g.h, "volume correction moved nothing");
+    // They move after G2P: up to the correction's own stage they stay put, and G2P hands
+    // them the velocities of the uncorrected run, gathered where P2G found them (the
+    // pressure solve weighs each face with those particles).
+    assert_eq!(o.before_g2p, o.pos, "the particles moved before G2P");
+    let expect = o.g2p_reference();
+    let e = max_abs_diff(&pos64(&o.corrected_g2p_vel).concat(), &expect.concat());
+    assert!(e < 1e-4, "G2P with the correction on differs by {e}");
 }
 
 /// Forces: f32 adds of g*dt, error ~1e-7.

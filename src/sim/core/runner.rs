@@ -400,13 +400,8 @@ impl Core {
         self.clock.gate.sizes()
     }
 
-    /// Whether a copy of the solves' vectors is kept ([`Runner::keep_solver_vectors`]).
-    pub(crate) fn keeps_vector_copy(&self) -> bool {
-        self.kept_vectors.is_some()
-    }
-
     /// Records the copy of the solve's vectors a reader asked to keep (after the pressure
-    /// solve, and after the volume correction's before its gradient takes their room).
+    /// solve, and after the volume correction's, before the pressure's takes their room).
     pub(crate) fn record_keep_vectors(&self, encoder: &mut wgpu::CommandEncoder) {
         if let Some(copy) = &self.keep_copy {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -901,6 +896,9 @@ impl<M: Mode> Runner<M> {
         for report in reports {
             self.account(frame, report, &mut acc)?;
         }
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.settle_push(&self.core.ctx)?;
+        }
         self.core.frame += 1;
         let substeps = self.core.substeps_in_frame;
         if until > 0 {
@@ -1145,6 +1143,11 @@ impl<M: Mode> Runner<M> {
         self.pending = None;
         self.pipe.clear();
         let ran = self.run_substep(Some(dt), last, false, dt, false)?;
+        if last == M::Stage::last() {
+            if let Some(b) = self.core.bodies.as_mut() {
+                b.settle_push(&self.core.ctx)?;
+            }
+        }
         ran.this
             .ok_or_else(|| SimError::Unsupported("a substep left its counters unread".into()))
     }

@@ -37,6 +37,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
             scene.pressure.preconditioner.is_mic(),
         )
         + Particles::bytes(particles)
+        + super::volume_correction::VolumeCorrection::potential_bytes(cells)
         + affine
         + if spaced { spacing::BYTES } else { 0 }
         + if scene.has_flow() {

@@ -428,26 +428,20 @@ impl Liquid {
         let settings = Self::correction_settings(&core.scene);
         core.pressure
             .write_config(&core.ctx, &core.pcg, &settings, false);
-        // Where the solve's vectors are kept, they are copied before the gradient takes
-        // their room (the pass is then split around the copy).
-        let keep = core.keeps_vector_copy();
         {
-            let mut pass = rec.pass_part(Stage::VolumeCorrection, true, !keep);
+            let mut pass = rec.pass_part(Stage::VolumeCorrection, true, false);
             self.volume.record_rhs(&mut pass, f);
             core.pressure.record_setup(&mut pass, f, kind, None);
             for _ in 1..settings.max_iterations {
                 core.pressure.record_iteration(&mut pass, f, kind, None);
             }
             core.pressure.record_last_iteration(&mut pass, f);
-            if !keep {
-                self.volume.record_displace(&mut pass, f, &self.particles);
-            }
         }
-        if keep {
-            core.record_keep_vectors(rec.encoder());
-            let mut pass = rec.pass_part(Stage::VolumeCorrection, false, true);
-            self.volume.record_displace(&mut pass, f, &self.particles);
-        }
+        // The potential waits for G2P (the particles move after it, see
+        // volume_correction.rs); where the solve's vectors are kept, they are copied too.
+        self.volume.record_keep_potential(rec.encoder(), &core.pcg);
+        core.record_keep_vectors(rec.encoder());
+        let _ = rec.pass_part(Stage::VolumeCorrection, false, true);
         // bb, rr and iterations of the solve's state header go to the counters.
         rec.encoder().copy_buffer_to_buffer(
             &core.pcg.state,
@@ -660,6 +654,11 @@ impl Mode for Liquid {
             Stage::G2p => {
                 let mut pass = rec.pass(stage);
                 self.g2p.record(&mut pass, &self.particles);
+                // The volume correction's move, once G2P has handed the particles the
+                // pressure's change where P2G found them (volume_correction.rs).
+                if Self::corrects(core) {
+                    self.volume.record_displace(&mut pass, f, &self.particles);
+                }
             }
             Stage::Spacing => {
                 if let (Some(spacing), true) = (&self.spacing, core.scene.particle_spacing > 0.0) {
