@@ -226,7 +226,8 @@ pub const GATHER_SCALE_MAX: f64 = 2.0;
 /// body, 0 on a face against a SOLID cell, the solve's liquid over the particles' own,
 /// `rest_weight * open / weight` (at most [`GATHER_SCALE_MAX`], 0 where no particle
 /// reaches the face) on a face between two FLUID cells neither of which has an AIR
-/// neighbour that no solid cuts (`solid` 0: the free surface), and 1 elsewhere, the
+/// neighbour that no solid cuts (`solid` 0: the free surface), the same ratio where it is
+/// under 1 on the other faces (by AIR: only ever scaled down), and 1 elsewhere, the
 /// domain's walls included.
 #[allow(clippy::too_many_arguments)]
 pub fn gather_scale(
@@ -271,15 +272,19 @@ pub fn gather_scale(
         let (t0, t1) = (g.type_at(cell_type, lo), g.type_at(cell_type, hi));
         out[slot] = if t0 == super::SOLID || t1 == super::SOLID {
             0.0
-        } else if t0 == FLUID && t1 == FLUID && !by_the_air(lo) && !by_the_air(hi) {
-            let w = weight[slot];
-            if w > 0.0 {
-                (rest_weight * open[slot] / w).min(GATHER_SCALE_MAX)
-            } else {
-                0.0
-            }
         } else {
-            1.0
+            let (w, share) = (weight[slot], rest_weight * open[slot]);
+            if t0 == FLUID && t1 == FLUID && !by_the_air(lo) && !by_the_air(hi) {
+                if w > 0.0 {
+                    (share / w).min(GATHER_SCALE_MAX)
+                } else {
+                    0.0
+                }
+            } else if w > share {
+                share / w
+            } else {
+                1.0
+            }
         };
     });
     out
