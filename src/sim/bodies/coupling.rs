@@ -770,13 +770,14 @@ impl Bodies {
     }
 
     /// Takes the last push-out's momentum off the bodies now instead of in the next
-    /// substep (after a frame's last substep, and after a lone full one): the state a frame
-    /// leaves, what is written out, saved and shown, then holds the liquid's and the
-    /// bodies' momentum together. Without it each frame ends with the particles holding
-    /// what the push gave them and the bodies still holding it too: 1-2% of a thrown
-    /// body's momentum counted twice in a frame after it enters the liquid. One small read
-    /// (12 words a body); the GPU's sums are cleared, so the next substep takes nothing
-    /// more off.
+    /// substep (after a frame's last substep): the state a frame leaves, what is written
+    /// out, saved and shown, then holds the liquid's and the bodies' momentum together.
+    /// Without it each frame ends with the particles holding what the push gave them and
+    /// the bodies still holding it too: 1-2% of a thrown body's momentum counted twice in
+    /// a frame after it enters the liquid. One small read a frame (12 words a body); the
+    /// GPU's sums are cleared, so the next substep takes nothing more off. A lone substep
+    /// (`Runner::substep`, the viewer's stepping) leaves it to the next, as every substep
+    /// inside a frame does: no read beyond the substep's own.
     pub fn settle_push(&mut self, ctx: &GpuContext) -> Result<(), SimError> {
         let Some(sums) = self.coupling.push_sums() else {
             return Ok(());

@@ -1143,11 +1143,6 @@ impl<M: Mode> Runner<M> {
         self.pending = None;
         self.pipe.clear();
         let ran = self.run_substep(Some(dt), last, false, dt, false)?;
-        if last == M::Stage::last() {
-            if let Some(b) = self.core.bodies.as_mut() {
-                b.settle_push(&self.core.ctx)?;
-            }
-        }
         ran.this
             .ok_or_else(|| SimError::Unsupported("a substep left its counters unread".into()))
     }
