@@ -1892,7 +1892,7 @@ fn a_body_pushed_through_a_free_blob_keeps_its_momentum() {
     //   scaled down: left at 1, the particles crowding a face the body mostly covers took
     //   five times what the solve moved there (the sphere 1.1%, the box 1.0% at 32^3);
     // - the volume correction moving the particles after G2P, not before: moved first,
-    //   they gathered the change away from where P2G weighed them (the liquid took 4% less
+    //   they gathered the change away from where P2G weighed them (the liquid took 3% less
     //   than the box lost in the first substep);
     // - a frame's last push-out taken off the bodies as the frame ends
     //   (`Bodies::settle_push`): left to the next substep, each frame ended with 1-2% of

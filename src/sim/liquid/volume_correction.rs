@@ -12,8 +12,8 @@
 //! after G2P: the pressure solve weighs each face with the particles P2G put around it,
 //! and G2P must hand the change back to those same particles where they were. Moved
 //! first, they gathered the change at new places, and next to a body thrown through a
-//! free blob the liquid took up 4% less momentum than the body lost in the first substep.
-//! The potential waits in a buffer of its own ([`VolumeCorrection::potential`]) while the
+//! free blob the liquid took up 3% less momentum than the body lost in the first substep.
+//! The potential waits in a buffer of its own (`VolumeCorrection::potential`) while the
 //! pressure solve uses the solution vector.
 
 use crate::gpu::{storage_buffer, Kernel};
