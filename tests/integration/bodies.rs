@@ -1890,7 +1890,7 @@ fn a_body_pushed_through_a_free_blob_keeps_its_momentum() {
     //   particles' own (coupling.wgsl `gather_scale_faces`): without it 2.7%, 9.3%, 8.2%;
     // - by the free surface and in the AIR pockets a body's cut cells leave, only ever
     //   scaled down: left at 1, the particles crowding a face the body mostly covers took
-    //   five times what the solve moved there (the sphere 1.1%, the box 1.0% at 32^3);
+    //   far more than the solve moved there (the sphere 1.1%, the box 1.0% at 32^3);
     // - the volume correction moving the particles after G2P, not before: moved first,
     //   they gathered the change away from where P2G weighed them (the liquid took 3% less
     //   than the box lost in the first substep);
