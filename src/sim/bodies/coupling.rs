@@ -91,8 +91,10 @@ pub use crate::gpu::constants::{BODY_SHAPE_BOX as SHAPE_BOX, BODY_SHAPE_SPHERE a
 /// Bytes of the sums: the right-hand side's i64 sum per region, then its FLUID cells.
 const SUMS_BYTES: u64 = (MAX_REGIONS * 12) as u64;
 
-/// u32 words of the push-out's momentum sums: per body 6 values of two words.
-pub const PUSH_WORDS: u64 = (MAX_BODIES * 12) as u64;
+/// u32 words of the push-out's momentum sums of one body: 6 values of two words.
+const PUSH_WORDS_PER_BODY: u64 = 12;
+/// u32 words of the push-out's momentum sums of every body.
+pub const PUSH_WORDS: u64 = MAX_BODIES as u64 * PUSH_WORDS_PER_BODY;
 /// u32 words of `push_sums`: the momentum sums, then the particles inside each body
 /// (coupling.wgsl's PUSH_COUNT_BASE).
 const PUSH_BUFFER_WORDS: u64 = PUSH_WORDS + MAX_BODIES as u64;
@@ -783,18 +785,8 @@ impl Bodies {
             return Ok(());
         };
         let n = self.set.bodies.len();
-        let words: Vec<u32> = crate::gpu::read_buffer_range(ctx, sums, 0, n as u64 * 48)?;
-        for (b, (p, l)) in self
-            .set
-            .bodies
-            .iter_mut()
-            .zip(BodyCoupling::decode_push(&words, n))
-        {
-            if b.is_dynamic() {
-                b.momentum -= p;
-                b.angular_momentum -= l;
-            }
-        }
+        let bytes = n as u64 * PUSH_WORDS_PER_BODY * 4;
+        let words: Vec<u32> = crate::gpu::read_buffer_range(ctx, sums, 0, bytes)?;
         let mut enc = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -802,7 +794,19 @@ impl Bodies {
             });
         enc.clear_buffer(sums, 0, None);
         ctx.submit(enc.finish());
+        self.take_off(BodyCoupling::decode_push(&words, n));
         Ok(())
+    }
+
+    /// Takes what a push-out gave the liquid (linear and angular momentum, per body) off
+    /// the dynamic bodies.
+    fn take_off(&mut self, pushed: Vec<(DVec3, DVec3)>) {
+        for (b, (p, l)) in self.set.bodies.iter_mut().zip(pushed) {
+            if b.is_dynamic() {
+                b.momentum -= p;
+                b.angular_momentum -= l;
+            }
+        }
     }
 
     /// The fluid's force on each body over a substep of `dt`, from the sums the substep
@@ -836,17 +840,8 @@ impl Bodies {
         // What the push-out before this substep gave the liquid, the bodies lose (the GPU
         // took it off the velocities this substep started from): momentum stays with the
         // two.
-        for (b, (p, l)) in self
-            .set
-            .bodies
-            .iter_mut()
-            .zip(std::mem::take(&mut self.pushed))
-        {
-            if b.is_dynamic() {
-                b.momentum -= p;
-                b.angular_momentum -= l;
-            }
-        }
+        let pushed = std::mem::take(&mut self.pushed);
+        self.take_off(pushed);
         self.set.set_fluid_forces(&forces);
         self.set.step(dt);
         self.set

@@ -586,8 +586,8 @@ fn pocket_fill(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
 //   at 0.36 m/s, spinning at 3.5 rad/s, two seconds after it surfaced. But particles crowd
 //   faces a body mostly covers (by its wake, in the AIR pockets of its cut cells), and at 1
 //   they took far more than the solve moved there (at 32^3, in one substep, 0.0078 kg m/s
-//   by a thrown box's wake where the box lost 0.0014): the blob's sphere lost 1.1% of the
-//   momentum at once.
+//   by a thrown box's wake where the box lost 0.0014): the blob's sphere lost 0.6% of the
+//   momentum at once (1.1% over 15 frames).
 const GATHER_REACH: f32 = 1.8;
 const GATHER_SCALE_MAX: f32 = 2.0;
 
