@@ -6,11 +6,30 @@ use super::*;
 /// cells (a reference P2G over every particle).
 pub(crate) const FLUID_ESTIMATE_MAX_PARTICLES: usize = 4 << 20;
 
-/// Warnings for a liquid scene that would simulate nothing, from its seeding.
-pub(crate) fn seeding_warnings(scene: &Scene) -> Vec<String> {
+/// Warnings for a liquid scene: from its seeding, when it would simulate nothing, and
+/// for its dynamic bodies too thin for the grid to float them faithfully.
+pub(crate) fn scene_warnings(scene: &Scene) -> Vec<String> {
     if scene.kind != SceneKind::Liquid {
         return Vec::new();
     }
+    let mut w = seeding_warnings(scene);
+    if let Some(set) = eddy::sim::bodies::BodySet::from_scene(scene) {
+        let h = scene.h();
+        for (i, cells) in set.thin_bodies(h) {
+            w.push(format!(
+                "body {i} spans {cells:.1} cells across its thinnest side ({:.4} m, cells of \
+                 {h:.4} m): under {} cells a floating body is under-resolved, and its rocking \
+                 can gain energy instead of dying out; raise the resolution or make it larger",
+                cells * h,
+                eddy::sim::bodies::THIN_BODY_CELLS
+            ));
+        }
+    }
+    w
+}
+
+/// Warnings for a liquid scene that would simulate nothing, from its seeding.
+fn seeding_warnings(scene: &Scene) -> Vec<String> {
     let per_shape = scene.seeded_cells_per_shape();
     let mut w: Vec<String> = per_shape
         .iter()
@@ -196,7 +215,7 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         text.push_str(&s);
         text.push('\n');
     };
-    let mut warnings = seeding_warnings(&scene);
+    let mut warnings = scene_warnings(&scene);
     line(format!("scene       {} ({})", scene.name, path.display()));
     line(format!("kind        {:?}", scene.kind));
     line(format!(

@@ -38,7 +38,7 @@ mod view;
 
 use bench::{check_json_path, run_bench};
 use check::check;
-use check::seeding_warnings;
+use check::scene_warnings;
 use out_dir::prepare_out;
 use run::{run, with_resolution_flag, RunOptions};
 use signals::{signal_name, StopRequest};

@@ -498,7 +498,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             );
         }
     }
-    for w in seeding_warnings(scene) {
+    for w in scene_warnings(scene) {
         note!("warning: {}: {w}", opts.scene_path.display());
     }
     // Created once the simulation is set up, so a scene the adapter refuses leaves --out

@@ -628,6 +628,9 @@ fn smoke_settings(ui: &mut egui::Ui, s: &mut SmokeSettings) -> bool {
 pub struct BodyRow {
     pub shape: String,
     pub mass: f64,
+    /// Cells across the body's thinnest side (a dynamic body in the liquid; None otherwise)
+    /// and whether that is under [`crate::sim::bodies::THIN_BODY_CELLS`].
+    pub cells_across: Option<(f64, bool)>,
     pub velocity: [f64; 3],
     pub omega: [f64; 3],
     /// The fluid's force and torque in the last substep: from the pressure the solve found
@@ -649,9 +652,10 @@ pub struct BodiesPanel {
 }
 
 impl BodiesPanel {
-    /// Reads the bodies' current state.
-    pub fn update(&mut self, set: &crate::sim::bodies::BodySet) {
+    /// Reads the bodies' current state (`h`: the grid's cell size, m).
+    pub fn update(&mut self, set: &crate::sim::bodies::BodySet, h: f64) {
         use crate::sim::bodies::Solid;
+        let thin = set.thin_bodies(h);
         let v3 = |v: glam::DVec3| [v.x, v.y, v.z];
         self.scheme = set.scheme;
         self.rows = set
@@ -665,7 +669,10 @@ impl BodiesPanel {
                 };
                 (b, correction)
             })
-            .map(|(b, correction)| BodyRow {
+            .enumerate()
+            .map(|(i, (b, correction))| BodyRow {
+                cells_across: (b.is_dynamic() && !set.slice)
+                    .then(|| (b.thinnest(false) / h, thin.iter().any(|(j, _)| *j == i))),
                 shape: match b.solid {
                     Solid::Box { .. } => format!("box, {:?}", b.motion).to_lowercase(),
                     Solid::Sphere { .. } if set.slice => {
@@ -703,6 +710,23 @@ impl BodiesPanel {
                 ui.label("mass");
                 ui.label(format!("{:.4} kg", r.mass));
                 ui.end_row();
+                if let Some((cells, thin)) = r.cells_across {
+                    ui.label("resolution").on_hover_text(format!(
+                        "cells across the body's thinnest side; under {} a floating body is \
+                         under-resolved and its rocking can gain energy instead of dying out",
+                        crate::sim::bodies::THIN_BODY_CELLS
+                    ));
+                    let text = format!("{cells:.1} cells across");
+                    if thin {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("{text}: too thin for the grid"),
+                        );
+                    } else {
+                        ui.label(text);
+                    }
+                    ui.end_row();
+                }
                 ui.label("velocity");
                 ui.label(format!("{} m/s", v(r.velocity)));
                 ui.end_row();

@@ -358,7 +358,7 @@ impl Viewer {
                 .show(ui, |ui| {
                     self.stats.ui(ui);
                     if let Some(b) = self.sim.bodies() {
-                        self.bodies.update(&b.set);
+                        self.bodies.update(&b.set, self.sim.scene().h());
                         ui.separator();
                         egui::CollapsingHeader::new("Bodies")
                             .default_open(true)

@@ -340,6 +340,52 @@ fn scenes_that_simulate_nothing_are_warned_about() {
     }
 }
 
+#[test]
+fn bodies_too_thin_for_the_grid_are_warned_about() {
+    // A box 0.1 m thin on a 16^3 grid of 1 m spans 1.6 cells (under the 3 a floating body
+    // needs; see `THIN_BODY_CELLS`), 3.2 cells at 32^3. Held fixed, it cannot rock.
+    let dir = scratch("thin");
+    let scene = |motion: &str, n: u32| {
+        format!(
+            "(domain: (1.0, 1.0, 1.0), resolution: ({n}, {n}, {n}), \
+             fluid: [Box(min: (0,0,0), max: (1.0,0.5,1.0))], \
+             bodies: [(shape: Sphere(radius: 0.15), center: (0.25, 0.5, 0.25), density: 500.0), \
+             (shape: Box(half_extents: (0.08, 0.05, 0.08)), center: (0.7, 0.5, 0.7), \
+             density: 500.0, motion: {motion})])"
+        )
+    };
+    let thin = dir.join("thin.ron");
+    std::fs::write(&thin, scene("dynamic", 16)).unwrap();
+    let fine = dir.join("fine.ron");
+    std::fs::write(&fine, scene("dynamic", 32)).unwrap();
+    let fixed = dir.join("fixed.ron");
+    std::fs::write(&fixed, scene("fixed", 16)).unwrap();
+    let needle = "body 1 spans 1.6 cells across its thinnest side";
+    let out = eddy(&["check", thin.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(needle), "missing {needle:?} in {err}");
+    assert!(!err.contains("body 0 spans"), "the 4.8-cell ball: {err}");
+    for path in [&fine, &fixed] {
+        let out = eddy(&["check", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {err}", path.display());
+        assert!(!err.contains("spans"), "{}: {err}", path.display());
+    }
+    let out_dir = dir.join("out");
+    let out = eddy(&[
+        "run",
+        thin.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(needle), "run: missing {needle:?} in {err}");
+}
+
 fn tiny_liquid() -> Scene {
     Scene::parse(GOOD, Path::new("tiny.ron")).unwrap()
 }
