@@ -346,7 +346,8 @@ pub struct BodySet {
 /// that its floating is under-resolved. A box at half the water's density (faces cut by
 /// the grid), tilted 5 degrees at its waterline in a still pool, 1.6 cells thin at 16^3
 /// and centred at (0.75, 0.5, 0.3) m: the liquid's kinetic energy doubled from the first
-/// second to the third (0.0052 to 0.0112 J), the box rocking at 0.66 and then 0.87 rad/s;
+/// second to the third (0.0052 to 0.0112 J, out of potential energy: the total did not
+/// grow), the box rocking at 0.66 and then 0.87 rad/s;
 /// at 24^3 (2.4 cells) it kept rocking at 0.4-0.5 rad/s; at 32^3 (3.2 cells) its rocking
 /// died down (0.7 to 0.13 rad/s in two seconds). Held fixed, the thin box let the pool
 /// calm down. The thin box calmed the pool at three other places, so thin is not always
