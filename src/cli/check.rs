@@ -19,7 +19,7 @@ pub(crate) fn scene_warnings(scene: &Scene) -> Vec<String> {
             w.push(format!(
                 "body {i} spans {cells:.1} cells across its thinnest side ({:.4} m, cells of \
                  {h:.4} m): under {} cells a floating body is under-resolved, and its rocking \
-                 can gain energy instead of dying out; raise the resolution or make it larger",
+                 can grow instead of dying out; raise the resolution or make it larger",
                 cells * h,
                 eddy::sim::bodies::THIN_BODY_CELLS
             ));

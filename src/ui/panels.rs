@@ -654,8 +654,7 @@ pub struct BodiesPanel {
 impl BodiesPanel {
     /// Reads the bodies' current state (`h`: the grid's cell size, m).
     pub fn update(&mut self, set: &crate::sim::bodies::BodySet, h: f64) {
-        use crate::sim::bodies::Solid;
-        let thin = set.thin_bodies(h);
+        use crate::sim::bodies::{Solid, THIN_BODY_CELLS};
         let v3 = |v: glam::DVec3| [v.x, v.y, v.z];
         self.scheme = set.scheme;
         self.rows = set
@@ -669,10 +668,10 @@ impl BodiesPanel {
                 };
                 (b, correction)
             })
-            .enumerate()
-            .map(|(i, (b, correction))| BodyRow {
-                cells_across: (b.is_dynamic() && !set.slice)
-                    .then(|| (b.thinnest(false) / h, thin.iter().any(|(j, _)| *j == i))),
+            .map(|(b, correction)| BodyRow {
+                cells_across: set
+                    .cells_across(b, h)
+                    .map(|cells| (cells, cells < THIN_BODY_CELLS)),
                 shape: match b.solid {
                     Solid::Box { .. } => format!("box, {:?}", b.motion).to_lowercase(),
                     Solid::Sphere { .. } if set.slice => {
@@ -713,7 +712,7 @@ impl BodiesPanel {
                 if let Some((cells, thin)) = r.cells_across {
                     ui.label("resolution").on_hover_text(format!(
                         "cells across the body's thinnest side; under {} a floating body is \
-                         under-resolved and its rocking can gain energy instead of dying out",
+                         under-resolved and its rocking can grow instead of dying out",
                         crate::sim::bodies::THIN_BODY_CELLS
                     ));
                     let text = format!("{cells:.1} cells across");

@@ -207,11 +207,10 @@ impl RigidBody {
         self.motion == BodyMotion::Dynamic
     }
 
-    /// The body's extent across its thinnest side, m (a slice's prism: in x and y only).
-    pub fn thinnest(&self, slice: bool) -> f64 {
+    /// The body's extent across its thinnest side, m.
+    pub fn thinnest(&self) -> f64 {
         match self.solid {
             Solid::Sphere { radius } => 2.0 * radius,
-            Solid::Box { half } if slice => 2.0 * half.x.min(half.y),
             Solid::Box { half } => 2.0 * half.min_element(),
         }
     }
@@ -420,17 +419,19 @@ impl BodySet {
 }
 
 impl BodySet {
-    /// The dynamic bodies of a liquid thinner than [`THIN_BODY_CELLS`] cells of `h` m:
-    /// each one's index and the cells it spans across its thinnest side.
+    /// Cells of `h` m that `b` spans across its thinnest side, for a dynamic body of a
+    /// liquid (what [`THIN_BODY_CELLS`] bounds); None for other bodies and in a slice.
+    pub fn cells_across(&self, b: &RigidBody, h: f64) -> Option<f64> {
+        (b.is_dynamic() && !self.slice).then(|| b.thinnest() / h)
+    }
+
+    /// The bodies under [`THIN_BODY_CELLS`] (see [`BodySet::cells_across`]): each one's
+    /// index and the cells it spans.
     pub fn thin_bodies(&self, h: f64) -> Vec<(usize, f64)> {
-        if self.slice {
-            return Vec::new();
-        }
         self.bodies
             .iter()
             .enumerate()
-            .filter(|(_, b)| b.is_dynamic())
-            .map(|(i, b)| (i, b.thinnest(false) / h))
+            .filter_map(|(i, b)| Some((i, self.cells_across(b, h)?)))
             .filter(|(_, cells)| *cells < THIN_BODY_CELLS)
             .collect()
     }
