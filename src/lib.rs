@@ -8,6 +8,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod bench;
+pub mod files;
 pub mod gpu;
 pub mod mesh;
 pub mod output;

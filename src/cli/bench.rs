@@ -98,7 +98,7 @@ pub(crate) fn bench_system(
         "adapter: {}\nsystem {}: {}, {} FLUID cells of {:?}, tolerance {tolerance:e}",
         ctx.describe(),
         dir.display(),
-        sys.origin,
+        eddy::files::printable(&sys.origin, 200),
         sys.fluid_cells(),
         sys.dims,
     );

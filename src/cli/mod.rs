@@ -575,6 +575,9 @@ fn real_main() -> Result<ExitCode> {
 /// Writes `text` to stdout. A reader that went away (`eddy check s.ron | head -1`) is a
 /// normal end; any other failure (a full disk) is an error.
 pub(crate) fn print_stdout(text: &str) -> Result<()> {
+    // What reaches the terminal is escaped here as on stderr: paths, scene and mesh names
+    // and a system's origin come from the user's files and arguments.
+    let text = escape_controls(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -582,13 +585,13 @@ pub(crate) fn print_stdout(text: &str) -> Result<()> {
     }
 }
 
-/// `text` with its control characters (a terminal escape in a file name, say) written as
-/// `\u{1b}` escapes, so a message can never drive the user's terminal; line breaks and tabs
-/// stay as they are.
+/// `text` with its control characters (a terminal escape in a file name, say) and Unicode
+/// bidirectional overrides written as `\u{1b}` escapes, so a message can never drive the
+/// user's terminal or reorder what they read; line breaks and tabs stay as they are.
 pub(crate) fn escape_controls(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() && c != '\n' && c != '\t' {
+            if eddy::files::is_unsafe_char(c) {
                 c.escape_unicode().to_string()
             } else {
                 c.to_string()

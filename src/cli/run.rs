@@ -109,9 +109,68 @@ pub(crate) fn open_resume(
     if !dir.is_dir() {
         bail!("--resume {}: no such folder", dir.display());
     }
-    eddy::output::checkpoint::newest(dir).map_err(|e| {
+    eddy::output::refuse_foreign_outputs(dir).map_err(|e| {
+        anyhow!(
+            "cannot resume {}: {e} (nothing in the folder was changed)",
+            dir.display()
+        )
+    })?;
+    let (path, c) = eddy::output::checkpoint::newest(dir).map_err(|e| {
         anyhow!("cannot resume: {e} (nothing in the folder was changed; remove or rename a damaged checkpoint to resume from the one before it)")
-    })
+    })?;
+    check_checkpoint_is_the_folders(dir, &path, &c)?;
+    Ok((path, c))
+}
+
+/// A checkpoint resumed in a folder must be that folder's run's: stats.csv's row of its
+/// frame (written before the checkpoint) gives the same time and, for a liquid, the same
+/// particle count. A checkpoint copied in from another run would otherwise go on writing
+/// another scene's rows under this run's.
+fn check_checkpoint_is_the_folders(
+    dir: &Path,
+    path: &Path,
+    c: &eddy::output::checkpoint::Checkpoint,
+) -> Result<()> {
+    let stats = dir.join("stats.csv");
+    let frame = c.state.frame;
+    let refuse = |why: String| {
+        anyhow!(
+            "cannot resume from {}: {why} (nothing in the folder was changed)",
+            path.display()
+        )
+    };
+    let row = eddy::output::row_of_frame(&stats, frame)
+        .map_err(|e| refuse(format!("{}: {e}", stats.display())))?
+        .ok_or_else(|| {
+            refuse(format!(
+                "{} has no row of its frame {frame}, which the run that wrote it wrote first:                  the checkpoint is another run's",
+                stats.display()
+            ))
+        })?;
+    let time = format!("{:.6}", c.state.time);
+    let mut differs = Vec::new();
+    if row.get(1).map(String::as_str) != Some(time.as_str()) {
+        differs.push(format!(
+            "time {time} s against stats.csv's {}",
+            eddy::files::printable(row.get(1).map_or("", |s| s.as_str()), 40)
+        ));
+    }
+    if let Some(n) = c.particle_count() {
+        if row.get(3).map(String::as_str) != Some(n.to_string().as_str()) {
+            differs.push(format!(
+                "{n} particles against stats.csv's {}",
+                eddy::files::printable(row.get(3).map_or("", |s| s.as_str()), 40)
+            ));
+        }
+    }
+    if !differs.is_empty() {
+        return Err(refuse(format!(
+            "at frame {frame} it holds {}: the checkpoint is not of the run in this folder \
+             (copied from another?)",
+            differs.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// A resumed run's scene must be the checkpoint's unless `--allow-scene-change` says
@@ -369,6 +428,13 @@ pub(crate) fn check_invariants(
             }
         );
     }
+    check_state(sim, scene, st.frame)
+}
+
+/// `--check-invariants`' checks of a state (after frame `frame`): every particle (tracer)
+/// finite and inside the domain, every body finite and inside it up to a cell. Also run on
+/// a resumed run's restored state, before its first frame.
+pub(crate) fn check_state(sim: &RunSim, scene: &Scene, frame: u64) -> Result<()> {
     let d = scene.domain_size();
     let axes = if scene.kind == SceneKind::Smoke { 2 } else { 3 };
     let pos = sim.positions()?;
@@ -385,7 +451,7 @@ pub(crate) fn check_invariants(
         bail!(
             "frame {}: {outside} of {} particles are outside the domain [0, {:?}] or not finite \
              (first: {first})",
-            st.frame,
+            frame,
             pos.len(),
             scene.domain
         );
@@ -402,7 +468,7 @@ pub(crate) fn check_invariants(
                 bail!(
                     "frame {}: body {i} (centre {:.4?} m, half extents {:.4?} m) is not finite \
                      or reaches more than a cell outside the domain [0, {:?}]",
-                    st.frame,
+                    frame,
                     b.position.to_array(),
                     half.to_array(),
                     scene.domain
@@ -489,6 +555,14 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
                 opts.out.display()
             )
         })?;
+        if opts.check_invariants {
+            check_state(&sim, scene, start_frame).with_context(|| {
+                format!(
+                    "the checkpoint of frame {start_frame} in {}",
+                    opts.out.display()
+                )
+            })?;
+        }
         if c.eddy_version != env!("CARGO_PKG_VERSION") {
             note!(
                 "warning: the checkpoint was written by eddy {}, this is {}: the resumed run \
@@ -540,7 +614,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             );
         }
         if let Some(c) = caches.as_mut() {
-            c.resume(start_frame)?;
+            c.resume(start_frame, scene.frame_dt)?;
         }
         note!(
             "resuming at frame {start_frame} (t = {:.6} s) from {}",
@@ -924,10 +998,23 @@ impl FieldCaches {
     }
 
     /// A resumed run: the collection keeps the files of frames up to `frame`.
-    fn resume(&mut self, frame: u64) -> Result<()> {
+    fn resume(&mut self, frame: u64, frame_dt: f64) -> Result<()> {
         let path = self.out.join("fields.pvd");
-        self.collection = eddy::output::vtk::Collection::resume(path.clone(), frame)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let (collection, added) =
+            eddy::output::vtk::Collection::resume(path.clone(), frame, frame_dt)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+        if added > 0 {
+            note!(
+                "{}: listed {} of the earlier frames it was missing (the collection was \
+                 missing, damaged or cut short; their times are their frames' ends)",
+                path.display(),
+                count(added as u64, "cache file")
+            );
+            collection
+                .write()
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        self.collection = collection;
         Ok(())
     }
 

@@ -15,6 +15,11 @@ use std::path::{Path, PathBuf};
 
 /// The version of the layout above; a file of another version is refused.
 pub const FORMAT_VERSION: u32 = 1;
+/// The largest checkpoint eddy reads: more than any one GPU's memory holds (a state is
+/// what the simulation keeps on its GPU), so a larger file is not one eddy wrote.
+pub const MAX_CHECKPOINT_BYTES: u64 = 256 << 30;
+/// The longest version string a checkpoint's header may carry.
+const MAX_VERSION_CHARS: usize = 64;
 const MAGIC: &[u8; 8] = b"EDDYCKPT";
 
 /// Why a checkpoint cannot be used.
@@ -53,6 +58,15 @@ pub struct Checkpoint {
     /// The scene it was run with.
     pub scene: Scene,
     pub state: SimState,
+}
+
+impl Checkpoint {
+    /// The liquid's particle count the state holds (None for smoke, or when absent).
+    pub fn particle_count(&self) -> Option<u64> {
+        let b = self.state.get("particles").ok()?;
+        let w = f64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+        (w.is_finite() && w >= 0.0 && w <= u32::MAX as f64).then_some(w as u64)
+    }
 }
 
 /// The checkpoint of frame `frame` in an output folder.
@@ -134,8 +148,11 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> 
         .ok_or_else(truncated)?;
     let header: Header = serde_json::from_slice(&bytes[20..header_end])
         .map_err(|_| bad("damaged: its header does not parse (checksum not reached)".into()))?;
-    let total: u64 = header.sections.iter().map(|(_, n)| *n).sum();
-    if header_end as u64 + total != body.len() as u64 {
+    // Section lengths are read from the file: summed without wrapping, so a table that adds
+    // past 2^64 is damage, never a short sum that slices out of bounds.
+    let total = crate::files::checked_sum(header.sections.iter().map(|(_, n)| *n))
+        .and_then(|t| t.checked_add(header_end as u64));
+    if total != Some(body.len() as u64) {
         return Err(truncated());
     }
     if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().unwrap()) {
@@ -146,8 +163,36 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> 
     let kind = match header.kind.as_str() {
         "liquid" => SceneKind::Liquid,
         "smoke" => SceneKind::Smoke,
-        k => return Err(bad(format!("unknown mode {k:?}"))),
+        k => {
+            return Err(bad(format!(
+                "unknown mode \"{}\"",
+                crate::files::printable(k, 32)
+            )))
+        }
     };
+    if header.eddy_version.chars().count() > MAX_VERSION_CHARS
+        || header
+            .eddy_version
+            .chars()
+            .any(crate::files::is_unsafe_char)
+    {
+        return Err(bad(format!(
+            "its header's eddy version \"{}\" is not a version eddy writes",
+            crate::files::printable(&header.eddy_version, MAX_VERSION_CHARS)
+        )));
+    }
+    // A checkpoint's name carries its frame; a file whose header says another frame was
+    // renamed or damaged, and resuming from it would drop the wrong frames' outputs.
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if let Some(named) = frame_of(name) {
+        if named != header.frame {
+            return Err(bad(format!(
+                "its header is of frame {}, its name of frame {named}: the file was renamed or \
+                 damaged (a checkpoint keeps the name eddy gave it)",
+                header.frame
+            )));
+        }
+    }
     let scene = match &header.mesh_folder {
         Some(f) => Scene::parse_with(
             &header.scene,
@@ -157,6 +202,7 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> 
         None => Scene::parse(&header.scene, path),
     }
     .map_err(|e| bad(format!("its scene does not load: {e}")))?;
+    check_clock(header.frame, header.time, scene.frame_dt).map_err(bad)?;
     let mut at = header_end;
     let sections = header
         .sections
@@ -179,6 +225,20 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<Checkpoint, CheckpointError> 
     })
 }
 
+/// A checkpoint's clock must be a clock eddy could have reached: finite, not negative, and
+/// at the end of its frame (the frames' substeps end exactly on the frame; half a frame is
+/// room for the f32 substeps' rounding).
+fn check_clock(frame: u64, time: f64, frame_dt: f64) -> Result<(), String> {
+    let expected = frame as f64 * frame_dt;
+    if !time.is_finite() || time < 0.0 || (time - expected).abs() > 0.5 * frame_dt {
+        return Err(format!(
+            "its header's time {time:e} s is not the end of its frame {frame} ({expected:e} s \
+             at {frame_dt} s a frame): damaged"
+        ));
+    }
+    Ok(())
+}
+
 /// Writes the checkpoint of `state` into `dir` (under a temporary name, flushed to disk,
 /// then renamed); returns its path and size.
 pub fn write(dir: &Path, scene: &Scene, state: &SimState) -> std::io::Result<(PathBuf, u64)> {
@@ -194,10 +254,12 @@ pub fn write(dir: &Path, scene: &Scene, state: &SimState) -> std::io::Result<(Pa
 
 /// Reads the checkpoint at `path`.
 pub fn read(path: &Path) -> Result<Checkpoint, CheckpointError> {
-    let bytes = std::fs::read(path).map_err(|source| CheckpointError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let bytes = crate::files::read_bounded(path, MAX_CHECKPOINT_BYTES, "a checkpoint").map_err(
+        |source| CheckpointError::Io {
+            path: path.display().to_string(),
+            source,
+        },
+    )?;
     decode(&bytes, path)
 }
 
@@ -287,6 +349,40 @@ mod tests {
         let mut other = bytes.clone();
         other[8] = 9;
         assert!(err(&other).contains("format 9"));
+        // The name's frame must be the header's; a name of another pattern says nothing.
+        assert!(decode(&bytes, Path::new("d/checkpoint_00012.eddy")).is_ok());
+        assert!(decode(&bytes, Path::new("saved.eddy")).is_ok());
+        let e = decode(&bytes, Path::new("d/checkpoint_00013.eddy"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("frame 12, its name of frame 13"), "{e}");
+        // A clock no run reaches, a version string no eddy writes.
+        let mut nan = state();
+        nan.time = f64::NAN;
+        assert!(decode(&encode(&scene(), &nan), p).is_err());
+        for time in [-5.0, 1e308, 0.5] {
+            let mut s = state();
+            s.time = time;
+            let e = err(&encode(&scene(), &s));
+            assert!(e.contains("not the end of its frame"), "{time}: {e}");
+        }
+        let mut long = encode(&scene(), &state());
+        let at = 20
+            + long[20..]
+                .windows(7)
+                .position(|w| w == b"\"0.1.0\"")
+                .unwrap();
+        long.splice(at + 1..at + 6, std::iter::repeat_n(b'9', 5000));
+        let header_len = u64::from_le_bytes(long[12..20].try_into().unwrap()) + 4995;
+        long[12..20].copy_from_slice(&header_len.to_le_bytes());
+        let n = long.len() - 4;
+        let crc = crc32fast::hash(&long[..n]);
+        long[n..].copy_from_slice(&crc.to_le_bytes());
+        let e = err(&long);
+        assert!(
+            e.contains("not a version eddy writes") && e.len() < 300,
+            "{e}"
+        );
         assert_eq!(frame_of("checkpoint_00012.eddy"), Some(12));
         assert_eq!(frame_of("checkpoint_00012.eddy.tmp"), None);
         assert_eq!(frame_of("checkpoint_12.eddy"), None);

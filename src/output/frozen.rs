@@ -32,8 +32,11 @@ use std::path::Path;
 
 /// The `format` field of system.json.
 pub const FORMAT: &str = "eddy-frozen-system";
-/// The version this build writes and reads.
-pub const VERSION: u32 = 3;
+/// The version this build writes and reads. Version 4 added system.json's own checksum
+/// (`crc32`); folders of versions 1 to 3 still load, their raw files checked as before.
+pub const VERSION: u32 = 4;
+/// The largest system.json eddy reads (its bodies' words are its largest part).
+const MAX_JSON_BYTES: u64 = 64 << 20;
 
 /// Words of one body in system.json (strong.wgsl's `CoupleBody`).
 const COUPLE_WORDS: usize = std::mem::size_of::<CoupleBody>() / 4;
@@ -139,8 +142,22 @@ pub fn save_frozen_system(dir: &Path, sys: &FrozenSystem) -> std::io::Result<()>
                 .collect(),
         }),
     };
-    let text = serde_json::to_string_pretty(&header).map_err(std::io::Error::other)?;
+    let mut value = serde_json::to_value(&header).map_err(std::io::Error::other)?;
+    let crc = json_crc(&value);
+    value["crc32"] = crc.into();
+    let text = serde_json::to_string_pretty(&value).map_err(std::io::Error::other)?;
     write_atomically(&dir.join("system.json"), |w| w.write_all(text.as_bytes()))
+}
+
+/// The CRC-32 of system.json's contents without its `crc32` field, in serde_json's compact
+/// form of the parsed value (keys sorted), so the pretty layout on disk does not matter.
+/// A system.json edited on purpose loads again once its `crc32` is set to this.
+pub fn json_crc(value: &serde_json::Value) -> u32 {
+    let mut v = value.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("crc32");
+    }
+    crc32fast::hash(&serde_json::to_vec(&v).unwrap_or_default())
 }
 
 /// Reads a folder [`save_frozen_system`] wrote. The error is one line.
@@ -150,13 +167,14 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
         return Err(at("not a folder".into()));
     }
     let json = dir.join("system.json");
-    let text = std::fs::read_to_string(&json).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            at("no system.json (write one with `eddy run SCENE --export-system DIR`)".into())
-        } else {
-            at(format!("cannot read system.json: {e}"))
-        }
-    })?;
+    let text =
+        crate::files::read_text_bounded(&json, MAX_JSON_BYTES, "a system.json").map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                at("no system.json (write one with `eddy run SCENE --export-system DIR`)".into())
+            } else {
+                at(format!("cannot read system.json: {e}"))
+            }
+        })?;
     // The version first, so a newer layout is named as such rather than as a parse error.
     let v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| at(format!("system.json is not JSON: {e}")))?;
@@ -172,8 +190,22 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
         }
         None => return Err(at("system.json has no version".into())),
     }
+    if v.get("version").and_then(|x| x.as_u64()) >= Some(4) {
+        let crc = json_crc(&v);
+        match v.get("crc32").and_then(|c| c.as_u64()) {
+            Some(c) if c == crc as u64 => {}
+            Some(c) => {
+                return Err(at(format!(
+                    "system.json fails its checksum (crc32 {crc:08x}, it says {c:08x}): the \
+                     file was changed or damaged"
+                )))
+            }
+            None => return Err(at("system.json has no crc32 (version 4 has one)".into())),
+        }
+    }
     let h: Header = serde_json::from_value(v).map_err(|e| at(format!("system.json: {e}")))?;
-    let cells: u64 = h.dims.iter().map(|&d| d as u64).product();
+    // Dims are read from the file: multiplied without wrapping.
+    let cells = crate::files::checked_product(&h.dims.map(|d| d as u64)).unwrap_or(u64::MAX);
     if cells == 0 || cells > u32::MAX as u64 {
         return Err(at(format!("grid {:?} is not a valid grid", h.dims)));
     }
@@ -200,24 +232,30 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
                 entry.bytes, h.dims
             )));
         }
-        let data = std::fs::read(dir.join(name)).map_err(|e| {
+        // A file of another size than the grid needs is refused before it is read.
+        let (file, len) = crate::files::open_regular(&dir.join(name)).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 at(format!("{name} is missing"))
             } else {
                 at(format!("cannot read {name}: {e}"))
             }
         })?;
-        if data.len() as u64 != want {
+        if len != want {
             return Err(at(format!(
-                "{name} has {} bytes, expected {want} ({} the grid {:?})",
-                data.len(),
-                if (data.len() as u64) < want {
+                "{name} has {len} bytes, expected {want} ({} the grid {:?})",
+                if len < want {
                     "truncated: shorter than"
                 } else {
                     "longer than"
                 },
                 h.dims
             )));
+        }
+        let mut data = Vec::with_capacity(want as usize);
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, want), &mut data)
+            .map_err(|e| at(format!("cannot read {name}: {e}")))?;
+        if data.len() as u64 != want {
+            return Err(at(format!("{name} changed while it was read")));
         }
         let crc = crc32fast::hash(&data);
         if crc != entry.crc32 {

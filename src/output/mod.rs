@@ -12,59 +12,10 @@ pub mod stats;
 pub mod vtk;
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Suffix of files being written; a rename drops it once the file is complete.
-pub const TEMP_SUFFIX: &str = ".tmp";
-
-/// `path` with [`TEMP_SUFFIX`] appended to its file name (same folder, so the final rename
-/// never crosses file systems).
-pub fn temp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(TEMP_SUFFIX);
-    path.with_file_name(name)
-}
-
-/// Refuses a `path` that exists and is not a regular file: renaming over a device, FIFO or
-/// socket would replace it with a regular file (as root, /dev/null itself).
-fn check_replaceable(path: &Path) -> std::io::Result<()> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a folder, not a file",
-        )),
-        Ok(m) if !m.is_file() => Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "exists and is not a regular file (a device, FIFO or socket): eddy replaces only \
-             regular files",
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Writes `path` through `write` under a temporary name, then renames it into place: a
-/// reader, or a run killed mid-write, sees the old file or the complete new one, never a
-/// partial one. The temporary file is removed when `write` fails.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    check_replaceable(path)?;
-    let tmp = temp_path(path);
-    let result = File::create(&tmp).and_then(|f| {
-        let mut w = BufWriter::new(f);
-        write(&mut w)?;
-        w.flush()
-    });
-    match result.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
-}
+pub use crate::files::{ensure_writable_file, temp_path, write_atomically, TEMP_SUFFIX};
 
 /// A CSV file that grows by one complete, flushed row per frame, so a run stopped at any
 /// point (Ctrl-C, a kill, a crash) leaves every finished frame's row on disk.
@@ -73,19 +24,18 @@ pub struct RowWriter {
 }
 
 impl RowWriter {
-    /// Creates (truncates) `path` and writes the header line.
+    /// Creates (replaces) `path` with the header line. An existing `path` must be a
+    /// regular file: a link or a FIFO there is refused, never written through.
     pub fn create(path: &Path, header: &str) -> std::io::Result<Self> {
-        let mut w = Self {
-            file: File::create(path)?,
-        };
-        w.row(header)?;
-        Ok(w)
+        write_atomically(path, |w| writeln!(w, "{header}"))?;
+        Self::append(path)
     }
 
-    /// Opens `path`, which holds rows already, to append more.
+    /// Opens `path`, which holds rows already, to append more (a regular file, not
+    /// through a link).
     pub fn append(path: &Path) -> std::io::Result<Self> {
         Ok(Self {
-            file: std::fs::OpenOptions::new().append(true).open(path)?,
+            file: crate::files::open_append(path)?,
         })
     }
 
@@ -104,17 +54,8 @@ impl RowWriter {
 pub fn ensure_writable_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let probe = dir.join(format!(".eddy-probe-{}{TEMP_SUFFIX}", std::process::id()));
-    File::create(&probe)?;
+    crate::files::create_exclusive(&probe)?;
     std::fs::remove_file(&probe)
-}
-
-/// Makes sure a file can be created at `path`: its folder exists and accepts files, and
-/// `path` itself is not a folder or a special file. Leaves nothing behind.
-pub fn ensure_writable_file(path: &Path) -> std::io::Result<()> {
-    check_replaceable(path)?;
-    let tmp = temp_path(path);
-    File::create(&tmp)?;
-    std::fs::remove_file(&tmp)
 }
 
 /// Files of an output folder, split into those eddy writes and everything else.
@@ -365,11 +306,54 @@ pub fn write_matrix_market(dir: &Path, sys: &ExportedSystem) -> std::io::Result<
     })
 }
 
+/// The largest stats.csv or bodies.csv a resumed run reads back (a million frames of a
+/// thousand bodies' rows is well under it).
+pub const MAX_CSV_BYTES: u64 = 64 << 30;
+
+/// The fields of the row of `frame` in a CSV whose first column is the frame (stats.csv),
+/// or None when it has no such row.
+pub fn row_of_frame(path: &Path, frame: u64) -> std::io::Result<Option<Vec<String>>> {
+    let text = crate::files::read_text_bounded(path, MAX_CSV_BYTES, "a CSV of frames")?;
+    Ok(text.lines().skip(1).find_map(|line| {
+        let fields: Vec<String> = line.split(',').map(str::to_string).collect();
+        (fields.first()?.parse::<u64>().ok()? == frame).then_some(fields)
+    }))
+}
+
+/// Refuses an output folder that holds, under a name eddy writes (`stats.csv`,
+/// `checkpoint_00003.eddy`, `fields.pvd`, ...), something that is not a regular file: a
+/// symbolic link (eddy would write through it, or read another file as its own), a FIFO
+/// (a read would wait for ever), a device or a folder. Said before any work.
+pub fn refuse_foreign_outputs(dir: &Path) -> std::io::Result<()> {
+    let Some(c) = survey_folder(dir)? else {
+        return Ok(());
+    };
+    for p in &c.others {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        // A temporary name is only ever unlinked and created anew, never written through.
+        if !is_eddy_file(name) || name.ends_with(TEMP_SUFFIX) {
+            continue;
+        }
+        let Some(what) = crate::files::irregular(p) else {
+            continue;
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} has a name eddy writes but is {what}: eddy reads and writes only its own \
+                 regular files there (remove or rename it)",
+                crate::files::printable(&p.display().to_string(), 200)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A resumed run's CSV (`stats.csv`, `bodies.csv`: the frame first on every row): checks
 /// its header is `header` and drops the rows of frames after `frame`, which a stopped run
 /// left past its checkpoint (rewritten atomically). Returns how many rows went.
 pub fn truncate_rows_after(path: &Path, header: &str, frame: u64) -> std::io::Result<usize> {
-    let text = std::fs::read_to_string(path)?;
+    let text = crate::files::read_text_bounded(path, MAX_CSV_BYTES, "a CSV of frames")?;
     let mut lines = text.lines();
     if lines.next() != Some(header) {
         return Err(std::io::Error::new(

@@ -225,34 +225,69 @@ impl Collection {
     }
 
     /// The collection at `path` as an earlier run wrote it, keeping the files of frames up
-    /// to `frame` (a resumed run goes on from there); a new one when there is none.
-    pub fn resume(path: PathBuf, frame: u64) -> std::io::Result<Self> {
-        let text = match std::fs::read_to_string(&path) {
+    /// to `frame` (a resumed run goes on from there). The cache files on disk decide what
+    /// it lists: an entry whose file is gone is dropped, and a file of a kept frame that it
+    /// does not list (a collection missing, damaged or cut short) is added at its frame's
+    /// time, `frame * frame_dt` (the listed times are the clock's own, kept as they were).
+    /// Returns the collection and how many files had to be added back.
+    pub fn resume(path: PathBuf, frame: u64, frame_dt: f64) -> std::io::Result<(Self, usize)> {
+        let text = match crate::files::read_text_bounded(&path, MAX_PVD_BYTES, "a .pvd collection")
+        {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::new(path)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            // Not UTF-8, or too large: damaged, rebuilt from the files.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => String::new(),
             Err(e) => return Err(e),
         };
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let attr = |line: &str, key: &str| -> Option<String> {
             let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
             let end = start + line[start..].find('"')?;
             Some(line[start..end].to_string())
         };
-        let mut entries = vec![];
+        let mut listed: Vec<(f64, String)> = vec![];
         for line in text.lines().filter(|l| l.contains("<DataSet")) {
-            let (Some(t), Some(part), Some(file)) = (
-                attr(line, "timestep"),
-                attr(line, "part"),
-                attr(line, "file"),
-            ) else {
+            let (Some(t), Some(file)) = (attr(line, "timestep"), attr(line, "file")) else {
                 continue;
             };
             let file = xml_unescape(&file);
-            let keep = super::dump_frame(&file).is_some_and(|f| f <= frame);
-            if let (true, Ok(t), Ok(part)) = (keep, t.parse::<f64>(), part.parse::<usize>()) {
-                entries.push((t, part, file));
+            if let Ok(t) = t.parse::<f64>() {
+                listed.push((t, file));
             }
         }
-        Ok(Self { path, entries })
+        // Every cache file of a kept frame, in the order a frame writes them (its parts).
+        let mut on_disk: Vec<(u64, usize, String)> = vec![];
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            let (Some(part), Some(f)) = (cache_part(&name), super::dump_frame(&name)) else {
+                continue;
+            };
+            if f <= frame && entry.file_type()?.is_file() {
+                on_disk.push((f, part, name));
+            }
+        }
+        on_disk.sort();
+        let mut entries = vec![];
+        let mut added = 0;
+        let mut last_frame = None;
+        let mut part = 0;
+        for (f, _, name) in on_disk {
+            if last_frame != Some(f) {
+                last_frame = Some(f);
+                part = 0;
+            }
+            let time = match listed.iter().find(|(_, n)| *n == name) {
+                Some((t, _)) => *t,
+                None => {
+                    added += 1;
+                    f as f64 * frame_dt
+                }
+            };
+            entries.push((time, part, name));
+            part += 1;
+        }
+        Ok((Self { path, entries }, added))
     }
 
     /// Adds `file` (a name relative to the collection's folder) at `time`, as `part`.
@@ -279,6 +314,25 @@ impl Collection {
             writeln!(w, "</VTKFile>")
         })
     }
+}
+
+/// The largest `.pvd` a resumed run reads back (an entry is about 100 bytes).
+const MAX_PVD_BYTES: u64 = 1 << 30;
+
+/// The cache files a frame writes, in the order of their parts: the cells, the u, v and w
+/// faces, the particles; None for any other name.
+fn cache_part(name: &str) -> Option<usize> {
+    let name = name
+        .strip_suffix(crate::files::TEMP_SUFFIX)
+        .map_or(Some(name), |_| None)?;
+    ["fields_", "faces_u_", "faces_v_", "faces_w_", "particles_"]
+        .iter()
+        .zip([".vti", ".vti", ".vti", ".vti", ".vtp"])
+        .position(|(p, e)| {
+            name.strip_prefix(p)
+                .and_then(|r| r.strip_suffix(e))
+                .is_some_and(|n| n.len() >= 5 && n.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 /// The inverse of [`xml_escape`].

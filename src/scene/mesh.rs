@@ -152,8 +152,9 @@ pub fn read_limited(path: &Path) -> Result<Vec<u8>, MeshError> {
         });
     }
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
+    crate::files::open_regular(path)
         .map_err(io)?
+        .0
         .take(MAX_MESH_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(io)?;
@@ -420,8 +421,15 @@ fn finish(
 /// Zero area (to rounding) or a repeated vertex.
 fn degenerate(t: [DVec3; 3]) -> bool {
     let (e1, e2) = (t[1] - t[0], t[2] - t[0]);
+    // Edges scaled to at most 1 first: a mesh at 1e200 m must not square past f64's range
+    // (inf <= inf called every triangle degenerate).
+    let m = e1.abs().max_element().max(e2.abs().max_element());
+    if m == 0.0 || !m.is_finite() {
+        return true;
+    }
+    let (e1, e2) = (e1 / m, e2 / m);
     let scale = e1.length_squared().max(e2.length_squared());
-    e1.cross(e2).length_squared() <= 1e-24 * scale * scale || scale == 0.0
+    e1.cross(e2).length_squared() <= 1e-24 * scale * scale
 }
 
 /// Where a mesh goes in the scene: scaled by `scale` about the file's origin, turned by
@@ -1481,6 +1489,20 @@ mod tests {
             matches!(err, MeshError::AllDegenerate { count: 2, .. }),
             "{err}"
         );
+        // The same cube 1e200 m across: no triangle of it is degenerate (its squared edges
+        // would pass f64's range).
+        let huge: String = CUBE_OBJ
+            .lines()
+            .map(|l| match l.strip_prefix("v ") {
+                Some(r) => {
+                    let v: Vec<String> = r.split_whitespace().map(|x| format!("{x}e200")).collect();
+                    format!("v {}\n", v.join(" "))
+                }
+                None => format!("{l}\n"),
+            })
+            .collect();
+        let m = load_mesh(write_temp("huge.obj", huge.as_bytes())).unwrap();
+        assert_eq!((m.triangles.len(), m.dropped), (12, 0));
     }
 
     #[test]

@@ -696,7 +696,9 @@ impl Scene {
         let mut bytes = Vec::new();
         {
             use std::io::Read;
-            let file = std::fs::File::open(path).map_err(io)?;
+            // Opened without blocking and checked again on the open file: a FIFO swapped in
+            // after the check above is still refused.
+            let (file, _) = crate::files::open_regular(path).map_err(io)?;
             file.take(MAX_SCENE_BYTES as u64 + 1)
                 .read_to_end(&mut bytes)
                 .map_err(io)?;

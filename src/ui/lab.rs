@@ -107,7 +107,7 @@ impl LabPanel {
         let sys = lab.system();
         ui.label(format!(
             "{}: {} x {} x {}, {} FLUID cells",
-            sys.origin,
+            crate::files::printable(&sys.origin, 200),
             sys.dims[0],
             sys.dims[1],
             sys.dims[2],
@@ -401,6 +401,14 @@ impl Viewer {
 
     /// Opens the lab on `sys` with the panel's preconditioner and tolerance.
     pub(super) fn open_lab(&mut self, sys: FrozenSystem) -> Result<(), SimError> {
+        let dims = self.scene.dims();
+        if sys.dims != dims {
+            return Err(SimError::Unsupported(format!(
+                "the system's grid {:?} is not the scene's {dims:?}: the lab shows its \
+                 vectors on the scene's grid, so open it with the scene it was exported from",
+                sys.dims
+            )));
+        }
         let p = &mut self.lab;
         p.tolerance = sys.settings.tolerance;
         let lab = SolverLab::new(self.ctx.clone(), &sys, p.kind, p.tolerance)?;

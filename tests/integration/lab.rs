@@ -400,7 +400,7 @@ fn a_bad_system_folder_is_one_clear_error() {
     std::fs::remove_file(d.join("system.json")).unwrap();
     expect(&d, "no system.json");
     let d = copy("version");
-    json(&d, "\"version\": 3", "\"version\": 7");
+    json(&d, "\"version\": 4", "\"version\": 7");
     expect(&d, "format version 7");
     let d = copy("truncated");
     let a = std::fs::read(d.join("A.f32x4")).unwrap();
@@ -411,6 +411,10 @@ fn a_bad_system_folder_is_one_clear_error() {
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     v["dims"][0] = serde_json::json!(sys.dims[0] + 1);
+    // Edited without its checksum set anew: the edit is caught as damage.
+    std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    expect(&d, "system.json fails its checksum");
+    v["crc32"] = eddy::output::frozen::json_crc(&v).into();
     std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     expect(&d, "needs");
     let d = copy("checksum");
@@ -601,6 +605,7 @@ fn a_system_with_strongly_coupled_bodies_freezes_and_replays_bit_for_bit() {
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let mut v2 = v.clone();
     v2["bodies"]["couple"][0] = serde_json::json!([1, 2, 3]);
+    v2["crc32"] = eddy::output::frozen::json_crc(&v2).into();
     std::fs::write(dir.join("system.json"), serde_json::to_string(&v2).unwrap()).unwrap();
     let err = load_frozen_system(&dir).unwrap_err();
     assert!(err.contains("body 0 has 3 words"), "{err}");

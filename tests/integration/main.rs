@@ -35,5 +35,6 @@ mod spacing;
 mod stages;
 mod surface;
 mod traffic;
+mod untrusted_files;
 mod validate;
 mod viewer;

@@ -356,7 +356,7 @@ pub struct BodySet {
 pub const THIN_BODY_CELLS: f64 = 3.0;
 
 /// f64 words of one body's motion in [`BodySet::state_words`].
-const BODY_WORDS: usize = 38;
+pub(crate) const BODY_WORDS: usize = 38;
 
 impl BodySet {
     /// Every body's motion as f64 words (a saved state, src/sim/core/state.rs): position,

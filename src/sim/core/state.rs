@@ -138,6 +138,47 @@ impl SimState {
             .collect())
     }
 
+    /// Refuses section `name` when one of its f32 values is not finite: a state that
+    /// passed its checksum can still hold one (written so, or by a damaged run), and the
+    /// GPU would not say so (a NaN position is clamped into a corner and the run goes on).
+    pub(crate) fn check_finite_f32(&self, name: &str) -> Result<(), SimError> {
+        let bytes = self.get(name)?;
+        let bad = bytes
+            .chunks_exact(4)
+            .position(|c| !f32::from_le_bytes(c.try_into().unwrap()).is_finite());
+        match bad {
+            Some(i) => Err(SimError::Unsupported(format!(
+                "the saved {name:?} holds a value that is not finite (entry {i}): the state is \
+                 damaged"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses section `name` of `vec4<f32>` positions (x, y, z, unused) when one is not
+    /// finite or lies outside `[0, size]` on the first `axes` axes, as the scene's own start
+    /// and `--check-invariants` require.
+    pub(crate) fn check_positions(
+        &self,
+        name: &str,
+        size: [f64; 3],
+        axes: usize,
+    ) -> Result<(), SimError> {
+        let bytes = self.get(name)?;
+        for (i, p) in bytes.chunks_exact(16).enumerate() {
+            let x: [f32; 4] = bytemuck::pod_read_unaligned(p);
+            let inside = |a: usize| x[a].is_finite() && x[a] >= 0.0 && x[a] as f64 <= size[a];
+            if !(0..axes).all(inside) || !x[..3].iter().all(|v| v.is_finite()) {
+                return Err(SimError::Unsupported(format!(
+                    "the saved {name:?} puts entry {i} at {:?}, not finite or outside the \
+                     domain [0, {size:?}]: the state is damaged",
+                    &x[..3]
+                )));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn push_words(&mut self, name: &str, words: &[f64]) {
         self.push(name, words.iter().flat_map(|w| w.to_le_bytes()).collect());
     }
@@ -189,10 +230,16 @@ impl Core {
             )));
         }
         let core = s.words("core")?;
-        if core.len() != 2 {
+        if core.len() != 2 || !core[0].is_finite() || core[0] < 0.0 {
             return Err(SimError::Unsupported(
                 "the saved core state is malformed".into(),
             ));
+        }
+        for (name, _) in self.carried_buffers() {
+            s.check_finite_f32(name)?;
+        }
+        if let Ok(words) = s.words("bodies") {
+            check_saved_bodies(&words, &self.scene)?;
         }
         for (name, buf) in self.carried_buffers() {
             s.restore_buffer(&self.ctx, name, buf)?;
@@ -226,4 +273,27 @@ impl Core {
         self.substeps_in_frame = 0;
         Ok(())
     }
+}
+
+/// Refuses saved body words that are not finite, or a body whose centre is outside the
+/// domain by more than a cell (`--check-invariants`' bound); the counts are checked by
+/// `BodySet::restore_words`.
+fn check_saved_bodies(words: &[f64], scene: &crate::scene::Scene) -> Result<(), SimError> {
+    if let Some(i) = words.iter().position(|w| !w.is_finite()) {
+        return Err(SimError::Unsupported(format!(
+            "the saved bodies hold a value that is not finite (word {i}): the state is damaged"
+        )));
+    }
+    let (d, h) = (scene.domain_size(), scene.h());
+    let per = crate::sim::bodies::BODY_WORDS;
+    for (k, b) in words.get(1..).unwrap_or(&[]).chunks_exact(per).enumerate() {
+        if (0..3).any(|a| b[a] < -h || b[a] > d[a] + h) {
+            return Err(SimError::Unsupported(format!(
+                "the saved body {k} has its centre at {:?} m, outside the domain [0, {d:?}]: \
+                 the state is damaged",
+                &b[..3]
+            )));
+        }
+    }
+    Ok(())
 }

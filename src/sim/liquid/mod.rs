@@ -967,6 +967,15 @@ impl Simulation {
             Some(_) => Some(state.words("flow")?),
             None => None,
         };
+        if saved > 0.0 {
+            // The same checks the scene's own start passes: finite, inside the domain.
+            let size = self.core.scene.domain_size();
+            state.check_positions("particles.pos", size, 3)?;
+            state.check_finite_f32("particles.vel")?;
+            if self.mode.particles.has_affine() {
+                state.check_finite_f32("particles.affine")?;
+            }
+        }
         self.core.restore_core(state, SceneKind::Liquid)?;
         let n = saved as u32;
         let p = &self.mode.particles;

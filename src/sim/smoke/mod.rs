@@ -897,6 +897,11 @@ impl SmokeSimulation {
                 "the saved solids are of another grid".into(),
             ));
         }
+        state.check_finite_f32("smoke.dye")?;
+        if self.mode.tracers.count > 0 {
+            let size = self.core.scene.domain_size();
+            state.check_positions("tracers.pos", size, 2)?;
+        }
         self.core.restore_core(state, SceneKind::Smoke)?;
         let ctx = &self.core.ctx;
         let m = &mut self.mode;

@@ -118,7 +118,11 @@ impl FrozenBodies {
 
 impl FrozenSystem {
     pub fn cells(&self) -> usize {
-        self.dims.iter().map(|&d| d as usize).product()
+        // Dims come from files: a product past usize is no grid (and matches no array).
+        self.dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
+            .unwrap_or(usize::MAX)
     }
 
     /// Checks that every array has one entry per cell and that the cell types are known.
@@ -142,6 +146,29 @@ impl FrozenSystem {
                     self.dims
                 ));
             }
+        }
+        let values: [(&str, Option<&[f32]>); 5] = [
+            ("A", Some(bytemuck::cast_slice(&self.a))),
+            ("b", Some(&self.b)),
+            ("surface", Some(&self.surface)),
+            ("solution", Some(&self.solution)),
+            ("x0", self.x0.as_deref()),
+        ];
+        for (what, v) in values {
+            if let Some(i) = v.and_then(|v| v.iter().position(|x| !x.is_finite())) {
+                return Err(format!(
+                    "{what} holds a value that is not finite (entry {i}): no solve of it can \
+                     be trusted"
+                ));
+            }
+        }
+        let s = &self.settings;
+        if !(s.tolerance > 0.0 && s.tolerance < 1.0) || !self.h.is_finite() || self.h <= 0.0 {
+            return Err(format!(
+                "its settings are out of range (tolerance {:e}, must be in (0, 1); cell size \
+                 {:e}, must be positive)",
+                s.tolerance, self.h
+            ));
         }
         if let Some(c) = self.cell_type.iter().position(|&t| t > SOLID) {
             return Err(format!("cell {c} has unknown type {}", self.cell_type[c]));
@@ -473,6 +500,20 @@ impl SolverLab {
         max_iterations: u32,
     ) -> Result<Self, SimError> {
         sys.check().map_err(SimError::Unsupported)?;
+        if !(tolerance > 0.0 && tolerance < 1.0) {
+            return Err(SimError::Unsupported(format!(
+                "the tolerance must be in (0, 1), got {tolerance:e}"
+            )));
+        }
+        // The largest buffers the lab makes are per cell or per face (a vec4 each at most):
+        // refused here, named, rather than by the driver.
+        let [nx, ny, nz] = sys.dims.map(|d| d as u64 + 1);
+        crate::sim::core::limits::check_buffer(
+            &ctx,
+            16 * nx * ny * nz,
+            "a frozen system's grid buffers (16 bytes a cell)",
+            "race a system exported from a smaller grid, or use an adapter with larger buffers",
+        )?;
         if max_iterations == 0 {
             return Err(SimError::Unsupported(
                 "max_iterations must be at least 1".into(),
@@ -664,6 +705,10 @@ impl SolverLab {
             return SolveStatus::Running;
         }
         match self.header.status {
+            // A NaN compares below any tolerance on the GPU: not a convergence.
+            PCG_CONVERGED if !(self.header.rr.is_finite() && self.header.bb.is_finite()) => {
+                SolveStatus::Breakdown
+            }
             PCG_CONVERGED => SolveStatus::Converged,
             PCG_ITERATION_LIMIT => SolveStatus::IterationLimit,
             PCG_BREAKDOWN => SolveStatus::Breakdown,
