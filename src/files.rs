@@ -148,7 +148,7 @@ pub fn check_replaceable(path: &Path) -> io::Result<()> {
         Ok(m) if !m.is_file() => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "exists and is {}: eddy replaces only regular files",
+                "exists and is {}, not a regular file: eddy replaces only regular files",
                 describe(&m.file_type())
             ),
         )),
