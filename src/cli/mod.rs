@@ -203,6 +203,10 @@ enum Command {
         /// DIR` (SCENE must be the scene it came from, for the grid the views draw on).
         #[arg(long, value_name = "DIR")]
         system: Option<PathBuf>,
+        /// Most redraws a second while the simulation runs (0: as fast as it steps; also in
+        /// the Controls panel). Paused or idle, the viewer redraws only on input or a change.
+        #[arg(long, value_name = "FPS", default_value_t = eddy::ui::DEFAULT_MAX_FPS)]
+        max_fps: u32,
     },
     /// Validate a scene against the adapter's limits and print its summary without
     /// simulating.
@@ -341,6 +345,7 @@ fn real_main() -> Result<ExitCode> {
             lab_step,
             lab_race,
             system,
+            max_fps,
         }) => {
             // Headless use (scripts, CI) must fail on a broken scene: the viewer's own
             // fallback to the built-in dam break is for someone looking at the window.
@@ -391,6 +396,7 @@ fn real_main() -> Result<ExitCode> {
                     race: lab_race,
                     system,
                 }),
+                max_fps,
             })?;
             Ok(ExitCode::SUCCESS)
         }

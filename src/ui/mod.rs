@@ -85,7 +85,12 @@ pub struct ViewerOptions {
     pub state: Option<PathBuf>,
     /// Open the solver lab after `frames` (`eddy view --lab`).
     pub lab: Option<lab::LabStart>,
+    /// Most redraws a second while the simulation runs (0: no cap).
+    pub max_fps: u32,
 }
+
+/// The running viewer's redraw cap when none is given.
+pub const DEFAULT_MAX_FPS: u32 = 60;
 
 impl Default for ViewerOptions {
     fn default() -> Self {
@@ -104,6 +109,7 @@ impl Default for ViewerOptions {
             size: None,
             state: None,
             lab: None,
+            max_fps: DEFAULT_MAX_FPS,
         }
     }
 }
@@ -279,6 +285,9 @@ struct Viewer {
     screenshots_taken: u32,
     frames_recorded: u64,
     last_frame: std::time::Instant,
+    /// When egui asked to be drawn again (an animation, a tooltip's delay); None when it
+    /// did not.
+    egui_repaint_at: Option<std::time::Instant>,
     opts: ViewerOptions,
 }
 

@@ -42,6 +42,9 @@ pub struct ControlsPanel {
     pub state_path: String,
     /// What the last save or load did.
     pub state_message: Option<String>,
+    /// Most redraws a second while the simulation runs (0: as fast as it steps). Paused or
+    /// idle, the viewer redraws only when something changed.
+    pub max_fps: u32,
 }
 
 impl ControlsPanel {
@@ -67,6 +70,14 @@ impl ControlsPanel {
             if ui.button("Reset").on_hover_text("R").clicked() {
                 self.actions.push(Action::Reset);
             }
+        });
+        ui.horizontal(|ui| {
+            ui.add(egui::DragValue::new(&mut self.max_fps).range(0..=240))
+                .on_hover_text(
+                    "Most redraws a second while the simulation runs (0: no cap). Paused, the \
+                     viewer redraws only on input or a change.",
+                );
+            ui.label("max fps");
         });
         if !self.smoke {
             egui::ComboBox::from_label("stop after")

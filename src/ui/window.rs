@@ -24,7 +24,8 @@ pub fn run(opts: ViewerOptions) -> Result<(), ViewerError> {
         r.prepare().map_err(ViewerError::Options)?;
     }
     let event_loop = EventLoop::new().map_err(|e| ViewerError::Window(e.to_string()))?;
-    event_loop.set_control_flow(ControlFlow::Poll);
+    // Redraws are asked for (Viewer::next_redraw): none while paused and idle.
+    event_loop.set_control_flow(ControlFlow::Wait);
     let mut app = App {
         opts,
         state: None,
@@ -74,6 +75,10 @@ impl ApplicationHandler for App {
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         let Some(v) = self.state.as_mut() else { return };
+        // Any input, a resize or an expose may change what the window shows.
+        if !matches!(event, WindowEvent::RedrawRequested) {
+            v.window.request_redraw();
+        }
         match v.handle(event_loop, event) {
             Ok(()) => {}
             Err(e) => {
@@ -83,8 +88,25 @@ impl ApplicationHandler for App {
         }
     }
 
-    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
-        if let Some(v) = &self.state {
+    /// Redraws only when something changed: the running simulation (at most `max_fps`),
+    /// pending actions, egui's own repaint requests; input asks for one in `window_event`.
+    /// Paused and idle, the viewer sleeps in the event loop.
+    fn about_to_wait(&mut self, event_loop: &ActiveEventLoop) {
+        let Some(v) = &self.state else { return };
+        let now = std::time::Instant::now();
+        match v.next_redraw(now) {
+            Some(at) if at <= now => {
+                v.window.request_redraw();
+                event_loop.set_control_flow(ControlFlow::Wait);
+            }
+            Some(at) => event_loop.set_control_flow(ControlFlow::WaitUntil(at)),
+            None => event_loop.set_control_flow(ControlFlow::Wait),
+        }
+    }
+
+    fn new_events(&mut self, _event_loop: &ActiveEventLoop, cause: winit::event::StartCause) {
+        if let (winit::event::StartCause::ResumeTimeReached { .. }, Some(v)) = (cause, &self.state)
+        {
             v.window.request_redraw();
         }
     }
@@ -175,6 +197,7 @@ impl Viewer {
                 smoke: scene.kind == SceneKind::Smoke,
                 state_path: "eddy_state.eddy".into(),
                 state_message: None,
+                max_fps: opts.max_fps,
             },
             params: ParametersPanel {
                 edit: scene.clone(),
@@ -244,6 +267,7 @@ impl Viewer {
             screenshots_taken: 0,
             frames_recorded: 0,
             last_frame: std::time::Instant::now(),
+            egui_repaint_at: None,
             opts: opts.clone(),
             ctx,
         };
@@ -262,6 +286,37 @@ impl Viewer {
             v.camera.distance = distance;
         }
         Ok(v)
+    }
+
+    /// When the window should be drawn next: now, at a time, or (None) not until
+    /// something happens. The running simulation redraws at most `max_fps` times a second;
+    /// paused, only pending work (actions, the lab, a screenshot, `--frames`) or egui's
+    /// own requests ask for a redraw.
+    pub(super) fn next_redraw(&self, now: std::time::Instant) -> Option<std::time::Instant> {
+        let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
+        let pending = !self.controls.actions.is_empty()
+            || !self.params.actions.is_empty()
+            || !self.lab.actions.is_empty()
+            || self.lab.settle > 0
+            || self.screenshot_path.is_some()
+            || (limit_reached && (self.opts.screenshot.is_some() || self.opts.lab.is_some()))
+            || self.opts.lab.as_ref().is_some_and(|l| l.system.is_some());
+        if pending {
+            return Some(now);
+        }
+        if self.controls.playing && !limit_reached {
+            // Headless runs (--frames) go as fast as they step.
+            let cap = self.controls.max_fps;
+            if cap == 0 || self.opts.frames.is_some() {
+                return Some(now);
+            }
+            return Some(self.last_frame + std::time::Duration::from_secs_f64(1.0 / cap as f64));
+        }
+        if limit_reached && self.opts.screenshot.is_none() && self.opts.frames.is_some() {
+            // The redraw that exits.
+            return Some(now);
+        }
+        self.egui_repaint_at
     }
 
     pub(super) fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewerError> {
@@ -396,6 +451,11 @@ impl Viewer {
         });
         self.egui_state
             .handle_platform_output(&self.window, out.platform_output);
+        let delay = out
+            .viewport_output
+            .get(&egui::ViewportId::ROOT)
+            .map_or(std::time::Duration::MAX, |v| v.repaint_delay);
+        self.egui_repaint_at = std::time::Instant::now().checked_add(delay);
         let ppp = out.pixels_per_point;
         let jobs = egui_ctx.tessellate(out.shapes, ppp);
         let screen = egui_wgpu::ScreenDescriptor {
