@@ -61,6 +61,8 @@ impl Viewer {
                     Key::Named(NamedKey::Escape) => event_loop.exit(),
                     Key::Named(NamedKey::F5) => self.controls.actions.push(Action::SaveState),
                     Key::Named(NamedKey::F9) => self.controls.actions.push(Action::LoadState),
+                    Key::Named(NamedKey::F1) => self.layout.left_open = !self.layout.left_open,
+                    Key::Named(NamedKey::F2) => self.layout.right_open = !self.layout.right_open,
                     Key::Character(c) => match c.as_str() {
                         "f" | "F" => self.controls.actions.push(Action::FrameDomain),
                         "p" | "P" => self.controls.actions.push(Action::Screenshot),

@@ -8,6 +8,7 @@
 
 mod input;
 pub mod lab;
+pub mod layout;
 pub mod liquid;
 pub mod overlay;
 pub mod panels;
@@ -285,6 +286,10 @@ struct Viewer {
     screenshots_taken: u32,
     frames_recorded: u64,
     last_frame: std::time::Instant,
+    /// The side panels' state and the window size, and where they are remembered (None:
+    /// headless, or `EDDY_VIEWER_SETTINGS=off`).
+    layout: layout::Layout,
+    layout_file: Option<PathBuf>,
     /// When egui asked to be drawn again (an animation, a tooltip's delay); None when it
     /// did not.
     egui_repaint_at: Option<std::time::Instant>,

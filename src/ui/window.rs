@@ -104,6 +104,12 @@ impl ApplicationHandler for App {
         }
     }
 
+    fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(v) = self.state.as_mut() {
+            v.save_layout();
+        }
+    }
+
     fn new_events(&mut self, _event_loop: &ActiveEventLoop, cause: winit::event::StartCause) {
         if let (winit::event::StartCause::ResumeTimeReached { .. }, Some(v)) = (cause, &self.state)
         {
@@ -114,10 +120,20 @@ impl ApplicationHandler for App {
 
 impl Viewer {
     fn new(event_loop: &ActiveEventLoop, opts: &ViewerOptions) -> Result<Self, ViewerError> {
+        // An interactive session opens with the layout and window size the last one left.
+        let interactive =
+            opts.frames.is_none() && opts.screenshot.is_none() && opts.record.is_none();
+        let layout_file = interactive.then(super::layout::settings_path).flatten();
+        let layout = layout_file
+            .as_deref()
+            .map(super::layout::Layout::load)
+            .unwrap_or_default();
         let attributes = Window::default_attributes().with_title("eddy");
-        let attributes = match opts.size {
-            Some([w, h]) => attributes.with_inner_size(winit::dpi::PhysicalSize::new(w, h)),
-            None => attributes.with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
+        let attributes = match (opts.size, layout.window) {
+            (Some([w, h]), _) | (None, Some([w, h])) => {
+                attributes.with_inner_size(winit::dpi::PhysicalSize::new(w, h))
+            }
+            (None, None) => attributes.with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
         };
         let window = Arc::new(
             event_loop
@@ -268,6 +284,8 @@ impl Viewer {
             frames_recorded: 0,
             last_frame: std::time::Instant::now(),
             egui_repaint_at: None,
+            layout,
+            layout_file,
             opts: opts.clone(),
             ctx,
         };
@@ -286,6 +304,19 @@ impl Viewer {
             v.camera.distance = distance;
         }
         Ok(v)
+    }
+
+    /// Remembers the panels and the window size for the next interactive session (said on
+    /// stderr when it cannot).
+    fn save_layout(&mut self) {
+        let Some(path) = &self.layout_file else {
+            return;
+        };
+        let size = self.window.inner_size();
+        self.layout.window = Some([size.width, size.height]);
+        if let Err(e) = self.layout.save(path) {
+            log::warn!("cannot remember the layout in {}: {e}", path.display());
+        }
     }
 
     /// When the window should be drawn next: now, at a time, or (None) not until
@@ -386,9 +417,14 @@ impl Viewer {
         let raw = self.egui_state.take_egui_input(&self.window);
         let egui_ctx = self.egui_state.egui_ctx().clone();
         let out = egui_ctx.run_ui(raw, |ui| {
-            egui::Panel::left("controls")
-                .default_size(300.0)
-                .show(ui, |ui| {
+            // Each side panel at most a quarter of the window: the 3D view keeps half.
+            let fitted = self.layout.fitted(ui.max_rect().width());
+            let max_w = super::layout::Layout::max_panel_width(ui.max_rect().width());
+            let left = egui::Panel::left("controls")
+                .resizable(true)
+                .default_size(fitted.left_width)
+                .size_range(super::layout::MIN_PANEL_WIDTH..=max_w)
+                .show_collapsible(ui, &mut self.layout.left_open, |ui| {
                     egui::ScrollArea::vertical().show(ui, |ui| {
                         self.controls.ui(ui);
                         ui.separator();
@@ -408,9 +444,14 @@ impl Viewer {
                         }
                     });
                 });
-            egui::Panel::right("stats")
-                .default_size(280.0)
-                .show(ui, |ui| {
+            if let Some(r) = left.filter(|_| self.layout.left_open) {
+                self.layout.left_width = r.response.rect.width();
+            }
+            let right = egui::Panel::right("stats")
+                .resizable(true)
+                .default_size(fitted.right_width)
+                .size_range(super::layout::MIN_PANEL_WIDTH..=max_w)
+                .show_collapsible(ui, &mut self.layout.right_open, |ui| {
                     self.stats.ui(ui);
                     if let Some(b) = self.sim.bodies() {
                         self.bodies.update(&b.set, self.sim.scene().h());
@@ -423,6 +464,46 @@ impl Viewer {
                     if self.lab.lab.is_none() {
                         ui.separator();
                         egui::CollapsingHeader::new("Solver lab").show(ui, |ui| self.lab.ui(ui));
+                    }
+                });
+            if let Some(r) = right.filter(|_| self.layout.right_open) {
+                self.layout.right_width = r.response.rect.width();
+            }
+            // The panels' toggles at the top corners of the 3D view (also F1 and F2).
+            let view = ui.available_rect_before_wrap();
+            egui::Area::new(egui::Id::unique("panel_toggles_left"))
+                .fixed_pos(view.left_top() + egui::vec2(4.0, 4.0))
+                .show(ui.ctx(), |ui| {
+                    let label = if self.layout.left_open {
+                        "<<"
+                    } else {
+                        ">> controls"
+                    };
+                    let button = egui::Button::new(label)
+                        .small()
+                        .wrap_mode(egui::TextWrapMode::Extend);
+                    if ui
+                        .add(button)
+                        .on_hover_text("Controls panel (F1)")
+                        .clicked()
+                    {
+                        self.layout.left_open = !self.layout.left_open;
+                    }
+                });
+            egui::Area::new(egui::Id::unique("panel_toggles_right"))
+                .pivot(egui::Align2::RIGHT_TOP)
+                .fixed_pos(view.right_top() + egui::vec2(-4.0, 4.0))
+                .show(ui.ctx(), |ui| {
+                    let label = if self.layout.right_open {
+                        ">>"
+                    } else {
+                        "stats <<"
+                    };
+                    let button = egui::Button::new(label)
+                        .small()
+                        .wrap_mode(egui::TextWrapMode::Extend);
+                    if ui.add(button).on_hover_text("Stats panel (F2)").clicked() {
+                        self.layout.right_open = !self.layout.right_open;
                     }
                 });
             if self.lab.lab.is_some() {
