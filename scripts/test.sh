@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs eddy's whole test suite, on a machine with or without a GPU.
 #
-# Makes sure a Vulkan adapter exists (Mesa's software lavapipe when there is no GPU) and an
-# X server for the viewer test (Xvfb when there is no display), then runs `cargo test`.
+# Makes sure a Vulkan adapter exists (Mesa's software lavapipe when there is no GPU), an
+# X server for the viewer tests (Xvfb when there is no display) and xdotool (the endurance
+# test types into the viewer), then runs `cargo test`.
 # Extra arguments go to cargo test, e.g. `scripts/test.sh --test integration pressure::`
 # (the integration tests are one binary, a module per area). The suite includes
 # tests/integration/msrv.rs, which fails when a locked dependency needs a newer Rust than
@@ -14,6 +15,8 @@ missing=()
 ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || missing+=(mesa-vulkan-drivers)
 ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || missing+=(libvulkan1)
 command -v xvfb-run >/dev/null 2>&1 || missing+=(xvfb xauth)
+# The viewer's endurance test sends keys to its window.
+command -v xdotool >/dev/null 2>&1 || missing+=(xdotool)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${missing[*]}"
   sudo=""

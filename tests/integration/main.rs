@@ -38,3 +38,4 @@ mod traffic;
 mod untrusted_files;
 mod validate;
 mod viewer;
+mod viewer_endurance;
