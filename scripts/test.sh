@@ -8,8 +8,24 @@
 # (the integration tests are one binary, a module per area). The suite includes
 # tests/integration/msrv.rs, which fails when a locked dependency needs a newer Rust than
 # Cargo.toml's rust-version (CI has only the newest toolchain, so this is how it checks).
+#
+# `scripts/test.sh --fast` is the quick tier for work in progress (about 2 minutes warm on
+# a 2-core machine): the unit tests, the GPU stages against their f64 references at small
+# sizes, the pressure solver and the transfers, the command line's error paths and the
+# files it is handed, the first run of each mode, the shaders and the shipped scenes. The
+# full suite (no arguments) is what CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+fast=0
+if [ "${1:-}" = "--fast" ]; then
+  fast=1
+  shift
+  if [ $# -gt 0 ]; then
+    echo "scripts/test.sh: --fast takes no more arguments (pick tests without it)" >&2
+    exit 2
+  fi
+fi
 
 missing=()
 ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || missing+=(mesa-vulkan-drivers)
@@ -31,11 +47,27 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
   mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 fi
 
-if [ -n "${DISPLAY:-}" ]; then
-  cargo test "$@"
-else
-  xvfb-run -a -s "-screen 0 1280x800x24" cargo test "$@"
+# Runs a command under the display there is, or a virtual one.
+with_display() {
+  if [ -n "${DISPLAY:-}" ]; then
+    "$@"
+  else
+    xvfb-run -a -s "-screen 0 1280x800x24" "$@"
+  fi
+}
+
+if [ "$fast" -eq 1 ]; then
+  # Integration tests by name (module paths; a filter matches any test whose path holds it).
+  fast_tests=(
+    stages:: pressure:: apic:: shaders:: scenes:: first_run:: msrv::
+    cli:: robustness::every_bad untrusted_files:: lab::a_bad_system
+  )
+  cargo test --lib --bins
+  with_display cargo test --test integration -- "${fast_tests[@]}"
+  exit 0
 fi
+
+with_display cargo test "$@"
 
 # The validation suite (`eddy validate --quick`: every case against its reference, about 4
 # minutes on a 2-core software adapter in a release build); a case outside its tolerance
