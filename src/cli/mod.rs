@@ -277,16 +277,21 @@ enum Command {
     },
     /// Run the validation cases (each at several resolutions against its reference) and
     /// write DIR/index.html with plots, the plots as PNG and SVG, and summary.csv; exits
-    /// non-zero when a case misses its tolerance.
+    /// non-zero when a case misses its tolerance. The report is rewritten as each case
+    /// finishes: Ctrl-C stops after the case running (a second Ctrl-C at once) and keeps
+    /// the cases done. Off a terminal (a log file, CI) it prints a line per case.
     Validate {
-        /// Small grids and short runs (a software adapter; the default).
+        /// Small grids and short runs (a software adapter; the default). Measured on a
+        /// 2-core VM's software adapter, 200 s in all: pressure 5 s, hydrostatic 2 s,
+        /// viscous 15 s, floating 18 s, dam_break 45 s, standing_wave 31 s, advection 11 s,
+        /// rayleigh_benard 16 s, cavity 57 s.
         #[arg(long, conflicts_with = "full")]
         quick: bool,
-        /// Larger grids, for a real GPU.
+        /// Larger grids, for a real GPU (about 65 minutes on that software adapter).
         #[arg(long)]
         full: bool,
         /// Cases, comma separated [default: all]: pressure, hydrostatic, viscous, floating,
-        /// dam_break, standing_wave, advection, rayleigh_benard.
+        /// dam_break, standing_wave, advection, rayleigh_benard, cavity.
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
         /// Report folder; must be empty or new unless --overwrite is given [default:

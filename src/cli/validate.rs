@@ -5,6 +5,7 @@
 use super::*;
 use eddy::validate::{self, Level};
 use indicatif::MultiProgress;
+use std::io::IsTerminal;
 
 /// The --out policy of `eddy run`, for a report folder: new or empty, or with --overwrite
 /// cleared of an earlier report's files (index.html, summary.csv, *.png, *.svg); anything
@@ -84,36 +85,111 @@ pub(crate) fn run_validate(
             b
         })
         .collect();
-    let reports = validate::run(&ctx, level, &cases, |i, done, total, what| {
-        let b = &bars[i];
-        b.set_length(total.max(1));
-        b.set_position(done);
-        b.set_message(what.to_string());
-        if done >= total {
-            b.finish();
+    // Off a terminal the bars hide: a line per case instead (logs, CI, `> log 2>&1`).
+    let lines = !std::io::stderr().is_terminal();
+    let stop = StopRequest::install()?;
+    let total = cases.len();
+    let header = |n: usize, secs: f64| {
+        let mut h = format!(
+            "eddy {} validate --{}, adapter: {}; {n} case(s) in {secs:.0} s.",
+            env!("CARGO_PKG_VERSION"),
+            if full { "full" } else { "quick" },
+            ctx.describe(),
+        );
+        if n < total {
+            h += &format!(" Stopped after {n} of the {total} cases asked for.");
         }
-    })?;
+        h
+    };
+    if lines {
+        note!("[1/{total}] {}: running", cases[0].name);
+    }
+    let mut write_error = None;
+    let reports = validate::run_each(
+        &ctx,
+        level,
+        &cases,
+        |i, done, total, what| {
+            let b = &bars[i];
+            b.set_length(total.max(1));
+            b.set_position(done);
+            b.set_message(what.to_string());
+            if done >= total {
+                b.finish();
+            }
+        },
+        |so_far| {
+            // The report is written as the cases finish: a run stopped (Ctrl-C, a kill)
+            // keeps the cases done.
+            let n = so_far.len();
+            let last = &so_far[n - 1];
+            if lines {
+                let failed = last.failures().len();
+                note!(
+                    "[{n}/{total}] {}: {} of {} checks pass ({})",
+                    cases[n - 1].name,
+                    last.rows.len() - failed,
+                    last.rows.len(),
+                    last.notes.last().map_or("", |s| s.as_str())
+                );
+            }
+            let written = validate::report::write(
+                out,
+                so_far,
+                &header(n, started.elapsed().as_secs_f64()),
+                validate::NOT_IMPLEMENTED,
+            );
+            if let Err(e) = written {
+                write_error = Some(e);
+                return false;
+            }
+            if let Some(sig) = stop.requested() {
+                note!(
+                    "{}: stopping after {n} of {total} cases; the report holds them",
+                    signal_name(sig)
+                );
+                return false;
+            }
+            if lines && n < total {
+                note!("[{}/{total}] {}: running", n + 1, cases[n].name);
+            }
+            true
+        },
+    )?;
+    if let Some(e) = write_error {
+        return Err(anyhow::Error::new(e)
+            .context(format!("cannot write the report into {}", out.display())));
+    }
     for b in &bars {
         b.finish();
     }
     let secs = started.elapsed().as_secs_f64();
-    let header = format!(
-        "eddy {} validate --{}, adapter: {}; {} case(s) in {:.0} s.",
-        env!("CARGO_PKG_VERSION"),
-        if full { "full" } else { "quick" },
-        ctx.describe(),
-        reports.len(),
-        secs
-    );
-    validate::report::write(out, &reports, &header, validate::NOT_IMPLEMENTED)
-        .with_context(|| format!("cannot write the report into {}", out.display()))?;
+    validate::report::write(
+        out,
+        &reports,
+        &header(reports.len(), secs),
+        validate::NOT_IMPLEMENTED,
+    )
+    .with_context(|| format!("cannot write the report into {}", out.display()))?;
     let failures: Vec<String> = reports.iter().flat_map(|r| r.failures()).collect();
     let checks: usize = reports.iter().map(|r| r.rows.len()).sum();
+    let stopped = if reports.len() < total {
+        format!("stopped after {} of {total} cases: ", reports.len())
+    } else {
+        String::new()
+    };
     print_stdout(&format!(
-        "{} of {checks} checks pass in {secs:.0} s; report in {}\n",
+        "{stopped}{} of {checks} checks pass in {secs:.0} s; report in {}\n",
         checks - failures.len(),
         out.join("index.html").display()
     ))?;
+    if reports.len() < total {
+        // Stopped by a signal: not a pass, whatever the cases done said.
+        for f in &failures {
+            note!("FAIL {f}");
+        }
+        return Ok(ExitCode::from(130));
+    }
     if failures.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }

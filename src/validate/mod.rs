@@ -280,7 +280,19 @@ pub fn run(
     ctx: &Arc<GpuContext>,
     level: Level,
     cases: &[&Case],
+    progress: impl FnMut(usize, u64, u64, &str),
+) -> Result<Vec<CaseReport>, ValidateError> {
+    run_each(ctx, level, cases, progress, |_| true)
+}
+
+/// [`run`], calling `finished(reports so far)` after each case; the suite stops before the
+/// next case when it returns false (the reports of the cases done are returned).
+pub fn run_each(
+    ctx: &Arc<GpuContext>,
+    level: Level,
+    cases: &[&Case],
     mut progress: impl FnMut(usize, u64, u64, &str),
+    mut finished: impl FnMut(&[CaseReport]) -> bool,
 ) -> Result<Vec<CaseReport>, ValidateError> {
     let mut out = Vec::new();
     for (i, case) in cases.iter().enumerate() {
@@ -289,6 +301,9 @@ pub fn run(
         r.notes
             .push(format!("ran in {:.1} s", t0.elapsed().as_secs_f64()));
         out.push(r);
+        if !finished(&out) {
+            break;
+        }
     }
     Ok(out)
 }

@@ -171,3 +171,60 @@ fn validate_refuses_unknown_cases() {
     assert!(err.contains("cavity"), "the known cases are listed: {err}");
     assert!(!out.exists(), "a refused run must not create its folder");
 }
+
+/// Off a terminal (this test's pipe) a line per case; Ctrl-C during the first case stops
+/// the suite after it, with the report of that case written and a non-zero exit.
+#[cfg(unix)]
+#[test]
+fn validate_as_a_long_job_prints_a_line_per_case_and_keeps_the_cases_done_on_ctrl_c() {
+    use std::io::BufRead;
+    let out = std::env::temp_dir().join(format!("eddy-validate-stop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_eddy"))
+        .args([
+            "validate",
+            "--quick",
+            "--cases",
+            "hydrostatic,viscous,pressure",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut lines = vec![];
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if line == "[1/3] hydrostatic: running" {
+            // SIGINT, as Ctrl-C sends.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+        }
+        lines.push(line);
+    }
+    let status = child.wait().unwrap();
+    let text = lines.join("\n");
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(lines[0] == "[1/3] hydrostatic: running", "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("[1/3] hydrostatic: 3 of 3 checks pass (ran in")),
+        "{text}"
+    );
+    assert!(text.contains("stopping after 1 of 3 cases"), "{text}");
+    assert!(!text.contains("viscous: running"), "{text}");
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with("hydrostatic")),
+        "{summary}"
+    );
+    assert!(summary.lines().count() > 1, "{summary}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("Stopped after 1 of the 3 cases asked for"));
+    let _ = std::fs::remove_dir_all(&out);
+}
