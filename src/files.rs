@@ -346,7 +346,7 @@ mod tests {
         write_atomically(&out, |w| w.write_all(b"new")).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"new");
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
-        assert!(!std::fs::symlink_metadata(temp_path(&out)).is_ok());
+        assert!(std::fs::symlink_metadata(temp_path(&out)).is_err());
         // The output itself a link: refused before anything is written.
         let linked = dir.join("stats.csv");
         std::os::unix::fs::symlink(&victim, &linked).unwrap();

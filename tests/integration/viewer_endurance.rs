@@ -25,7 +25,7 @@ impl Xvfb {
                 continue;
             }
             let display = format!(":{n}");
-            let child = Command::new("Xvfb")
+            let mut child = Command::new("Xvfb")
                 .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -38,6 +38,9 @@ impl Xvfb {
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
+            // This display did not come up (taken meanwhile?): try the next.
+            let _ = child.kill();
+            let _ = child.wait();
         }
         panic!("no free X display in :90 to :139");
     }

@@ -163,7 +163,8 @@ impl FrozenSystem {
             }
         }
         let s = &self.settings;
-        if !(s.tolerance > 0.0 && s.tolerance < 1.0) || !self.h.is_finite() || self.h <= 0.0 {
+        let in_range = s.tolerance > 0.0 && s.tolerance < 1.0 && self.h.is_finite() && self.h > 0.0;
+        if !in_range {
             return Err(format!(
                 "its settings are out of range (tolerance {:e}, must be in (0, 1); cell size \
                  {:e}, must be positive)",
