@@ -45,10 +45,11 @@ impl Xvfb {
         panic!("no free X display in :90 to :139");
     }
 
-    /// Runs xdotool on this display; its output.
+    /// Runs xdotool on this display (for at most two minutes: a viewer starting while the
+    /// rest of the suite loads both cores can take a while to show its window); its output.
     fn xdotool(&self, args: &[&str]) -> String {
         let out = Command::new("timeout")
-            .arg("30")
+            .arg("120")
             .arg("xdotool")
             .args(args)
             .env("DISPLAY", &self.display)
