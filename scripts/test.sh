@@ -60,7 +60,7 @@ if [ "$fast" -eq 1 ]; then
   # Integration tests by name (module paths; a filter matches any test whose path holds it).
   fast_tests=(
     stages:: pressure:: apic:: shaders:: scenes:: first_run:: msrv::
-    cli:: robustness::every_bad untrusted_files:: lab::a_bad_system
+    cli:: robustness::every_bad untrusted_files:: lab::a_bad_system docs::
   )
   cargo test --lib --bins
   with_display cargo test --test integration -- "${fast_tests[@]}"

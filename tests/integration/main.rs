@@ -13,6 +13,7 @@ mod checkpoint;
 mod cli;
 mod clock;
 mod diffusion;
+mod docs;
 mod fields;
 mod first_run;
 mod flow;

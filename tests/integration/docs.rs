@@ -1,0 +1,87 @@
+//! The documents a reader meets first: README.md stays short, every relative link in it,
+//! the guide (docs/guide/), docs/ARCHITECTURE.md and BENCHMARKS.md points at a file that
+//! exists (and an anchor at a heading of that file), and the README's example scene loads.
+
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The anchor GitHub gives a heading: lower case, spaces to hyphens, punctuation dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn documents() -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = ["README.md", "BENCHMARKS.md", "docs/ARCHITECTURE.md"]
+        .iter()
+        .map(|p| Path::new(ROOT).join(p))
+        .collect();
+    for e in std::fs::read_dir(Path::new(ROOT).join("docs/guide")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            docs.push(p);
+        }
+    }
+    docs
+}
+
+#[test]
+fn every_link_in_the_documents_resolves() {
+    let mut broken = vec![];
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        // Inline links and images: ](target); code spans hold no links.
+        for part in text.split("](").skip(1) {
+            let Some(target) = part.split(')').next() else {
+                continue;
+            };
+            if target.contains("://") || target.starts_with("mailto:") || target.contains(' ') {
+                continue;
+            }
+            let (file, frag) = target.split_once('#').unwrap_or((target, ""));
+            let path = if file.is_empty() {
+                doc.clone()
+            } else {
+                doc.parent().unwrap().join(file)
+            };
+            if !path.exists() {
+                broken.push(format!("{}: {target}", doc.display()));
+                continue;
+            }
+            if !frag.is_empty() && path.extension().is_some_and(|x| x == "md") {
+                let headings = std::fs::read_to_string(&path).unwrap();
+                let found = headings
+                    .lines()
+                    .filter_map(|l| l.strip_prefix('#'))
+                    .map(|l| anchor(l.trim_start_matches('#')))
+                    .any(|a| a == frag);
+                if !found {
+                    broken.push(format!("{}: {target} (no such heading)", doc.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_readme_is_short_and_its_scene_loads() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("README.md")).unwrap();
+    let lines = text.lines().count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines; the guide under docs/ holds the rest"
+    );
+    let scene = text
+        .split("```ron\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("README.md shows a scene");
+    eddy::scene::Scene::parse(scene, Path::new("README.md")).unwrap();
+}
