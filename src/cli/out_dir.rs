@@ -56,8 +56,10 @@ pub(crate) fn prepare_out(out: &Path, overwrite: bool) -> Result<()> {
     }
     let contents = eddy::output::survey_folder(out)
         .with_context(|| format!("--out {}: cannot list the folder", out.display()))?;
-    eddy::output::refuse_foreign_outputs(out)
-        .with_context(|| format!("--out {}", out.display()))?;
+    if let Some(c) = &contents {
+        eddy::output::refuse_foreign_entries(c)
+            .with_context(|| format!("--out {}", out.display()))?;
+    }
     if let Some(c) = contents.filter(|c| !c.is_empty()) {
         if !overwrite {
             bail!(

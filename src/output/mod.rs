@@ -325,9 +325,14 @@ pub fn row_of_frame(path: &Path, frame: u64) -> std::io::Result<Option<Vec<Strin
 /// symbolic link (eddy would write through it, or read another file as its own), a FIFO
 /// (a read would wait for ever), a device or a folder. Said before any work.
 pub fn refuse_foreign_outputs(dir: &Path) -> std::io::Result<()> {
-    let Some(c) = survey_folder(dir)? else {
-        return Ok(());
-    };
+    match survey_folder(dir)? {
+        Some(c) => refuse_foreign_entries(&c),
+        None => Ok(()),
+    }
+}
+
+/// [`refuse_foreign_outputs`] on a folder already surveyed.
+pub fn refuse_foreign_entries(c: &FolderContents) -> std::io::Result<()> {
     for p in &c.others {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         // A temporary name is only ever unlinked and created anew, never written through.

@@ -245,14 +245,14 @@ impl Collection {
             let end = start + line[start..].find('"')?;
             Some(line[start..end].to_string())
         };
-        let mut listed: Vec<(f64, String)> = vec![];
+        let mut listed: std::collections::HashMap<String, f64> = Default::default();
         for line in text.lines().filter(|l| l.contains("<DataSet")) {
             let (Some(t), Some(file)) = (attr(line, "timestep"), attr(line, "file")) else {
                 continue;
             };
             let file = xml_unescape(&file);
             if let Ok(t) = t.parse::<f64>() {
-                listed.push((t, file));
+                listed.insert(file, t);
             }
         }
         // Every cache file of a kept frame, in the order a frame writes them (its parts).
@@ -277,8 +277,8 @@ impl Collection {
                 last_frame = Some(f);
                 part = 0;
             }
-            let time = match listed.iter().find(|(_, n)| *n == name) {
-                Some((t, _)) => *t,
+            let time = match listed.get(&name) {
+                Some(t) => *t,
                 None => {
                     added += 1;
                     f as f64 * frame_dt

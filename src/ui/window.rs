@@ -343,7 +343,7 @@ impl Viewer {
             }
             return Some(self.last_frame + std::time::Duration::from_secs_f64(1.0 / cap as f64));
         }
-        if limit_reached && self.opts.screenshot.is_none() && self.opts.frames.is_some() {
+        if limit_reached && self.opts.screenshot.is_none() {
             // The redraw that exits.
             return Some(now);
         }
@@ -471,41 +471,25 @@ impl Viewer {
             }
             // The panels' toggles at the top corners of the 3D view (also F1 and F2).
             let view = ui.available_rect_before_wrap();
-            egui::Area::new(egui::Id::unique("panel_toggles_left"))
-                .fixed_pos(view.left_top() + egui::vec2(4.0, 4.0))
-                .show(ui.ctx(), |ui| {
-                    let label = if self.layout.left_open {
-                        "<<"
-                    } else {
-                        ">> controls"
-                    };
-                    let button = egui::Button::new(label)
-                        .small()
-                        .wrap_mode(egui::TextWrapMode::Extend);
-                    if ui
-                        .add(button)
-                        .on_hover_text("Controls panel (F1)")
-                        .clicked()
-                    {
-                        self.layout.left_open = !self.layout.left_open;
-                    }
-                });
-            egui::Area::new(egui::Id::unique("panel_toggles_right"))
-                .pivot(egui::Align2::RIGHT_TOP)
-                .fixed_pos(view.right_top() + egui::vec2(-4.0, 4.0))
-                .show(ui.ctx(), |ui| {
-                    let label = if self.layout.right_open {
-                        ">>"
-                    } else {
-                        "stats <<"
-                    };
-                    let button = egui::Button::new(label)
-                        .small()
-                        .wrap_mode(egui::TextWrapMode::Extend);
-                    if ui.add(button).on_hover_text("Stats panel (F2)").clicked() {
-                        self.layout.right_open = !self.layout.right_open;
-                    }
-                });
+            let (left_open, right_open) = (&mut self.layout.left_open, &mut self.layout.right_open);
+            panel_toggle(
+                ui,
+                view.left_top(),
+                egui::Align2::LEFT_TOP,
+                left_open,
+                "<<",
+                ">> controls",
+                "Controls panel (F1)",
+            );
+            panel_toggle(
+                ui,
+                view.right_top(),
+                egui::Align2::RIGHT_TOP,
+                right_open,
+                ">>",
+                "stats <<",
+                "Stats panel (F2)",
+            );
             if self.lab.lab.is_some() {
                 egui::Window::new("Solver lab")
                     .default_pos([310.0, 40.0])
@@ -647,4 +631,37 @@ impl Viewer {
         )
         .map_err(|e| err(e.to_string()))
     }
+}
+
+/// A small button at `corner` of the 3D view (`pivot` its side) that folds or unfolds a
+/// side panel: `open_label` while it is open, `closed_label` while it is folded.
+fn panel_toggle(
+    ui: &egui::Ui,
+    corner: egui::Pos2,
+    pivot: egui::Align2,
+    open: &mut bool,
+    open_label: &str,
+    closed_label: &str,
+    hint: &str,
+) {
+    let inset = egui::vec2(
+        if pivot == egui::Align2::LEFT_TOP {
+            4.0
+        } else {
+            -4.0
+        },
+        4.0,
+    );
+    egui::Area::new(egui::Id::unique(closed_label))
+        .pivot(pivot)
+        .fixed_pos(corner + inset)
+        .show(ui.ctx(), |ui| {
+            let label = if *open { open_label } else { closed_label };
+            let button = egui::Button::new(label)
+                .small()
+                .wrap_mode(egui::TextWrapMode::Extend);
+            if ui.add(button).on_hover_text(hint).clicked() {
+                *open = !*open;
+            }
+        });
 }
