@@ -9,7 +9,7 @@
 # tests/integration/msrv.rs, which fails when a locked dependency needs a newer Rust than
 # Cargo.toml's rust-version (CI has only the newest toolchain, so this is how it checks).
 #
-# `scripts/test.sh --fast` is the quick tier for work in progress (about 2 minutes warm on
+# `scripts/test.sh --fast` is the quick tier for work in progress (about 2 minutes of tests, warm, on
 # a 2-core machine): the unit tests, the GPU stages against their f64 references at small
 # sizes, the pressure solver and the transfers, the command line's error paths and the
 # files it is handed, the first run of each mode, the shaders and the shipped scenes. The
