@@ -234,6 +234,234 @@ pub fn diffuse_velocity_sliding(
     out
 }
 
+/// A dynamic body in [`diffuse_velocity_coupled`]: its centre (m), mass (kg), world
+/// inertia (kg m^2, rows) and the velocity and angular velocity it starts the step with.
+#[derive(Clone, Copy, Debug)]
+pub struct RefViscousBody {
+    /// Whether its velocity is an unknown (a dynamic body); a kinematic or fixed body's
+    /// faces keep their values.
+    pub coupled: bool,
+    pub centre: [f64; 3],
+    pub mass: f64,
+    pub inertia: [[f64; 3]; 3],
+    pub vel: [f64; 3],
+    pub omega: [f64; 3],
+}
+
+/// One backward-Euler viscosity step with the dynamic bodies' velocities unknowns too
+/// (src/sim/bodies/viscous.wgsl writes out the system): the faces' rows as
+/// [`velocity_system`]'s, but a face body k covers at least half of (`covered[face]` =
+/// k + 1, the faces indexed as `vel`) is fixed like a solid's, and a link of a coupled body
+/// (a face it covers, else one whose SOLID cell is its, `owner[cell]` = k + 1, both cells
+/// the same body's for a face inside it) takes the body's rigid velocity there,
+/// e . (v + w x r) at the face's centre, as an unknown instead of the face's value; the
+/// body's six rows are M (q - q*) = the links' viscous impulse. The
+/// whole system, faces and bodies, is solved at once (Jacobi PCG, f64). `m_face` is a
+/// face's mass (rho h A_face, kg). In a slice (nz = 1) a body keeps its z velocity and its
+/// turns about x and y. Returns the face velocities and each body's new (v, w).
+#[allow(clippy::too_many_arguments)]
+pub fn diffuse_velocity_coupled(
+    g: &Grid,
+    types: &[u8],
+    (owner, covered): (&[usize], &[usize]),
+    vel: &[f64],
+    nu: f64,
+    dt: f64,
+    m_face: f64,
+    bodies: &[RefViscousBody],
+) -> (Vec<f64>, Vec<([f64; 3], [f64; 3])>) {
+    let a = nu * dt / (g.h * g.h);
+    let slice = g.nz == 1;
+    let offsets: Vec<usize> = (0..3)
+        .map(|c| {
+            (0..c)
+                .map(|k| g.face_dims(k).iter().product::<usize>())
+                .sum()
+        })
+        .collect();
+    let coord = |d: [usize; 3], i: usize| {
+        [
+            (i % d[0]) as i64,
+            ((i / d[0]) % d[1]) as i64,
+            (i / (d[0] * d[1])) as i64,
+        ]
+    };
+    let kind_of = |comp: usize, f: [i64; 3]| {
+        let global = offsets[comp] + face_index(g.face_dims(comp), f);
+        match face_kind(g, types, comp, f) {
+            FaceKind::Unknown | FaceKind::Air if covered[global] != 0 => FaceKind::Fixed,
+            k => k,
+        }
+    };
+    // Rows: every unknown face, then six per body.
+    let mut row_of = vec![usize::MAX; vel.len()];
+    let mut sys = DiffusionSystem::default();
+    for comp in 0..3 {
+        let d = g.face_dims(comp);
+        for i in 0..d.iter().product::<usize>() {
+            if kind_of(comp, coord(d, i)) == FaceKind::Unknown {
+                row_of[offsets[comp] + i] = sys.index.len();
+                sys.index.push(offsets[comp] + i);
+            }
+        }
+    }
+    let faces = sys.index.len();
+    let n = faces + 6 * bodies.len();
+    let mut diag = vec![0.0; n];
+    let mut off: Vec<std::collections::BTreeMap<usize, f64>> = vec![Default::default(); n];
+    let mut rhs = vec![0.0; n];
+    let coupled = |k: usize| k != 0 && bodies[k - 1].coupled;
+    let owner_of = |c: [i64; 3]| {
+        g.cell_at(c)
+            .filter(|&i| types[i] == SOLID)
+            .map_or(0, |i| owner[i])
+    };
+    for r in 0..faces {
+        let gi = sys.index[r];
+        let comp = (0..3).rev().find(|&c| gi >= offsets[c]).unwrap_or(0);
+        let d = g.face_dims(comp);
+        let f = coord(d, gi - offsets[comp]);
+        diag[r] += 1.0;
+        rhs[r] += vel[gi];
+        for ax in 0..if slice { 2 } else { 3 } {
+            for s in [-1i64, 1] {
+                let mut nb = f;
+                nb[ax] += s;
+                if !in_dims(d, nb) {
+                    diag[r] += 2.0 * a;
+                    continue;
+                }
+                let ni = offsets[comp] + face_index(d, nb);
+                let kind = kind_of(comp, nb);
+                let c = match kind {
+                    FaceKind::Unknown => {
+                        diag[r] += a;
+                        *off[r].entry(row_of[ni]).or_default() -= a;
+                        continue;
+                    }
+                    FaceKind::Air => continue,
+                    FaceKind::FullySolid if ax != comp => 2.0,
+                    _ => 1.0,
+                };
+                let mut lo = nb;
+                lo[comp] -= 1;
+                let (ka, kb) = (owner_of(lo), owner_of(nb));
+                let k = match kind {
+                    FaceKind::Fixed if covered[ni] != 0 => covered[ni],
+                    FaceKind::Fixed => ka.max(kb),
+                    _ if ka == kb => ka,
+                    _ => 0,
+                };
+                let k = if coupled(k) { k } else { 0 };
+                diag[r] += c * a;
+                if k == 0 {
+                    rhs[r] += c * a * vel[ni];
+                    continue;
+                }
+                // The body's rigid velocity at the face's centre: J q, J = (e, r x e).
+                let b = &bodies[k - 1];
+                let mut x = [0.0; 3];
+                for (ax2, x) in x.iter_mut().enumerate() {
+                    let shift = if ax2 == comp { 0.0 } else { 0.5 };
+                    *x = (nb[ax2] as f64 + shift) * g.h - b.centre[ax2];
+                }
+                if slice {
+                    x[2] = 0.0;
+                }
+                let mut e = [0.0; 3];
+                e[comp] = 1.0;
+                let rxe = [
+                    x[1] * e[2] - x[2] * e[1],
+                    x[2] * e[0] - x[0] * e[2],
+                    x[0] * e[1] - x[1] * e[0],
+                ];
+                let j = [e[0], e[1], e[2], rxe[0], rxe[1], rxe[2]];
+                let base = faces + 6 * (k - 1);
+                for i in 0..6 {
+                    if j[i] == 0.0 {
+                        continue;
+                    }
+                    *off[r].entry(base + i).or_default() -= c * a * j[i];
+                    *off[base + i].entry(r).or_default() -= c * a * j[i];
+                    for (m, jm) in j.iter().enumerate() {
+                        if i == m {
+                            diag[base + i] += c * a * j[i] * jm;
+                        } else if *jm != 0.0 {
+                            *off[base + i].entry(base + m).or_default() += c * a * j[i] * jm;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (k, b) in bodies.iter().enumerate() {
+        let base = faces + 6 * k;
+        if !b.coupled {
+            // Its rows are q = q*, alone.
+            for i in 0..6 {
+                diag[base + i] = 1.0;
+                rhs[base + i] = [
+                    b.vel[0], b.vel[1], b.vel[2], b.omega[0], b.omega[1], b.omega[2],
+                ][i];
+            }
+            continue;
+        }
+        let q0 = [
+            b.vel[0], b.vel[1], b.vel[2], b.omega[0], b.omega[1], b.omega[2],
+        ];
+        let frozen = |i: usize| slice && (2..=4).contains(&i);
+        for i in 0..6 {
+            let mut row_mass = [0.0; 6];
+            if i < 3 {
+                row_mass[i] = b.mass / m_face;
+            } else {
+                for m in 3..6 {
+                    row_mass[m] = b.inertia[i - 3][m - 3] / m_face;
+                }
+            }
+            if frozen(i) {
+                // Left out: q_i = q*_i, with nothing else in its row or column.
+                diag[base + i] = 1.0;
+                off[base + i].clear();
+                rhs[base + i] = q0[i];
+                for o in off.iter_mut() {
+                    o.remove(&(base + i));
+                }
+                continue;
+            }
+            for m in 0..6 {
+                if frozen(m) || row_mass[m] == 0.0 {
+                    continue;
+                }
+                rhs[base + i] += row_mass[m] * q0[m];
+                if m == i {
+                    diag[base + i] += row_mass[m];
+                } else {
+                    *off[base + i].entry(base + m).or_default() += row_mass[m];
+                }
+            }
+        }
+    }
+    let full = DiffusionSystem {
+        index: (0..n).collect(),
+        diag,
+        off: off.into_iter().map(|m| m.into_iter().collect()).collect(),
+        rhs,
+    };
+    let x = full.solve();
+    let mut out = vel.to_vec();
+    for r in 0..faces {
+        out[sys.index[r]] = x[r];
+    }
+    let moved = (0..bodies.len())
+        .map(|k| {
+            let q = &x[faces + 6 * k..faces + 6 * k + 6];
+            ([q[0], q[1], q[2]], [q[3], q[4], q[5]])
+        })
+        .collect();
+    (out, moved)
+}
+
 /// The wall a cell's face in direction (axis, side) lies on, and the coordinate along it of
 /// the face's centre; None for the front and back of a slice (always insulated).
 pub fn wall_of(g: &Grid, c: [i64; 3], axis: usize, side: i64) -> Option<(Wall, f64)> {

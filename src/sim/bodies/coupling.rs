@@ -679,6 +679,8 @@ pub struct Bodies {
     /// What the push-out before this substep gave the particles, per body, once the
     /// substep's readback brought it ([`Self::keep_push`]).
     pushed: Vec<(DVec3, DVec3)>,
+    /// The dynamic bodies in the viscosity solve (made on first use).
+    viscous: std::cell::OnceCell<super::viscous::ViscousCoupling>,
 }
 
 impl Bodies {
@@ -724,6 +726,7 @@ impl Bodies {
             predicted: None,
             push,
             pushed: Vec::new(),
+            viscous: std::cell::OnceCell::new(),
         })
     }
 
@@ -749,11 +752,35 @@ impl Bodies {
         }
         self.coupling.upload(ctx, &p);
         self.strong.upload(ctx, &p, f)?;
+        // No viscosity step has changed the bodies yet (the step writes these when it runs).
+        let zeros = [0u8; MAX_BODIES * 6 * 4];
+        let at = (super::strong::VISCOUS_AT * 4) as u64;
+        ctx.queue.write_buffer(&self.strong.sums, at, &zeros);
         if let Some(r) = self.push.as_mut() {
             r.upload(&ctx.queue, &p);
         }
         self.predicted = Some(p);
         Ok(())
+    }
+
+    /// The coupling of the dynamic bodies into a viscosity step of `nu` on `sys`, prepared
+    /// with this substep's bodies; None without a dynamic body.
+    pub fn viscous(
+        &self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        sys: &crate::sim::core::diffusion::VelocityView<'_>,
+        nu: f64,
+    ) -> Option<&super::viscous::ViscousCoupling> {
+        if !self.set.bodies.iter().any(|b| b.is_dynamic()) {
+            return None;
+        }
+        let c = self
+            .viscous
+            .get_or_init(|| super::viscous::ViscousCoupling::new(&ctx.device));
+        let set = self.predicted.as_ref().unwrap_or(&self.set);
+        c.prepare(ctx, f, sys, (&self.strong, set, &self.coupling.cover), nu);
+        Some(c)
     }
 
     /// Records the push-out's reaction (the liquid's): the bodies lose, on the GPU, what the
@@ -836,6 +863,19 @@ impl Bodies {
         let forces = self.read_forces(dt)?;
         if let Some(p) = self.predicted.take() {
             self.set = p;
+        }
+        // What the viscosity step gave the bodies (the GPU started the pressure solve from
+        // it): the same change here, seen by the grid as the pressure solve saw it.
+        for (b, f) in self.set.bodies.iter_mut().zip(&forces) {
+            if b.is_dynamic() {
+                let (dv, dw) = f.viscous_change;
+                b.momentum += b.mass * dv;
+                b.angular_momentum += b.world_inertia() * dw;
+                b.seen_velocity += dv;
+                b.seen_omega += dw;
+                b.viscous_force = b.mass * dv / dt.max(1e-300);
+                b.viscous_torque = b.world_inertia() * dw / dt.max(1e-300);
+            }
         }
         // What the push-out before this substep gave the liquid, the bodies lose (the GPU
         // took it off the velocities this substep started from): momentum stays with the

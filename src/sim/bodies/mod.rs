@@ -30,6 +30,7 @@ pub mod coupling;
 pub mod push;
 pub mod regions;
 pub mod strong;
+pub mod viscous;
 
 use crate::scene::{BodyMotion, BodyShape, BodySpec, CouplingScheme, Scene, SceneKind};
 use crate::sim::SimError;
@@ -111,6 +112,11 @@ pub struct RigidBody {
     /// applies it with gravity before the next solve.
     pub surface_force: DVec3,
     pub surface_torque: DVec3,
+    /// Force and torque of the liquid's viscous stress in the last substep (the viscosity
+    /// step's change of momentum over dt; not saved: a resumed run shows zero until its
+    /// first substep).
+    pub viscous_force: DVec3,
+    pub viscous_torque: DVec3,
     /// Speed (m/s, the turning part at the bounding radius) the strong scheme's forces
     /// before the solve gave the body this substep ([`BodySet::predict`]).
     pub predicted_gain: f64,
@@ -182,6 +188,8 @@ impl RigidBody {
             fluid_torque: DVec3::ZERO,
             surface_force: DVec3::ZERO,
             surface_torque: DVec3::ZERO,
+            viscous_force: DVec3::ZERO,
+            viscous_torque: DVec3::ZERO,
             predicted_gain: 0.0,
             seen_velocity: DVec3::ZERO,
             seen_omega: DVec3::ZERO,

@@ -146,8 +146,14 @@ pub fn box_chunks(bodies: &[CoupleBody], n: [u32; 3], max: u32) -> u32 {
 /// f32 per body in the sums (strong.wgsl's SUM_STRIDE).
 pub const SUM_STRIDE: usize = 24;
 
-/// f32 of the sums: per body, then the FLUID cells' sum and count (and padding).
-const SUM_FLOATS: usize = MAX_BODIES * SUM_STRIDE + 8;
+/// Where each body's change of velocity in the viscosity step starts in the sums
+/// (src/sim/bodies/viscous.wgsl writes six f32 per body there, the substep reads them back
+/// with the pressure's).
+pub const VISCOUS_AT: usize = MAX_BODIES * SUM_STRIDE + 8;
+
+/// f32 of the sums: per body, then the FLUID cells' sum and count (and padding), then the
+/// viscosity step's changes of velocity.
+const SUM_FLOATS: usize = VISCOUS_AT + MAX_BODIES * 6;
 
 /// f32 per body of the deflation's blocks (strong.wgsl's DEFL_STRIDE): E_k^-1, G_k C_k, y_k.
 pub const DEFL_STRIDE: usize = 80;
@@ -186,6 +192,9 @@ pub struct FaceSums {
     pub j_phi: [f64; 6],
     /// J (g . n): the same with g . n, for the hydrostatic part of the face pressure.
     pub j_g: [f64; 6],
+    /// The change of velocity (m/s) and angular velocity (1/s) the viscosity step gave the
+    /// body (zero where it did not run, or the body is not dynamic).
+    pub viscous_dq: [f64; 6],
 }
 
 /// The fluid's force and torque on a body from its face sums, split as the two schemes use
@@ -199,6 +208,9 @@ pub struct FluidForce {
     /// gradient over the body, and in the smoke, whose pressure leaves out the hydrostatic
     /// part).
     pub surface: (DVec3, DVec3),
+    /// The change of velocity and angular velocity of the viscosity step (the viscous
+    /// stress's impulse over the body's mass and inertia).
+    pub viscous_change: (DVec3, DVec3),
 }
 
 impl FluidForce {
@@ -239,6 +251,7 @@ impl ForceScales {
         FluidForce {
             pressure: v(&sums.j_phi, -self.density * self.face_area / dt.max(1e-300)),
             surface: v(&sums.j_g, surface),
+            viscous_change: v(&sums.viscous_dq, 1.0),
         }
     }
 
@@ -538,9 +551,13 @@ impl StrongCoupling {
         Ok(raw
             .chunks(SUM_STRIDE)
             .take(n)
-            .map(|s| FaceSums {
+            .enumerate()
+            .map(|(i, s)| FaceSums {
                 j_phi: std::array::from_fn(|k| s[k] as f64),
                 j_g: std::array::from_fn(|k| s[6 + k] as f64),
+                viscous_dq: std::array::from_fn(|k| {
+                    raw.get(VISCOUS_AT + 6 * i + k).map_or(0.0, |v| *v as f64)
+                }),
             })
             .collect())
     }

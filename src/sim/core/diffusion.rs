@@ -18,7 +18,7 @@
 use super::{
     fields::GridFields,
     params::SimParams,
-    pressure::{PcgVectors, PressureSolver, Scratch, SolveReport},
+    pressure::{AddedTerm, PcgVectors, PressureSolver, Scratch, SolveReport},
 };
 use crate::gpu::{
     storage_buffer, uniform_buffer, BufferReader, Entry, GpuContext, Kernel, PassTimer,
@@ -71,8 +71,10 @@ pub struct DiffusionParams {
     pub spots: [WallSpot; SPOT_SLOTS],
     /// Tangential velocity of the walls: left, right (along y), bottom, top (along x), m/s.
     pub wall_slide: [f32; 4],
+    /// x: 1 when the bound `cover` holds the bodies' faces ([`Diffusion::set_cover`]).
+    pub covered: [u32; 4],
 }
-const _: () = assert!(std::mem::size_of::<DiffusionParams>() == 704);
+const _: () = assert!(std::mem::size_of::<DiffusionParams>() == 720);
 crate::wgsl_mirror!(diffusion_params_layout: DiffusionParams = "diffusion.wgsl" DiffusionParams {
     sys_n: sys_n,
     sys_cells: sys_cells,
@@ -83,6 +85,7 @@ crate::wgsl_mirror!(diffusion_params_layout: DiffusionParams = "diffusion.wgsl" 
     wall_fixed: wall_fixed,
     spots: spots,
     wall_slide: wall_slide,
+    covered: covered,
 });
 
 crate::kernel_entries!(
@@ -102,6 +105,7 @@ impl DiffusionParams {
             wall_fixed: [[0.0; 4]; 4],
             spots: [WallSpot::default(); SPOT_SLOTS],
             wall_slide: [0.0; 4],
+            covered: [0; 4],
         }
     }
 
@@ -180,6 +184,30 @@ pub fn memory_candidate(scene: &Scene) -> (u64, &'static str, &'static str) {
     )
 }
 
+/// What couples other unknowns into the viscosity solve: the dynamic rigid bodies
+/// (src/sim/bodies/viscous.rs). Its term is added to the operator inside the PCG; its
+/// set-up runs after the assembly (it may change the right-hand side) and its finish after
+/// the solve, before the store.
+pub trait VelocityCoupling {
+    fn term(&self) -> &dyn AddedTerm;
+    fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>);
+    fn record_finish(&self, pass: &mut wgpu::ComputePass<'_>);
+}
+
+/// The velocity system as a coupling binds to it ([`Diffusion::ensure_velocity`]): its
+/// vectors, its grid and block, and a number that changes when the system is made anew.
+pub struct VelocityView<'a> {
+    pub vectors: &'a PcgVectors,
+    pub sys_n: [u32; 3],
+    pub block: [u32; 3],
+    pub generation: u64,
+}
+
+/// The velocity system's coefficient nu / h^2 (1/s) as the GPU reads it.
+pub fn velocity_coef(nu: f64, h: f32) -> f32 {
+    (nu / (h as f64).powi(2)) as f32
+}
+
 /// Where a solve's GPU time goes: the stage's timer slot, and whether this solve opens or
 /// closes it.
 #[derive(Clone, Copy)]
@@ -201,6 +229,8 @@ struct System {
     /// Where a pipelined frame's substeps copy this system's final state, one reader per
     /// substep slot ([`Diffusion::queue_velocity`]; made as the slots are first used).
     slots: Vec<BufferReader>,
+    /// Which system this is of those the stage has made ([`VelocityView::generation`]).
+    generation: u64,
 }
 
 /// Solves that must have iterated before a system's solves are queued ahead.
@@ -317,6 +347,12 @@ pub struct Diffusion {
     /// Tangential velocity of the domain walls in the viscosity solve (left, right along y;
     /// bottom, top along x), m/s: the smoke's sliding lid.
     pub wall_slide: [f32; 4],
+    /// Systems made so far.
+    made: u64,
+    /// The bodies' shares of the faces ([`Self::set_cover`]), or None.
+    cover: Option<wgpu::Buffer>,
+    /// Bound as `cover` without bodies.
+    no_cover: wgpu::Buffer,
 }
 
 /// Iterations of the velocity (viscosity) and scalar (heat, dye) solves of a substep.
@@ -367,7 +403,20 @@ impl Diffusion {
             scalars: None,
             no_dye: storage_buffer(device, "Diffusion::no_dye", 16),
             wall_slide: [0.0; 4],
+            made: 0,
+            cover: None,
+            no_cover: storage_buffer(device, "Diffusion::no_cover", 16),
         }
+    }
+
+    /// Makes the viscosity treat the faces the scene's bodies cover (at least half of one,
+    /// `cover` as src/sim/bodies/coupling.wgsl writes it) as the bodies' (fixed, or coupled
+    /// where a [`VelocityCoupling`] says so): the liquid's bodies cut cells that stay FLUID.
+    pub fn set_cover(&mut self, cover: &wgpu::Buffer) {
+        self.cover = Some(cover.clone());
+        // Systems made before bind the placeholder: made anew on their next use.
+        self.velocity = None;
+        self.scalars = None;
     }
 
     /// The velocity system's grid and block for a grid of `n` cells.
@@ -384,7 +433,7 @@ impl Diffusion {
     }
 
     fn make_system(
-        &self,
+        &mut self,
         ctx: &GpuContext,
         f: &GridFields,
         dye: &wgpu::Buffer,
@@ -407,7 +456,9 @@ impl Diffusion {
         let grid = solver_grid(device, sys_n);
         let vectors = PcgVectors::new(device, grid.num_cells(), max_iterations, true, Scratch::Own);
         let solver = PressureSolver::new(ctx, &grid, &vectors);
-        let params = DiffusionParams::new(sys_n, block);
+        let mut params = DiffusionParams::new(sys_n, block);
+        params.covered[0] = self.cover.is_some() as u32;
+        let cover = self.cover.as_ref().unwrap_or(&self.no_cover).clone();
         let params_buffer =
             uniform_buffer(device, "Diffusion::system", bytemuck::bytes_of(&params));
         let group = self.kernel.bind(
@@ -421,8 +472,10 @@ impl Diffusion {
                 ("a", &vectors.a),
                 ("b", &vectors.b),
                 ("x", &vectors.p),
+                ("cover", &cover),
             ],
         );
+        self.made += 1;
         Ok(System {
             grid,
             vectors,
@@ -431,6 +484,7 @@ impl Diffusion {
             params_buffer,
             group,
             slots: Vec::new(),
+            generation: self.made,
         })
     }
 
@@ -443,23 +497,30 @@ impl Diffusion {
         settings: &DiffusionSettings,
         entry: Entry,
         timing: Option<Timing<'_>>,
+        coupling: Option<&dyn VelocityCoupling>,
     ) {
         let pcg = settings.pcg();
-        self.write_system(ctx, sys, &pcg);
+        self.write_system(ctx, sys, &pcg, coupling.is_some());
         submit_pass(
             ctx,
             "diffusion::setup",
             timing.filter(|t| t.begin),
             true,
-            |pass| self.record_setup(pass, sys, entry, pcg.preconditioner),
+            |pass| self.record_setup(pass, sys, entry, pcg.preconditioner, coupling),
         );
     }
 
     /// Writes one system's settings and its solver's config (applied at the next submit).
-    fn write_system(&self, ctx: &GpuContext, sys: &System, pcg: &crate::scene::PressureSettings) {
+    fn write_system(
+        &self,
+        ctx: &GpuContext,
+        sys: &System,
+        pcg: &crate::scene::PressureSettings,
+        coupled: bool,
+    ) {
         ctx.queue
             .write_buffer(&sys.params_buffer, 0, bytemuck::bytes_of(&sys.params));
-        sys.solver.write_config(ctx, &sys.vectors, pcg, false);
+        sys.solver.write_config(ctx, &sys.vectors, pcg, coupled);
     }
 
     /// Records one system's assembly (`entry`), its preconditioner's set-up and the start
@@ -470,11 +531,16 @@ impl Diffusion {
         sys: &System,
         entry: Entry,
         kind: crate::scene::PreconditionerKind,
+        coupling: Option<&dyn VelocityCoupling>,
     ) {
         self.kernel
             .dispatch(pass, entry, &sys.group, sys.params.sys_cells);
+        if let Some(c) = coupling {
+            c.record_setup(pass);
+        }
         sys.solver.precond.record_setup(pass, kind);
-        sys.solver.record_start(pass, &sys.grid, kind, None);
+        sys.solver
+            .record_start(pass, &sys.grid, kind, coupling.map(|c| c.term()));
     }
 
     /// Warns about a solve that stopped short and submits its system's store (`entry`, on
@@ -486,6 +552,7 @@ impl Diffusion {
         report: &SolveReport,
         (entry, threads): (Entry, u32),
         timing: Option<Timing<'_>>,
+        coupling: Option<&dyn VelocityCoupling>,
     ) {
         if report.status != super::pressure::SolveStatus::Converged {
             log::warn!(
@@ -502,7 +569,12 @@ impl Diffusion {
             "diffusion::store",
             timing.filter(|t| t.end),
             false,
-            |pass| self.kernel.dispatch(pass, entry, &sys.group, threads),
+            |pass| {
+                if let Some(c) = coupling {
+                    c.record_finish(pass);
+                }
+                self.kernel.dispatch(pass, entry, &sys.group, threads)
+            },
         );
     }
 
@@ -516,13 +588,16 @@ impl Diffusion {
         entries: [Entry; 2],
         store_threads: u32,
         timing: Option<Timing<'_>>,
+        coupling: Option<&dyn VelocityCoupling>,
     ) -> Result<SolveReport, SimError> {
-        self.setup(ctx, sys, settings, entries[0], timing);
+        self.setup(ctx, sys, settings, entries[0], timing, coupling);
         let pcg = settings.pcg();
+        let term = coupling.map(|c| c.term());
         let report = sys
             .solver
-            .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None, None)?;
-        self.store(ctx, sys, &report, (entries[1], store_threads), timing);
+            .iterate(ctx, &sys.grid, &sys.vectors, &pcg, None, term)?;
+        let store = (entries[1], store_threads);
+        self.store(ctx, sys, &report, store, timing, coupling);
         Ok(report)
     }
 
@@ -535,16 +610,37 @@ impl Diffusion {
         nu: f64,
         settings: &DiffusionSettings,
     ) -> Result<System, SimError> {
-        if needs_system(&self.velocity, settings) {
-            let dims = Self::velocity_dims(f.params.n);
-            let dye = dye.unwrap_or(&self.no_dye);
-            self.velocity = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
-        }
+        self.ensure_velocity(ctx, f, dye, settings)?;
         let mut sys = self.velocity.take().expect("allocated above");
-        let k = (nu / (f.params.h as f64).powi(2)) as f32;
+        let k = velocity_coef(nu, f.params.h);
         sys.params.coef = [k, k, k, 0.0];
         sys.params.wall_slide = self.wall_slide;
         Ok(sys)
+    }
+
+    /// Makes the velocity system of `f`'s grid where it is missing or its residual history
+    /// is too short, and returns it for a coupling to bind to.
+    pub fn ensure_velocity(
+        &mut self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        dye: Option<&wgpu::Buffer>,
+        settings: &DiffusionSettings,
+    ) -> Result<VelocityView<'_>, SimError> {
+        if needs_system(&self.velocity, settings) {
+            let dims = Self::velocity_dims(f.params.n);
+            let no_dye = self.no_dye.clone();
+            let dye = dye.unwrap_or(&no_dye);
+            let sys = self.make_system(ctx, f, dye, dims, settings.max_iterations)?;
+            self.velocity = Some(sys);
+        }
+        let sys = self.velocity.as_ref().expect("allocated above");
+        Ok(VelocityView {
+            vectors: &sys.vectors,
+            sys_n: sys.params.sys_n,
+            block: sys.params.block,
+            generation: sys.generation,
+        })
     }
 
     /// The scalar system of `f`'s grid with diffusivities `k` and the given wall values
@@ -560,7 +656,8 @@ impl Diffusion {
     ) -> Result<System, SimError> {
         if needs_system(&self.scalars, settings) {
             let dims = Self::scalar_dims(f.params.n);
-            self.scalars = Some(self.make_system(ctx, f, dye, dims, settings.max_iterations)?);
+            let sys = self.make_system(ctx, f, dye, dims, settings.max_iterations)?;
+            self.scalars = Some(sys);
         }
         let mut sys = self.scalars.take().expect("allocated above");
         let h2 = (f.params.h as f64).powi(2);
@@ -571,7 +668,9 @@ impl Diffusion {
 
     /// One implicit viscosity step of `nu` (m^2/s) over the substep's dt on `f.vel` (after
     /// the boundary conditions, before the projection). `dye` is the smoke's dye buffer, or
-    /// None for the liquid.
+    /// None for the liquid; `coupling` the bodies that move with the step, bound to this
+    /// system ([`Self::ensure_velocity`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn velocity(
         &mut self,
         ctx: &GpuContext,
@@ -580,11 +679,12 @@ impl Diffusion {
         nu: f64,
         settings: &DiffusionSettings,
         timing: Option<Timing<'_>>,
+        coupling: Option<&dyn VelocityCoupling>,
     ) -> Result<SolveReport, SimError> {
         let mut sys = self.velocity_system(ctx, f, dye, nu, settings)?;
         let faces = sys.params.sys_cells;
         let entries = [self.e.velocity_system, self.e.velocity_store];
-        let out = self.run(ctx, &mut sys, settings, entries, faces, timing);
+        let out = self.run(ctx, &mut sys, settings, entries, faces, timing, coupling);
         self.velocity = Some(sys);
         out
     }
@@ -606,7 +706,15 @@ impl Diffusion {
         let walls = (temperature, wall_dye);
         let mut sys = self.scalar_system(ctx, f, dye, k, walls, settings)?;
         let entries = [self.e.scalar_system, self.e.scalar_store];
-        let out = self.run(ctx, &mut sys, settings, entries, f.num_cells(), timing);
+        let out = self.run(
+            ctx,
+            &mut sys,
+            settings,
+            entries,
+            f.num_cells(),
+            timing,
+            None,
+        );
         self.scalars = Some(sys);
         out
     }
@@ -629,20 +737,20 @@ impl Diffusion {
         sys: &mut System,
         settings: &DiffusionSettings,
         (entries, store_threads): ([Entry; 2], u32),
-        enc: &mut wgpu::CommandEncoder,
-        slot: usize,
+        (enc, slot): (&mut wgpu::CommandEncoder, usize),
+        coupling: Option<&dyn VelocityCoupling>,
     ) -> Queued {
         let mut pcg = settings.pcg();
         // The solver queues for that guess itself (`PressureSolver::queue_ahead`).
         let guess = sys.queue_guess();
         pcg.margin = queue_margin(guess);
-        self.write_system(ctx, sys, &pcg);
+        self.write_system(ctx, sys, &pcg, coupling.is_some());
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("diffusion::setup"),
                 timestamp_writes: None,
             });
-            self.record_setup(&mut pass, sys, entries[0], pcg.preconditioner);
+            self.record_setup(&mut pass, sys, entries[0], pcg.preconditioner, coupling);
         }
         while sys.slots.len() <= slot {
             let size = sys.vectors.state.size();
@@ -655,7 +763,7 @@ impl Diffusion {
             &sys.vectors,
             &pcg,
             None,
-            None,
+            coupling.map(|c| c.term()),
             &mut sys.slots[slot],
         );
         {
@@ -663,6 +771,9 @@ impl Diffusion {
                 label: Some("diffusion::store"),
                 timestamp_writes: None,
             });
+            if let Some(c) = coupling {
+                c.record_finish(&mut pass);
+            }
             self.kernel
                 .dispatch(&mut pass, entries[1], &sys.group, store_threads);
         }
@@ -682,11 +793,13 @@ impl Diffusion {
         nu: f64,
         settings: &DiffusionSettings,
         slot: usize,
+        coupling: Option<&dyn VelocityCoupling>,
     ) -> Result<Queued, SimError> {
         let mut sys = self.velocity_system(ctx, f, dye, nu, settings)?;
         let entries = [self.e.velocity_system, self.e.velocity_store];
         let threads = sys.params.sys_cells;
-        let q = self.queue(ctx, &mut sys, settings, (entries, threads), enc, slot);
+        let at = (enc, slot);
+        let q = self.queue(ctx, &mut sys, settings, (entries, threads), at, coupling);
         self.velocity = Some(sys);
         Ok(q)
     }
@@ -707,7 +820,8 @@ impl Diffusion {
         let walls = (temperature, wall_dye);
         let mut sys = self.scalar_system(ctx, f, dye, k, walls, settings)?;
         let entries = [self.e.scalar_system, self.e.scalar_store];
-        let q = self.queue(ctx, &mut sys, settings, (entries, f.num_cells()), enc, slot);
+        let at = (enc, slot);
+        let q = self.queue(ctx, &mut sys, settings, (entries, f.num_cells()), at, None);
         self.scalars = Some(sys);
         Ok(q)
     }
@@ -826,8 +940,8 @@ impl Diffusion {
         };
         let first = timing.map(|t| Timing { end: false, ..t });
         let last = timing.map(|t| Timing { begin: false, ..t });
-        self.setup(ctx, &vel, settings, self.e.velocity_system, first);
-        self.setup(ctx, &scal, settings, self.e.scalar_system, None);
+        self.setup(ctx, &vel, settings, self.e.velocity_system, first, None);
+        self.setup(ctx, &scal, settings, self.e.scalar_system, None, None);
         let pcg = settings.pcg();
         let out = PressureSolver::iterate_pair(
             (&mut vel.solver, &vel.vectors, &vel.grid),
@@ -837,8 +951,9 @@ impl Diffusion {
         );
         if let Ok((rv, rs)) = &out {
             let faces = vel.params.sys_cells;
-            self.store(ctx, &vel, rv, (self.e.velocity_store, faces), None);
-            self.store(ctx, &scal, rs, (self.e.scalar_store, f.num_cells()), last);
+            self.store(ctx, &vel, rv, (self.e.velocity_store, faces), None, None);
+            let cells = f.num_cells();
+            self.store(ctx, &scal, rs, (self.e.scalar_store, cells), last, None);
         }
         self.velocity = Some(vel);
         self.scalars = Some(scal);

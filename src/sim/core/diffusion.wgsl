@@ -1,5 +1,6 @@
 //!include sim/core/prelude.wgsl
 //!include sim/core/cells.wgsl
+//!include sim/core/face_kinds.wgsl
 // Implicit diffusion, one backward-Euler step (I - k dt L) x = x_old, assembled here and
 // solved by eddy's PCG (pcg.wgsl, precond.wgsl) on a grid of its own. The rules (no-slip,
 // free surface, fixed and insulated walls) are written out with the f64 reference in
@@ -20,6 +21,13 @@
 @group(0) @binding(5) var<storage, read_write> a: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> b: array<f32>;
 @group(0) @binding(7) var<storage, read_write> x: array<f32>;
+// Per face, the body that covers it and its share (src/sim/bodies/coupling.wgsl), where
+// `dp.covered.x` says the scene has bodies (a placeholder otherwise).
+@group(0) @binding(8) var<storage, read> cover: array<u32>;
+
+fn covers_on() -> bool {
+    return dp.covered.x != 0u;
+}
 
 // Keep in sync with `WallSpot` in src/sim/core/diffusion.rs.
 struct Spot {
@@ -45,23 +53,9 @@ struct DiffusionParams {
     spots: array<Spot, 16>,
     // Tangential velocity of the walls (left, right along y; bottom, top along x), m/s.
     wall_slide: vec4<f32>,
+    // x: 1 when `cover` holds the bodies' faces, which are then fixed faces like a solid's.
+    covered: vec4<u32>,
 };
-
-const UNKNOWN: u32 = 0u;
-const FULLY_SOLID: u32 = 1u;
-const FIXED: u32 = 2u;
-const AIR_FACE: u32 = 3u;
-
-fn face_kind(comp: u32, f: vec3<i32>) -> u32 {
-    let ta = type_at(f - unit(comp));
-    let tb = type_at(f);
-    let sa = ta == SOLID;
-    let sb = tb == SOLID;
-    if (sa && sb) { return FULLY_SOLID; }
-    if (sa || sb) { return FIXED; }
-    if (ta == FLUID || tb == FLUID) { return UNKNOWN; }
-    return AIR_FACE;
-}
 
 fn clear_row(s: u32) {
     a[s] = vec4<f32>(0.0);

@@ -267,6 +267,7 @@ impl Runner<Liquid> {
             .iter()
             .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
             .fold(0.0, f32::max);
+        let mut mode = mode;
         if let Some(set) = set {
             let b = bodies::coupling::Bodies::new(
                 &core.ctx,
@@ -283,6 +284,7 @@ impl Runner<Liquid> {
                     deflate: scene.body_deflation.unwrap_or(false),
                 },
             )?;
+            mode.diffusion.set_cover(&b.coupling.cover);
             core.bodies = Some(b);
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
@@ -358,14 +360,31 @@ impl Liquid {
             begin: true,
             end: true,
         });
+        let nu = core.scene.viscosity;
+        let coupling = Self::viscous_bodies(&mut self.diffusion, core)?;
         self.diffusion.velocity(
             &core.ctx,
             &core.fields,
             None,
-            core.scene.viscosity,
+            nu,
             &core.scene.diffusion,
             timing,
+            coupling.map(|c| c as &dyn diffusion::VelocityCoupling),
         )
+    }
+
+    /// The dynamic bodies' coupling into this substep's viscosity step (its system made
+    /// first, for the coupling to bind to), or None.
+    fn viscous_bodies<'a>(
+        diffusion: &mut diffusion::Diffusion,
+        core: &'a Core,
+    ) -> Result<Option<&'a crate::sim::bodies::viscous::ViscousCoupling>, SimError> {
+        let Some(bodies) = core.bodies.as_ref() else {
+            return Ok(None);
+        };
+        let (f, settings) = (&core.fields, &core.scene.diffusion);
+        let view = diffusion.ensure_velocity(&core.ctx, f, None, settings)?;
+        Ok(bodies.viscous(&core.ctx, f, &view, core.scene.viscosity))
     }
 
     /// The volume correction's solve: the scene's preconditioner, a cold start (the solution
@@ -616,6 +635,7 @@ impl Mode for Liquid {
                         let mut pass = rec.pass_part(stage, true, false);
                         core.boundary.record(&mut pass, f);
                     }
+                    let coupling = Self::viscous_bodies(&mut self.diffusion, core)?;
                     self.viscosity.queued.velocity = Some(self.diffusion.queue_velocity(
                         &core.ctx,
                         rec.encoder(),
@@ -624,6 +644,7 @@ impl Mode for Liquid {
                         core.scene.viscosity,
                         &core.scene.diffusion,
                         slot,
+                        coupling.map(|c| c as &dyn diffusion::VelocityCoupling),
                     )?);
                     let _ = rec.pass_part(stage, false, true);
                 } else if core.scene.viscosity > 0.0 {

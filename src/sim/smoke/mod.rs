@@ -260,7 +260,7 @@ impl Runner<Smoke> {
                 bytemuck::cast_slice(&tracer_pos),
             );
         }
-        let mode = Smoke {
+        let mut mode = Smoke {
             mark: mark::SmokeMark::new(device, fields, &smoke),
             emit: emit::SmokeEmit::new(device, fields, &smoke),
             advect: advect::SmokeAdvect::new(device, fields, &smoke),
@@ -297,6 +297,7 @@ impl Runner<Smoke> {
                     deflate: false,
                 },
             )?;
+            mode.diffusion.set_cover(&b.coupling.cover);
             core.bodies = Some(b);
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
@@ -366,6 +367,7 @@ impl Smoke {
         let mut queued = diffusion::QueuedSolves::default();
         if velocity {
             self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
+            let coupling = Self::viscous_bodies(&mut self.diffusion, &self.smoke.dye, core)?;
             queued.velocity = Some(self.diffusion.queue_velocity(
                 &core.ctx,
                 enc,
@@ -374,6 +376,7 @@ impl Smoke {
                 scene.viscosity,
                 &scene.diffusion,
                 slot,
+                coupling.map(|c| c as &dyn diffusion::VelocityCoupling),
             )?);
         }
         if scalars {
@@ -389,6 +392,21 @@ impl Smoke {
             )?);
         }
         Ok(queued)
+    }
+
+    /// The dynamic bodies' coupling into this substep's viscosity step (its system made
+    /// first, for the coupling to bind to), or None.
+    fn viscous_bodies<'a>(
+        diffusion: &mut diffusion::Diffusion,
+        dye: &wgpu::Buffer,
+        core: &'a Core,
+    ) -> Result<Option<&'a crate::sim::bodies::viscous::ViscousCoupling>, SimError> {
+        let Some(bodies) = core.bodies.as_ref() else {
+            return Ok(None);
+        };
+        let (f, settings) = (&core.fields, &core.scene.diffusion);
+        let view = diffusion.ensure_velocity(&core.ctx, f, Some(dye), settings)?;
+        Ok(bodies.viscous(&core.ctx, f, &view, core.scene.viscosity))
     }
 
     /// One implicit step of viscosity, heat and dye diffusion over the substep's dt
@@ -412,7 +430,12 @@ impl Smoke {
             // The top wall slides along +x at the lid's speed (a lid-driven cavity).
             self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
         }
-        if nu > 0.0 && scalars {
+        let coupling = if nu > 0.0 {
+            Self::viscous_bodies(&mut self.diffusion, &self.smoke.dye, core)?
+        } else {
+            None
+        };
+        if nu > 0.0 && scalars && coupling.is_none() {
             // Both solves queued before one read brings both back.
             let (v, sc) = self.diffusion.both(
                 &core.ctx,
@@ -436,6 +459,7 @@ impl Smoke {
                 nu,
                 &scene.diffusion,
                 timing(true, !scalars),
+                coupling.map(|c| c as &dyn diffusion::VelocityCoupling),
             )?);
         }
         if scalars {

@@ -1,0 +1,297 @@
+//! The dynamic bodies in the viscosity solve (viscous.wgsl): the liquid's viscous stress
+//! acts on the bodies, implicitly, in the same solve that drags the liquid with them.
+//!
+//! Of the two ways to couple them (a monolithic pressure-viscosity-body solve, or the
+//! bodies' six unknowns each in the viscosity solve) eddy takes the second, because it is
+//! the pressure's strong coupling again: the bodies' velocities are eliminated, leaving
+//! (A - B D^-1 B^T) u = r0 + B D^-1 M q*, a rank-6-per-body term applied matrix-free inside
+//! the same PCG and preconditioner the viscosity already uses ([`AddedTerm`]). The two
+//! solves stay separate stages with their own preconditioners (the viscous operator is
+//! diagonally dominant, the pressure's is not), and each stays symmetric positive definite
+//! at any density ratio. viscous.wgsl derives the system; the f64 reference is
+//! [`crate::reference::diffusion::diffuse_velocity_coupled`].
+//!
+//! The step leaves each coupled body's new velocity in the strong coupling's bodies (the
+//! pressure solve starts from it), restamps the body's cells with it (the boundary stage
+//! then gives the faces), and writes its change into the strong coupling's sums, which the
+//! substep reads back: the host adds the same change to its f64 momentum
+//! ([`super::coupling::Bodies::finish_substep`]), so the liquid's loss and the body's gain
+//! are one number. Kinematic and fixed bodies stay velocity boundaries.
+
+use super::strong::{CoupleBody, StrongCoupling, VISCOUS_AT};
+use super::{BodySet, MAX_BODIES};
+use crate::gpu::{storage_buffer, uniform_buffer, GpuContext, Kernel};
+use crate::sim::core::diffusion::{velocity_coef, VelocityCoupling, VelocityView};
+use crate::sim::core::fields::GridFields;
+use crate::sim::core::pressure::{AddedTerm, TermOp};
+use bytemuck::{Pod, Zeroable};
+use std::cell::RefCell;
+
+crate::kernel_entries!(
+    /// The entry points of viscous.wgsl.
+    ViscousEntries { setup, rhs, sum_d, sum_p, add_q, sub_r, into_z, finish, restamp }
+);
+
+/// Mirror of `ViscousParams` in viscous.wgsl (layout checked by tests/integration/shaders.rs).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ViscousParams {
+    pub sys_n: [u32; 3],
+    pub sys_cells: u32,
+    pub block: [u32; 3],
+    pub bodies: u32,
+    /// nu / h^2, 1/s (diffusion.wgsl's coefficient, the same f32).
+    pub k: f32,
+    pub slice: u32,
+    /// Where the bodies' changes of velocity start in the strong coupling's sums.
+    pub out_at: u32,
+    /// 1: `cover` holds the bodies' faces.
+    pub covered: u32,
+}
+crate::wgsl_mirror!(viscous_params_layout: ViscousParams = "viscous.wgsl" ViscousParams {
+    sys_n: sys_n,
+    sys_cells: sys_cells,
+    block: block,
+    bodies: bodies,
+    k: k,
+    slice: slice,
+    out_at: out_at,
+    covered: covered,
+});
+
+/// One body as viscous.wgsl reads it (its centre, box and velocities come from the strong
+/// coupling's [`CoupleBody`]). Mirror of `ViscousBody` in viscous.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct ViscousBody {
+    /// x: the body's mass over a face's (`m_face` = rho h A_face); y: 1 when coupled.
+    pub mass: [f32; 4],
+    /// Columns of the world inertia over m_face h^2.
+    pub inertia_x: [f32; 4],
+    pub inertia_y: [f32; 4],
+    pub inertia_z: [f32; 4],
+}
+crate::wgsl_mirror!(viscous_body_layout: ViscousBody = "viscous.wgsl" ViscousBody {
+    mass: mass,
+    inertia_x: inertia_x,
+    inertia_y: inertia_y,
+    inertia_z: inertia_z,
+});
+
+// viscous.wgsl reads the strong coupling's bodies as vec4s: centre, velocity, angular
+// velocity first, the box's lo and hi last.
+const _: () = assert!(std::mem::size_of::<CoupleBody>() == 9 * 16);
+const _: () = assert!(std::mem::offset_of!(CoupleBody, vel) == 16);
+const _: () = assert!(std::mem::offset_of!(CoupleBody, omega) == 32);
+const _: () = assert!(std::mem::offset_of!(CoupleBody, lo) == 7 * 16);
+const _: () = assert!(std::mem::offset_of!(CoupleBody, hi) == 8 * 16);
+
+/// f32 per body of viscous.wgsl's store (VS_STRIDE).
+const STORE_STRIDE: usize = 48;
+
+/// The bodies of `set` as viscous.wgsl reads them: mass and world inertia over a face's
+/// mass `m_face` (kg) and m_face h^2; only dynamic bodies are coupled.
+pub fn viscous_bodies(set: &BodySet, m_face: f64, h: f64) -> Vec<ViscousBody> {
+    set.bodies
+        .iter()
+        .map(|b| {
+            if !b.is_dynamic() {
+                return ViscousBody::default();
+            }
+            let i = b.world_inertia() / (m_face * h * h);
+            let col = |c: glam::DVec3| [c.x as f32, c.y as f32, c.z as f32, 0.0];
+            ViscousBody {
+                mass: [(b.mass / m_face) as f32, 1.0, 0.0, 0.0],
+                inertia_x: col(i.x_axis),
+                inertia_y: col(i.y_axis),
+                inertia_z: col(i.z_axis),
+            }
+        })
+        .collect()
+}
+
+/// The coupling's kernels and buffers; bound to the viscosity system it was last prepared
+/// for.
+pub struct ViscousCoupling {
+    kernel: Kernel,
+    e: ViscousEntries,
+    params_buffer: wgpu::Buffer,
+    bodies: wgpu::Buffer,
+    store: wgpu::Buffer,
+    bound: RefCell<Option<Bound>>,
+}
+
+/// What the coupling was last prepared with.
+struct Bound {
+    /// The viscosity system's generation ([`VelocityView::generation`]).
+    generation: u64,
+    group: wgpu::BindGroup,
+    params: ViscousParams,
+    /// Cells of the simulation's grid.
+    cells: u32,
+}
+
+impl ViscousCoupling {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let kernel = Kernel::new(device, crate::wgsl!("viscous.wgsl"), "Viscous");
+        Self {
+            e: ViscousEntries::of(&kernel),
+            kernel,
+            params_buffer: uniform_buffer(
+                device,
+                "Viscous::params",
+                bytemuck::bytes_of(&ViscousParams::default()),
+            ),
+            bodies: storage_buffer(
+                device,
+                "Viscous::bodies",
+                (MAX_BODIES * std::mem::size_of::<ViscousBody>()) as u64,
+            ),
+            store: storage_buffer(
+                device,
+                "Viscous::store",
+                (MAX_BODIES * STORE_STRIDE * 4) as u64,
+            ),
+            bound: RefCell::new(None),
+        }
+    }
+
+    /// Makes the coupling ready for one viscosity step of `nu` on `sys`: `set`'s bodies
+    /// (their masses and inertias; the strong coupling holds their state on the GPU) and
+    /// the step's parameters are written, and the group is bound anew when the system is.
+    pub fn prepare(
+        &self,
+        ctx: &GpuContext,
+        f: &GridFields,
+        sys: &VelocityView<'_>,
+        (strong, set, cover): (&StrongCoupling, &BodySet, &wgpu::Buffer),
+        nu: f64,
+    ) {
+        let h = f.params.h as f64;
+        let bodies = viscous_bodies(set, strong.scales.s(), h);
+        ctx.queue
+            .write_buffer(&self.bodies, 0, bytemuck::cast_slice(&bodies));
+        let params = ViscousParams {
+            sys_n: sys.sys_n,
+            sys_cells: sys.sys_n.iter().product(),
+            block: sys.block,
+            bodies: bodies.len() as u32,
+            k: velocity_coef(nu, f.params.h),
+            slice: (f.params.n[2] == 1) as u32,
+            out_at: VISCOUS_AT as u32,
+            covered: 1,
+        };
+        ctx.queue
+            .write_buffer(&self.params_buffer, 0, bytemuck::bytes_of(&params));
+        let mut bound = self.bound.borrow_mut();
+        if let Some(b) = bound.as_mut().filter(|b| b.generation == sys.generation) {
+            b.params = params;
+            return;
+        }
+        let v = sys.vectors;
+        let group = self.kernel.bind(
+            &ctx.device,
+            &[
+                ("params", &f.params_buffer),
+                ("vp", &self.params_buffer),
+                ("cell_type", &f.cell_type),
+                ("solid_vel", &f.solid_vel),
+                ("vel", &f.vel),
+                ("vb", &self.bodies),
+                ("vs", &self.store),
+                ("a", &v.a),
+                ("b", &v.b),
+                ("p", &v.p),
+                ("d", &v.d),
+                ("q", &v.q),
+                ("r", &v.r),
+                ("z", &v.z),
+                ("done", &v.state),
+                ("cb", &strong.couple),
+                ("dv_out", &strong.sums),
+                ("cover", cover),
+            ],
+        );
+        *bound = Some(Bound {
+            generation: sys.generation,
+            group,
+            params,
+            cells: f.num_cells(),
+        });
+    }
+
+    /// Dispatches `entry` on `groups(bound)` workgroups, or `threads(bound)` threads.
+    fn run(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        entry: crate::gpu::Entry,
+        size: impl FnOnce(&Bound) -> (u32, bool),
+    ) {
+        if let Some(b) = self.bound.borrow().as_ref() {
+            match size(b) {
+                (n, true) => self.kernel.dispatch_groups(pass, entry, &b.group, &[], n),
+                (n, false) => self.kernel.dispatch(pass, entry, &b.group, n),
+            }
+        }
+    }
+
+    /// One workgroup per body.
+    fn per_body(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
+        self.run(pass, entry, |b| (b.params.bodies.max(1), true));
+    }
+
+    /// One thread per row of the viscosity system.
+    fn per_row(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
+        self.run(pass, entry, |b| (b.params.sys_cells, false));
+    }
+}
+
+impl AddedTerm for ViscousCoupling {
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, op: TermOp) {
+        match op {
+            TermOp::AddToQ => {
+                self.per_body(pass, self.e.sum_d);
+                self.per_row(pass, self.e.add_q);
+            }
+            TermOp::SubtractFromR => {
+                self.per_body(pass, self.e.sum_p);
+                self.per_row(pass, self.e.sub_r);
+            }
+            TermOp::IntoZ => {
+                self.per_body(pass, self.e.sum_p);
+                self.per_row(pass, self.e.into_z);
+            }
+            TermOp::PrepareDeflation | TermOp::DeflateStart | TermOp::Deflate => {}
+        }
+    }
+
+    fn dispatches(&self) -> u32 {
+        2
+    }
+
+    fn deflates(&self) -> bool {
+        false
+    }
+
+    fn deflation_dispatches(&self) -> u32 {
+        0
+    }
+}
+
+impl VelocityCoupling for ViscousCoupling {
+    fn term(&self) -> &dyn AddedTerm {
+        self
+    }
+
+    fn record_setup(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.per_body(pass, self.e.setup);
+        self.per_row(pass, self.e.rhs);
+    }
+
+    fn record_finish(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.per_body(pass, self.e.sum_p);
+        self.run(pass, self.e.finish, |_| (1, true));
+        // One thread per cell of the simulation's grid.
+        self.run(pass, self.e.restamp, |b| (b.cells, false));
+    }
+}
