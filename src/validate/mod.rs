@@ -11,6 +11,7 @@ pub mod hydrostatic;
 pub mod pressure;
 pub mod rayleigh_benard;
 pub mod report;
+pub mod settling;
 pub mod standing_wave;
 pub mod viscous;
 
@@ -78,6 +79,11 @@ pub const CASES: &[Case] = &[
         name: "floating",
         title: "Floating bodies: Archimedes",
         run: floating::run,
+    },
+    Case {
+        name: "settling",
+        title: "A sphere settling in a viscous liquid, against ten Cate et al. (2002)",
+        run: settling::run,
     },
     Case {
         name: "dam_break",

@@ -778,8 +778,9 @@ impl Bodies {
         let c = self
             .viscous
             .get_or_init(|| super::viscous::ViscousCoupling::new(&ctx.device));
-        let set = self.predicted.as_ref().unwrap_or(&self.set);
-        c.prepare(ctx, f, sys, (&self.strong, set, &self.coupling.cover), nu);
+        let forced = self.predicted.as_ref().unwrap_or(&self.set);
+        let sets = (&self.set, forced);
+        c.prepare(ctx, f, sys, (&self.strong, sets, &self.coupling.cover), nu);
         Some(c)
     }
 

@@ -70,12 +70,18 @@ pub struct ViscousBody {
     pub inertia_x: [f32; 4],
     pub inertia_y: [f32; 4],
     pub inertia_z: [f32; 4],
+    /// What the forces before the solve added to the velocity (m/s) and to the angular
+    /// velocity times h (m/s) this substep: the step starts from the velocity without them.
+    pub forced_v: [f32; 4],
+    pub forced_w: [f32; 4],
 }
 crate::wgsl_mirror!(viscous_body_layout: ViscousBody = "viscous.wgsl" ViscousBody {
     mass: mass,
     inertia_x: inertia_x,
     inertia_y: inertia_y,
     inertia_z: inertia_z,
+    forced_v: forced_v,
+    forced_w: forced_w,
 });
 
 // viscous.wgsl reads the strong coupling's bodies as vec4s: centre, velocity, angular
@@ -90,11 +96,14 @@ const _: () = assert!(std::mem::offset_of!(CoupleBody, hi) == 8 * 16);
 const STORE_STRIDE: usize = 48;
 
 /// The bodies of `set` as viscous.wgsl reads them: mass and world inertia over a face's
-/// mass `m_face` (kg) and m_face h^2; only dynamic bodies are coupled.
-pub fn viscous_bodies(set: &BodySet, m_face: f64, h: f64) -> Vec<ViscousBody> {
+/// mass `m_face` (kg) and m_face h^2, and what the forces before the solve gave them
+/// (`forced` is `set` after [`BodySet::predict`], or `set` itself); only dynamic bodies
+/// are coupled.
+pub fn viscous_bodies(set: &BodySet, forced: &BodySet, m_face: f64, h: f64) -> Vec<ViscousBody> {
     set.bodies
         .iter()
-        .map(|b| {
+        .zip(&forced.bodies)
+        .map(|(b, p)| {
             if !b.is_dynamic() {
                 return ViscousBody::default();
             }
@@ -105,6 +114,8 @@ pub fn viscous_bodies(set: &BodySet, m_face: f64, h: f64) -> Vec<ViscousBody> {
                 inertia_x: col(i.x_axis),
                 inertia_y: col(i.y_axis),
                 inertia_z: col(i.z_axis),
+                forced_v: col(p.velocity() - b.velocity()),
+                forced_w: col((p.omega() - b.omega()) * h),
             }
         })
         .collect()
@@ -164,11 +175,11 @@ impl ViscousCoupling {
         ctx: &GpuContext,
         f: &GridFields,
         sys: &VelocityView<'_>,
-        (strong, set, cover): (&StrongCoupling, &BodySet, &wgpu::Buffer),
+        (strong, (set, forced), cover): (&StrongCoupling, (&BodySet, &BodySet), &wgpu::Buffer),
         nu: f64,
     ) {
         let h = f.params.h as f64;
-        let bodies = viscous_bodies(set, strong.scales.s(), h);
+        let bodies = viscous_bodies(set, forced, strong.scales.s(), h);
         ctx.queue
             .write_buffer(&self.bodies, 0, bytemuck::cast_slice(&bodies));
         let params = ViscousParams {

@@ -48,6 +48,10 @@ struct ViscousBody {
     inertia_x: vec4<f32>,  // columns of I (world axes) / (m_face h^2)
     inertia_y: vec4<f32>,
     inertia_z: vec4<f32>,
+    // What the forces before the solve (gravity, a spring; `BodySet::predict`) added to
+    // the velocity and the angular velocity times h this substep.
+    forced_v: vec4<f32>,
+    forced_w: vec4<f32>,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -115,10 +119,13 @@ fn centre_of(k: u32) -> vec3<f32> {
     return cb[k * COUPLE_VEC4S].xyz;
 }
 
-// The start velocity q* of body k: (v, w h).
+// The start velocity q* of body k: (v, w h) before this substep's forces, as the liquid's
+// faces are (its gravity comes after the viscosity: liquid/mod.rs, Stage::Viscosity).
+// Diffusing the body's g dt against a liquid still without its own would drag the liquid
+// down with a body that is only falling with it.
 fn start_of(k: u32) -> array<f32, 6> {
-    let v = cb[k * COUPLE_VEC4S + 1u].xyz;
-    let w = cb[k * COUPLE_VEC4S + 2u].xyz * params.h;
+    let v = cb[k * COUPLE_VEC4S + 1u].xyz - vb[k].forced_v.xyz;
+    let w = cb[k * COUPLE_VEC4S + 2u].xyz * params.h - vb[k].forced_w.xyz;
     return array<f32, 6>(v.x, v.y, v.z, w.x, w.y, w.z);
 }
 
