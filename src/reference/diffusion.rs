@@ -251,7 +251,9 @@ pub struct RefViscousBody {
 /// One backward-Euler viscosity step with the dynamic bodies' velocities unknowns too
 /// (src/sim/bodies/viscous.wgsl writes out the system): the faces' rows as
 /// [`velocity_system`]'s, but a face body k covers at least half of (`covered[face]` =
-/// k + 1, the faces indexed as `vel`) is fixed like a solid's, and a link of a coupled body
+/// (k + 1, its share), the faces indexed as `vel`) is fixed like a solid's, one it covers
+/// less of has the liquid's share of the face (1 - share) as its mass, and a link of a
+/// coupled body
 /// (a face it covers, else one whose SOLID cell is its, `owner[cell]` = k + 1, both cells
 /// the same body's for a face inside it) takes the body's rigid velocity there,
 /// e . (v + w x r) at the face's centre, as an unknown instead of the face's value; the
@@ -263,7 +265,7 @@ pub struct RefViscousBody {
 pub fn diffuse_velocity_coupled(
     g: &Grid,
     types: &[u8],
-    (owner, covered): (&[usize], &[usize]),
+    (owner, covered): (&[usize], &[(usize, f64)]),
     vel: &[f64],
     nu: f64,
     dt: f64,
@@ -286,10 +288,19 @@ pub fn diffuse_velocity_coupled(
             (i / (d[0] * d[1])) as i64,
         ]
     };
+    // The body covering at least half of a face, or 0.
+    let cover_of = |i: usize| {
+        let (k, share) = covered[i];
+        if k != 0 && share >= 0.5 {
+            k
+        } else {
+            0
+        }
+    };
     let kind_of = |comp: usize, f: [i64; 3]| {
         let global = offsets[comp] + face_index(g.face_dims(comp), f);
         match face_kind(g, types, comp, f) {
-            FaceKind::Unknown | FaceKind::Air if covered[global] != 0 => FaceKind::Fixed,
+            FaceKind::Unknown | FaceKind::Air if cover_of(global) != 0 => FaceKind::Fixed,
             k => k,
         }
     };
@@ -321,8 +332,13 @@ pub fn diffuse_velocity_coupled(
         let comp = (0..3).rev().find(|&c| gi >= offsets[c]).unwrap_or(0);
         let d = g.face_dims(comp);
         let f = coord(d, gi - offsets[comp]);
-        diag[r] += 1.0;
-        rhs[r] += vel[gi];
+        let mass = if covered[gi].0 != 0 {
+            1.0 - covered[gi].1
+        } else {
+            1.0
+        };
+        diag[r] += mass;
+        rhs[r] += mass * vel[gi];
         for ax in 0..if slice { 2 } else { 3 } {
             for s in [-1i64, 1] {
                 let mut nb = f;
@@ -347,7 +363,7 @@ pub fn diffuse_velocity_coupled(
                 lo[comp] -= 1;
                 let (ka, kb) = (owner_of(lo), owner_of(nb));
                 let k = match kind {
-                    FaceKind::Fixed if covered[ni] != 0 => covered[ni],
+                    FaceKind::Fixed if cover_of(ni) != 0 => cover_of(ni),
                     FaceKind::Fixed => ka.max(kb),
                     _ if ka == kb => ka,
                     _ => 0,

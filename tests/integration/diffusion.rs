@@ -666,25 +666,145 @@ fn solves_that_stop_above_their_tolerance_are_counted_in_stats_csv() {
     }
 }
 
-/// The dynamic bodies in the viscosity step (src/sim/bodies/viscous.wgsl) against the f64
-/// reference that solves the faces and the bodies' velocities together: a light and a
-/// heavy dynamic body and a kinematic one, in a tank of random velocities.
-#[test]
-fn viscous_bodies_match_the_coupled_reference() {
-    use eddy::reference::diffusion::RefViscousBody;
-    use eddy::scene::{BodyMotion, BodyShape, BodySpec};
-    use eddy::sim::bodies::strong::{CoupleBody, VISCOUS_AT};
-    let body = |shape, center, density, motion| BodySpec {
+/// What the coupled viscosity step starts from, read off the GPU.
+struct CoupledStart {
+    before: Vec<f64>,
+    types: Vec<u8>,
+    owner: Vec<usize>,
+    covered: Vec<(usize, f64)>,
+    bodies: Vec<cpu::RefViscousBody>,
+    m_face: f64,
+}
+
+fn coupled_start(
+    ctx: &eddy::gpu::GpuContext,
+    f: &eddy::sim::core::fields::GridFields,
+    b: &eddy::sim::bodies::coupling::Bodies,
+) -> CoupledStart {
+    use eddy::sim::bodies::strong::CoupleBody;
+    let solid_vel: Vec<[f32; 4]> = read_buffer(ctx, &f.solid_vel).unwrap();
+    let cover: Vec<u32> = read_buffer(ctx, &b.coupling.cover).unwrap();
+    let couple: Vec<CoupleBody> = read_buffer(ctx, &b.strong.couple).unwrap();
+    let v3 = |a: [f32; 4]| [a[0] as f64, a[1] as f64, a[2] as f64];
+    CoupledStart {
+        before: common::to_f64(&read_buffer::<f32>(ctx, &f.vel).unwrap()),
+        types: types_u8(&read_buffer::<u32>(ctx, &f.cell_type).unwrap()),
+        owner: solid_vel.iter().map(|v| v[3] as usize).collect(),
+        covered: cover
+            .iter()
+            .map(|&w| ((w >> 24) as usize, (w & 0xff_ffff) as f64 / 16_777_215.0))
+            .collect(),
+        bodies: b
+            .set
+            .bodies
+            .iter()
+            .zip(&couple)
+            .map(|(body, c)| {
+                let i = body.world_inertia();
+                cpu::RefViscousBody {
+                    coupled: body.is_dynamic(),
+                    centre: v3(c.centre),
+                    mass: body.mass,
+                    inertia: [0, 1, 2].map(|r| [i.x_axis[r], i.y_axis[r], i.z_axis[r]]),
+                    vel: v3(c.vel),
+                    omega: v3(c.omega),
+                }
+            })
+            .collect(),
+        m_face: b.strong.scales.s(),
+    }
+}
+
+/// The GPU's step (`after`, the faces; `sums`, the strong coupling's sums with the
+/// bodies' changes) against the f64 reference from `start`.
+fn check_coupled(scene: &Scene, start: &CoupledStart, dt: f64, after: &[f64], sums: &[f32]) {
+    use eddy::sim::bodies::strong::VISCOUS_AT;
+    let g = grid_of(scene);
+    let n = start.bodies.len();
+    for k in 0..n {
+        let faces = start.covered.iter().filter(|c| c.0 == k + 1).count();
+        let cells = start.owner.iter().filter(|&&o| o == k + 1).count();
+        assert!(faces + cells > 0, "body {k} covers nothing");
+    }
+    let step = |bodies: &[cpu::RefViscousBody]| {
+        cpu::diffuse_velocity_coupled(
+            &g,
+            &start.types,
+            (&start.owner, &start.covered),
+            &start.before,
+            scene.viscosity,
+            dt,
+            start.m_face,
+            bodies,
+        )
+    };
+    let (expected, moved) = step(&start.bodies);
+    let e = rel_err(after, &expected);
+    // The bodies drag the liquid differently once they answer: against the same step with
+    // every body a velocity boundary.
+    let fixed: Vec<cpu::RefViscousBody> = start
+        .bodies
+        .iter()
+        .map(|r| cpu::RefViscousBody {
+            coupled: false,
+            ..*r
+        })
+        .collect();
+    let change = rel_err(&expected, &step(&fixed).0);
+    eprintln!("faces: GPU {e:e} off the coupled reference, which is {change:e} off the uncoupled");
+    assert!(e < 1e-4, "faces: relative error {e:e}");
+    assert!(change > 1e-3, "the coupling should change the faces");
+    for (k, b) in start.bodies.iter().enumerate() {
+        let dq: Vec<f64> = (0..6)
+            .map(|i| sums[VISCOUS_AT + 6 * k + i] as f64)
+            .collect();
+        let want: Vec<f64> = (0..3)
+            .map(|i| moved[k].0[i] - b.vel[i])
+            .chain((0..3).map(|i| moved[k].1[i] - b.omega[i]))
+            .collect();
+        if !b.coupled {
+            assert!(
+                dq.iter().all(|&v| v == 0.0),
+                "kinematic body {k} changed: {dq:?}"
+            );
+            continue;
+        }
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(scale > 1e-3, "body {k} should feel the liquid: {want:?}");
+        let err = common::max_abs_diff(&dq, &want) / scale;
+        eprintln!("body {k}: change {dq:?}, {err:e} off the reference");
+        assert!(
+            err < 1e-3,
+            "body {k}: GPU {dq:?} against {want:?} ({err:e})"
+        );
+    }
+}
+
+fn viscous_body(
+    shape: eddy::scene::BodyShape,
+    center: (f64, f64, f64),
+    density: f64,
+    motion: eddy::scene::BodyMotion,
+) -> eddy::scene::BodySpec {
+    eddy::scene::BodySpec {
         shape,
         center,
         density,
         velocity: (0.3, -0.2, 0.1),
         angular_velocity: (0.5, -1.0, 2.0),
-        rotation_deg: (10.0, 20.0, 0.0),
+        rotation_deg: (10.0, 20.0, 30.0),
         restitution: 0.2,
         friction: 0.5,
         motion,
-    };
+    }
+}
+
+/// The dynamic bodies in the viscosity step (src/sim/bodies/viscous.wgsl) against the f64
+/// reference that solves the faces and the bodies' velocities together: a light and a
+/// heavy dynamic body and a kinematic one, in a tank of random velocities.
+#[test]
+fn viscous_bodies_match_the_coupled_reference() {
+    use eddy::scene::{BodyMotion, BodyShape};
     let scene = Scene {
         name: "viscous bodies".into(),
         domain: (1.2, 1.0, 0.8),
@@ -695,7 +815,7 @@ fn viscous_bodies_match_the_coupled_reference() {
             velocity: (0.0, 0.0, 0.0),
         }],
         bodies: vec![
-            body(
+            viscous_body(
                 BodyShape::Box {
                     half_extents: (0.16, 0.12, 0.14),
                 },
@@ -703,13 +823,13 @@ fn viscous_bodies_match_the_coupled_reference() {
                 300.0,
                 BodyMotion::Dynamic,
             ),
-            body(
+            viscous_body(
                 BodyShape::Sphere { radius: 0.15 },
                 (0.85, 0.4, 0.4),
                 3000.0,
                 BodyMotion::Dynamic,
             ),
-            body(
+            viscous_body(
                 BodyShape::Sphere { radius: 0.1 },
                 (0.6, 0.75, 0.4),
                 1000.0,
@@ -736,107 +856,64 @@ fn viscous_bodies_match_the_coupled_reference() {
     let dt = 0.01;
     sim.substep(dt, Stage::Boundary).unwrap();
     let ctx = sim.ctx.clone();
-    let before = common::to_f64(&read_buffer::<f32>(&ctx, &sim.fields.vel).unwrap());
-    let types = types_u8(&read_buffer::<u32>(&ctx, &sim.fields.cell_type).unwrap());
-    let solid_vel: Vec<[f32; 4]> = read_buffer(&ctx, &sim.fields.solid_vel).unwrap();
-    let b = sim.bodies.as_ref().unwrap();
-    let couple: Vec<CoupleBody> = read_buffer(&ctx, &b.strong.couple).unwrap();
-    let m_face = b.strong.scales.s();
-    let dynamic: Vec<bool> = b.set.bodies.iter().map(|b| b.is_dynamic()).collect();
-    let owner: Vec<usize> = solid_vel.iter().map(|v| v[3] as usize).collect();
-    let cover: Vec<u32> = read_buffer(&ctx, &b.coupling.cover).unwrap();
-    let covered: Vec<usize> = cover
-        .iter()
-        .map(|&w| {
-            if 2 * (w & 0xff_ffff) >= 0xff_ffff {
-                (w >> 24) as usize
-            } else {
-                0
-            }
-        })
-        .collect();
-    for k in 0..3 {
-        let faces = covered.iter().filter(|&&o| o == k + 1).count();
-        assert!(faces > 0, "body {k} covers no face");
-    }
-    let v3 = |a: [f32; 4]| [a[0] as f64, a[1] as f64, a[2] as f64];
-    let refs: Vec<RefViscousBody> = b
-        .set
-        .bodies
-        .iter()
-        .zip(&couple)
-        .map(|(body, c)| {
-            let i = body.world_inertia();
-            RefViscousBody {
-                coupled: body.is_dynamic(),
-                centre: v3(c.centre),
-                mass: body.mass,
-                inertia: [0, 1, 2].map(|r| [i.x_axis[r], i.y_axis[r], i.z_axis[r]]),
-                vel: v3(c.vel),
-                omega: v3(c.omega),
-            }
-        })
-        .collect();
+    let start = coupled_start(&ctx, &sim.fields, sim.bodies.as_ref().unwrap());
     let report = sim.run_viscosity(dt).unwrap();
     assert!(report.iterations > 0);
     let after = common::to_f64(&read_buffer::<f32>(&ctx, &sim.fields.vel).unwrap());
     let sums: Vec<f32> = read_buffer(&ctx, &sim.bodies.as_ref().unwrap().strong.sums).unwrap();
-    let g = grid_of(&scene);
-    let (expected, moved) = cpu::diffuse_velocity_coupled(
-        &g,
-        &types,
-        (&owner, &covered),
-        &before,
-        scene.viscosity,
-        dt,
-        m_face,
-        &refs,
-    );
-    let e = rel_err(&after, &expected);
-    assert!(e < 1e-4, "faces: relative error {e:e}");
-    // The bodies drag the liquid differently once they answer: against the same step with
-    // every body a velocity boundary.
-    let fixed_refs: Vec<RefViscousBody> = refs
-        .iter()
-        .map(|r| RefViscousBody {
-            coupled: false,
-            ..*r
-        })
-        .collect();
-    let (fixed, _) = cpu::diffuse_velocity_coupled(
-        &g,
-        &types,
-        (&owner, &covered),
-        &before,
-        scene.viscosity,
-        dt,
-        m_face,
-        &fixed_refs,
-    );
-    let change = rel_err(&expected, &fixed);
-    eprintln!("faces: GPU {e:e} off the coupled reference, which is {change:e} off the uncoupled");
-    assert!(change > 1e-3, "the coupling should change the faces");
-    for k in 0..3 {
-        let dq: Vec<f64> = (0..6)
-            .map(|i| sums[VISCOUS_AT + 6 * k + i] as f64)
-            .collect();
-        let want: Vec<f64> = (0..3)
-            .map(|i| moved[k].0[i] - refs[k].vel[i])
-            .chain((0..3).map(|i| moved[k].1[i] - refs[k].omega[i]))
-            .collect();
-        if !dynamic[k] {
-            assert!(
-                dq.iter().all(|&v| v == 0.0),
-                "kinematic body {k} changed: {dq:?}"
-            );
-            continue;
-        }
-        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        assert!(scale > 1e-3, "body {k} should feel the liquid: {want:?}");
-        let err = common::max_abs_diff(&dq, &want) / scale;
-        assert!(
-            err < 1e-3,
-            "body {k}: GPU {dq:?} against {want:?} ({err:e})"
-        );
+    check_coupled(&scene, &start, dt, &after, &sums);
+}
+
+/// The same in a smoke slice: prism bodies that move in x-y and turn about z.
+#[test]
+fn slice_viscous_bodies_match_the_coupled_reference() {
+    use eddy::scene::{BodyMotion, BodyShape};
+    let mut scene = smoke_scene(24, 20, 0.05);
+    scene.viscosity = 0.01;
+    scene.gravity = (0.0, 0.0, 0.0);
+    scene.bodies = vec![
+        viscous_body(
+            BodyShape::Box {
+                half_extents: (0.15, 0.1, 0.0),
+            },
+            (0.35, 0.5, 0.025),
+            0.6,
+            BodyMotion::Dynamic,
+        ),
+        viscous_body(
+            BodyShape::Sphere { radius: 0.12 },
+            (0.8, 0.45, 0.025),
+            12.0,
+            BodyMotion::Dynamic,
+        ),
+        viscous_body(
+            BodyShape::Sphere { radius: 0.1 },
+            (0.6, 0.8, 0.025),
+            1.2,
+            BodyMotion::Kinematic,
+        ),
+    ];
+    for b in &mut scene.bodies {
+        b.velocity.2 = 0.0;
+        b.angular_velocity = (0.0, 0.0, 2.0);
+        b.rotation_deg = (0.0, 0.0, 30.0);
     }
+    scene.validate().unwrap();
+    let mut sim = SmokeSimulation::new(common::gpu(), &scene).unwrap();
+    let dt = 0.01;
+    sim.substep(dt, SmokeStage::Mark).unwrap();
+    let n = sim.read_velocity().unwrap().len();
+    let mut rng = SplitMix64(11);
+    let vel: Vec<f32> = (0..n)
+        .map(|_| (rng.next_f64() * 2.0 - 1.0) as f32)
+        .collect();
+    let dye = sim.read_dye().unwrap();
+    sim.upload_state(&dye, &vel).unwrap();
+    let ctx = sim.ctx.clone();
+    let start = coupled_start(&ctx, &sim.fields, sim.bodies.as_ref().unwrap());
+    let report = sim.run_diffusion(dt).unwrap();
+    assert!(report.velocity.is_some_and(|r| r.iterations > 0));
+    let after = common::to_f64(&read_buffer::<f32>(&ctx, &sim.fields.vel).unwrap());
+    let sums: Vec<f32> = read_buffer(&ctx, &sim.bodies.as_ref().unwrap().strong.sums).unwrap();
+    check_coupled(&scene, &start, dt, &after, &sums);
 }

@@ -77,8 +77,10 @@ fn velocity_system(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
     let k = dp.coef[comp] * params.dt;
     let off = face_offset(comp, params);
     let g = off + face_index(f, d);
-    var diag = 1.0;
-    var rhs = vel[g];
+    // The face's liquid mass (1 but where a body covers part of it): m (u - u*) = k dt L u.
+    let mass = face_mass(comp, f);
+    var diag = mass;
+    var rhs = mass * vel[g];
     var up = vec3<f32>(0.0);
     // A slice (nz = 1) is a 2D flow: no shear against its front and back.
     for (var ax = 0u; ax < 3u; ax++) {

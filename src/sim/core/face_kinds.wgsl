@@ -17,6 +17,16 @@ fn covering(comp: u32, f: vec3<i32>) -> u32 {
     return w >> 24u;
 }
 
+// The liquid's share of face f's control volume, its mass in the viscosity step: 1 less
+// the share a body covers (what the pressure solve and G2P count there: a body's exchange
+// with the liquid then moves the same momentum both ways), 1 without bodies.
+fn face_mass(comp: u32, f: vec3<i32>) -> f32 {
+    if (!covers_on()) { return 1.0; }
+    let w = cover[face_offset(comp, params) + face_index(f, face_dims(comp, params.n))];
+    if ((w >> 24u) == 0u) { return 1.0; }
+    return 1.0 - f32(w & 0xffffffu) / 16777215.0;
+}
+
 fn face_kind(comp: u32, f: vec3<i32>) -> u32 {
     let ta = type_at(f - unit(comp));
     let tb = type_at(f);
