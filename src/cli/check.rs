@@ -24,6 +24,18 @@ pub(crate) fn scene_warnings(scene: &Scene) -> Vec<String> {
                 eddy::sim::bodies::THIN_BODY_CELLS
             ));
         }
+        for i in 0..set.bodies.len() {
+            let Some(e) = set.settling(i, scene.viscosity) else {
+                continue;
+            };
+            if let Some(why) = eddy::sim::bodies::viscous::coarse_drag(&e, h) {
+                w.push(format!(
+                    "body {i} settles at about {:.3} m/s (Re {:.2}, estimated): {why}; raise \
+                     the resolution or make it larger",
+                    e.speed, e.reynolds
+                ));
+            }
+        }
     }
     w
 }
@@ -291,6 +303,16 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
                 "  [{i}]      {shape}, {:?}, density {} kg/m^3, mass {:.4e} kg, inertia ({:.4e}, {:.4e}, {:.4e}) kg m^2",
                 b.motion, b.density, b.mass, i3.x, i3.y, i3.z
             ));
+            if let Some(e) = set.settling(i, scene.viscosity) {
+                line(format!(
+                    "            settles at about {:.3e} m/s in still liquid (Schiller-Naumann, \
+                     a sphere of its volume, {:.1} cells across): Re {:.3}, Stokes {:.3}",
+                    e.speed,
+                    e.diameter / scene.h(),
+                    e.reynolds,
+                    e.stokes
+                ));
+            }
         }
     }
     // The estimate per cell and per particle (what the grid alone takes, and the rest).

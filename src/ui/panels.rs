@@ -650,6 +650,9 @@ pub struct BodyRow {
     /// the hydrostatic part: the air's buoyancy -rho_air V g), and their sum.
     pub pressure_force: [f64; 3],
     pub correction_force: [f64; 3],
+    /// The viscous stress's force and torque (the viscosity step's change of momentum).
+    pub viscous_force: [f64; 3],
+    pub viscous_torque: [f64; 3],
     pub force: [f64; 3],
     pub torque: [f64; 3],
 }
@@ -695,8 +698,10 @@ impl BodiesPanel {
                 omega: v3(b.omega()),
                 pressure_force: v3(b.fluid_force - b.surface_force),
                 correction_force: v3(correction),
-                force: v3(b.fluid_force - b.surface_force + correction),
-                torque: v3(b.fluid_torque),
+                viscous_force: v3(b.viscous_force),
+                viscous_torque: v3(b.viscous_torque),
+                force: v3(b.fluid_force - b.surface_force + correction + b.viscous_force),
+                torque: v3(b.fluid_torque + b.viscous_torque),
             })
             .collect();
     }
@@ -752,6 +757,15 @@ impl BodiesPanel {
                      body's faces; the smoke: the air's buoyancy -rho_air V g",
                 );
                 ui.label(format!("{} N", e(r.correction_force)));
+                ui.end_row();
+                ui.label("viscous force").on_hover_text(
+                    "the liquid's viscous stress on the body, solved with it in the viscosity \
+                     step (zero without viscosity)",
+                );
+                ui.label(format!("{} N", e(r.viscous_force)));
+                ui.end_row();
+                ui.label("viscous torque");
+                ui.label(format!("{} N m", e(r.viscous_torque)));
                 ui.end_row();
                 ui.label("fluid force");
                 ui.label(format!("{} N", e(r.force)));

@@ -433,6 +433,17 @@ impl BodySet {
         (b.is_dynamic() && !self.slice).then(|| b.thinnest() / h)
     }
 
+    /// Body `i`'s settling through the still liquid of viscosity `nu` (m^2/s), a dynamic
+    /// body of a liquid only ([`viscous::settling_estimate`]).
+    pub fn settling(&self, i: usize, nu: f64) -> Option<viscous::SettlingEstimate> {
+        let b = self
+            .bodies
+            .get(i)
+            .filter(|b| b.is_dynamic() && !self.slice)?;
+        let g = self.gravity.length();
+        viscous::settling_estimate(b.volume(), b.density, self.fluid_density, nu, g)
+    }
+
     /// The bodies under [`THIN_BODY_CELLS`] (see [`BodySet::cells_across`]): each one's
     /// index and the cells it spans.
     pub fn thin_bodies(&self, h: f64) -> Vec<(usize, f64)> {
