@@ -152,7 +152,7 @@ pub fn run(
         let s = scene_in(n, liquid);
         let across = 2.0 * RADIUS / s.h();
         let label = format!(
-            "{name}, {n}x{}x{n} ({across:.1} cells across)",
+            "{name} {n}x{}x{n} ({across:.1} cells across)",
             s.resolution.1
         );
         let mut sim = Simulation::new(ctx.clone(), &s)?;
@@ -172,7 +172,7 @@ pub fn run(
             let reference = MEASURED[1].1;
             rows.push(Row {
                 case: "settling".into(),
-                resolution: format!("{label}, speed at {AT} s"),
+                resolution: format!("{label} speed at {AT} s"),
                 measured,
                 reference,
                 error: (measured - reference).abs() / reference,
@@ -183,7 +183,7 @@ pub fn run(
             let measured = terminal_speed(&history).unwrap_or(f64::NAN);
             rows.push(Row {
                 case: "settling".into(),
-                resolution: format!("{label}, terminal speed"),
+                resolution: format!("{label} terminal speed"),
                 measured,
                 reference: u_inf,
                 error: (measured - u_inf).abs() / u_inf,
