@@ -234,6 +234,9 @@ pub fn diffuse_velocity_sliding(
     out
 }
 
+/// A body's velocity and angular velocity.
+pub type RigidVelocity = ([f64; 3], [f64; 3]);
+
 /// A dynamic body in [`diffuse_velocity_coupled`]: its centre (m), mass (kg), world
 /// inertia (kg m^2, rows) and the velocity and angular velocity it starts the step with.
 #[derive(Clone, Copy, Debug)]
@@ -271,7 +274,7 @@ pub fn diffuse_velocity_coupled(
     dt: f64,
     m_face: f64,
     bodies: &[RefViscousBody],
-) -> (Vec<f64>, Vec<([f64; 3], [f64; 3])>) {
+) -> (Vec<f64>, Vec<RigidVelocity>) {
     let a = nu * dt / (g.h * g.h);
     let slice = g.nz == 1;
     let offsets: Vec<usize> = (0..3)

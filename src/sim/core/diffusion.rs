@@ -580,6 +580,7 @@ impl Diffusion {
 
     /// Assembles, solves and stores one system; `entries` are its assembly and store
     /// kernels and `store_threads` the store's thread count.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         ctx: &GpuContext,
