@@ -245,6 +245,10 @@ shared_constants! {
     // --- rigid bodies (src/sim/bodies/coupling.wgsl) ---
     /// Most rigid bodies in a scene (the GPU keeps this many body slots).
     MAX_BODIES: usize = 64;
+    /// The least fraction of the distance between two faces' centres at which the viscosity
+    /// step puts a dynamic body's surface (src/sim/bodies/viscous.wgsl): a weight of at
+    /// most ten times a whole link's.
+    WALL_THETA_MIN: f64 = 0.1;
     /// `Body::centre.w`: the body is a box.
     BODY_SHAPE_BOX: f32 = 1.0;
     /// `Body::centre.w`: the body is a sphere.

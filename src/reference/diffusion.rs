@@ -237,7 +237,15 @@ pub fn diffuse_velocity_sliding(
 /// A body's velocity and angular velocity.
 pub type RigidVelocity = ([f64; 3], [f64; 3]);
 
-/// A dynamic body in [`diffuse_velocity_coupled`]: its centre (m), mass (kg), world
+/// A body's shape for [`diffuse_velocity_coupled`]: a sphere (a slice's cylinder), or a
+/// box with its half extents and the world directions of its axes.
+#[derive(Clone, Copy, Debug)]
+pub enum RefShape {
+    Sphere { radius: f64 },
+    Box { half: [f64; 3], axes: [[f64; 3]; 3] },
+}
+
+/// A dynamic body in [`diffuse_velocity_coupled`]: its centre (m), shape, mass (kg), world
 /// inertia (kg m^2, rows) and the velocity and angular velocity it starts the step with.
 #[derive(Clone, Copy, Debug)]
 pub struct RefViscousBody {
@@ -245,10 +253,38 @@ pub struct RefViscousBody {
     /// faces keep their values.
     pub coupled: bool,
     pub centre: [f64; 3],
+    pub shape: RefShape,
     pub mass: f64,
     pub inertia: [[f64; 3]; 3],
     pub vel: [f64; 3],
     pub omega: [f64; 3],
+}
+
+impl RefViscousBody {
+    /// Signed distance from `x` to the body's surface (m, negative inside; a slice's bodies
+    /// are prisms across z), as shape.wgsl's `body_distance`.
+    pub fn distance(&self, x: [f64; 3], slice: bool) -> f64 {
+        let mut d: [f64; 3] = std::array::from_fn(|i| x[i] - self.centre[i]);
+        if slice {
+            d[2] = 0.0;
+        }
+        match self.shape {
+            RefShape::Sphere { radius } => {
+                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() - radius
+            }
+            RefShape::Box { half, axes } => {
+                let mut q: [f64; 3] = std::array::from_fn(|a| {
+                    let l = d[0] * axes[a][0] + d[1] * axes[a][1] + d[2] * axes[a][2];
+                    l.abs() - half[a]
+                });
+                if slice {
+                    q[2] = -1e30;
+                }
+                let outside = q.iter().map(|v| v.max(0.0).powi(2)).sum::<f64>().sqrt();
+                outside + q[0].max(q[1]).max(q[2]).min(0.0)
+            }
+        }
+    }
 }
 
 /// One backward-Euler viscosity step with the dynamic bodies' velocities unknowns too
@@ -372,18 +408,40 @@ pub fn diffuse_velocity_coupled(
                     _ => 0,
                 };
                 let k = if coupled(k) { k } else { 0 };
-                diag[r] += c * a;
                 if k == 0 {
+                    diag[r] += c * a;
                     rhs[r] += c * a * vel[ni];
                     continue;
                 }
-                // The body's rigid velocity at the face's centre: J q, J = (e, r x e).
+                // The body's rigid velocity where its surface is (the ghost-fluid wall at
+                // theta between the two faces' centres, where its signed distance crosses
+                // zero, at the row's centre if that is inside already; else, the
+                // neighbour's centre outside, the stair-step's: the face, or the wall
+                // halfway), J q with J = (e, r x e), weight a / theta.
                 let b = &bodies[k - 1];
-                let mut x = [0.0; 3];
-                for (ax2, x) in x.iter_mut().enumerate() {
-                    let shift = if ax2 == comp { 0.0 } else { 0.5 };
-                    *x = (nb[ax2] as f64 + shift) * g.h - b.centre[ax2];
+                let centre_of = |face: [i64; 3]| -> [f64; 3] {
+                    std::array::from_fn(|ax2| {
+                        let shift = if ax2 == comp { 0.0 } else { 0.5 };
+                        (face[ax2] as f64 + shift) * g.h
+                    })
+                };
+                let (from, mut at) = (centre_of(f), centre_of(nb));
+                let (da, db) = (b.distance(from, slice), b.distance(at, slice));
+                let mut weight = c * a;
+                if db <= 0.0 {
+                    let dp = da.max(0.0);
+                    let least = crate::gpu::constants::WALL_THETA_MIN;
+                    let theta = if dp - db > 0.0 {
+                        (dp / (dp - db)).max(least)
+                    } else {
+                        least
+                    };
+                    weight = a / theta;
+                    at = std::array::from_fn(|i| from[i] + theta * (at[i] - from[i]));
                 }
+                let c = weight / a;
+                diag[r] += weight;
+                let mut x: [f64; 3] = std::array::from_fn(|i| at[i] - b.centre[i]);
                 if slice {
                     x[2] = 0.0;
                 }

@@ -1935,9 +1935,9 @@ fn a_body_pushed_through_a_free_blob_keeps_its_momentum() {
 fn a_body_pushed_through_a_viscous_blob_keeps_its_momentum() {
     // The same with a viscous liquid (nu dt / h^2 = 0.06 per substep): the viscous stress
     // moves momentum between the body and the liquid too (src/sim/bodies/viscous.rs), in
-    // the same solve, so the total stays put and the body slows faster (it keeps 12-16% of
-    // its momentum after 0.15 s, against 33-42% inviscid). Largest drift over the 15
-    // frames at 24^3: the tilted box 0.43%, the axis-aligned one 0.34%, the sphere 0.31%.
+    // the same solve, so the total stays put and the body slows faster (it keeps 7-9% of
+    // its momentum after 0.15 s, against 35-39% inviscid). Largest drift over the 15
+    // frames at 24^3: the tilted box 0.45%, the axis-aligned one 0.24%, the sphere 0.31%.
     // Each face's mass in the viscosity step is the liquid's share of it, as the pressure
     // and G2P count it (sim/core/face_kinds.wgsl `face_mass`): with every face a whole one
     // the liquid took 4% less than the tilted box gave it in the first frame.

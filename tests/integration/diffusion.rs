@@ -685,6 +685,8 @@ fn coupled_start(
     let solid_vel: Vec<[f32; 4]> = read_buffer(ctx, &f.solid_vel).unwrap();
     let cover: Vec<u32> = read_buffer(ctx, &b.coupling.cover).unwrap();
     let couple: Vec<CoupleBody> = read_buffer(ctx, &b.strong.couple).unwrap();
+    let shapes: Vec<eddy::sim::bodies::coupling::GpuBody> =
+        read_buffer(ctx, &b.coupling.bodies).unwrap();
     let v3 = |a: [f32; 4]| [a[0] as f64, a[1] as f64, a[2] as f64];
     CoupledStart {
         before: common::to_f64(&read_buffer::<f32>(ctx, &f.vel).unwrap()),
@@ -698,12 +700,21 @@ fn coupled_start(
             .set
             .bodies
             .iter()
-            .zip(&couple)
-            .map(|(body, c)| {
+            .zip(couple.iter().zip(&shapes))
+            .map(|(body, (c, s))| {
                 let i = body.world_inertia();
+                let half = v3(s.half);
                 cpu::RefViscousBody {
                     coupled: body.is_dynamic(),
                     centre: v3(c.centre),
+                    shape: if s.centre[3] == eddy::sim::bodies::coupling::SHAPE_SPHERE {
+                        cpu::RefShape::Sphere { radius: half[0] }
+                    } else {
+                        cpu::RefShape::Box {
+                            half,
+                            axes: [v3(s.axis_x), v3(s.axis_y), v3(s.axis_z)],
+                        }
+                    },
                     mass: body.mass,
                     inertia: [0, 1, 2].map(|r| [i.x_axis[r], i.y_axis[r], i.z_axis[r]]),
                     vel: v3(c.vel),
@@ -740,6 +751,20 @@ fn check_coupled(scene: &Scene, start: &CoupledStart, dt: f64, after: &[f64], su
     };
     let (expected, moved) = step(&start.bodies);
     let e = rel_err(after, &expected);
+    if e > 1e-4 {
+        let mut idx: Vec<usize> = (0..after.len()).collect();
+        idx.sort_by(|&i, &j| {
+            (after[j] - expected[j])
+                .abs()
+                .total_cmp(&(after[i] - expected[i]).abs())
+        });
+        for &i in idx.iter().take(8) {
+            eprintln!(
+                "face {i}: gpu {} ref {} before {} covered {:?}",
+                after[i], expected[i], start.before[i], start.covered[i]
+            );
+        }
+    }
     // The bodies drag the liquid differently once they answer: against the same step with
     // every body a velocity boundary.
     let fixed: Vec<cpu::RefViscousBody> = start

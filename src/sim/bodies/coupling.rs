@@ -780,7 +780,8 @@ impl Bodies {
             .get_or_init(|| super::viscous::ViscousCoupling::new(&ctx.device));
         let forced = self.predicted.as_ref().unwrap_or(&self.set);
         let sets = (&self.set, forced);
-        c.prepare(ctx, f, sys, (&self.strong, sets, &self.coupling.cover), nu);
+        let bound = (&self.coupling.cover, &self.coupling.bodies);
+        c.prepare(ctx, f, sys, (&self.strong, sets, bound), nu);
         Some(c)
     }
 

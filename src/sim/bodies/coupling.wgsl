@@ -34,20 +34,6 @@
 //   velocity change that G2P hands the particles near a body, so they take up the momentum
 //   the solve moved (see below).
 
-// Mirrored by `GpuBody` in src/sim/bodies/coupling.rs (layout checked by tests/integration/shaders.rs).
-struct Body {
-    centre: vec4<f32>,  // xyz (m), w: shape (0 none, 1 box, 2 sphere)
-    axis_x: vec4<f32>,  // world direction of the body's x axis
-    axis_y: vec4<f32>,
-    axis_z: vec4<f32>,
-    half: vec4<f32>,    // box half extents (m), or the radius in x
-    vel: vec4<f32>,     // m/s
-    omega: vec4<f32>,   // rad/s
-    // 1/m, then 1/I about the body's own x, y, z axes (0 where the body keeps its motion:
-    // not dynamic; a slice's about x and y): what the push-out's exchange with it weighs.
-    inverse: vec4<f32>,
-};
-
 // Mirrored by `BodyParams` in src/sim/bodies/coupling.rs (layout checked by tests/integration/shaders.rs).
 struct BodyParams {
     restore: u32,         // 1: cells outside bodies get base_solid / base_vel back
@@ -103,29 +89,17 @@ const TWO_32: f32 = 4294967296.0;
 @group(0) @binding(21) var<storage, read_write> gather_scale: array<f32>;
 //!include sim/core/cells.wgsl
 //!include sim/core/open.wgsl
+//!include sim/bodies/shape.wgsl
+
+fn body_slice() -> bool {
+    return bp.slice != 0u;
+}
 
 const PUSH_UNIT: f32 = 16777216.0;
 
 // The region sums start at slot 0, their cell counts at word COUNT_SLOT.
 const RHS_SLOT: u32 = 0u;
 const COUNT_SLOT: u32 = 2u * MAX_REGIONS;
-
-// `x` in body `b`'s frame (z dropped in a slice).
-fn to_local(b: Body, x: vec3<f32>) -> vec3<f32> {
-    var d = x - b.centre.xyz;
-    if (bp.slice != 0u) { d.z = 0.0; }
-    var l = vec3<f32>(dot(d, b.axis_x.xyz), dot(d, b.axis_y.xyz), dot(d, b.axis_z.xyz));
-    if (bp.slice != 0u) { l.z = 0.0; }
-    return l;
-}
-
-fn inside(b: Body, x: vec3<f32>) -> bool {
-    let l = to_local(b, x);
-    if (b.centre.w == BODY_SHAPE_SPHERE) {
-        return dot(l, l) <= b.half.x * b.half.x;
-    }
-    return all(abs(l) <= b.half.xyz);
-}
 
 fn body_velocity(b: Body, x: vec3<f32>) -> vec3<f32> {
     return b.vel.xyz + cross(b.omega.xyz, x - b.centre.xyz);
@@ -135,15 +109,6 @@ fn cell_centre_of(c: vec3<i32>) -> vec3<f32> {
     return (vec3<f32>(c) + vec3<f32>(0.5)) * params.h;
 }
 
-// Signed distance from `x` to the surface of body `b` (m, negative inside; a slice's bodies
-// are prisms across z).
-fn body_distance(b: Body, x: vec3<f32>) -> f32 {
-    let l = to_local(b, x);
-    if (b.centre.w == BODY_SHAPE_SPHERE) { return length(l) - b.half.x; }
-    var q = abs(l) - b.half.xyz;
-    if (bp.slice != 0u) { q.z = -1e30; }
-    return length(max(q, vec3<f32>(0.0))) + min(max(q.x, max(q.y, q.z)), 0.0);
-}
 
 const NO_FACE: u32 = 0xffffffffu;
 

@@ -1,6 +1,7 @@
 //!include sim/core/prelude.wgsl
 //!include sim/core/cells.wgsl
 //!include sim/core/face_kinds.wgsl
+//!include sim/bodies/shape.wgsl
 // The dynamic bodies in the viscosity solve (src/sim/bodies/viscous.rs; the f64 reference is
 // src/reference/diffusion.rs, `diffuse_velocity_coupled`).
 //
@@ -25,6 +26,16 @@
 // q = D^-1 (M q* + B^T u), its change what the liquid's stress gave it: the viscous
 // force and torque, equal and opposite to what the liquid took, whatever the density
 // ratio (no explicit step for a light body to blow up on).
+//
+// Where the body's surface is: a link from face f to a face n of the body takes the
+// surface where the body's signed distance, interpolated linearly from f's centre to n's,
+// crosses zero, at theta h from f (theta >= WALL_THETA_MIN), and the ghost value there: weight
+// a / theta and J at that point (the ghost-fluid Dirichlet condition; Batty & Bridson 2008
+// weigh the stress by volume fractions instead). The stair-stepped surface (theta = 1 at a
+// face the body covers, 1/2 for the wall halfway across a tangential face) put the no-slip
+// wall up to a cell off and slowed settling spheres by 11-19%. `rhs` moves the assembly's
+// diagonal and right-hand side from its weight to this one. Kinematic and fixed bodies keep
+// the assembly's.
 //
 // The angular unknown is w h (lever arms in cells) so the six unknowns are of one scale
 // and D inverts in f32. In a slice (nz = 1) a body moves in x-y and turns about z only:
@@ -62,7 +73,8 @@ struct ViscousBody {
 @group(0) @binding(5) var<storage, read> vb: array<ViscousBody>;
 // Per body VS_STRIDE f32: D^-1 (36, row-major), y = D^-1 M q* (6), z = D^-1 B^T x (6).
 @group(0) @binding(6) var<storage, read_write> vs: array<f32>;
-@group(0) @binding(7) var<storage, read> a: array<vec4<f32>>;
+// read_write: `rhs` moves the diagonal to the links' weights.
+@group(0) @binding(7) var<storage, read_write> a: array<vec4<f32>>;
 // b, r, z, d and q are regions of one buffer (PcgVectors): all bound read_write.
 @group(0) @binding(8) var<storage, read_write> b: array<f32>;
 @group(0) @binding(9) var<storage, read_write> p: array<f32>;
@@ -80,10 +92,17 @@ struct ViscousBody {
 @group(0) @binding(16) var<storage, read_write> dv_out: array<f32>;
 // Per face, the body that covers it and its share (src/sim/bodies/coupling.wgsl).
 @group(0) @binding(17) var<storage, read> cover: array<u32>;
+// The bodies' shapes and poses (coupling.wgsl's).
+@group(0) @binding(18) var<storage, read> bodies: array<Body>;
 
 fn covers_on() -> bool {
     return vp.covered != 0u;
 }
+
+fn body_slice() -> bool {
+    return vp.slice != 0u;
+}
+
 
 const VS_STRIDE: u32 = 48u;
 const VS_Y: u32 = 36u;
@@ -94,11 +113,12 @@ const VWG: u32 = 64u;
 var<workgroup> red: array<array<f32, 21>, VWG>;
 var<workgroup> wg_done: u32;
 
-// A face's link to a body: the body's index + 1 (0: none), the weight c a, J's two parts,
-// and the face's index in `vel`.
+// A face's link to a body: the body's index + 1 (0: none), its weight a / theta and the
+// assembly's c a, J's two parts, and the face's index in `vel`.
 struct Link {
     k: u32,
     w: f32,
+    w0: f32,
     lin: vec3<f32>,
     ang: vec3<f32>,
     g: u32,
@@ -152,9 +172,24 @@ fn link(comp: u32, f: vec3<i32>, ax: u32, side: i32) -> Link {
     }
     if (k == 0u) { return l; }
     l.k = k;
-    l.w = select(1.0, 2.0, kind == FULLY_SOLID && ax != comp) * vp.k * params.dt;
+    let a_dt = vp.k * params.dt;
+    l.w0 = select(1.0, 2.0, kind == FULLY_SOLID && ax != comp) * a_dt;
+    l.w = l.w0;
     let e = vec3<f32>(unit(comp));
-    let x = (vec3<f32>(n) + vec3<f32>(0.5) - 0.5 * e) * params.h;
+    var x = (vec3<f32>(n) + vec3<f32>(0.5) - 0.5 * e) * params.h;
+    // The surface between the two faces' centres, where the body's distance changes sign.
+    let xf = (vec3<f32>(f) + vec3<f32>(0.5) - 0.5 * e) * params.h;
+    let da = body_distance(bodies[k - 1u], xf);
+    let db = body_distance(bodies[k - 1u], x);
+    if (db <= 0.0) {
+        // A face whose centre the body already holds (it covers under half of it) has the
+        // surface at its centre: theta's least, continuous with one just outside.
+        let dp = max(da, 0.0);
+        var theta = f32(WALL_THETA_MIN);
+        if (dp - db > 0.0) { theta = max(dp / (dp - db), theta); }
+        l.w = a_dt / theta;
+        x = xf + theta * (x - xf);
+    }
     var rr = (x - centre_of(k - 1u)) / params.h;
     if (vp.slice != 0u) { rr.z = 0.0; }
     l.lin = e;
@@ -348,13 +383,18 @@ fn rhs(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<
     let rw = row_of(s);
     if (rw.comp >= 3u) { return; }
     var add = 0.0;
+    var diag = 0.0;
     for (var ax = 0u; ax < axes(); ax++) {
         for (var side = -1; side <= 1; side += 2) {
             let l = link(rw.comp, rw.f, ax, side);
-            if (l.k != 0u) { add += l.w * (j_dot(l, stored(l.k - 1u, VS_Y)) - vel[l.g]); }
+            if (l.k != 0u) {
+                add += l.w * j_dot(l, stored(l.k - 1u, VS_Y)) - l.w0 * vel[l.g];
+                diag += l.w - l.w0;
+            }
         }
     }
     b[s] += add;
+    a[s].x += diag;
 }
 
 // z_k = D^-1 t of the sums t in `total` (thread 0 only).
