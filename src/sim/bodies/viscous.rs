@@ -272,7 +272,7 @@ impl AddedTerm for ViscousCoupling {
         match op {
             TermOp::AddToQ => {
                 self.per_body(pass, self.e.sum_d);
-                self.per_row(pass, self.e.add_q);
+                self.per_body(pass, self.e.add_q);
             }
             TermOp::SubtractFromR => {
                 self.per_body(pass, self.e.sum_p);

@@ -22,7 +22,7 @@
 // still symmetric positive definite (a Schur complement of one), so the PCG runs on it as
 // on the pressure's strong coupling: the term K = -B D^-1 B^T is of rank 6 per body and is
 // applied matrix-free (`sum_d`: t = B^T d per body over its box, then D^-1 t; `add_q`:
-// q -= B (D^-1 t) over the rows). The body's velocity after the step is
+// q -= B (D^-1 t) over the rows of the boxes). The body's velocity after the step is
 // q = D^-1 (M q* + B^T u), its change what the liquid's stress gave it: the viscous
 // force and torque, equal and opposite to what the liquid took, whatever the density
 // ratio (no explicit step for a light body to blow up on).
@@ -431,14 +431,36 @@ fn sum_p(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     if (li == 0u) { store_z(k, t); }
 }
 
-// q += K d = -B z (skipped once the solve is done).
-@compute @workgroup_size(WORKGROUP)
-fn add_q(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-         @builtin(local_invocation_index) li: u32) {
-    if (done[PCG_DONE_WORD] != 0u) { return; }
-    let s = linear_id(wg, nwg, li);
-    if (s >= vp.sys_cells) { return; }
-    q[s] -= row_term(s, VS_Z);
+// Whether face f of component `comp` lies in the face box of a body before body k: the
+// first body whose box holds a row writes it (`add_q`).
+fn owned_by_earlier(k: u32, comp: u32, f: vec3<i32>) -> bool {
+    for (var j = 0u; j < k; j++) {
+        let bx = face_box(j, comp);
+        if (all(f >= bx[0]) && all(f < bx[0] + bx[1])) { return true; }
+    }
+    return false;
+}
+
+// q += K d = -B z (skipped once the solve is done), one workgroup per body over its face
+// box: K d is zero on a row with no link, and a row linked to body k lies in k's box. A row
+// several boxes hold is written once, by the first, with every body's links.
+@compute @workgroup_size(VWG)
+fn add_q(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+    if (is_done_uniform(li)) { return; }
+    let k = wg.x;
+    if (k >= vp.bodies) { return; }
+    for (var comp = 0u; comp < axes(); comp++) {
+        let bx = face_box(k, comp);
+        let count = box_count(bx);
+        let ex = u32(bx[1].x);
+        let ey = u32(bx[1].y);
+        for (var t = li; t < count; t += VWG) {
+            let f = bx[0] + vec3<i32>(i32(t % ex), i32((t / ex) % ey), i32(t / (ex * ey)));
+            let s = u32(f.x) + vp.sys_n.x * (u32(f.y) + vp.sys_n.y * (u32(f.z) + comp * vp.block.z));
+            if (a[s].x == 0.0 || owned_by_earlier(k, comp, f)) { continue; }
+            q[s] -= row_term(s, VS_Z);
+        }
+    }
 }
 
 // r -= K p = r + B z.
