@@ -6,6 +6,7 @@
 pub mod advection;
 pub mod cavity;
 pub mod dam_break;
+pub mod exchange;
 pub mod floating;
 pub mod hydrostatic;
 pub mod pressure;
@@ -79,6 +80,11 @@ pub const CASES: &[Case] = &[
         name: "floating",
         title: "Floating bodies: Archimedes",
         run: floating::run,
+    },
+    Case {
+        name: "exchange",
+        title: "Momentum exchange: a body thrown through a free blob",
+        run: exchange::run,
     },
     Case {
         name: "settling",
