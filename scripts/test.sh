@@ -70,7 +70,7 @@ fi
 
 with_display cargo test "$@"
 
-# The validation suite (`eddy validate --quick`: every case against its reference, about 4
+# The validation suite (`eddy validate --quick`: every case against its reference, about 5
 # minutes on a 2-core software adapter in a release build); a case outside its tolerance
 # fails the script. Skipped when arguments pick the tests to run.
 if [ $# -eq 0 ]; then
