@@ -10,7 +10,7 @@
 //! many damped Jacobi sweeps on A z = J^T), `mgz` (Z = one V-cycle of J^T) and `exact`
 //! (Z = A^-1 J^T, whole and cut to the body's box grown by 2, 4 and 8 cells); all without
 //! one. The settled system is kept in $TMPDIR/eddy_deflation_study_N (delete it to settle
-//! again). BENCHMARKS.md quotes what it printed.
+//! again). benchmarks/history.md quotes what it printed.
 use eddy::reference::bodies::{body_rows, c_matrix};
 use eddy::reference::{apply_packed, Grid, Multigrid, FLUID};
 use std::sync::Arc;

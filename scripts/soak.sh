@@ -7,7 +7,7 @@
 # particles are read back every frame), and eddy itself stops at the first NaN/inf in the
 # simulation's measurements. After it, this script checks stats.csv: one complete row per
 # frame, no NaN/inf anywhere, the particle count constant, every frame's last solve within
-# the tolerance. It prints the figures BENCHMARKS.md records.
+# the tolerance. It prints the figures benchmarks/history.md records.
 #
 # Settings (environment): FRAMES (10000), SCENE (scenes/dam_break.ron), RESOLUTION (16,
 # cells along the longest axis), OUT (target/soak). Extra arguments go to `eddy run`.

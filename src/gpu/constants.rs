@@ -208,7 +208,7 @@ shared_constants! {
     MG_COARSE_PER_THREAD: u32 = MG_COARSE_MAX.div_ceil(MG_COARSE_WG);
     /// Multigrid levels of at most this many cells run, down to the coarsest, in one
     /// workgroup and one dispatch per V-cycle (sim/core/pressure/mg_tail.wgsl) instead of a
-    /// dispatch per step. Measured on an H100 (BENCHMARKS.md): levels of up to ~400 cells
+    /// dispatch per step. Measured on an H100 (benchmarks/history.md): levels of up to ~400 cells
     /// are cheaper in one workgroup (the plume 1.24-1.31x, the double dam break
     /// 1.19-1.27x substeps/s), levels of 2048-4096 cells dearer (a 16^3 level added ~1 ms
     /// per V-cycle at 256^3).

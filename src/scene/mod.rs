@@ -422,7 +422,7 @@ pub struct PressureSettings {
     /// Iterations between convergence checks on the host (the GPU never waits for them).
     /// The host queues the next chunk before it reads a chunk's flag, so up to two chunks
     /// run after convergence as dispatches that return at once: 2 suits `mg`'s 3-8
-    /// iterations (1.3-1.9x faster than 8 on the software adapter, BENCHMARKS.md).
+    /// iterations (1.3-1.9x faster than 8 on the software adapter, benchmarks/history.md).
     pub check_every: u32,
     /// Start from the previous step's pressure.
     pub warm_start: bool,
@@ -433,7 +433,7 @@ pub struct PressureSettings {
     pub refine: f64,
     /// Solves queued ahead (on by default: on an H100 the shipped scenes ran at 1.00-1.10x
     /// the substeps/s of reading each solve, medians over four interleaved runs, with 1.0
-    /// host read per substep instead of 1.3-2.2 and no solve stopped; BENCHMARKS.md).
+    /// host read per substep instead of 1.3-2.2 and no solve stopped; benchmarks/history.md).
     /// `false` reads each solve's state back before its projection. It applies to `mg`
     /// solves (`sim::core::runner::queues_ahead`): other preconditioners' iteration counts
     /// vary too much from one solve to the next for a queue, and their solves are read
@@ -556,7 +556,7 @@ pub struct Scene {
     /// iteration two dispatches, and saves iterations: 16 bodies cold at 64^3, 14 -> 10 on
     /// the software adapter; the shipped `floating_bodies` and `buoyancy` 13% and 24%, which
     /// there made their pressure stage 1.02x and 0.81x as long. Not yet measured on a GPU,
-    /// where its first version (a weaker space) cost 9-14% (BENCHMARKS.md).
+    /// where its first version (a weaker space) cost 9-14% (benchmarks/history.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_deflation: Option<bool>,
 }

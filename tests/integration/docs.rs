@@ -1,6 +1,7 @@
-//! The documents a reader meets first: README.md stays short, every relative link in it,
-//! the guide (docs/guide/), docs/ARCHITECTURE.md and BENCHMARKS.md points at a file that
-//! exists (and an anchor at a heading of that file), and the README's example scene loads.
+//! The documents a reader meets first: README.md and BENCHMARKS.md stay short, every
+//! relative link in them, the guide (docs/guide/), docs/ARCHITECTURE.md and the benchmarks'
+//! dated log points at a file that exists (and an anchor at a heading of that file), and
+//! the README's example scene loads.
 
 use std::path::{Path, PathBuf};
 
@@ -18,10 +19,15 @@ fn anchor(heading: &str) -> String {
 }
 
 fn documents() -> Vec<PathBuf> {
-    let mut docs: Vec<PathBuf> = ["README.md", "BENCHMARKS.md", "docs/ARCHITECTURE.md"]
-        .iter()
-        .map(|p| Path::new(ROOT).join(p))
-        .collect();
+    let mut docs: Vec<PathBuf> = [
+        "README.md",
+        "BENCHMARKS.md",
+        "benchmarks/history.md",
+        "docs/ARCHITECTURE.md",
+    ]
+    .iter()
+    .map(|p| Path::new(ROOT).join(p))
+    .collect();
     for e in std::fs::read_dir(Path::new(ROOT).join("docs/guide")).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "md") {
@@ -68,6 +74,16 @@ fn every_link_in_the_documents_resolves() {
         }
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn benchmarks_md_holds_todays_figures_only() {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("BENCHMARKS.md")).unwrap();
+    let lines = text.lines().count();
+    assert!(
+        lines <= 300,
+        "BENCHMARKS.md has {lines} lines; dated measurements go to benchmarks/history.md"
+    );
 }
 
 #[test]

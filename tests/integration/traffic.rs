@@ -290,7 +290,7 @@ fn first_solve(scene: &eddy::scene::Scene) -> (eddy::sim::core::pressure::SolveR
 
 /// The smoke's viscosity and its heat and dye diffusion touch different fields, so both
 /// solves are queued before one read brings both back (the same results as one after the
-/// other: stats.csv of `smoke_convection` byte-identical over 30 frames, BENCHMARKS.md;
+/// other: stats.csv of `smoke_convection` byte-identical over 30 frames, benchmarks/history.md;
 /// `diffusion::smoke_step_matches_the_reference` holds the pair to the f64 reference).
 #[test]
 fn the_smoke_s_two_diffusion_solves_share_one_read() {

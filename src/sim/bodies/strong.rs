@@ -291,7 +291,7 @@ pub struct StrongCoupling {
     n: [u32; 3],
     /// The most parts a body's box loops are split into: [`MAX_CHUNKS`] on a GPU, 1 on a
     /// CPU adapter, whose few cores gain nothing from more workgroups (llvmpipe on two
-    /// cores ran the split loops 1.4x slower; BENCHMARKS.md). Public so tests can run
+    /// cores ran the split loops 1.4x slower; benchmarks/history.md). Public so tests can run
     /// both.
     pub max_chunks: u32,
 }

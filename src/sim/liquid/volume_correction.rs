@@ -27,7 +27,7 @@ pub const CORRECTION_TOLERANCE: f64 = 1e-2;
 /// Iterations of the correction solve: one preconditioned CG step (with `mg`, one V-cycle)
 /// leaves a residual of about a tenth, and the next substep corrects what is left. The
 /// liquid keeps its volume and waves as well as with 2-3 iterations; the correction adds
-/// about 15% of the pressure solve's GPU time (BENCHMARKS.md).
+/// about 15% of the pressure solve's GPU time (benchmarks/history.md).
 pub const CORRECTION_ITERATIONS: u32 = 1;
 
 crate::kernel_entries!(
