@@ -24,6 +24,8 @@ fn documents() -> Vec<PathBuf> {
         "BENCHMARKS.md",
         "benchmarks/history.md",
         "docs/ARCHITECTURE.md",
+        "CHANGELOG.md",
+        "CONTRIBUTING.md",
     ]
     .iter()
     .map(|p| Path::new(ROOT).join(p))
