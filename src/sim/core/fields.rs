@@ -86,8 +86,10 @@ pub struct FieldRoom {
     /// Whether particles meet the grid (the liquid): else P2G's `weighted`, `count` and
     /// `density` are placeholders (a bit per face and 8 bytes per cell).
     pub particles: bool,
-    /// The particles whose spacing lists `acc` holds, if any.
-    pub spacing_particles: Option<u64>,
+    /// Bytes a mode keeps in `acc` while P2G does not need it (the liquid's spacing lists,
+    /// `sim/liquid/spacing.rs`), 0 for none: the mode says how much, so the grid needs
+    /// nothing of the modes.
+    pub scratch: u64,
 }
 
 impl FieldRoom {
@@ -95,7 +97,7 @@ impl FieldRoom {
     pub const SOLVE: FieldRoom = FieldRoom {
         solid_cells: true,
         particles: false,
-        spacing_particles: None,
+        scratch: 0,
     };
 }
 
@@ -124,7 +126,7 @@ impl GridFields {
             ),
             acc: f(
                 "GridFields::acc",
-                Self::acc_bytes(cells, faces, room.spacing_particles),
+                Self::acc_bytes(cells, faces, room.scratch),
             ),
             count: f("GridFields::count", per_particle_cell * 4),
             density: f("GridFields::density", per_particle_cell * 4),
@@ -283,7 +285,7 @@ impl GridFields {
         // vel, vel_old per face; acc; surface, cell_type per cell; the views' placeholders
         // (weight, divergence, div_after).
         faces * (4 + 4)
-            + Self::acc_bytes(cells, faces, room.spacing_particles)
+            + Self::acc_bytes(cells, faces, room.scratch)
             + cells * (2 * 4)
             + 3 * VIEW_PLACEHOLDER
             + particles
@@ -292,13 +294,11 @@ impl GridFields {
     }
 
     /// Bytes of `acc`: P2G's (momentum, weight) pair per face, the PCG's five scratch
-    /// vectors or the spacing's lists of `spacing_particles` particles, whichever is largest.
-    pub fn acc_bytes(cells: u64, faces: u64, spacing_particles: Option<u64>) -> u64 {
-        let lists =
-            spacing_particles.map_or(0, |n| crate::sim::liquid::spacing::lists_bytes(cells, n));
+    /// vectors or the mode's `scratch` ([`FieldRoom::scratch`]), whichever is largest.
+    pub fn acc_bytes(cells: u64, faces: u64, scratch: u64) -> u64 {
         (faces * 8)
             .max(crate::sim::core::pressure::PcgVectors::scratch_bytes(cells))
-            .max(lists)
+            .max(scratch)
     }
 }
 

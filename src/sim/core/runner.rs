@@ -131,17 +131,13 @@ impl Core {
         scene: &Scene,
         params: SimParams,
         stages: &[&'static str],
-        open: Option<&[f32]>,
+        (open, scratch): (Option<&[f32]>, u64),
     ) -> Self {
         let device = &ctx.device;
-        // The liquid's spacing keeps its lists in P2G's accumulators: room for every
-        // particle the buffers hold.
-        let liquid = scene.kind == crate::scene::SceneKind::Liquid;
         let room = FieldRoom {
             solid_cells: scene.has_solid_cells(),
-            particles: liquid,
-            spacing_particles: (liquid && scene.particle_spacing > 0.0)
-                .then(|| scene.particle_capacity(params.num_particles as u64)),
+            particles: scene.kind == crate::scene::SceneKind::Liquid,
+            scratch,
         };
         let mut fields = GridFields::new(device, params, room);
         if let Some(open) = open {

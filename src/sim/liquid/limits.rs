@@ -25,10 +25,15 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
         0
     };
     let spaced = scene.particle_spacing > 0.0;
+    let scratch = if spaced {
+        super::spacing::lists_bytes(cells, particles)
+    } else {
+        0
+    };
     let room = FieldRoom {
         solid_cells: scene.has_solid_cells(),
         particles: true,
-        spacing_particles: spaced.then_some(particles),
+        scratch,
     };
     let total = GridFields::bytes(cells, faces, room)
         + PcgVectors::bytes(
@@ -63,7 +68,7 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
             "reduce the resolution, the fluid shapes or particles_per_cell, or use transfer: flip",
         ),
         (
-            GridFields::acc_bytes(cells, faces, spaced.then_some(particles)),
+            GridFields::acc_bytes(cells, faces, scratch),
             "P2G accumulator (8 bytes per face; the PCG's scratch and the spacing's lists)",
             GRID_HINT,
         ),

@@ -209,7 +209,16 @@ impl Runner<Liquid> {
             .as_ref()
             .and_then(|m| m.open.as_deref())
             .or(init.open.as_deref());
-        let mut core = Core::new(ctx, scene, params, &Stage::ALL.map(|s| s.name()), open);
+        // The spacing keeps its lists in P2G's accumulators: room for every particle the
+        // buffers hold.
+        let scratch = if scene.particle_spacing > 0.0 {
+            let particles = scene.particle_capacity(params.num_particles as u64);
+            spacing::lists_bytes(params.num_cells as u64, particles)
+        } else {
+            0
+        };
+        let stages = Stage::ALL.map(|s| s.name());
+        let mut core = Core::new(ctx, scene, params, &stages, (open, scratch));
         let (ctx, fields, pcg) = (&core.ctx, &core.fields, &core.pcg);
         let device = &ctx.device;
         if fields.has_solid_cells() {

@@ -116,7 +116,7 @@ pub fn memory_estimate(scene: &Scene) -> super::MemoryEstimate {
     let room = FieldRoom {
         solid_cells: scene.has_solid_cells(),
         particles: false,
-        spacing_particles: None,
+        scratch: 0,
     };
     let total = GridFields::bytes(cells, faces, room)
         + PcgVectors::bytes(
@@ -242,7 +242,7 @@ impl Runner<Smoke> {
             scene,
             params,
             &SmokeStage::ALL.map(|s| s.name()),
-            open.as_deref(),
+            (open.as_deref(), 0),
         );
         let (ctx, fields) = (&core.ctx, &core.fields);
         let device = &ctx.device;
