@@ -17,6 +17,7 @@ mod docs;
 mod fields;
 mod first_run;
 mod flow;
+mod imports;
 mod lab;
 mod liquid_volume;
 mod mesh;
