@@ -103,3 +103,46 @@ fn the_readme_is_short_and_its_scene_loads() {
         .expect("README.md shows a scene");
     eddy::scene::Scene::parse(scene, Path::new("README.md")).unwrap();
 }
+
+/// Every option of every command (`eddy COMMAND --help`) is on the guide's command-line
+/// page, so a new flag cannot ship undocumented.
+#[test]
+fn every_command_line_option_is_in_the_guide() {
+    let page =
+        std::fs::read_to_string(Path::new(ROOT).join("docs/guide/01-command-line.md")).unwrap();
+    let mut missing = vec![];
+    for command in ["run", "view", "check", "scenes", "bench", "validate"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_eddy"))
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "eddy {command} --help failed");
+        let help = String::from_utf8(out.stdout).unwrap();
+        let options = help.lines().filter_map(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("-h, ").unwrap_or(l);
+            let l = if l.len() > 4 && l.as_bytes()[0] == b'-' && &l[2..4] == ", " {
+                &l[4..]
+            } else {
+                l
+            };
+            l.strip_prefix("--").map(|rest| {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                format!("--{name}")
+            })
+        });
+        for option in options {
+            if option != "--help" && option != "--version" && !page.contains(&option) {
+                missing.push(format!("eddy {command} {option}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "options missing from docs/guide/01-command-line.md:\n{}",
+        missing.join("\n")
+    );
+}
