@@ -146,3 +146,63 @@ fn every_command_line_option_is_in_the_guide() {
         missing.join("\n")
     );
 }
+
+/// The fields of `pub struct NAME` in `src/PATH`, as written there.
+fn struct_fields(path: &str, name: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(Path::new(ROOT).join("src").join(path)).unwrap();
+    let start = text
+        .find(&format!("pub struct {name} {{"))
+        .unwrap_or_else(|| panic!("no struct {name} in src/{path}"));
+    let body = &text[start..start + text[start..].find("\n}").unwrap()];
+    body.lines()
+        .filter_map(|l| l.trim_start().strip_prefix("pub "))
+        .filter_map(|l| l.split_once(':').map(|(f, _)| f.trim().to_string()))
+        .filter(|f| {
+            f.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })
+        .collect()
+}
+
+/// Whether `text` holds `word` as a whole word.
+fn has_word(text: &str, word: &str) -> bool {
+    text.match_indices(word).any(|(i, _)| {
+        let ok = |c: Option<char>| !c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        ok(text[..i].chars().next_back()) && ok(text[i + word.len()..].chars().next())
+    })
+}
+
+/// Every setting a scene file takes is in the guide: the scene's and its nested settings'
+/// on the Scenes page, a body's on the Rigid bodies page.
+#[test]
+fn every_scene_setting_is_in_the_guide() {
+    let read = |p: &str| std::fs::read_to_string(Path::new(ROOT).join(p)).unwrap();
+    let scenes = read("docs/guide/05-scenes.md");
+    let bodies = read("docs/guide/07-rigid-bodies.md");
+    let mut missing = vec![];
+    for (path, name, page, page_name) in [
+        ("scene/mod.rs", "Scene", &scenes, "05-scenes.md"),
+        ("scene/mod.rs", "PressureSettings", &scenes, "05-scenes.md"),
+        ("scene/mod.rs", "SmokeSettings", &scenes, "05-scenes.md"),
+        (
+            "scene/diffusion.rs",
+            "DiffusionSettings",
+            &scenes,
+            "05-scenes.md",
+        ),
+        ("scene/bodies.rs", "BodySpec", &bodies, "07-rigid-bodies.md"),
+    ] {
+        let fields = struct_fields(path, name);
+        assert!(fields.len() >= 3, "{name}: read only {fields:?}");
+        for f in fields {
+            if !has_word(page, &f) {
+                missing.push(format!("{name}.{f} (docs/guide/{page_name})"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "scene settings missing from the guide:\n{}",
+        missing.join("\n")
+    );
+}
