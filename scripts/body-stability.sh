@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the rigid bodies' stability against their density (README "Rigid bodies"): a
+# Measures the rigid bodies' stability against their density (docs/guide/07-rigid-bodies.md): a
 # tilted box and a sphere thrown into a 16^3 pool (3 s) and into a 64 x 96 smoke slice
 # (4 s) at each density ratio to the fluid, under the strong or the weak coupling. Prints
 # one markdown row per ratio: whether `eddy run --check-invariants` held, and the bodies'

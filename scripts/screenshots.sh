@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the README's pictures (docs/images/*.png) with the viewer's own
+# Regenerates the guide's pictures (docs/images/*.png) with the viewer's own
 # `--frames N --screenshot PNG`, so they show what `eddy view` shows today.
 #
 # Works without a GPU or a display: runs under Xvfb when DISPLAY is unset (install

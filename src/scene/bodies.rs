@@ -44,7 +44,7 @@ pub enum CouplingScheme {
     Strong,
     /// The fluid's force of one substep moves the body after the solve, with an estimate of
     /// the added mass to keep it stable: cheaper per iteration, stable only for bodies
-    /// denser than about half the fluid (README "Rigid bodies").
+    /// denser than about half the fluid (docs/guide/07-rigid-bodies.md).
     Weak,
 }
 

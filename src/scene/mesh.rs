@@ -1866,7 +1866,7 @@ mod tests {
         s.validate().unwrap();
     }
 
-    /// Figures for the README and BENCHMARKS (`cargo test --release --lib measure_mesh --
+    /// Figures for the guide and benchmarks/history.md (`cargo test --release --lib measure_mesh --
     /// --ignored --nocapture`): the SDF error on a meshed sphere, the dipole terms' error, and
     /// the voxelisation's time for about 100 k triangles on a 64^3 grid.
     #[test]

@@ -1952,7 +1952,7 @@ fn pushed_through_a_free_blob(viscosity: f64) {
     // (0.15 s), the largest drift: a tilted box 0.15%, the same box on the grid's axes
     // 0.35%, a sphere 0.16% (at 32^3: 0.09%, 0.27% and 0.30%). Without a body the blob's
     // momentum stays within 0.07%. Four things each cost up to several percent, and each
-    // is what this test caught (README, G2P near bodies):
+    // is what this test caught (docs/guide/07-rigid-bodies.md, G2P near bodies):
     // - G2P weighing each face's change near the bodies by the solve's liquid over the
     //   particles' own (coupling.wgsl `gather_scale_faces`): without it 2.7%, 9.3%, 8.2%;
     // - by the free surface and in the AIR pockets a body's cut cells leave, only ever

@@ -555,7 +555,7 @@ fn growth(ke: &[f64], times: &[f64]) -> f64 {
 }
 
 #[test]
-#[ignore = "a scan of the onset of convection (about a minute); see README"]
+#[ignore = "a scan of the onset of convection (about a minute); see docs/guide/05-scenes.md"]
 fn rayleigh_benard_threshold_scan() {
     let times = [10.0, 20.0, 30.0];
     for dt_wall in [0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.5, 2.0] {

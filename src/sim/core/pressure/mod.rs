@@ -330,8 +330,8 @@ impl RecentCounts {
 /// One solve's count alone undershoots where counts swing from one substep to the next:
 /// with rigid bodies in the strong scheme a 24^3 pool's `mg` solves took 14-22 iterations,
 /// and queuing the last count plus two stopped 20 of 166 solves above the tolerance (up to
-/// 8x); queuing the largest of the last six stopped 3 of 170 (README, "Solves queued
-/// ahead").
+/// 8x); queuing the largest of the last six stopped 3 of 170
+/// (docs/guide/06-how-a-step-works.md, "Solves queued ahead").
 pub const RECENT_SOLVES: usize = 6;
 
 impl PressureSolver {
