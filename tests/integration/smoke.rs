@@ -996,7 +996,8 @@ fn dye_drift_over_200_steps_per_scheme() {
             "{scheme:?}: range [{min}, {max}]"
         );
         assert!(last.max_speed > 0.5);
-        // Neither scheme conserves dye exactly; docs/guide/06-how-a-step-works.md ("Dye conservation") states these numbers.
+        // Neither scheme conserves dye exactly; docs/guide/06-how-a-step-works.md ("Dye
+        // conservation") states these numbers.
         assert!(drift.abs() < 0.2, "{scheme:?}: dye drift {drift}");
     }
 }
