@@ -194,7 +194,7 @@ pub enum Shape {
         velocity: (f64, f64, f64),
     },
     /// A triangle mesh read from an OBJ or STL file (`solids` only; see
-    /// src/scene/mesh.rs): `path` relative to the scene file's folder, scaled by `scale` about
+    /// src/scene/mesh/): `path` relative to the scene file's folder, scaled by `scale` about
     /// the file's origin, turned by `rotation_deg` about the world x, then y, then z axes,
     /// then moved by `translation` (m). Inside is where its generalised winding number
     /// exceeds 1/2, so a mesh with holes or gaps still has an inside.
