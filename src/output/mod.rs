@@ -233,14 +233,7 @@ pub fn read_ply_properties(path: &Path) -> std::io::Result<(Vec<String>, Vec<Vec
     Ok((names, rows))
 }
 
-/// The pressure system of one solve in plain data, rows restricted to FLUID cells.
-pub struct ExportedSystem {
-    pub dims: [u32; 3],
-    /// Packed matrix per cell (diag, +x, +y, +z).
-    pub a: Vec<[f32; 4]>,
-    pub b: Vec<f32>,
-    pub p: Vec<f32>,
-}
+pub use crate::sim::frames::ExportedSystem;
 
 /// Writes `A.mtx` (symmetric coordinate, lower triangle), `b.mtx`, `p.mtx` (array) and
 /// `cells.csv` (row -> i,j,k; rows are FLUID cells in cell-index order, 1-based in .mtx).

@@ -2,10 +2,12 @@
 //! in the order of the algorithm, and the modes: the liquid ([`Simulation`], `liquid/`) and
 //! the smoke ([`smoke::SmokeSimulation`], `smoke/`). `core/` holds what both share (the
 //! runner, the grid fields, boundary, divergence, the pressure solve, projection,
-//! diffusion); `bodies/` the rigid bodies both modes carry.
+//! diffusion); `bodies/` the rigid bodies both modes carry; `frames` the plain data the
+//! simulation hands out for files.
 
 pub mod bodies;
 pub mod core;
+pub mod frames;
 pub mod liquid;
 pub mod smoke;
 

@@ -104,7 +104,9 @@ fn scene_imports_neither_the_simulation_nor_its_users() {
 
 #[test]
 fn the_simulation_imports_none_of_its_users() {
-    check("sim", &ABOVE_SIM, &[]);
+    let mut above = vec!["crate::output"];
+    above.extend(ABOVE_SIM);
+    check("sim", &above, &[]);
 }
 
 #[test]

@@ -1608,9 +1608,9 @@ impl<M: Mode> Runner<M> {
 
     /// The last pressure solve's system (A, b, and the solution phi) for the Matrix Market
     /// export.
-    pub fn export_system(&self) -> Result<crate::output::ExportedSystem, SimError> {
+    pub fn export_system(&self) -> Result<crate::sim::frames::ExportedSystem, SimError> {
         let core = &self.core;
-        Ok(crate::output::ExportedSystem {
+        Ok(crate::sim::frames::ExportedSystem {
             dims: core.fields.params.n,
             a: crate::gpu::read_buffer(&core.ctx, &core.pcg.a)?,
             b: core.solver_vector(&core.pcg.b)?.read(&core.ctx)?,

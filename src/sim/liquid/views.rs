@@ -686,8 +686,8 @@ impl Simulation {
     pub fn field_frame(
         &self,
         names: &[String],
-    ) -> Result<crate::output::vtk::FieldFrame, SimError> {
-        use crate::output::vtk::{CellArray, FieldFrame};
+    ) -> Result<crate::sim::frames::FieldFrame, SimError> {
+        use crate::sim::frames::{CellArray, FieldFrame};
         let n = self.fields.params.n;
         let has = |s: &str| names.iter().any(|x| x == s);
         let mut cells = vec![];

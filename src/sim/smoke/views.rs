@@ -278,8 +278,8 @@ impl SmokeSimulation {
     pub fn field_frame(
         &self,
         names: &[String],
-    ) -> Result<crate::output::vtk::FieldFrame, SimError> {
-        use crate::output::vtk::{CellArray, FieldFrame};
+    ) -> Result<crate::sim::frames::FieldFrame, SimError> {
+        use crate::sim::frames::{CellArray, FieldFrame};
         let has = |s: &str| names.iter().any(|x| x == s);
         let mut cells = vec![];
         for (name, field) in [
