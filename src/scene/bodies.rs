@@ -95,6 +95,22 @@ fn default_friction() -> f64 {
 }
 
 impl BodySpec {
+    /// A dynamic body of `shape` at `center` (m) and `density` (kg/m^3), at rest and
+    /// unturned, with a scene file's defaults for the rest (restitution, friction).
+    pub fn at_rest(shape: BodyShape, center: (f64, f64, f64), density: f64) -> Self {
+        Self {
+            shape,
+            center,
+            density,
+            velocity: (0.0, 0.0, 0.0),
+            angular_velocity: (0.0, 0.0, 0.0),
+            rotation_deg: (0.0, 0.0, 0.0),
+            restitution: default_restitution(),
+            friction: default_friction(),
+            motion: BodyMotion::Dynamic,
+        }
+    }
+
     /// Checks one body against the domain; each message names the field at fault.
     pub fn validate(&self, domain: [f64; 3], slice: bool) -> Result<(), String> {
         let finite = |name: &str, v: (f64, f64, f64), bound: f64| {

@@ -10,7 +10,7 @@
 
 use super::{CaseReport, Level, Mark, Plot, Row, Series, ValidateError};
 use crate::gpu::GpuContext;
-use crate::scene::{BodyMotion, BodyShape, BodySpec, Scene, Shape};
+use crate::scene::{BodyShape, BodySpec, Scene, Shape};
 use crate::sim::Simulation;
 use glam::DVec3;
 use std::sync::Arc;
@@ -36,15 +36,12 @@ pub fn scene(n: u32, viscosity: f64) -> Scene {
             velocity: (0.0, 0.0, 0.0),
         }],
         bodies: vec![BodySpec {
-            shape: BodyShape::Sphere { radius: 0.08 },
-            center: (0.42, 0.5, 0.5),
-            density: 0.5 * crate::sim::DENSITY,
             velocity: (0.6, 0.1, 0.0),
-            angular_velocity: (0.0, 0.0, 0.0),
-            rotation_deg: (0.0, 0.0, 0.0),
-            restitution: 0.2,
-            friction: 0.5,
-            motion: BodyMotion::Dynamic,
+            ..BodySpec::at_rest(
+                BodyShape::Sphere { radius: 0.08 },
+                (0.42, 0.5, 0.5),
+                0.5 * crate::sim::DENSITY,
+            )
         }],
         viscosity,
         frame_dt: 0.01,
@@ -70,8 +67,9 @@ pub fn drift_and_rise(momenta: &[DVec3], energies: &[f64]) -> (f64, f64) {
     (drift, rise)
 }
 
-/// The liquid's and the body's momentum and their kinetic energy together.
-fn totals(sim: &Simulation, mass: f64) -> Result<(DVec3, DVec3, f64), ValidateError> {
+/// The liquid's momentum (particles of `mass` kg each), the first body's, and their
+/// kinetic energy together.
+pub fn totals(sim: &Simulation, mass: f64) -> Result<(DVec3, DVec3, f64), ValidateError> {
     let (_, vel) = sim.read_particles()?;
     let v64 = |v: &[f32; 4]| DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64);
     let liquid = vel.iter().fold(DVec3::ZERO, |m, v| m + v64(v) * mass);

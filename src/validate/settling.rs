@@ -17,7 +17,7 @@
 
 use super::{CaseReport, Level, Mark, Plot, Row, Series, ValidateError};
 use crate::gpu::GpuContext;
-use crate::scene::{BodyMotion, BodyShape, BodySpec, Scene, Shape};
+use crate::scene::{BodyShape, BodySpec, Scene, Shape};
 use crate::sim::Simulation;
 use std::sync::Arc;
 
@@ -83,24 +83,18 @@ pub fn scene_in(n: u32, liquid: usize) -> Scene {
             velocity: (0.0, 0.0, 0.0),
         }],
         viscosity: mu / rho,
-        bodies: vec![BodySpec {
-            shape: BodyShape::Sphere { radius: RADIUS },
-            center: (0.5 * BOX[0], RELEASE_Y, 0.5 * BOX[2]),
-            density: SPHERE_DENSITY / rho * crate::sim::DENSITY,
-            velocity: (0.0, 0.0, 0.0),
-            angular_velocity: (0.0, 0.0, 0.0),
-            rotation_deg: (0.0, 0.0, 0.0),
-            restitution: 0.2,
-            friction: 0.5,
-            motion: BodyMotion::Dynamic,
-        }],
+        bodies: vec![BodySpec::at_rest(
+            BodyShape::Sphere { radius: RADIUS },
+            (0.5 * BOX[0], RELEASE_Y, 0.5 * BOX[2]),
+            SPHERE_DENSITY / rho * crate::sim::DENSITY,
+        )],
         frame_dt: FRAME,
         ..Default::default()
     }
 }
 
-/// The mean settling speed (m/s, downward positive) of the frames within half a frame
-/// of `at` or nearer, from a history of (time, speed).
+/// The mean settling speed (m/s, downward positive) of the frames within a frame of `at`
+/// (three of them), from a history of (time, speed).
 pub fn speed_at(history: &[(f64, f64)], at: f64) -> Option<f64> {
     let near: Vec<f64> = history
         .iter()

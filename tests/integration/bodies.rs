@@ -1988,20 +1988,9 @@ fn pushed_through_a_free_blob(viscosity: f64) {
         // The liquid's mass per particle: the blob less the body, over the particles.
         let body0 = &sim.bodies.as_ref().unwrap().set.bodies[0];
         let mass = eddy::sim::DENSITY * (0.125 - body0.volume()) / vel.len() as f64;
-        // The momenta of the liquid and the body, and their kinetic energy together.
-        let momentum = |sim: &Simulation| {
-            let (_, vel) = sim.read_particles().unwrap();
-            let v64 = |v: &[f32; 4]| glam::DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64);
-            let liquid = vel.iter().fold(glam::DVec3::ZERO, |m, v| m + v64(v) * mass);
-            let energy = vel
-                .iter()
-                .map(|v| 0.5 * mass * v64(v).length_squared())
-                .sum::<f64>();
-            let b = &sim.bodies.as_ref().unwrap().set.bodies[0];
-            let body_energy =
-                0.5 * b.momentum.dot(b.velocity()) + 0.5 * b.angular_momentum.dot(b.omega());
-            (liquid, b.momentum, energy + body_energy)
-        };
+        // The momenta of the liquid and the body, and their kinetic energy together (the
+        // `exchange` validation case's measure).
+        let momentum = |sim: &Simulation| eddy::validate::exchange::totals(sim, mass).unwrap();
         let (l0, b0, e0) = momentum(&sim);
         let start = l0 + b0;
         let mut last_energy = e0;

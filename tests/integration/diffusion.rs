@@ -812,15 +812,11 @@ fn viscous_body(
     motion: eddy::scene::BodyMotion,
 ) -> eddy::scene::BodySpec {
     eddy::scene::BodySpec {
-        shape,
-        center,
-        density,
         velocity: (0.3, -0.2, 0.1),
         angular_velocity: (0.5, -1.0, 2.0),
         rotation_deg: (10.0, 20.0, 30.0),
-        restitution: 0.2,
-        friction: 0.5,
         motion,
+        ..eddy::scene::BodySpec::at_rest(shape, center, density)
     }
 }
 

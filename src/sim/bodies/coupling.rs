@@ -752,10 +752,13 @@ impl Bodies {
         }
         self.coupling.upload(ctx, &p);
         self.strong.upload(ctx, &p, f)?;
-        // No viscosity step has changed the bodies yet (the step writes these when it runs).
-        let zeros = [0u8; MAX_BODIES * 6 * 4];
-        let at = (super::strong::VISCOUS_AT * 4) as u64;
-        ctx.queue.write_buffer(&self.strong.sums, at, &zeros);
+        // No viscosity step has changed the bodies yet this substep: its changes are cleared
+        // (the step writes them when it runs), once a step has ever written them.
+        if self.viscous.get().is_some() {
+            let zeros = [0u8; MAX_BODIES * 6 * 4];
+            let at = (super::strong::VISCOUS_AT * 4) as u64;
+            ctx.queue.write_buffer(&self.strong.sums, at, &zeros);
+        }
         if let Some(r) = self.push.as_mut() {
             r.upload(&ctx.queue, &p);
         }

@@ -21,9 +21,11 @@
 use super::strong::{CoupleBody, StrongCoupling, VISCOUS_AT};
 use super::{BodySet, MAX_BODIES};
 use crate::gpu::{storage_buffer, uniform_buffer, GpuContext, Kernel};
-use crate::sim::core::diffusion::{velocity_coef, VelocityCoupling, VelocityView};
+use crate::sim::core::diffusion::{velocity_coef, Diffusion, VelocityCoupling, VelocityView};
 use crate::sim::core::fields::GridFields;
 use crate::sim::core::pressure::{AddedTerm, TermOp};
+use crate::sim::core::runner::Core;
+use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
 use std::cell::RefCell;
 
@@ -121,6 +123,23 @@ pub fn viscous_bodies(set: &BodySet, forced: &BodySet, m_face: f64, h: f64) -> V
         .collect()
 }
 
+/// The dynamic bodies' coupling into this substep's viscosity step, prepared and bound to
+/// `diffusion`'s velocity system (made first where missing); None without bodies or
+/// without a dynamic one. `dye` is the smoke's dye buffer (the system binds it), None in
+/// the liquid.
+pub fn coupling<'a>(
+    diffusion: &mut Diffusion,
+    core: &'a Core,
+    dye: Option<&wgpu::Buffer>,
+) -> Result<Option<&'a ViscousCoupling>, SimError> {
+    let Some(bodies) = core.bodies.as_ref() else {
+        return Ok(None);
+    };
+    let (f, settings) = (&core.fields, &core.scene.diffusion);
+    let view = diffusion.ensure_velocity(&core.ctx, f, dye, settings)?;
+    Ok(bodies.viscous(&core.ctx, f, &view, core.scene.viscosity))
+}
+
 /// What [`ViscousCoupling::prepare`] binds and reads: the strong coupling (its bodies and
 /// sums), the bodies before and after this substep's forces ([`viscous_bodies`]), and
 /// the coupling stage's face covers and body shapes.
@@ -139,6 +158,12 @@ pub struct ViscousCoupling {
     bodies: wgpu::Buffer,
     store: wgpu::Buffer,
     bound: RefCell<Option<Bound>>,
+}
+
+/// How many a dispatch runs.
+enum Launch {
+    Groups(u32),
+    Threads(u32),
 }
 
 /// What the coupling was last prepared with.
@@ -241,29 +266,30 @@ impl ViscousCoupling {
         });
     }
 
-    /// Dispatches `entry` on `groups(bound)` workgroups, or `threads(bound)` threads.
+    /// Dispatches `entry` as `launch` says for what the coupling is bound to (nothing
+    /// before [`Self::prepare`]).
     fn run(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
         entry: crate::gpu::Entry,
-        size: impl FnOnce(&Bound) -> (u32, bool),
+        launch: impl FnOnce(&Bound) -> Launch,
     ) {
         if let Some(b) = self.bound.borrow().as_ref() {
-            match size(b) {
-                (n, true) => self.kernel.dispatch_groups(pass, entry, &b.group, &[], n),
-                (n, false) => self.kernel.dispatch(pass, entry, &b.group, n),
+            match launch(b) {
+                Launch::Groups(n) => self.kernel.dispatch_groups(pass, entry, &b.group, &[], n),
+                Launch::Threads(n) => self.kernel.dispatch(pass, entry, &b.group, n),
             }
         }
     }
 
     /// One workgroup per body.
     fn per_body(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
-        self.run(pass, entry, |b| (b.params.bodies.max(1), true));
+        self.run(pass, entry, |b| Launch::Groups(b.params.bodies.max(1)));
     }
 
     /// One thread per row of the viscosity system.
     fn per_row(&self, pass: &mut wgpu::ComputePass<'_>, entry: crate::gpu::Entry) {
-        self.run(pass, entry, |b| (b.params.sys_cells, false));
+        self.run(pass, entry, |b| Launch::Threads(b.params.sys_cells));
     }
 }
 
@@ -311,9 +337,9 @@ impl VelocityCoupling for ViscousCoupling {
 
     fn record_finish(&self, pass: &mut wgpu::ComputePass<'_>) {
         self.per_body(pass, self.e.sum_p);
-        self.run(pass, self.e.finish, |_| (1, true));
+        self.run(pass, self.e.finish, |_| Launch::Groups(1));
         // One thread per cell of the simulation's grid.
-        self.run(pass, self.e.restamp, |b| (b.cells, false));
+        self.run(pass, self.e.restamp, |b| Launch::Threads(b.cells));
     }
 }
 

@@ -370,7 +370,7 @@ impl Liquid {
             end: true,
         });
         let nu = core.scene.viscosity;
-        let coupling = Self::viscous_bodies(&mut self.diffusion, core)?;
+        let coupling = bodies::viscous::coupling(&mut self.diffusion, core, None)?;
         self.diffusion.velocity(
             &core.ctx,
             &core.fields,
@@ -380,20 +380,6 @@ impl Liquid {
             timing,
             coupling.map(|c| c as &dyn diffusion::VelocityCoupling),
         )
-    }
-
-    /// The dynamic bodies' coupling into this substep's viscosity step (its system made
-    /// first, for the coupling to bind to), or None.
-    fn viscous_bodies<'a>(
-        diffusion: &mut diffusion::Diffusion,
-        core: &'a Core,
-    ) -> Result<Option<&'a crate::sim::bodies::viscous::ViscousCoupling>, SimError> {
-        let Some(bodies) = core.bodies.as_ref() else {
-            return Ok(None);
-        };
-        let (f, settings) = (&core.fields, &core.scene.diffusion);
-        let view = diffusion.ensure_velocity(&core.ctx, f, None, settings)?;
-        Ok(bodies.viscous(&core.ctx, f, &view, core.scene.viscosity))
     }
 
     /// The volume correction's solve: the scene's preconditioner, a cold start (the solution
@@ -644,7 +630,7 @@ impl Mode for Liquid {
                         let mut pass = rec.pass_part(stage, true, false);
                         core.boundary.record(&mut pass, f);
                     }
-                    let coupling = Self::viscous_bodies(&mut self.diffusion, core)?;
+                    let coupling = bodies::viscous::coupling(&mut self.diffusion, core, None)?;
                     self.viscosity.queued.velocity = Some(self.diffusion.queue_velocity(
                         &core.ctx,
                         rec.encoder(),

@@ -367,7 +367,8 @@ impl Smoke {
         let mut queued = diffusion::QueuedSolves::default();
         if velocity {
             self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
-            let coupling = Self::viscous_bodies(&mut self.diffusion, &self.smoke.dye, core)?;
+            let coupling =
+                super::bodies::viscous::coupling(&mut self.diffusion, core, Some(&self.smoke.dye))?;
             queued.velocity = Some(self.diffusion.queue_velocity(
                 &core.ctx,
                 enc,
@@ -394,21 +395,6 @@ impl Smoke {
         Ok(queued)
     }
 
-    /// The dynamic bodies' coupling into this substep's viscosity step (its system made
-    /// first, for the coupling to bind to), or None.
-    fn viscous_bodies<'a>(
-        diffusion: &mut diffusion::Diffusion,
-        dye: &wgpu::Buffer,
-        core: &'a Core,
-    ) -> Result<Option<&'a crate::sim::bodies::viscous::ViscousCoupling>, SimError> {
-        let Some(bodies) = core.bodies.as_ref() else {
-            return Ok(None);
-        };
-        let (f, settings) = (&core.fields, &core.scene.diffusion);
-        let view = diffusion.ensure_velocity(&core.ctx, f, Some(dye), settings)?;
-        Ok(bodies.viscous(&core.ctx, f, &view, core.scene.viscosity))
-    }
-
     /// One implicit step of viscosity, heat and dye diffusion over the substep's dt
     /// (`SimParams::dt`), those whose coefficient is not 0.
     fn diffuse(&mut self, core: &Core) -> Result<diffusion::DiffusionReport, SimError> {
@@ -431,7 +417,7 @@ impl Smoke {
             self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
         }
         let coupling = if nu > 0.0 {
-            Self::viscous_bodies(&mut self.diffusion, &self.smoke.dye, core)?
+            super::bodies::viscous::coupling(&mut self.diffusion, core, Some(&self.smoke.dye))?
         } else {
             None
         };
