@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use eddy::gpu::GpuContext;
 use eddy::output::{FolderContents, RowWriter};
 use eddy::scene::{InitialState, PreconditionerKind, Scene, SceneKind};
-use eddy::sim::{smoke::SmokeSimulation, FrameStats, Simulation};
+use eddy::sim::{FrameStats, Sim, Simulation};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -231,17 +231,14 @@ pub(crate) struct CheckpointLog {
 impl CheckpointLog {
     fn write(
         &mut self,
-        sim: &RunSim,
+        sim: &Sim,
         scene: &Scene,
         out: &Path,
         frame: u64,
         keep: usize,
     ) -> Result<()> {
         let t = std::time::Instant::now();
-        let state = match sim {
-            RunSim::Liquid(s) => s.save_state()?,
-            RunSim::Smoke(s) => s.save_state()?,
-        };
+        let state = sim.save_state()?;
         let (path, bytes) = eddy::output::checkpoint::write(out, scene, &state)
             .with_context(|| format!("cannot write the checkpoint of frame {frame}"))?;
         eddy::output::checkpoint::prune(out, keep)
@@ -265,115 +262,6 @@ impl CheckpointLog {
     }
 }
 
-/// A liquid or smoke simulation behind the one frame loop of `eddy run`.
-pub(crate) enum RunSim {
-    Liquid(Box<Simulation>),
-    Smoke(Box<SmokeSimulation>),
-}
-
-impl RunSim {
-    /// The last pressure solve's system, frozen for the solver lab (`--export-system`).
-    fn freeze_system(
-        &self,
-    ) -> Result<eddy::sim::core::pressure::lab::FrozenSystem, eddy::sim::SimError> {
-        match self {
-            RunSim::Liquid(s) => s.freeze_system(),
-            RunSim::Smoke(s) => s.freeze_system(),
-        }
-    }
-
-    /// The same as Matrix Market data, for a system that cannot be frozen.
-    fn export_system(&self) -> Result<eddy::output::ExportedSystem, eddy::sim::SimError> {
-        match self {
-            RunSim::Liquid(s) => s.export_system(),
-            RunSim::Smoke(s) => s.export_system(),
-        }
-    }
-
-    fn keep_initial_guess(&mut self, keep: bool) {
-        match self {
-            RunSim::Liquid(s) => s.keep_initial_guess(keep),
-            RunSim::Smoke(s) => s.keep_initial_guess(keep),
-        }
-    }
-
-    fn keep_solver_vectors(&mut self) {
-        match self {
-            RunSim::Liquid(s) => s.keep_solver_vectors(),
-            RunSim::Smoke(s) => s.keep_solver_vectors(),
-        }
-    }
-
-    fn keep_grid_views(&mut self) {
-        match self {
-            RunSim::Liquid(s) => s.keep_grid_views(),
-            RunSim::Smoke(s) => s.keep_grid_views(),
-        }
-    }
-
-    fn step(&mut self) -> Result<FrameStats, eddy::sim::SimError> {
-        match self {
-            RunSim::Liquid(s) => s.step_frame(),
-            RunSim::Smoke(s) => s.step_frame(),
-        }
-    }
-
-    /// Substeps recorded ahead on the GPU clock that did not run (their frame had ended).
-    fn skipped_substeps(&self) -> u64 {
-        match self {
-            RunSim::Liquid(s) => s.skipped_substeps,
-            RunSim::Smoke(s) => s.skipped_substeps,
-        }
-    }
-
-    /// Dispatches per stage since the simulation was made.
-    fn dispatches_by_stage(&self) -> &[(&'static str, u64)] {
-        match self {
-            RunSim::Liquid(s) => &s.dispatches_by_stage,
-            RunSim::Smoke(s) => &s.dispatches_by_stage,
-        }
-    }
-
-    fn timing(&self) -> &eddy::gpu::StageTiming {
-        match self {
-            RunSim::Liquid(s) => &s.last_timing,
-            RunSim::Smoke(s) => &s.last_timing,
-        }
-    }
-
-    /// Particles (or tracers) the simulation moves.
-    fn particles(&self) -> u32 {
-        match self {
-            RunSim::Liquid(s) => s.mode.particles.count,
-            RunSim::Smoke(s) => s.mode.tracers.count,
-        }
-    }
-
-    /// The rigid bodies, when the scene has any.
-    fn bodies(&self) -> Option<&eddy::sim::bodies::BodySet> {
-        match self {
-            RunSim::Liquid(s) => s.bodies.as_ref().map(|b| &b.set),
-            RunSim::Smoke(s) => s.bodies.as_ref().map(|b| &b.set),
-        }
-    }
-
-    /// Particle (or tracer) positions, xyz.
-    fn positions(&self) -> Result<Vec<[f32; 4]>, eddy::sim::SimError> {
-        match self {
-            RunSim::Liquid(s) => Ok(s.read_particles()?.0),
-            RunSim::Smoke(s) => s.read_tracers(),
-        }
-    }
-}
-
-/// Simulated time, s.
-pub(crate) fn sim_time(sim: &RunSim) -> f64 {
-    match sim {
-        RunSim::Liquid(s) => s.time,
-        RunSim::Smoke(s) => s.time,
-    }
-}
-
 /// What to change when a pressure solve queued ahead may have stopped at its queue's end.
 fn queue_hint(scene: &Scene) -> &'static str {
     if scene.pressure.pipelined && eddy::sim::core::runner::queues_ahead(&scene.pressure) {
@@ -388,7 +276,7 @@ fn queue_hint(scene: &Scene) -> &'static str {
 /// domain (smoke tracers live in the slice's x and y), and every body is finite and inside
 /// the domain up to a cell (the contacts' slop).
 pub(crate) fn check_invariants(
-    sim: &RunSim,
+    sim: &Sim,
     scene: &Scene,
     st: &FrameStats,
     expected_particles: u32,
@@ -434,7 +322,7 @@ pub(crate) fn check_invariants(
 /// `--check-invariants`' checks of a state (after frame `frame`): every particle (tracer)
 /// finite and inside the domain, every body finite and inside it up to a cell. Also run on
 /// a resumed run's restored state, before its first frame.
-pub(crate) fn check_state(sim: &RunSim, scene: &Scene, frame: u64) -> Result<()> {
+pub(crate) fn check_state(sim: &Sim, scene: &Scene, frame: u64) -> Result<()> {
     let d = scene.domain_size();
     let axes = if scene.kind == SceneKind::Smoke { 2 } else { 3 };
     let pos = sim.positions()?;
@@ -456,7 +344,7 @@ pub(crate) fn check_state(sim: &RunSim, scene: &Scene, frame: u64) -> Result<()>
             scene.domain
         );
     }
-    if let Some(set) = sim.bodies() {
+    if let Some(set) = sim.bodies().map(|b| &b.set) {
         let h = scene.h();
         for (i, b) in set.bodies.iter().enumerate() {
             let half = b.aabb_half();
@@ -521,15 +409,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     let ctx = Arc::new(GpuContext::new()?);
     note!("adapter: {}", ctx.describe());
     let at = || opts.scene_path.display().to_string();
-    let mut sim = if smoke {
-        RunSim::Smoke(Box::new(
-            SmokeSimulation::new(ctx.clone(), scene).with_context(at)?,
-        ))
-    } else {
-        RunSim::Liquid(Box::new(
-            Simulation::new(ctx.clone(), scene).with_context(at)?,
-        ))
-    };
+    let mut sim = Sim::new(ctx.clone(), scene).with_context(at)?;
     if opts.export.is_some() {
         // A warm-started scene's system is exported with its initial guess, and the last
         // solve's right-hand side must outlast its substep.
@@ -544,11 +424,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         sim.keep_grid_views();
     }
     if let Some(c) = &opts.resume {
-        let restored = match &mut sim {
-            RunSim::Liquid(s) => s.restore_state(&c.state),
-            RunSim::Smoke(s) => s.restore_state(&c.state),
-        };
-        restored.with_context(|| {
+        sim.restore_state(&c.state).with_context(|| {
             format!(
                 "cannot resume from the checkpoint of frame {start_frame} in {} (nothing in the \
                  folder was changed)",
@@ -599,7 +475,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         RowWriter::append(path).with_context(|| format!("cannot append to {}", path.display()))
     };
     let mut csv = open_csv(&stats_path, header)?;
-    let mut bodies_csv = match sim.bodies() {
+    let mut bodies_csv = match sim.bodies().map(|b| &b.set) {
         Some(_) => Some(open_csv(&bodies_path, eddy::output::bodies::CSV_HEADER)?),
         None => None,
     };
@@ -618,7 +494,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         }
         note!(
             "resuming at frame {start_frame} (t = {:.6} s) from {}",
-            sim_time(&sim),
+            sim.time(),
             opts.out
                 .join(eddy::output::checkpoint::file_name(start_frame))
                 .display()
@@ -629,10 +505,10 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     let mut expected_particles = sim.particles();
     let mut meshes = MeshLog::default();
     if opts.resume.is_none() {
-        if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
+        if let (Some(k), Sim::Liquid(s)) = (opts.dump, &sim) {
             dump_particles(s, &opts.out, 0, k)?;
         }
-        if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
+        if let (Some(m), Sim::Liquid(s)) = (opts.mesh, &sim) {
             meshes.dump(s, scene, &opts.out, 0, m, None)?;
         }
         if let Some(c) = caches.as_mut() {
@@ -652,23 +528,23 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     let mut frame_loop = || -> Result<()> {
         while done < opts.frames && stop.requested().is_none() {
             let before = eddy::gpu::Traffic::now();
-            let st = sim.step()?;
+            let st = sim.step_frame()?;
             traffic += eddy::gpu::Traffic::now().since(before);
             total_substeps += st.substeps as u64;
             stage_ms.merge(sim.timing());
             csv.row(&st.csv_row())
                 .with_context(|| format!("cannot write {}", stats_path.display()))?;
-            if let (Some(w), Some(set)) = (bodies_csv.as_mut(), sim.bodies()) {
-                let time = sim_time(&sim);
+            if let (Some(w), Some(set)) = (bodies_csv.as_mut(), sim.bodies().map(|b| &b.set)) {
+                let time = sim.time();
                 for row in eddy::output::bodies::csv_rows(set, st.frame, time) {
                     w.row(&row)
                         .with_context(|| format!("cannot write {}", bodies_path.display()))?;
                 }
             }
-            if let (Some(k), RunSim::Liquid(s)) = (opts.dump, &sim) {
+            if let (Some(k), Sim::Liquid(s)) = (opts.dump, &sim) {
                 dump_particles(s, &opts.out, st.frame, k)?;
             }
-            if let (Some(m), RunSim::Liquid(s)) = (opts.mesh, &sim) {
+            if let (Some(m), Sim::Liquid(s)) = (opts.mesh, &sim) {
                 meshes.dump(s, scene, &opts.out, st.frame, m, Some(&bar))?;
             }
             if let Some(c) = caches.as_mut() {
@@ -804,7 +680,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             );
         }
     }
-    if let RunSim::Liquid(s) = &sim {
+    if let Sim::Liquid(s) = &sim {
         if let Some(flow) = &s.mode.flow {
             let t = flow.totals;
             summary += &format!(
@@ -1018,16 +894,16 @@ impl FieldCaches {
         Ok(())
     }
 
-    fn dump(&mut self, sim: &RunSim, frame: u64) -> Result<()> {
+    fn dump(&mut self, sim: &Sim, frame: u64) -> Result<()> {
         if !frame.is_multiple_of(self.every) {
             return Ok(());
         }
         use eddy::output::vtk;
         let frame_data = match sim {
-            RunSim::Liquid(s) => s.field_frame(&self.names)?,
-            RunSim::Smoke(s) => s.field_frame(&self.names)?,
+            Sim::Liquid(s) => s.field_frame(&self.names)?,
+            Sim::Smoke(s) => s.field_frame(&self.names)?,
         };
-        let time = sim_time(sim);
+        let time = sim.time();
         let mut files = vec![];
         if !frame_data.cells.is_empty() {
             let name = format!("fields_{frame:05}.vti");
@@ -1044,7 +920,7 @@ impl FieldCaches {
                 files.push(name);
             }
         }
-        if let (RunSim::Liquid(s), true) = (sim, self.names.iter().any(|n| n == "particles")) {
+        if let (Sim::Liquid(s), true) = (sim, self.names.iter().any(|n| n == "particles")) {
             let (pos, vel) = s.read_particles()?;
             let name = format!("particles_{frame:05}.vtp");
             vtk::write_particles(&self.out.join(&name), &pos, &vel)

@@ -3,11 +3,12 @@
 //! the smoke ([`smoke::SmokeSimulation`], `smoke/`). `core/` holds what both share (the
 //! runner, the grid fields, boundary, divergence, the pressure solve, projection,
 //! diffusion); `bodies/` the rigid bodies both modes carry; `frames` the plain data the
-//! simulation hands out for files.
+//! simulation hands out for files; [`Sim`] (`handle.rs`) one handle for either mode.
 
 pub mod bodies;
 pub mod core;
 pub mod frames;
+pub mod handle;
 pub mod liquid;
 pub mod smoke;
 
@@ -21,6 +22,7 @@ pub use self::core::recorder::StageList;
 pub use self::core::runner::{
     FrameStats, LiquidColumns, ModeColumns, Runner, SmokeColumns, SubstepReport,
 };
+pub use handle::Sim;
 pub use liquid::limits::{check_limits, memory_estimate};
 pub use liquid::{LiquidSubstep, ParticleState, Simulation, Stage};
 

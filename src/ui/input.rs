@@ -14,7 +14,8 @@ impl Viewer {
     pub(super) fn hover_text(&self) -> Option<String> {
         let (w, h) = (self.config.width as f32, self.config.height as f32);
         let (o, d) = self.camera.ray(self.mouse.pos.0, self.mouse.pos.1, w, h);
-        if let Sim::Smoke(m) = &self.sim {
+        if let Sim::Smoke(_) = &self.sim {
+            let m = &self.smoke;
             let img = m.image.as_ref()?;
             return smoke::hover_text(img, &m.types, o, d, &m.panel.field.label());
         }
@@ -167,7 +168,7 @@ impl Viewer {
             return;
         }
         let (o, d) = self.cursor_ray();
-        let Some(b) = self.sim.liquid_bodies_mut() else {
+        let Some(b) = super::liquid_bodies_mut(&mut self.sim) else {
             return;
         };
         let Some((index, t)) = crate::ui::picking::ray_hit(&b.set, o, d) else {
@@ -194,7 +195,7 @@ impl Viewer {
             return;
         };
         let index = g.index;
-        if let Some(b) = self.sim.liquid_bodies_mut() {
+        if let Some(b) = super::liquid_bodies_mut(&mut self.sim) {
             b.set.move_grab(index, target);
         }
         // A kinematic body moved at once (even while paused).
@@ -204,7 +205,7 @@ impl Viewer {
     /// Left release: lets go of a held body.
     fn release_body(&mut self) {
         let Some(g) = self.grab.take() else { return };
-        if let Some(b) = self.sim.liquid_bodies_mut() {
+        if let Some(b) = super::liquid_bodies_mut(&mut self.sim) {
             b.set.release(g.index, &self.scene);
         }
         self.update_solids();
@@ -225,19 +226,19 @@ impl Viewer {
     /// what they do); middle drags pan the view.
     fn smoke_button(&mut self, button: MouseButton, down: bool) {
         let p = self.smoke_cursor();
-        let Sim::Smoke(m) = &mut self.sim else { return };
+        let Sim::Smoke(s) = &mut self.sim else { return };
+        let m = &mut self.smoke;
         match button {
             MouseButton::Middle => self.mouse.right = down,
             MouseButton::Left | MouseButton::Right => {
                 if down {
                     if let Some(p) = p {
-                        m.drag =
-                            smoke::start_drag(&m.sim, &m.panel, button == MouseButton::Left, p);
+                        m.drag = smoke::start_drag(&**s, &m.panel, button == MouseButton::Left, p);
                         // A drag that starts on a rigid body holds it on a spring.
-                        smoke::grab_body(&mut m.sim, &m.drag, p);
+                        smoke::grab_body(&mut **s, &m.drag, p);
                     }
                 } else {
-                    smoke::end_drag(&mut m.sim, &mut m.drag);
+                    smoke::end_drag(&mut **s, &mut m.drag);
                 }
             }
             _ => {}
@@ -247,8 +248,9 @@ impl Viewer {
     fn smoke_move(&mut self) {
         let Some(p) = self.smoke_cursor() else { return };
         let frame_dt = self.scene.frame_dt;
-        let Sim::Smoke(m) = &mut self.sim else { return };
-        if smoke::apply_drag(&mut m.sim, &m.panel, &mut m.drag, p, frame_dt) {
+        let Sim::Smoke(s) = &mut self.sim else { return };
+        let m = &mut self.smoke;
+        if smoke::apply_drag(&mut **s, &m.panel, &mut m.drag, p, frame_dt) {
             // Painted solids show at once, even when paused.
             m.image_key = None;
         }

@@ -336,10 +336,7 @@ impl Viewer {
         let p = &mut self.lab;
         match a {
             LabAction::Freeze => {
-                let (solved, frozen) = match &self.sim {
-                    Sim::Liquid(sim) => (sim.last_solve.is_some(), sim.freeze_system()),
-                    Sim::Smoke(m) => (m.sim.last_solve.is_some(), m.sim.freeze_system()),
-                };
+                let (solved, frozen) = (self.sim.has_solved(), self.sim.freeze_system());
                 if !solved {
                     return Err(SimError::Unsupported(
                         "no pressure solve yet: step a frame first".into(),

@@ -31,8 +31,7 @@ use crate::sim::{
     core::recorder::StageList,
     core::runner::Mode,
     liquid::views::{Field, FieldData},
-    smoke::SmokeSimulation,
-    Runner, SimError, Simulation,
+    Runner, Sim, SimError,
 };
 use glam::Vec3;
 use panels::{Action, ControlsPanel, ParametersPanel, StatsPanel, ViewPanel};
@@ -115,20 +114,27 @@ impl Default for ViewerOptions {
     }
 }
 
-/// The simulation the viewer drives: a liquid, or a smoke slice with its panel and drag.
-enum Sim {
-    Liquid(Box<Simulation>),
-    Smoke(Box<SmokeMode>),
-}
-
-struct SmokeMode {
-    sim: SmokeSimulation,
+/// What the viewer keeps beside a smoke slice: its panel, the drag of its tools and the
+/// image shown (unused while a liquid is shown).
+struct SmokeUi {
     panel: SmokePanel,
     drag: Drag,
     /// Cell types read with the current image (for hover text).
     types: Vec<u32>,
     image: Option<crate::render::slice::SliceImage>,
     image_key: Option<(SmokeViewKey, u64)>,
+}
+
+impl Default for SmokeUi {
+    fn default() -> Self {
+        Self {
+            panel: SmokePanel::default(),
+            drag: Drag::None,
+            types: vec![],
+            image: None,
+            image_key: None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -175,69 +181,29 @@ struct BodyGrab {
     point: glam::DVec3,
 }
 
-impl Sim {
-    /// The rigid bodies of a liquid scene, which the 3D view can grab.
-    fn liquid_bodies_mut(&mut self) -> Option<&mut crate::sim::bodies::coupling::Bodies> {
-        match self {
-            Sim::Liquid(s) => s.bodies.as_mut(),
-            Sim::Smoke(_) => None,
-        }
+/// A simulation of `scene` for the viewer, keeping what its views and the solver lab
+/// read.
+fn viewer_sim(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Sim, SimError> {
+    let mut sim = Sim::new(ctx, scene)?;
+    // A warm-started solve overwrites its initial guess; the viewer keeps a copy (one
+    // GPU copy of p per solve) so the solver lab can freeze any substep's system.
+    sim.keep_initial_guess(scene.pressure.warm_start);
+    // The PCG vectors' views read them after a substep.
+    sim.keep_solver_vectors();
+    // The weight and divergence views read these.
+    sim.keep_grid_views();
+    if let Sim::Liquid(s) = &mut sim {
+        // The particle colours by FLIP change read it.
+        s.ensure_flip_delta();
     }
+    Ok(sim)
+}
 
-    /// The rigid bodies of either mode, when the scene has any.
-    fn bodies_mut(&mut self) -> Option<&mut crate::sim::bodies::coupling::Bodies> {
-        match self {
-            Sim::Liquid(s) => s.bodies.as_mut(),
-            Sim::Smoke(m) => m.sim.bodies.as_mut(),
-        }
-    }
-
-    /// The rigid bodies, when the scene has any.
-    fn bodies(&self) -> Option<&crate::sim::bodies::coupling::Bodies> {
-        match self {
-            Sim::Liquid(s) => s.bodies.as_ref(),
-            Sim::Smoke(m) => m.sim.bodies.as_ref(),
-        }
-    }
-
-    fn new(ctx: Arc<GpuContext>, scene: &Scene) -> Result<Sim, SimError> {
-        // A warm-started solve overwrites its initial guess; the viewer keeps a copy (one
-        // GPU copy of p per solve) so the solver lab can freeze any substep's system.
-        let warm = scene.pressure.warm_start;
-        Ok(match scene.kind {
-            SceneKind::Liquid => {
-                let mut sim = Simulation::new(ctx, scene)?;
-                sim.keep_initial_guess(warm);
-                // The PCG vectors' views read them after a substep.
-                sim.keep_solver_vectors();
-                // The weight and divergence views read these.
-                sim.keep_grid_views();
-                // The particle colours by FLIP change read it.
-                sim.ensure_flip_delta();
-                Sim::Liquid(Box::new(sim))
-            }
-            SceneKind::Smoke => {
-                let mut sim = SmokeSimulation::new(ctx, scene)?;
-                sim.keep_initial_guess(warm);
-                sim.keep_solver_vectors();
-                sim.keep_grid_views();
-                Sim::Smoke(Box::new(SmokeMode {
-                    sim,
-                    panel: SmokePanel::default(),
-                    drag: Drag::None,
-                    types: vec![],
-                    image: None,
-                    image_key: None,
-                }))
-            }
-        })
-    }
-
-    fn scene(&self) -> &Scene {
-        match self {
-            Sim::Liquid(s) => &s.scene,
-            Sim::Smoke(m) => &m.sim.scene,
-        }
+/// The rigid bodies of a liquid scene, which the 3D view can grab.
+fn liquid_bodies_mut(sim: &mut Sim) -> Option<&mut crate::sim::bodies::coupling::Bodies> {
+    match sim {
+        Sim::Liquid(s) => s.bodies.as_mut(),
+        Sim::Smoke(_) => None,
     }
 }
 
@@ -259,6 +225,8 @@ struct Viewer {
     egui_state: egui_winit::State,
     egui_renderer: egui_wgpu::Renderer,
     sim: Sim,
+    /// The smoke slice's panel and tools.
+    smoke: SmokeUi,
     scene: Scene,
     scene_path: PathBuf,
     camera: OrbitCamera,
@@ -328,11 +296,11 @@ impl Viewer {
                 self.controls.smoke = false;
                 self.stats.smoke = false;
             }
-            Sim::Smoke(m) => {
+            Sim::Smoke(s) => {
                 self.renderer.clear_particles();
                 self.renderer
                     .set_slice(&self.ctx.device, &self.ctx.queue, None);
-                self.stats.particles = m.sim.mode.tracers.count;
+                self.stats.particles = s.mode.tracers.count;
                 self.controls.smoke = true;
                 self.stats.smoke = true;
                 frame_camera(&mut self.camera, &self.scene);
@@ -363,7 +331,7 @@ impl Viewer {
 
     /// Replaces the simulation with a fresh one of `scene` (keeps the old one on error).
     fn reset_to(&mut self, scene: Scene) -> Result<(), ViewerError> {
-        match Sim::new(self.ctx.clone(), &scene) {
+        match viewer_sim(self.ctx.clone(), &scene) {
             Ok(sim) => {
                 self.install(sim, scene);
                 Ok(())
@@ -378,11 +346,10 @@ impl Viewer {
 
     /// Writes the simulation's state to the state file; the message says what happened.
     fn save_state(&mut self) -> Result<String, String> {
-        let state = match &self.sim {
-            Sim::Liquid(s) => s.save_state(),
-            Sim::Smoke(m) => m.sim.save_state(),
-        }
-        .map_err(|e| format!("cannot save: {e}"))?;
+        let state = self
+            .sim
+            .save_state()
+            .map_err(|e| format!("cannot save: {e}"))?;
         let path = PathBuf::from(&self.controls.state_path);
         let frame = state.frame;
         let bytes = crate::output::checkpoint::encode(&self.scene, &state);
@@ -403,18 +370,14 @@ impl Viewer {
             Ok(c) => c,
             Err(e) => return Ok(Err(format!("cannot load: {e}"))),
         };
-        let mut sim = match Sim::new(self.ctx.clone(), &c.scene) {
+        let mut sim = match viewer_sim(self.ctx.clone(), &c.scene) {
             Ok(s) => s,
             Err(e @ SimError::TooLarge { .. }) | Err(e @ SimError::Unsupported(_)) => {
                 return Ok(Err(format!("cannot load: {e}")))
             }
             Err(e) => return Err(e.into()),
         };
-        let restored = match &mut sim {
-            Sim::Liquid(s) => s.restore_state(&c.state),
-            Sim::Smoke(m) => m.sim.restore_state(&c.state),
-        };
-        if let Err(e) = restored {
+        if let Err(e) = sim.restore_state(&c.state) {
             return Ok(Err(format!("cannot load {}: {e}", path.display())));
         }
         // Paused, so the moment it returns to can be looked at.
@@ -472,10 +435,7 @@ impl Viewer {
                     let r = self.load_state(true)?;
                     self.controls.state_message = Some(r.unwrap_or_else(|e| e));
                 }
-                Action::ApplyParameters => match match &mut self.sim {
-                    Sim::Liquid(s) => s.apply_live_settings(&self.params.edit),
-                    Sim::Smoke(m) => m.sim.apply_live_settings(&self.params.edit),
-                } {
+                Action::ApplyParameters => match self.sim.apply_live_settings(&self.params.edit) {
                     Ok(()) => {
                         self.scene = self.sim.scene().clone();
                         self.params.message = None;
@@ -507,7 +467,7 @@ impl Viewer {
                 }
                 full
             }
-            Sim::Smoke(m) => advance(&mut m.sim, m.panel.stop_after, &mut self.stats)?,
+            Sim::Smoke(s) => advance(s, self.smoke.panel.stop_after, &mut self.stats)?,
         };
         if !full {
             self.controls.playing = false;

@@ -19,13 +19,14 @@ impl Viewer {
                 self.view.mg_levels = sim.mg_levels();
                 sim
             }
-            Sim::Smoke(m) => {
-                m.panel.mg_levels = m.sim.mg_levels();
+            Sim::Smoke(s) => {
+                let m = &mut self.smoke;
+                m.panel.mg_levels = s.mg_levels();
                 if m.image_key == Some((SmokeViewKey::of(&m.panel), self.revision)) {
                     return Ok(());
                 }
                 let (img, types) = match render_smoke::build_image(
-                    &m.sim,
+                    &**s,
                     m.panel.field,
                     m.panel.range(),
                     m.panel.bilinear,
@@ -39,7 +40,7 @@ impl Viewer {
                         m.panel.note = Some(why);
                         m.panel.field = smoke::SmokeField::Dye;
                         render_smoke::build_image(
-                            &m.sim,
+                            &**s,
                             m.panel.field,
                             m.panel.range(),
                             m.panel.bilinear,
@@ -50,9 +51,9 @@ impl Viewer {
                 let p = &m.panel;
                 self.renderer
                     .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
-                let mut lines = overlay_lines(&self.scene, m.sim.bodies.as_ref());
+                let mut lines = overlay_lines(&self.scene, s.bodies.as_ref());
                 if p.trails {
-                    lines.extend(render_smoke::trail_lines(&m.sim)?);
+                    lines.extend(render_smoke::trail_lines(&**s)?);
                 }
                 self.renderer.set_lines(&self.ctx.device, &lines);
                 m.panel.legend = (p.field != smoke::SmokeField::Dye)

@@ -196,9 +196,10 @@ impl Viewer {
                 (StandardProblem::DamBreak.scene(32), Some(e.to_string()))
             }
         };
-        let mut sim = Sim::new(ctx.clone(), &scene)?;
-        if let (Sim::Smoke(m), Some(f)) = (&mut sim, opts.smoke_view) {
-            m.panel.field = f;
+        let sim = super::viewer_sim(ctx.clone(), &scene)?;
+        let mut smoke = super::SmokeUi::default();
+        if let Some(f) = opts.smoke_view {
+            smoke.panel.field = f;
         }
         let mut camera = OrbitCamera::default();
         frame_camera(&mut camera, &scene);
@@ -264,6 +265,7 @@ impl Viewer {
             egui_state,
             egui_renderer,
             sim,
+            smoke,
             scene,
             scene_path: opts.scene.clone(),
             camera,
@@ -436,10 +438,10 @@ impl Viewer {
                                     .header_response
                                     .clicked();
                             }
-                            Sim::Smoke(m) => {
+                            Sim::Smoke(_) => {
                                 egui::CollapsingHeader::new("Smoke")
                                     .default_open(true)
-                                    .show(ui, |ui| m.panel.ui(ui));
+                                    .show(ui, |ui| self.smoke.panel.ui(ui));
                             }
                         }
                     });
@@ -510,7 +512,7 @@ impl Viewer {
             self.central = [r.min.x * ppp, r.min.y * ppp, r.max.x * ppp, r.max.y * ppp];
             let legend = match &self.sim {
                 Sim::Liquid(_) => self.view.legend.as_ref(),
-                Sim::Smoke(m) => m.panel.legend.as_ref(),
+                Sim::Smoke(_) => self.smoke.panel.legend.as_ref(),
             };
             overlay::legend_overlay(ui.ctx(), legend, self.view.hover.as_deref());
         });
