@@ -198,13 +198,110 @@ pub(crate) fn flow_lines(scene: &Scene, seeded: u64) -> Vec<String> {
 
 pub(crate) fn check(path: &Path) -> Result<ExitCode> {
     let scene = Scene::load(path)?;
-    let at = || path.display().to_string();
-    // The same size checks `run` applies, on the same adapter, before anything is seeded.
-    let (est, adapter) = match GpuContext::new() {
-        Ok(ctx) => (
-            Some(eddy::sim::check_scene_limits(&ctx, &scene).with_context(at)?),
-            Some(ctx.describe()),
+    let (est, adapter) = adapter_limits(&scene, path)?;
+    let [nx, ny, nz] = scene.dims();
+    let mut lines = Vec::new();
+    let mut warnings = scene_warnings(&scene);
+    lines.push(format!("scene       {} ({})", scene.name, path.display()));
+    lines.push(format!("kind        {:?}", scene.kind));
+    lines.push(format!(
+        "domain      {} x {} x {} m, grid {nx} x {ny} x {nz} = {} cells of {:.4} m",
+        scene.domain.0,
+        scene.domain.1,
+        scene.domain.2,
+        scene.cell_count(),
+        scene.h()
+    ));
+    let statics = scene.static_solids();
+    let solid = statics.flags.iter().filter(|f| **f != 0).count() as u64;
+    lines.push(match &statics.open {
+        Some(open) => format!(
+            "solid cells {solid} ({} closed); cut faces {} (partly open to the fluid), cut \
+             cells {} (centre inside a solid, a face open: the solve reaches into them)",
+            statics.closed_cells(),
+            open.iter().filter(|f| **f > 0.0 && **f < 1.0).count(),
+            statics.partial_cells(),
         ),
+        None => format!("solid cells {solid}"),
+    });
+    lines.extend(mesh_lines(&scene, &mut warnings));
+    lines.extend(diffusion_lines(&scene));
+    lines.extend(body_lines(&scene));
+    // The estimate per cell and per particle (what the grid alone takes, and the rest).
+    let cells = scene.cell_count() as f64;
+    let (est, split) = if scene.kind == SceneKind::Smoke {
+        let s = &scene.smoke;
+        lines.push(format!(
+            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, sources: {}",
+            s.advection.name(),
+            s.vorticity,
+            s.buoyancy,
+            s.dye_weight,
+            s.sources.len(),
+        ));
+        lines.push(format!("tracers     {}", s.tracers));
+        if solid == scene.cell_count() {
+            warnings.push("every cell is SOLID: there is no room for smoke".into());
+        }
+        let est = est.unwrap_or_else(|| eddy::sim::smoke::memory_estimate(&scene));
+        let split = format!(": {:.1} B per cell", est.total as f64 / cells);
+        (est, split)
+    } else {
+        lines.extend(liquid_lines(&scene, &mut warnings));
+        let particles = scene.particle_count();
+        let est = eddy::sim::memory_estimate(&scene, particles);
+        let grid = eddy::sim::memory_estimate(&scene, 0).total;
+        let split = format!(
+            ": {:.1} B per cell, {:.1} B per particle",
+            grid as f64 / cells,
+            (est.total - grid) as f64 / particles.max(1) as f64
+        );
+        (est, split)
+    };
+    lines.push(solver_line(&scene));
+    lines.push(format!(
+        "memory      {:.1} MiB on the GPU{split} (largest buffer {:.1} MiB: {})",
+        est.total as f64 / 1048576.0,
+        est.largest_buffer as f64 / 1048576.0,
+        est.largest_name
+    ));
+    lines.push(format!(
+        "viewer      {:.1} MiB more for its views (P2G weights and divergence{})",
+        viewer_extra_bytes(&scene) as f64 / 1048576.0,
+        if scene.kind == SceneKind::Liquid {
+            ", FLIP change per particle, a copy of the solves' vectors"
+        } else {
+            ""
+        }
+    ));
+    if let Some(a) = adapter {
+        lines.push(format!("adapter     {a}: the scene fits its limits"));
+    }
+    for w in &warnings {
+        note!("warning: {}: {w}", path.display());
+    }
+    let mut text = String::new();
+    for l in lines {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The same size checks `run` applies, on the same adapter, before anything is seeded:
+/// the memory estimate and the adapter's name, or neither (and a warning) without an
+/// adapter, when only the particle count can be checked.
+fn adapter_limits(
+    scene: &Scene,
+    path: &Path,
+) -> Result<(Option<eddy::sim::MemoryEstimate>, Option<String>)> {
+    let at = || path.display().to_string();
+    match GpuContext::new() {
+        Ok(ctx) => Ok((
+            Some(eddy::sim::check_scene_limits(&ctx, scene).with_context(at)?),
+            Some(ctx.describe()),
+        )),
         Err(e) => {
             note!(
                 "warning: {}: no GPU adapter, so the adapter's size limits are not checked ({e})",
@@ -218,44 +315,17 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
                 })
                 .with_context(at);
             }
-            (None, None)
+            Ok((None, None))
         }
-    };
-    let [nx, ny, nz] = scene.dims();
-    let mut text = String::new();
-    let mut line = |s: String| {
-        text.push_str(&s);
-        text.push('\n');
-    };
-    let mut warnings = scene_warnings(&scene);
-    line(format!("scene       {} ({})", scene.name, path.display()));
-    line(format!("kind        {:?}", scene.kind));
-    line(format!(
-        "domain      {} x {} x {} m, grid {nx} x {ny} x {nz} = {} cells of {:.4} m",
-        scene.domain.0,
-        scene.domain.1,
-        scene.domain.2,
-        scene.cell_count(),
-        scene.h()
-    ));
-    let statics = scene.static_solids();
-    let solid = statics.flags.iter().filter(|f| **f != 0).count() as u64;
-    match &statics.open {
-        Some(open) => line(format!(
-            "solid cells {solid} ({} closed); cut faces {} (partly open to the fluid), cut \
-             cells {} (centre inside a solid, a face open: the solve reaches into them)",
-            statics.closed_cells(),
-            open.iter().filter(|f| **f > 0.0 && **f < 1.0).count(),
-            statics.partial_cells(),
-        )),
-        None => line(format!("solid cells {solid}")),
     }
-    for l in mesh_lines(&scene, &mut warnings) {
-        line(l);
-    }
+}
+
+/// The viscosity, and the smoke's heat and dye diffusion with their walls.
+fn diffusion_lines(scene: &Scene) -> Vec<String> {
+    let mut lines = Vec::new();
     let d = &scene.diffusion;
     let implicit = format!("implicit, {} to {:e}", d.preconditioner.name(), d.tolerance);
-    line(if scene.viscosity > 0.0 {
+    lines.push(if scene.viscosity > 0.0 {
         format!("viscosity   {} m^2/s ({implicit})", scene.viscosity)
     } else {
         "viscosity   0 (inviscid)".to_string()
@@ -273,7 +343,7 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
                 format!("walls {}; {} spot(s)", fixed.join(", "), w.spots.len())
             }
         };
-        line(format!(
+        lines.push(format!(
             "diffusion   heat {} m^2/s ({}), dye {} m^2/s ({})",
             s.temperature_diffusion,
             walls(&s.wall_temperature),
@@ -281,149 +351,138 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
             walls(&s.wall_dye)
         ));
     }
-    if let Some(set) = eddy::sim::bodies::BodySet::from_scene(&scene) {
-        line(format!("bodies      {}", set.bodies.len()));
-        for (i, b) in set.bodies.iter().enumerate() {
-            let shape = match b.solid {
-                eddy::sim::bodies::Solid::Box { half } => {
-                    format!(
-                        "box {:.3} x {:.3} x {:.3} m",
-                        2.0 * half.x,
-                        2.0 * half.y,
-                        2.0 * half.z
-                    )
-                }
-                eddy::sim::bodies::Solid::Sphere { radius } if set.slice => {
-                    format!("disc r {radius:.3} m")
-                }
-                eddy::sim::bodies::Solid::Sphere { radius } => format!("sphere r {radius:.3} m"),
-            };
-            let i3 = b.inertia;
-            line(format!(
-                "  [{i}]      {shape}, {:?}, density {} kg/m^3, mass {:.4e} kg, inertia ({:.4e}, {:.4e}, {:.4e}) kg m^2",
-                b.motion, b.density, b.mass, i3.x, i3.y, i3.z
-            ));
-            if let Some(e) = set.settling(i, scene.viscosity) {
-                line(format!(
-                    "            settles at about {:.3e} m/s in still liquid (Schiller-Naumann, \
-                     a sphere of its volume, {:.1} cells across): Re {:.3}, Stokes {:.3}",
-                    e.speed,
-                    e.diameter / scene.h(),
-                    e.reynolds,
-                    e.stokes
-                ));
+    lines
+}
+
+/// Each rigid body: its shape, motion, density, mass and inertia, and how fast it would
+/// settle in still liquid.
+fn body_lines(scene: &Scene) -> Vec<String> {
+    let mut lines = Vec::new();
+    let Some(set) = eddy::sim::bodies::BodySet::from_scene(scene) else {
+        return lines;
+    };
+    lines.push(format!("bodies      {}", set.bodies.len()));
+    for (i, b) in set.bodies.iter().enumerate() {
+        let shape = match b.solid {
+            eddy::sim::bodies::Solid::Box { half } => {
+                format!(
+                    "box {:.3} x {:.3} x {:.3} m",
+                    2.0 * half.x,
+                    2.0 * half.y,
+                    2.0 * half.z
+                )
             }
+            eddy::sim::bodies::Solid::Sphere { radius } if set.slice => {
+                format!("disc r {radius:.3} m")
+            }
+            eddy::sim::bodies::Solid::Sphere { radius } => format!("sphere r {radius:.3} m"),
+        };
+        let i3 = b.inertia;
+        lines.push(format!(
+            "  [{i}]      {shape}, {:?}, density {} kg/m^3, mass {:.4e} kg, inertia ({:.4e}, {:.4e}, {:.4e}) kg m^2",
+            b.motion, b.density, b.mass, i3.x, i3.y, i3.z
+        ));
+        if let Some(e) = set.settling(i, scene.viscosity) {
+            lines.push(format!(
+                "            settles at about {:.3e} m/s in still liquid (Schiller-Naumann, \
+                 a sphere of its volume, {:.1} cells across): Re {:.3}, Stokes {:.3}",
+                e.speed,
+                e.diameter / scene.h(),
+                e.reynolds,
+                e.stokes
+            ));
         }
     }
-    // The estimate per cell and per particle (what the grid alone takes, and the rest).
-    let cells = scene.cell_count() as f64;
-    let split;
-    // What the viewer keeps on top (`eddy view`): the views' own fields, the liquid's FLIP
-    // change per particle, and a copy of the solves' vectors where they share P2G's room.
-    let viewer_extra = {
-        let [nx, ny, nz] = scene.dims().map(|v| v as u64);
-        let c = nx * ny * nz;
-        let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
-        let liquid = scene.kind == SceneKind::Liquid;
-        eddy::sim::core::fields::GridFields::views_bytes(c, faces, liquid)
-            + if liquid {
-                eddy::sim::core::fields::Particles::flip_delta_bytes(scene.particle_count())
-                    + eddy::sim::core::pressure::PcgVectors::scratch_bytes(c)
-            } else {
-                0
-            }
-    };
-    let est = if scene.kind == SceneKind::Smoke {
-        let s = &scene.smoke;
-        line(format!(
-            "smoke       {} advection, vorticity {}, buoyancy {}, dye weight {}, sources: {}",
-            s.advection.name(),
-            s.vorticity,
-            s.buoyancy,
-            s.dye_weight,
-            s.sources.len(),
-        ));
-        line(format!("tracers     {}", s.tracers));
-        if solid == scene.cell_count() {
-            warnings.push("every cell is SOLID: there is no room for smoke".into());
+    lines
+}
+
+/// What the viewer keeps on top (`eddy view`): the views' own fields, the liquid's FLIP
+/// change per particle, and a copy of the solves' vectors where they share P2G's room.
+fn viewer_extra_bytes(scene: &Scene) -> u64 {
+    let [nx, ny, nz] = scene.dims().map(|v| v as u64);
+    let c = nx * ny * nz;
+    let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+    let liquid = scene.kind == SceneKind::Liquid;
+    eddy::sim::core::fields::GridFields::views_bytes(c, faces, liquid)
+        + if liquid {
+            eddy::sim::core::fields::Particles::flip_delta_bytes(scene.particle_count())
+                + eddy::sim::core::pressure::PcgVectors::scratch_bytes(c)
+        } else {
+            0
         }
-        let est = est.unwrap_or_else(|| eddy::sim::smoke::memory_estimate(&scene));
-        split = format!(": {:.1} B per cell", est.total as f64 / cells);
-        est
+}
+
+/// The liquid's particles (seeded as the simulation seeds, less what bodies displace),
+/// its flow, transfer, volume correction and spacing, and its FLUID cells at the first
+/// step.
+fn liquid_lines(scene: &Scene, warnings: &mut Vec<String>) -> Vec<String> {
+    let mut lines = Vec::new();
+    let particles = scene.particle_count();
+    // Seeded as the simulation seeds (less what bodies displace), when not too many.
+    let init = (particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES).then(|| {
+        let bodies = eddy::sim::bodies::BodySet::from_scene(scene);
+        eddy::sim::liquid::seed(scene, bodies.as_ref())
+    });
+    let displaced = init
+        .as_ref()
+        .map_or(0, |i| particles - i.positions.len() as u64);
+    lines.push(format!(
+        "particles   {} ({} per fluid cell{})",
+        particles - displaced,
+        scene.particles_per_cell,
+        if displaced > 0 {
+            format!("; {displaced} fewer where bodies displace the liquid")
+        } else {
+            String::new()
+        }
+    ));
+    if scene.has_flow() || scene.max_particles.is_some() {
+        lines.extend(flow_lines(scene, particles - displaced));
+    }
+    lines.push(match scene.transfer {
+        eddy::scene::TransferKind::Flip => {
+            format!("transfer    flip ({}% PIC)", 100.0 * scene.pic_ratio)
+        }
+        eddy::scene::TransferKind::Apic => {
+            "transfer    apic (affine matrix per particle, 48 bytes each)".into()
+        }
+    });
+    lines.push(if scene.volume_correction {
+        "volume      corrected each substep where the density is off rest by more than 20%"
+            .to_string()
     } else {
-        let particles = scene.particle_count();
-        // Seeded as the simulation seeds (less what bodies displace), when not too many.
-        let init =
-            (particles > 0 && particles as usize <= FLUID_ESTIMATE_MAX_PARTICLES).then(|| {
-                let bodies = eddy::sim::bodies::BodySet::from_scene(&scene);
-                eddy::sim::liquid::seed(&scene, bodies.as_ref())
-            });
-        let displaced = init
-            .as_ref()
-            .map_or(0, |i| particles - i.positions.len() as u64);
-        line(format!(
-            "particles   {} ({} per fluid cell{})",
-            particles - displaced,
-            scene.particles_per_cell,
-            if displaced > 0 {
-                format!("; {displaced} fewer where bodies displace the liquid")
-            } else {
-                String::new()
-            }
-        ));
-        if scene.has_flow() || scene.max_particles.is_some() {
-            for l in flow_lines(&scene, particles - displaced) {
-                line(l);
-            }
-        }
-        line(match scene.transfer {
-            eddy::scene::TransferKind::Flip => {
-                format!("transfer    flip ({}% PIC)", 100.0 * scene.pic_ratio)
-            }
-            eddy::scene::TransferKind::Apic => {
-                "transfer    apic (affine matrix per particle, 48 bytes each)".into()
-            }
-        });
-        line(if scene.volume_correction {
-            "volume      corrected each substep where the density is off rest by more than 20%"
-                .to_string()
-        } else {
-            "volume      not corrected (volume_correction: false)".to_string()
-        });
-        line(if scene.particle_spacing > 0.0 {
-            format!(
-                "spacing     particles closer than {:.3} m ({} of the rest spacing) push apart",
-                eddy::sim::liquid::spacing::min_distance(
-                    scene.h(),
-                    scene.particles_per_cell,
-                    scene.particle_spacing
-                ),
+        "volume      not corrected (volume_correction: false)".to_string()
+    });
+    lines.push(if scene.particle_spacing > 0.0 {
+        format!(
+            "spacing     particles closer than {:.3} m ({} of the rest spacing) push apart",
+            eddy::sim::liquid::spacing::min_distance(
+                scene.h(),
+                scene.particles_per_cell,
                 scene.particle_spacing
-            )
-        } else {
-            "spacing     off (particle_spacing: 0)".to_string()
-        });
-        if let Some(init) = &init {
-            let fluid = initial_fluid_cells(&scene, init);
-            line(format!("fluid cells {fluid} at the first step"));
-            if fluid == 0 {
-                warnings.push(format!(
-                    "no cell reaches the FLUID density at the first step (the liquid is too \
-                     small or thin for cells of {:.4} m): no pressure will act on it",
-                    scene.h()
-                ));
-            }
+            ),
+            scene.particle_spacing
+        )
+    } else {
+        "spacing     off (particle_spacing: 0)".to_string()
+    });
+    if let Some(init) = &init {
+        let fluid = initial_fluid_cells(scene, init);
+        lines.push(format!("fluid cells {fluid} at the first step"));
+        if fluid == 0 {
+            warnings.push(format!(
+                "no cell reaches the FLUID density at the first step (the liquid is too \
+                 small or thin for cells of {:.4} m): no pressure will act on it",
+                scene.h()
+            ));
         }
-        let est = eddy::sim::memory_estimate(&scene, particles);
-        let grid = eddy::sim::memory_estimate(&scene, 0).total;
-        split = format!(
-            ": {:.1} B per cell, {:.1} B per particle",
-            grid as f64 / cells,
-            (est.total - grid) as f64 / particles.max(1) as f64
-        );
-        est
-    };
-    line(format!(
+    }
+    lines
+}
+
+/// The pressure solve: preconditioner, tolerance, iterations and how its solves are read.
+fn solver_line(scene: &Scene) -> String {
+    format!(
         "solver      {} to relative residual {:e}, at most {} iterations{}",
         scene.pressure.preconditioner,
         scene.pressure.tolerance,
@@ -441,28 +500,5 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         } else {
             String::new()
         }
-    ));
-    line(format!(
-        "memory      {:.1} MiB on the GPU{split} (largest buffer {:.1} MiB: {})",
-        est.total as f64 / 1048576.0,
-        est.largest_buffer as f64 / 1048576.0,
-        est.largest_name
-    ));
-    line(format!(
-        "viewer      {:.1} MiB more for its views (P2G weights and divergence{})",
-        viewer_extra as f64 / 1048576.0,
-        if scene.kind == SceneKind::Liquid {
-            ", FLIP change per particle, a copy of the solves' vectors"
-        } else {
-            ""
-        }
-    ));
-    if let Some(a) = adapter {
-        line(format!("adapter     {a}: the scene fits its limits"));
-    }
-    for w in &warnings {
-        note!("warning: {}: {w}", path.display());
-    }
-    print_stdout(&text)?;
-    Ok(ExitCode::SUCCESS)
+    )
 }

@@ -368,6 +368,140 @@ pub(crate) fn check_state(sim: &Sim, scene: &Scene, frame: u64) -> Result<()> {
 }
 
 pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
+    let caches = check_options(scene, opts)?;
+    let start_frame = opts.resume.as_ref().map_or(0, |c| c.state.frame);
+    let stop = StopRequest::install()?;
+
+    let ctx = Arc::new(GpuContext::new()?);
+    note!("adapter: {}", ctx.describe());
+    let mut sim = start_sim(&ctx, scene, opts, caches.as_ref(), start_frame)?;
+    let mut outs = Outputs::open(scene, opts, &sim, caches, start_frame)?;
+    // Emitters add particles and drains and open sides remove them: the count a frame must
+    // have is the last one's plus its emitted less its removed.
+    let mut tally = Tally {
+        done: start_frame,
+        expected_particles: sim.particles(),
+        ..Default::default()
+    };
+
+    let bar = progress_bar(opts.frames - start_frame);
+    let start = std::time::Instant::now();
+    let mut frame_loop = || -> Result<()> {
+        while tally.done < opts.frames && stop.requested().is_none() {
+            let before = eddy::gpu::Traffic::now();
+            let st = sim.step_frame()?;
+            tally.traffic += eddy::gpu::Traffic::now().since(before);
+            tally.substeps += st.substeps as u64;
+            tally.stage_ms.merge(sim.timing());
+            outs.frame(&sim, scene, opts, &st, &bar)?;
+            tally.done = st.frame;
+            if let Some(l) = st.liquid() {
+                tally.expected_particles = (tally.expected_particles as u64 + l.particles_emitted)
+                    .saturating_sub(l.particles_removed)
+                    as u32;
+            }
+            if opts.check_invariants {
+                check_invariants(&sim, scene, &st, tally.expected_particles)?;
+            }
+            // After the checks: a frame that broke an invariant is no state to go on from.
+            if let Some((_, keep)) = opts.checkpoint.filter(|c| st.frame.is_multiple_of(c.0)) {
+                outs.checkpoints
+                    .write(&sim, scene, &opts.out, st.frame, keep)?;
+            }
+            tally.warn(scene, &st, &bar);
+            let secs = start.elapsed().as_secs_f64();
+            bar.set_message(format!(
+                "{:.1} steps/s, pcg {} it, |div| {:.1e}{}{}",
+                tally.substeps as f64 / secs,
+                st.pcg_iterations,
+                st.max_divergence,
+                st.smoke()
+                    .map(|m| format!(", dye {:.3e}", m.dye_total))
+                    .unwrap_or_default(),
+                outs.meshes.progress()
+            ));
+            bar.inc(1);
+        }
+        Ok(())
+    };
+    let result = frame_loop();
+    bar.abandon();
+    let done = tally.done;
+    // Stopped by a signal between checkpoints: the last complete frame is saved too, so
+    // --resume goes on from where the run was stopped rather than from the checkpoint before.
+    if let (Ok(()), Some((every, keep)), Some(_)) = (&result, opts.checkpoint, stop.requested()) {
+        if done > start_frame && !done.is_multiple_of(every) {
+            outs.checkpoints.write(&sim, scene, &opts.out, done, keep)?;
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let kept = if done == 0 {
+        format!("{} holds the header only", outs.stats_path.display())
+    } else {
+        format!(
+            "{} holds frames 1 to {done}, and every dump written is complete",
+            outs.stats_path.display()
+        )
+    };
+    if let Err(e) = result {
+        return Err(e.context(format!(
+            "run stopped after {done} complete frame(s); {kept}"
+        )));
+    }
+    // Results go to stdout once every file is written, so a failing stdout loses none.
+    let mut summary = if opts.frames == 0 {
+        format!(
+            "--frames 0: nothing simulated; {} holds the header only\n",
+            outs.stats_path.display()
+        )
+    } else {
+        run_summary(
+            &ctx,
+            done - start_frame,
+            tally.substeps,
+            secs,
+            &outs.stats_path,
+            &tally.stage_ms,
+        )
+    };
+    summary += &traffic_summary(&sim, &tally, secs);
+    summary += &outs.summary(&sim);
+    if tally.unconverged > 0 {
+        note!(
+            "warning: {} pressure solve(s) stopped above the tolerance",
+            tally.unconverged
+        );
+    }
+    if opts.check_invariants {
+        note!(
+            "invariants held for {done} frame(s): every solve within tolerance, all \
+             {} particles finite and inside the domain{}",
+            tally.expected_particles,
+            if scene.has_flow() {
+                " (the count is the frame before's plus those emitted less those removed)"
+            } else {
+                ""
+            }
+        );
+    }
+    if let (Some(dir), true) = (&opts.export, done > 0) {
+        summary += &export_system(&sim, dir)?;
+    }
+    print_stdout(&summary)?;
+    if let Some(sig) = stop.requested() {
+        note!(
+            "interrupted by {} after frame {done} of {}: {kept}",
+            signal_name(sig),
+            opts.frames
+        );
+        return Ok(ExitCode::from((128 + sig).clamp(1, 255) as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The options checked against the scene, and every output path found usable, before
+/// minutes of simulation are spent; the field caches `--dump-fields` asks for.
+fn check_options(scene: &Scene, opts: &RunOptions) -> Result<Option<FieldCaches>> {
     let smoke = scene.kind == SceneKind::Smoke;
     if smoke && opts.dump.is_some() {
         bail!("--dump-particles writes liquid particles; smoke scenes have none (their tracers are drawn by `eddy view`)");
@@ -381,7 +515,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         }
         eddy::mesh::params_for(scene, resolution)?;
     }
-    let mut caches = match &opts.fields {
+    let caches = match &opts.fields {
         Some((every, names)) => Some(FieldCaches::new(scene, &opts.out, *every, names)?),
         None => None,
     };
@@ -393,7 +527,6 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
             opts.out.display()
         );
     }
-    // Every output path is usable before minutes of simulation are spent.
     if opts.resume.is_none() {
         prepare_out(&opts.out, opts.overwrite)?;
     }
@@ -404,10 +537,18 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         eddy::output::ensure_writable_dir(dir)
             .with_context(|| format!("--export-system {}: cannot write there", dir.display()))?;
     }
-    let stop = StopRequest::install()?;
+    Ok(caches)
+}
 
-    let ctx = Arc::new(GpuContext::new()?);
-    note!("adapter: {}", ctx.describe());
+/// The simulation of `scene`, keeping what the outputs asked for read, restored from the
+/// checkpoint `--resume` names (and checked, with `--check-invariants`).
+fn start_sim(
+    ctx: &Arc<GpuContext>,
+    scene: &Scene,
+    opts: &RunOptions,
+    caches: Option<&FieldCaches>,
+    start_frame: u64,
+) -> Result<Sim> {
     let at = || opts.scene_path.display().to_string();
     let mut sim = Sim::new(ctx.clone(), scene).with_context(at)?;
     if opts.export.is_some() {
@@ -416,10 +557,7 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
         sim.keep_initial_guess(scene.pressure.warm_start);
         sim.keep_solver_vectors();
     }
-    if caches
-        .as_ref()
-        .is_some_and(|c| c.names.iter().any(|n| n == "divergence"))
-    {
+    if caches.is_some_and(|c| c.names.iter().any(|n| n == "divergence")) {
         // The caches' divergence is a view's field, kept only where asked for.
         sim.keep_grid_views();
     }
@@ -451,300 +589,274 @@ pub(crate) fn run(scene: &Scene, opts: &RunOptions) -> Result<ExitCode> {
     for w in scene_warnings(scene) {
         note!("warning: {}: {w}", opts.scene_path.display());
     }
-    // Created once the simulation is set up, so a scene the adapter refuses leaves --out
-    // empty (and reusable) rather than holding a header-only stats.csv.
-    let stats_path = opts.out.join("stats.csv");
-    let header = FrameStats::csv_header(scene.kind);
-    // One row per body per frame, beside stats.csv.
-    let bodies_path = opts.out.join("bodies.csv");
-    let open_csv = |path: &Path, header: &str| -> Result<RowWriter> {
-        if opts.resume.is_none() {
-            return RowWriter::create(path, header)
-                .with_context(|| format!("cannot create {}", path.display()));
-        }
-        let dropped = eddy::output::truncate_rows_after(path, header, start_frame)
-            .with_context(|| format!("cannot resume {}", path.display()))?;
-        if dropped > 0 {
-            note!(
-                "{}: dropped {} past the checkpoint's frame {start_frame} (the stopped run \
-                 went on after it); they are simulated again",
-                path.display(),
-                count(dropped as u64, "row")
-            );
-        }
-        RowWriter::append(path).with_context(|| format!("cannot append to {}", path.display()))
-    };
-    let mut csv = open_csv(&stats_path, header)?;
-    let mut bodies_csv = match sim.bodies().map(|b| &b.set) {
-        Some(_) => Some(open_csv(&bodies_path, eddy::output::bodies::CSV_HEADER)?),
-        None => None,
-    };
-    if opts.resume.is_some() {
-        let removed = eddy::output::remove_dumps_after(&opts.out, start_frame)
-            .with_context(|| format!("cannot clear {}", opts.out.display()))?;
-        if removed > 0 {
-            note!(
-                "{}: removed {} past the checkpoint's frame {start_frame}",
-                opts.out.display(),
-                count(removed as u64, "dump")
-            );
-        }
-        if let Some(c) = caches.as_mut() {
-            c.resume(start_frame, scene.frame_dt)?;
-        }
-        note!(
-            "resuming at frame {start_frame} (t = {:.6} s) from {}",
-            sim.time(),
-            opts.out
-                .join(eddy::output::checkpoint::file_name(start_frame))
-                .display()
-        );
-    }
-    // Emitters add particles and drains and open sides remove them: the count a frame must
-    // have is the last one's plus its emitted less its removed.
-    let mut expected_particles = sim.particles();
-    let mut meshes = MeshLog::default();
-    if opts.resume.is_none() {
-        if let (Some(k), Sim::Liquid(s)) = (opts.dump, &sim) {
-            dump_particles(s, &opts.out, 0, k)?;
-        }
-        if let (Some(m), Sim::Liquid(s)) = (opts.mesh, &sim) {
-            meshes.dump(s, scene, &opts.out, 0, m, None)?;
-        }
-        if let Some(c) = caches.as_mut() {
-            c.dump(&sim, 0)?;
-        }
-    }
-    let mut checkpoints = CheckpointLog::default();
+    Ok(sim)
+}
 
-    let bar = progress_bar(opts.frames - start_frame);
-    let start = std::time::Instant::now();
-    let mut done = start_frame;
-    let mut total_substeps = 0u64;
-    let mut unconverged = 0u64;
-    let mut stage_ms = eddy::gpu::StageTiming::default();
-    // What the simulation's frames asked of the GPU (dumps and CSV rows left out).
-    let mut traffic = eddy::gpu::Traffic::default();
-    let mut frame_loop = || -> Result<()> {
-        while done < opts.frames && stop.requested().is_none() {
-            let before = eddy::gpu::Traffic::now();
-            let st = sim.step_frame()?;
-            traffic += eddy::gpu::Traffic::now().since(before);
-            total_substeps += st.substeps as u64;
-            stage_ms.merge(sim.timing());
-            csv.row(&st.csv_row())
-                .with_context(|| format!("cannot write {}", stats_path.display()))?;
-            if let (Some(w), Some(set)) = (bodies_csv.as_mut(), sim.bodies().map(|b| &b.set)) {
-                let time = sim.time();
-                for row in eddy::output::bodies::csv_rows(set, st.frame, time) {
-                    w.row(&row)
-                        .with_context(|| format!("cannot write {}", bodies_path.display()))?;
-                }
+/// What a run writes as it goes: stats.csv, bodies.csv, the dumps and the checkpoints.
+struct Outputs {
+    stats_path: PathBuf,
+    csv: RowWriter,
+    bodies_path: PathBuf,
+    bodies_csv: Option<RowWriter>,
+    meshes: MeshLog,
+    caches: Option<FieldCaches>,
+    checkpoints: CheckpointLog,
+}
+
+impl Outputs {
+    /// Creates the CSV files (a resumed run's cut back to its checkpoint, and its later
+    /// dumps removed) and writes frame 0's dumps.
+    fn open(
+        scene: &Scene,
+        opts: &RunOptions,
+        sim: &Sim,
+        mut caches: Option<FieldCaches>,
+        start_frame: u64,
+    ) -> Result<Outputs> {
+        // Created once the simulation is set up, so a scene the adapter refuses leaves --out
+        // empty (and reusable) rather than holding a header-only stats.csv.
+        let stats_path = opts.out.join("stats.csv");
+        let header = FrameStats::csv_header(scene.kind);
+        // One row per body per frame, beside stats.csv.
+        let bodies_path = opts.out.join("bodies.csv");
+        let open_csv = |path: &Path, header: &str| -> Result<RowWriter> {
+            if opts.resume.is_none() {
+                return RowWriter::create(path, header)
+                    .with_context(|| format!("cannot create {}", path.display()));
             }
-            if let (Some(k), Sim::Liquid(s)) = (opts.dump, &sim) {
-                dump_particles(s, &opts.out, st.frame, k)?;
+            let dropped = eddy::output::truncate_rows_after(path, header, start_frame)
+                .with_context(|| format!("cannot resume {}", path.display()))?;
+            if dropped > 0 {
+                note!(
+                    "{}: dropped {} past the checkpoint's frame {start_frame} (the stopped run \
+                     went on after it); they are simulated again",
+                    path.display(),
+                    count(dropped as u64, "row")
+                );
             }
-            if let (Some(m), Sim::Liquid(s)) = (opts.mesh, &sim) {
-                meshes.dump(s, scene, &opts.out, st.frame, m, Some(&bar))?;
+            RowWriter::append(path).with_context(|| format!("cannot append to {}", path.display()))
+        };
+        let csv = open_csv(&stats_path, header)?;
+        let bodies_csv = match sim.bodies() {
+            Some(_) => Some(open_csv(&bodies_path, eddy::output::bodies::CSV_HEADER)?),
+            None => None,
+        };
+        if opts.resume.is_some() {
+            let removed = eddy::output::remove_dumps_after(&opts.out, start_frame)
+                .with_context(|| format!("cannot clear {}", opts.out.display()))?;
+            if removed > 0 {
+                note!(
+                    "{}: removed {} past the checkpoint's frame {start_frame}",
+                    opts.out.display(),
+                    count(removed as u64, "dump")
+                );
             }
             if let Some(c) = caches.as_mut() {
-                c.dump(&sim, st.frame)?;
+                c.resume(start_frame, scene.frame_dt)?;
             }
-            done = st.frame;
-            if let Some(l) = st.liquid() {
-                expected_particles = (expected_particles as u64 + l.particles_emitted)
-                    .saturating_sub(l.particles_removed)
-                    as u32;
-            }
-            if opts.check_invariants {
-                check_invariants(&sim, scene, &st, expected_particles)?;
-            }
-            // After the checks: a frame that broke an invariant is no state to go on from.
-            if let Some((_, keep)) = opts.checkpoint.filter(|c| st.frame.is_multiple_of(c.0)) {
-                checkpoints.write(&sim, scene, &opts.out, st.frame, keep)?;
-            }
-            if st.frame == 1 && st.fluid_cells == 0 {
-                bar.suspend(|| {
-                    if smoke {
-                        note!("warning: every cell is SOLID: there is no room for smoke")
-                    } else if st.particles > 0 {
-                        note!(
-                            "warning: frame 1 marked no FLUID cell: the liquid is too small or \
-                             thin for the grid, so no pressure acts on it"
-                        )
-                    }
-                });
-            }
-            if st.unconverged_solves > 0 {
-                if unconverged == 0 {
-                    bar.suspend(|| {
-                        note!(
-                            "warning: frame {}: a pressure solve stopped with residual {:.3e} \
-                             above the tolerance {:e} (max_iterations {}; counted in the \
-                             summary){}",
-                            st.frame,
-                            st.pcg_max_residual,
-                            scene.pressure.tolerance,
-                            scene.pressure.max_iterations,
-                            queue_hint(scene)
-                        )
-                    });
-                }
-                unconverged += st.unconverged_solves as u64;
-            }
-            let secs = start.elapsed().as_secs_f64();
-            bar.set_message(format!(
-                "{:.1} steps/s, pcg {} it, |div| {:.1e}{}{}",
-                total_substeps as f64 / secs,
-                st.pcg_iterations,
-                st.max_divergence,
-                st.smoke()
-                    .map(|m| format!(", dye {:.3e}", m.dye_total))
-                    .unwrap_or_default(),
-                meshes.progress()
-            ));
-            bar.inc(1);
+            note!(
+                "resuming at frame {start_frame} (t = {:.6} s) from {}",
+                sim.time(),
+                opts.out
+                    .join(eddy::output::checkpoint::file_name(start_frame))
+                    .display()
+            );
+        }
+        let mut outs = Outputs {
+            stats_path,
+            csv,
+            bodies_path,
+            bodies_csv,
+            meshes: MeshLog::default(),
+            caches,
+            checkpoints: CheckpointLog::default(),
+        };
+        if opts.resume.is_none() {
+            outs.dumps(sim, scene, opts, 0, None)?;
+        }
+        Ok(outs)
+    }
+
+    /// The particle, mesh and field dumps of frame `frame` that are due.
+    fn dumps(
+        &mut self,
+        sim: &Sim,
+        scene: &Scene,
+        opts: &RunOptions,
+        frame: u64,
+        bar: Option<&ProgressBar>,
+    ) -> Result<()> {
+        if let (Some(k), Sim::Liquid(s)) = (opts.dump, sim) {
+            dump_particles(s, &opts.out, frame, k)?;
+        }
+        if let (Some(m), Sim::Liquid(s)) = (opts.mesh, sim) {
+            self.meshes.dump(s, scene, &opts.out, frame, m, bar)?;
+        }
+        if let Some(c) = self.caches.as_mut() {
+            c.dump(sim, frame)?;
         }
         Ok(())
-    };
-    let result = frame_loop();
-    bar.abandon();
-    // Stopped by a signal between checkpoints: the last complete frame is saved too, so
-    // --resume goes on from where the run was stopped rather than from the checkpoint before.
-    if let (Ok(()), Some((every, keep)), Some(_)) = (&result, opts.checkpoint, stop.requested()) {
-        if done > start_frame && !done.is_multiple_of(every) {
-            checkpoints.write(&sim, scene, &opts.out, done, keep)?;
-        }
     }
-    let secs = start.elapsed().as_secs_f64();
-    let kept = if done == 0 {
-        format!("{} holds the header only", stats_path.display())
-    } else {
-        format!(
-            "{} holds frames 1 to {done}, and every dump written is complete",
-            stats_path.display()
-        )
-    };
-    if let Err(e) = result {
-        return Err(e.context(format!(
-            "run stopped after {done} complete frame(s); {kept}"
-        )));
-    }
-    // Results go to stdout once every file is written, so a failing stdout loses none.
-    let mut summary = if opts.frames == 0 {
-        format!(
-            "--frames 0: nothing simulated; {} holds the header only\n",
-            stats_path.display()
-        )
-    } else {
-        run_summary(
-            &ctx,
-            done - start_frame,
-            total_substeps,
-            secs,
-            &stats_path,
-            &stage_ms,
-        )
-    };
-    if total_substeps > 0 {
-        let per = |n: u64| n as f64 / total_substeps as f64;
-        summary += &format!(
-            "per substep: {:.1} dispatches, {:.1} submits, {:.1} host reads ({:.0} bytes), \
-             {:.1} of them with nothing queued behind (the GPU idles)\n",
-            per(traffic.dispatches),
-            per(traffic.submits),
-            per(traffic.reads),
-            per(traffic.bytes_read),
-            per(traffic.drains)
-        );
-        let ms = |ns: u64| ns as f64 * 1e-6 / total_substeps as f64;
-        let wall = secs * 1e3 / total_substeps as f64;
-        summary += &format!(
-            "host per substep: {wall:.3} ms of wall time, {:.3} ms of it waiting for the GPU \
-             in reads, {:.3} ms in submits, {:.3} ms recording and the host's own work\n",
-            ms(traffic.wait_ns),
-            ms(traffic.submit_ns),
-            (wall - ms(traffic.wait_ns) - ms(traffic.submit_ns)).max(0.0)
-        );
-        let stages: Vec<String> = sim
-            .dispatches_by_stage()
-            .iter()
-            .map(|(name, d)| format!("{name} {:.1}", *d as f64 / total_substeps as f64))
-            .collect();
-        summary += &format!("dispatches per substep by stage: {}\n", stages.join(", "));
-        let skipped = sim.skipped_substeps();
-        if skipped > 0 {
-            summary += &format!(
-                "substeps recorded ahead that did not run (their frame had ended; counted in \
-                 the dispatches above): {skipped}\n"
-            );
-        }
-    }
-    if let Sim::Liquid(s) = &sim {
-        if let Some(flow) = &s.mode.flow {
-            let t = flow.totals;
-            summary += &format!(
-                "inflow/outflow over the whole run: {} particles emitted, {} removed, {} now \
-                 (max_particles {}){}\n",
-                t.emitted,
-                t.removed,
-                s.mode.particles.count,
-                s.mode.particles.capacity,
-                if t.not_emitted > 0 {
-                    format!("; {} not emitted for want of room", t.not_emitted)
-                } else {
-                    String::new()
-                }
-            );
-        }
-    }
-    summary += &meshes.summary();
-    summary += &checkpoints.summary();
-    if let Some(c) = &caches {
-        summary += &c.summary();
-    }
-    if unconverged > 0 {
-        note!("warning: {unconverged} pressure solve(s) stopped above the tolerance");
-    }
-    if opts.check_invariants {
-        note!(
-            "invariants held for {done} frame(s): every solve within tolerance, all \
-             {expected_particles} particles finite and inside the domain{}",
-            if scene.has_flow() {
-                " (the count is the frame before's plus those emitted less those removed)"
-            } else {
-                ""
+
+    /// A simulated frame's rows and dumps.
+    fn frame(
+        &mut self,
+        sim: &Sim,
+        scene: &Scene,
+        opts: &RunOptions,
+        st: &FrameStats,
+        bar: &ProgressBar,
+    ) -> Result<()> {
+        self.csv
+            .row(&st.csv_row())
+            .with_context(|| format!("cannot write {}", self.stats_path.display()))?;
+        if let (Some(w), Some(b)) = (self.bodies_csv.as_mut(), sim.bodies()) {
+            for row in eddy::output::bodies::csv_rows(&b.set, st.frame, sim.time()) {
+                w.row(&row)
+                    .with_context(|| format!("cannot write {}", self.bodies_path.display()))?;
             }
-        );
+        }
+        self.dumps(sim, scene, opts, st.frame, Some(bar))
     }
-    if let Some(dir) = &opts.export {
-        if done > 0 {
-            // The solver lab's files beside the Matrix Market ones where the system can be
-            // frozen (a warm-started solve needs its initial guess kept). With bodies in the
-            // strong coupling A.mtx is A alone; their term K is in system.json and body_id.u32.
-            match sim.freeze_system() {
-                Ok(frozen) => eddy::output::frozen::save_frozen_system(dir, &frozen)
-                    .with_context(|| format!("cannot write the system to {}", dir.display()))?,
-                Err(e) => {
-                    let sys = sim.export_system()?;
-                    eddy::output::write_matrix_market(dir, &sys)
-                        .with_context(|| format!("cannot write the system to {}", dir.display()))?;
-                    note!("note: Matrix Market files only, no system.json for `eddy bench --system`: {e}");
-                }
+
+    /// What the outputs add to the run's summary: the flow's totals, the meshes, the
+    /// checkpoints and the caches.
+    fn summary(&self, sim: &Sim) -> String {
+        let mut summary = String::new();
+        if let Sim::Liquid(s) = sim {
+            if let Some(flow) = &s.mode.flow {
+                let t = flow.totals;
+                summary += &format!(
+                    "inflow/outflow over the whole run: {} particles emitted, {} removed, {} \
+                     now (max_particles {}){}\n",
+                    t.emitted,
+                    t.removed,
+                    s.mode.particles.count,
+                    s.mode.particles.capacity,
+                    if t.not_emitted > 0 {
+                        format!("; {} not emitted for want of room", t.not_emitted)
+                    } else {
+                        String::new()
+                    }
+                );
             }
-            summary += &format!("pressure system written to {}\n", dir.display());
+        }
+        summary += &self.meshes.summary();
+        summary += &self.checkpoints.summary();
+        if let Some(c) = &self.caches {
+            summary += &c.summary();
+        }
+        summary
+    }
+}
+
+/// A run's running sums over its frames.
+#[derive(Default)]
+struct Tally {
+    /// The last complete frame.
+    done: u64,
+    substeps: u64,
+    unconverged: u64,
+    expected_particles: u32,
+    stage_ms: eddy::gpu::StageTiming,
+    /// What the simulation's frames asked of the GPU (dumps and CSV rows left out).
+    traffic: eddy::gpu::Traffic,
+}
+
+impl Tally {
+    /// The warnings a frame earns: nothing to simulate after frame 1, and the first
+    /// pressure solve that stopped above the tolerance (the rest are counted).
+    fn warn(&mut self, scene: &Scene, st: &FrameStats, bar: &ProgressBar) {
+        if st.frame == 1 && st.fluid_cells == 0 {
+            bar.suspend(|| {
+                if scene.kind == SceneKind::Smoke {
+                    note!("warning: every cell is SOLID: there is no room for smoke")
+                } else if st.particles > 0 {
+                    note!(
+                        "warning: frame 1 marked no FLUID cell: the liquid is too small or \
+                         thin for the grid, so no pressure acts on it"
+                    )
+                }
+            });
+        }
+        if st.unconverged_solves > 0 {
+            if self.unconverged == 0 {
+                bar.suspend(|| {
+                    note!(
+                        "warning: frame {}: a pressure solve stopped with residual {:.3e} \
+                         above the tolerance {:e} (max_iterations {}; counted in the \
+                         summary){}",
+                        st.frame,
+                        st.pcg_max_residual,
+                        scene.pressure.tolerance,
+                        scene.pressure.max_iterations,
+                        queue_hint(scene)
+                    )
+                });
+            }
+            self.unconverged += st.unconverged_solves as u64;
         }
     }
-    print_stdout(&summary)?;
-    if let Some(sig) = stop.requested() {
-        note!(
-            "interrupted by {} after frame {done} of {}: {kept}",
-            signal_name(sig),
-            opts.frames
-        );
-        return Ok(ExitCode::from((128 + sig).clamp(1, 255) as u8));
+}
+
+/// The summary's lines on what each substep asked of the GPU and the host.
+fn traffic_summary(sim: &Sim, tally: &Tally, secs: f64) -> String {
+    let n = tally.substeps;
+    if n == 0 {
+        return String::new();
     }
-    Ok(ExitCode::SUCCESS)
+    let traffic = &tally.traffic;
+    let per = |v: u64| v as f64 / n as f64;
+    let mut summary = format!(
+        "per substep: {:.1} dispatches, {:.1} submits, {:.1} host reads ({:.0} bytes), \
+         {:.1} of them with nothing queued behind (the GPU idles)\n",
+        per(traffic.dispatches),
+        per(traffic.submits),
+        per(traffic.reads),
+        per(traffic.bytes_read),
+        per(traffic.drains)
+    );
+    let ms = |ns: u64| ns as f64 * 1e-6 / n as f64;
+    let wall = secs * 1e3 / n as f64;
+    summary += &format!(
+        "host per substep: {wall:.3} ms of wall time, {:.3} ms of it waiting for the GPU \
+         in reads, {:.3} ms in submits, {:.3} ms recording and the host's own work\n",
+        ms(traffic.wait_ns),
+        ms(traffic.submit_ns),
+        (wall - ms(traffic.wait_ns) - ms(traffic.submit_ns)).max(0.0)
+    );
+    let stages: Vec<String> = sim
+        .dispatches_by_stage()
+        .iter()
+        .map(|(name, d)| format!("{name} {:.1}", *d as f64 / n as f64))
+        .collect();
+    summary += &format!("dispatches per substep by stage: {}\n", stages.join(", "));
+    let skipped = sim.skipped_substeps();
+    if skipped > 0 {
+        summary += &format!(
+            "substeps recorded ahead that did not run (their frame had ended; counted in \
+             the dispatches above): {skipped}\n"
+        );
+    }
+    summary
+}
+
+/// `--export-system`: the last solve's system, as the solver lab's files beside the Matrix
+/// Market ones where it can be frozen (a warm-started solve needs its initial guess kept).
+/// With bodies in the strong coupling A.mtx is A alone; their term K is in system.json
+/// and body_id.u32. Returns the summary's line.
+fn export_system(sim: &Sim, dir: &Path) -> Result<String> {
+    match sim.freeze_system() {
+        Ok(frozen) => eddy::output::frozen::save_frozen_system(dir, &frozen)
+            .with_context(|| format!("cannot write the system to {}", dir.display()))?,
+        Err(e) => {
+            let sys = sim.export_system()?;
+            eddy::output::write_matrix_market(dir, &sys)
+                .with_context(|| format!("cannot write the system to {}", dir.display()))?;
+            note!("note: Matrix Market files only, no system.json for `eddy bench --system`: {e}");
+        }
+    }
+    Ok(format!("pressure system written to {}\n", dir.display()))
 }
 
 pub(crate) fn dump_particles(sim: &Simulation, out: &Path, frame: u64, every: u64) -> Result<()> {

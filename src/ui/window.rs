@@ -128,51 +128,10 @@ impl Viewer {
             .as_deref()
             .map(super::layout::Layout::load)
             .unwrap_or_default();
-        let attributes = Window::default_attributes().with_title("eddy");
-        let attributes = match (opts.size, layout.window) {
-            (Some([w, h]), _) | (None, Some([w, h])) => {
-                attributes.with_inner_size(winit::dpi::PhysicalSize::new(w, h))
-            }
-            (None, None) => attributes.with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
-        };
-        let window = Arc::new(
-            event_loop
-                .create_window(attributes)
-                .map_err(|e| ViewerError::Window(e.to_string()))?,
-        );
-        let instance = wgpu::Instance::new(crate::gpu::instance_descriptor());
-        let surface = instance
-            .create_surface(window.clone())
-            .map_err(|e| ViewerError::Window(e.to_string()))?;
-        let ctx = Arc::new(GpuContext::with_instance(instance, Some(&surface))?);
+        let (window, surface, ctx, config) = open_window(event_loop, opts, &layout)?;
         let size = window.inner_size();
-        let caps = surface.get_capabilities(&ctx.adapter);
-        let mut config = surface
-            .get_default_config(&ctx.adapter, size.width.max(1), size.height.max(1))
-            .ok_or_else(|| {
-                ViewerError::Window(format!(
-                    "adapter {} cannot present to this window",
-                    ctx.info.name
-                ))
-            })?;
-        // egui blends in gamma space and wants a non-sRGB target; the 3D scene renders
-        // through an sRGB view of the same texture so its lighting stays linear.
-        if let Some(f) = caps
-            .formats
-            .iter()
-            .find(|f| !f.is_srgb() && f.add_srgb_suffix() != **f)
-        {
-            config.format = *f;
-        }
-        let scene_format = config.format.add_srgb_suffix();
-        config.view_formats = vec![scene_format];
-        // Screenshots copy straight from the surface when it allows it.
-        if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
-            config.usage |= wgpu::TextureUsages::COPY_SRC;
-        }
-        surface.configure(&ctx.device, &config);
         let depth = create_depth(&ctx.device, config.width, config.height);
-        let renderer = SceneRenderer::new(&ctx.device, scene_format);
+        let renderer = SceneRenderer::new(&ctx.device, config.format.add_srgb_suffix());
         let egui_ctx = egui::Context::default();
         let egui_state = egui_winit::State::new(
             egui_ctx,
@@ -221,33 +180,7 @@ impl Viewer {
                 message: None,
                 actions: vec![],
             },
-            view: ViewPanel {
-                field: opts.field,
-                mg_levels: vec![],
-                note: None,
-                axis: opts.axis.min(2),
-                index: opts.slice.unwrap_or(
-                    [scene.resolution.0, scene.resolution.1, scene.resolution.2][opts.axis.min(2)]
-                        / 2,
-                ),
-                max_index: [scene.resolution.0, scene.resolution.1, scene.resolution.2],
-                auto_range: true,
-                lo: -1.0,
-                hi: 1.0,
-                arrows: false,
-                flat: opts.flat,
-                particles: crate::render::ParticleStyle {
-                    radius: (scene.h() * 0.3) as f32,
-                    mode: opts.render,
-                    surface: crate::render::surface::SurfaceStyle::for_spacing(
-                        (scene.h() / (scene.particles_per_cell.max(1) as f64).cbrt()) as f32,
-                    ),
-                    ..Default::default()
-                },
-                auto_particle_range: true,
-                hover: None,
-                legend: None,
-            },
+            view: initial_view(opts, &scene),
             bodies: Default::default(),
             lab: Default::default(),
             grab: None,
@@ -353,39 +286,7 @@ impl Viewer {
     }
 
     pub(super) fn redraw(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewerError> {
-        let frames_before = self.frames_done;
-        self.apply_actions()?;
-        let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
-        // The lab opens after --frames; on an exported system (--system) at once.
-        let exported = self.opts.lab.as_ref().is_some_and(|l| l.system.is_some());
-        if limit_reached || exported {
-            if let Some(start) = self.opts.lab.take() {
-                // A frozen solve is looked at paused; an exported system leaves the
-                // simulation as it was.
-                if limit_reached {
-                    self.controls.playing = false;
-                }
-                self.start_lab(start)?;
-            }
-        }
-        if self.controls.playing && !limit_reached {
-            self.step()?;
-        } else if let Some(b) = self.sim.bodies_mut() {
-            // A body dragged while paused is placed, not swept through the fluid.
-            b.set.restart_grab_motion();
-        }
-        let record = self
-            .opts
-            .record
-            .as_ref()
-            .filter(|r| self.frames_done != frames_before && r.wants(self.frames_done))
-            .map(|r| r.path(self.frames_recorded + 1));
-        self.update_slice()?;
-        self.update_layout();
-        self.view.hover = self.hover_text();
-        let now = std::time::Instant::now();
-        self.stats.frame_ms = (now - self.last_frame).as_secs_f64() * 1e3;
-        self.last_frame = now;
+        let (limit_reached, record) = self.advance()?;
 
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(t)
@@ -418,154 +319,8 @@ impl Viewer {
 
         let raw = self.egui_state.take_egui_input(&self.window);
         let egui_ctx = self.egui_state.egui_ctx().clone();
-        let out = egui_ctx.run_ui(raw, |ui| {
-            // Each side panel at most a quarter of the window: the 3D view keeps half.
-            let fitted = self.layout.fitted(ui.max_rect().width());
-            let max_w = super::layout::Layout::max_panel_width(ui.max_rect().width());
-            let left = egui::Panel::left("controls")
-                .resizable(true)
-                .default_size(fitted.left_width)
-                .size_range(super::layout::MIN_PANEL_WIDTH..=max_w)
-                .show_collapsible(ui, &mut self.layout.left_open, |ui| {
-                    egui::ScrollArea::vertical().show(ui, |ui| {
-                        self.controls.ui(ui);
-                        ui.separator();
-                        ui.collapsing("Parameters", |ui| self.params.ui(ui));
-                        ui.separator();
-                        match &mut self.sim {
-                            Sim::Liquid(_) => {
-                                ui.collapsing("View", |ui| self.view.ui(ui))
-                                    .header_response
-                                    .clicked();
-                            }
-                            Sim::Smoke(_) => {
-                                egui::CollapsingHeader::new("Smoke")
-                                    .default_open(true)
-                                    .show(ui, |ui| self.smoke.panel.ui(ui));
-                            }
-                        }
-                    });
-                });
-            if let Some(r) = left.filter(|_| self.layout.left_open) {
-                self.layout.left_width = r.response.rect.width();
-            }
-            let right = egui::Panel::right("stats")
-                .resizable(true)
-                .default_size(fitted.right_width)
-                .size_range(super::layout::MIN_PANEL_WIDTH..=max_w)
-                .show_collapsible(ui, &mut self.layout.right_open, |ui| {
-                    self.stats.ui(ui);
-                    if let Some(b) = self.sim.bodies() {
-                        self.bodies.update(&b.set, self.sim.scene().h());
-                        ui.separator();
-                        egui::CollapsingHeader::new("Bodies")
-                            .default_open(true)
-                            .show(ui, |ui| self.bodies.ui(ui));
-                    }
-                    // The lab's own window holds it once a system is frozen.
-                    if self.lab.lab.is_none() {
-                        ui.separator();
-                        egui::CollapsingHeader::new("Solver lab").show(ui, |ui| self.lab.ui(ui));
-                    }
-                });
-            if let Some(r) = right.filter(|_| self.layout.right_open) {
-                self.layout.right_width = r.response.rect.width();
-            }
-            // The panels' toggles at the top corners of the 3D view (also F1 and F2).
-            let view = ui.available_rect_before_wrap();
-            let (left_open, right_open) = (&mut self.layout.left_open, &mut self.layout.right_open);
-            panel_toggle(
-                ui,
-                view.left_top(),
-                egui::Align2::LEFT_TOP,
-                left_open,
-                "<<",
-                ">> controls",
-                "Controls panel (F1)",
-            );
-            panel_toggle(
-                ui,
-                view.right_top(),
-                egui::Align2::RIGHT_TOP,
-                right_open,
-                ">>",
-                "stats <<",
-                "Stats panel (F2)",
-            );
-            if self.lab.lab.is_some() {
-                egui::Window::new("Solver lab")
-                    .default_pos([310.0, 40.0])
-                    .default_width(560.0)
-                    .default_height(330.0)
-                    .vscroll(true)
-                    .show(ui.ctx(), |ui| self.lab.ui(ui));
-            }
-            if self.lab.race.is_some() {
-                egui::Window::new("Preconditioner race")
-                    .default_pos([310.0, 420.0])
-                    .default_width(560.0)
-                    .vscroll(true)
-                    .show(ui.ctx(), |ui| self.lab.race_ui(ui));
-            }
-            let r = ui.available_rect_before_wrap();
-            let ppp = ui.ctx().pixels_per_point();
-            self.central = [r.min.x * ppp, r.min.y * ppp, r.max.x * ppp, r.max.y * ppp];
-            let legend = match &self.sim {
-                Sim::Liquid(_) => self.view.legend.as_ref(),
-                Sim::Smoke(_) => self.smoke.panel.legend.as_ref(),
-            };
-            overlay::legend_overlay(ui.ctx(), legend, self.view.hover.as_deref());
-        });
-        self.egui_state
-            .handle_platform_output(&self.window, out.platform_output);
-        let delay = out
-            .viewport_output
-            .get(&egui::ViewportId::ROOT)
-            .map_or(std::time::Duration::MAX, |v| v.repaint_delay);
-        self.egui_repaint_at = std::time::Instant::now().checked_add(delay);
-        let ppp = out.pixels_per_point;
-        let jobs = egui_ctx.tessellate(out.shapes, ppp);
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [self.config.width, self.config.height],
-            pixels_per_point: ppp,
-        };
-        let mut textures = out.textures_delta;
-        for (id, deltas) in textures.set.drain() {
-            for delta in deltas.iter() {
-                self.egui_renderer
-                    .update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
-            }
-        }
-        let extra = self.egui_renderer.update_buffers(
-            &self.ctx.device,
-            &self.ctx.queue,
-            &mut enc,
-            &jobs,
-            &screen,
-        );
-        {
-            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("egui"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &view,
-                    resolve_target: None,
-                    depth_slice: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Load,
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            let mut pass = pass.forget_lifetime();
-            self.egui_renderer.render(&mut pass, &jobs, &screen);
-        }
-        for id in textures.free.drain() {
-            self.egui_renderer.free_texture(&id);
-        }
+        let out = egui_ctx.run_ui(raw, |ui| self.panels_ui(ui));
+        let extra = self.draw_egui(&egui_ctx, out, &mut enc, &view);
         self.ctx
             .queue
             .submit(extra.into_iter().chain([enc.finish()]));
@@ -602,6 +357,209 @@ impl Viewer {
             event_loop.exit();
         }
         Ok(())
+    }
+
+    /// The simulation's side of a redraw: the panels' actions, the lab opened when due, a
+    /// frame stepped while playing, the slice and the layout brought up to date. Returns
+    /// whether `--frames` is reached and the recording's file for this frame, if any.
+    fn advance(&mut self) -> Result<(bool, Option<std::path::PathBuf>), ViewerError> {
+        let frames_before = self.frames_done;
+        self.apply_actions()?;
+        let limit_reached = self.opts.frames.is_some_and(|n| self.frames_done >= n);
+        // The lab opens after --frames; on an exported system (--system) at once.
+        let exported = self.opts.lab.as_ref().is_some_and(|l| l.system.is_some());
+        if limit_reached || exported {
+            if let Some(start) = self.opts.lab.take() {
+                // A frozen solve is looked at paused; an exported system leaves the
+                // simulation as it was.
+                if limit_reached {
+                    self.controls.playing = false;
+                }
+                self.start_lab(start)?;
+            }
+        }
+        if self.controls.playing && !limit_reached {
+            self.step()?;
+        } else if let Some(b) = self.sim.bodies_mut() {
+            // A body dragged while paused is placed, not swept through the fluid.
+            b.set.restart_grab_motion();
+        }
+        let record = self
+            .opts
+            .record
+            .as_ref()
+            .filter(|r| self.frames_done != frames_before && r.wants(self.frames_done))
+            .map(|r| r.path(self.frames_recorded + 1));
+        self.update_slice()?;
+        self.update_layout();
+        self.view.hover = self.hover_text();
+        let now = std::time::Instant::now();
+        self.stats.frame_ms = (now - self.last_frame).as_secs_f64() * 1e3;
+        self.last_frame = now;
+        Ok((limit_reached, record))
+    }
+
+    /// The side panels, their toggles, the lab's windows and the legend; remembers the
+    /// panels' widths and the part of the window left to the 3D view.
+    fn panels_ui(&mut self, ui: &mut egui::Ui) {
+        // Each side panel at most a quarter of the window: the 3D view keeps half.
+        let fitted = self.layout.fitted(ui.max_rect().width());
+        let max_w = super::layout::Layout::max_panel_width(ui.max_rect().width());
+        let left = egui::Panel::left("controls")
+            .resizable(true)
+            .default_size(fitted.left_width)
+            .size_range(super::layout::MIN_PANEL_WIDTH..=max_w)
+            .show_collapsible(ui, &mut self.layout.left_open, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    self.controls.ui(ui);
+                    ui.separator();
+                    ui.collapsing("Parameters", |ui| self.params.ui(ui));
+                    ui.separator();
+                    match &mut self.sim {
+                        Sim::Liquid(_) => {
+                            ui.collapsing("View", |ui| self.view.ui(ui))
+                                .header_response
+                                .clicked();
+                        }
+                        Sim::Smoke(_) => {
+                            egui::CollapsingHeader::new("Smoke")
+                                .default_open(true)
+                                .show(ui, |ui| self.smoke.panel.ui(ui));
+                        }
+                    }
+                });
+            });
+        if let Some(r) = left.filter(|_| self.layout.left_open) {
+            self.layout.left_width = r.response.rect.width();
+        }
+        let right = egui::Panel::right("stats")
+            .resizable(true)
+            .default_size(fitted.right_width)
+            .size_range(super::layout::MIN_PANEL_WIDTH..=max_w)
+            .show_collapsible(ui, &mut self.layout.right_open, |ui| {
+                self.stats.ui(ui);
+                if let Some(b) = self.sim.bodies() {
+                    self.bodies.update(&b.set, self.sim.scene().h());
+                    ui.separator();
+                    egui::CollapsingHeader::new("Bodies")
+                        .default_open(true)
+                        .show(ui, |ui| self.bodies.ui(ui));
+                }
+                // The lab's own window holds it once a system is frozen.
+                if self.lab.lab.is_none() {
+                    ui.separator();
+                    egui::CollapsingHeader::new("Solver lab").show(ui, |ui| self.lab.ui(ui));
+                }
+            });
+        if let Some(r) = right.filter(|_| self.layout.right_open) {
+            self.layout.right_width = r.response.rect.width();
+        }
+        // The panels' toggles at the top corners of the 3D view (also F1 and F2).
+        let view = ui.available_rect_before_wrap();
+        let (left_open, right_open) = (&mut self.layout.left_open, &mut self.layout.right_open);
+        panel_toggle(
+            ui,
+            view.left_top(),
+            egui::Align2::LEFT_TOP,
+            left_open,
+            "<<",
+            ">> controls",
+            "Controls panel (F1)",
+        );
+        panel_toggle(
+            ui,
+            view.right_top(),
+            egui::Align2::RIGHT_TOP,
+            right_open,
+            ">>",
+            "stats <<",
+            "Stats panel (F2)",
+        );
+        if self.lab.lab.is_some() {
+            egui::Window::new("Solver lab")
+                .default_pos([310.0, 40.0])
+                .default_width(560.0)
+                .default_height(330.0)
+                .vscroll(true)
+                .show(ui.ctx(), |ui| self.lab.ui(ui));
+        }
+        if self.lab.race.is_some() {
+            egui::Window::new("Preconditioner race")
+                .default_pos([310.0, 420.0])
+                .default_width(560.0)
+                .vscroll(true)
+                .show(ui.ctx(), |ui| self.lab.race_ui(ui));
+        }
+        let r = ui.available_rect_before_wrap();
+        let ppp = ui.ctx().pixels_per_point();
+        self.central = [r.min.x * ppp, r.min.y * ppp, r.max.x * ppp, r.max.y * ppp];
+        let legend = match &self.sim {
+            Sim::Liquid(_) => self.view.legend.as_ref(),
+            Sim::Smoke(_) => self.smoke.panel.legend.as_ref(),
+        };
+        overlay::legend_overlay(ui.ctx(), legend, self.view.hover.as_deref());
+    }
+
+    /// Hands egui's output to the window, uploads its textures and buffers and records
+    /// its pass over the scene; returns the command buffers its callbacks made.
+    fn draw_egui(
+        &mut self,
+        egui_ctx: &egui::Context,
+        out: egui::FullOutput,
+        enc: &mut wgpu::CommandEncoder,
+        view: &wgpu::TextureView,
+    ) -> Vec<wgpu::CommandBuffer> {
+        self.egui_state
+            .handle_platform_output(&self.window, out.platform_output);
+        let delay = out
+            .viewport_output
+            .get(&egui::ViewportId::ROOT)
+            .map_or(std::time::Duration::MAX, |v| v.repaint_delay);
+        self.egui_repaint_at = std::time::Instant::now().checked_add(delay);
+        let ppp = out.pixels_per_point;
+        let jobs = egui_ctx.tessellate(out.shapes, ppp);
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [self.config.width, self.config.height],
+            pixels_per_point: ppp,
+        };
+        let mut textures = out.textures_delta;
+        for (id, deltas) in textures.set.drain() {
+            for delta in deltas.iter() {
+                self.egui_renderer
+                    .update_texture(&self.ctx.device, &self.ctx.queue, id, delta);
+            }
+        }
+        let extra = self.egui_renderer.update_buffers(
+            &self.ctx.device,
+            &self.ctx.queue,
+            enc,
+            &jobs,
+            &screen,
+        );
+        {
+            let pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("egui"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    resolve_target: None,
+                    depth_slice: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            let mut pass = pass.forget_lifetime();
+            self.egui_renderer.render(&mut pass, &jobs, &screen);
+        }
+        for id in textures.free.drain() {
+            self.egui_renderer.free_texture(&id);
+        }
+        extra
     }
 
     /// The window's pixels (RGBA); `path` names the file they are for in errors.
@@ -666,4 +624,97 @@ fn panel_toggle(
                 *open = !*open;
             }
         });
+}
+
+/// The window (at the size asked for, or the last session's), a surface on it and the
+/// GPU context that presents to it, configured for egui (a non-sRGB target the 3D scene
+/// draws into through an sRGB view).
+fn open_window(
+    event_loop: &ActiveEventLoop,
+    opts: &ViewerOptions,
+    layout: &super::layout::Layout,
+) -> Result<
+    (
+        Arc<Window>,
+        wgpu::Surface<'static>,
+        Arc<GpuContext>,
+        wgpu::SurfaceConfiguration,
+    ),
+    ViewerError,
+> {
+    let attributes = Window::default_attributes().with_title("eddy");
+    let attributes = match (opts.size, layout.window) {
+        (Some([w, h]), _) | (None, Some([w, h])) => {
+            attributes.with_inner_size(winit::dpi::PhysicalSize::new(w, h))
+        }
+        (None, None) => attributes.with_inner_size(winit::dpi::LogicalSize::new(1280, 800)),
+    };
+    let window = Arc::new(
+        event_loop
+            .create_window(attributes)
+            .map_err(|e| ViewerError::Window(e.to_string()))?,
+    );
+    let instance = wgpu::Instance::new(crate::gpu::instance_descriptor());
+    let surface = instance
+        .create_surface(window.clone())
+        .map_err(|e| ViewerError::Window(e.to_string()))?;
+    let ctx = Arc::new(GpuContext::with_instance(instance, Some(&surface))?);
+    let size = window.inner_size();
+    let caps = surface.get_capabilities(&ctx.adapter);
+    let mut config = surface
+        .get_default_config(&ctx.adapter, size.width.max(1), size.height.max(1))
+        .ok_or_else(|| {
+            ViewerError::Window(format!(
+                "adapter {} cannot present to this window",
+                ctx.info.name
+            ))
+        })?;
+    // egui blends in gamma space and wants a non-sRGB target; the 3D scene renders
+    // through an sRGB view of the same texture so its lighting stays linear.
+    if let Some(f) = caps
+        .formats
+        .iter()
+        .find(|f| !f.is_srgb() && f.add_srgb_suffix() != **f)
+    {
+        config.format = *f;
+    }
+    let scene_format = config.format.add_srgb_suffix();
+    config.view_formats = vec![scene_format];
+    // Screenshots copy straight from the surface when it allows it.
+    if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
+        config.usage |= wgpu::TextureUsages::COPY_SRC;
+    }
+    surface.configure(&ctx.device, &config);
+    Ok((window, surface, ctx, config))
+}
+
+/// The view panel as the options open it: the field and slice asked for, the particles
+/// drawn at a third of a cell.
+fn initial_view(opts: &ViewerOptions, scene: &Scene) -> ViewPanel {
+    ViewPanel {
+        field: opts.field,
+        mg_levels: vec![],
+        note: None,
+        axis: opts.axis.min(2),
+        index: opts.slice.unwrap_or(
+            [scene.resolution.0, scene.resolution.1, scene.resolution.2][opts.axis.min(2)] / 2,
+        ),
+        max_index: [scene.resolution.0, scene.resolution.1, scene.resolution.2],
+        auto_range: true,
+        lo: -1.0,
+        hi: 1.0,
+        arrows: false,
+        flat: opts.flat,
+        particles: crate::render::ParticleStyle {
+            radius: (scene.h() * 0.3) as f32,
+            mode: opts.render,
+            surface: crate::render::surface::SurfaceStyle::for_spacing(
+                (scene.h() / (scene.particles_per_cell.max(1) as f64).cbrt()) as f32,
+            ),
+            ..Default::default()
+        },
+        auto_particle_range: true,
+        hover: None,
+        legend: None,
+    }
 }

@@ -158,6 +158,17 @@ impl<M: Mode> Runner<M> {
             };
             self.core.ahead = (substeps, margin);
         }
+        self.frame_stats(frame, substeps, acc)
+    }
+
+    /// The frame's stats.csv row from its last substep's report and its sums; the mode adds
+    /// its columns, and a kinetic energy that is not finite stops the run.
+    pub(super) fn frame_stats(
+        &mut self,
+        frame: u64,
+        substeps: u32,
+        acc: FrameAccount<M::Substep>,
+    ) -> Result<FrameStats, SimError> {
         let last = acc.last;
         let (kinetic_energy, volume, columns) = self
             .mode

@@ -45,7 +45,7 @@ mod stats;
 mod substep;
 
 pub(crate) use mode::Pending;
-use mode::{Drained, FrameAccount, Ran};
+use mode::{Drained, FrameAccount, Gathered, Ran, SolvePlan};
 pub use mode::{Mode, SubstepReport};
 use readback::*;
 pub use stats::{FrameStats, LiquidColumns, ModeColumns, SmokeColumns};
@@ -61,7 +61,8 @@ pub struct Core {
     pub(crate) divergence: divergence::Divergence,
     pub(crate) pressure: PressureSolver,
     pub(crate) project: project::Project,
-    pub(crate) timer: PassTimer,
+    /// Shared, so a substep's recorder can hold it while the core changes.
+    pub(crate) timer: Arc<PassTimer>,
     counters_reader: BufferReader,
     /// A pipelined frame's readbacks, one per substep: its counters (the layout of
     /// `counters_reader`) and its solve's final state ([`Runner::step_frame`]).
@@ -189,7 +190,7 @@ impl Core {
             readback_extra: 0,
             clock: clock::Clock::new(device, &fields),
             gpu_clock_enabled: true,
-            timer,
+            timer: Arc::new(timer),
             fields,
             pcg,
             scene: scene.clone(),

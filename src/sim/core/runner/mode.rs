@@ -175,3 +175,26 @@ pub(super) struct FrameAccount<X: Default> {
     pub(super) last: SubstepReport<X>,
     pub(super) all: Vec<X>,
 }
+
+/// How a substep's pressure solve runs and reads back: its slot in a pipelined frame,
+/// whether it is on the GPU clock or left pending, the frame's time left (the length of
+/// its last substep) and where each part of the readback lies.
+pub(super) struct SolvePlan {
+    pub(super) slot: Option<usize>,
+    pub(super) on_clock: bool,
+    pub(super) defer: bool,
+    pub(super) remaining: f64,
+    pub(super) layout: ReadbackLayout,
+}
+
+/// What a substep's recording has gathered so far: its length (the clock's, once its tick
+/// is read), the solve (or its queued iterations), whether the bodies' forces were
+/// recorded, the words of the substep left pending before it, and the tick.
+pub(super) struct Gathered {
+    pub(super) dt: f64,
+    pub(super) queued: Option<u32>,
+    pub(super) solve: Option<SolveReport>,
+    pub(super) body_forces: bool,
+    pub(super) earlier_words: Option<Vec<u32>>,
+    pub(super) tick: Option<Tick>,
+}

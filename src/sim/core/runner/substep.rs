@@ -37,28 +37,17 @@ impl<M: Mode> Runner<M> {
     ) -> Result<Ran<M::Substep>, SimError> {
         let on_clock = dt.is_none();
         let slot = pipe.then_some(self.pipe.len());
-        if let Some(i) = slot {
-            self.core.ensure_slots(i + 1);
-        }
-        self.core.queue_slot = slot;
         let ahead = on_clock && pipe;
-        let mut queued = None;
-        // On the GPU clock the host does not know the length yet: what it writes is the last
-        // one, which the clock overwrites on the GPU before anything reads it.
-        let mut dt = dt.unwrap_or(self.core.fields.params.dt as f64);
-        self.core.fields.params.dt = dt as f32;
-        self.mode.begin_substep(&mut self.core, dt);
-        if let Some(b) = self.core.bodies.as_mut() {
-            b.begin_substep(&self.core.ctx, &self.core.fields, dt)?;
-        }
-        self.core.ctx.queue.write_buffer(
-            &self.core.fields.params_buffer,
-            0,
-            bytemuck::bytes_of(&self.core.fields.params),
-        );
-        let kind = self.core.scene.pressure.preconditioner;
-        let layout = self.core.readback_layout();
-        let mut rec = Recorder::new(&self.core.ctx, &self.core.timer, "Runner::substep");
+        let dt = self.prepare_substep(dt, slot)?;
+        let plan = SolvePlan {
+            slot,
+            on_clock,
+            defer,
+            remaining,
+            layout: self.core.readback_layout(),
+        };
+        let (ctx, timer) = (self.core.ctx.clone(), self.core.timer.clone());
+        let mut rec = Recorder::new(&ctx, &timer, "Runner::substep");
         let mut gate = None;
         if on_clock {
             // The clock reads the counters the last substep left, so it runs first.
@@ -71,7 +60,7 @@ impl<M: Mode> Runner<M> {
                 self.core.counters_reader.copy_at(
                     rec.encoder(),
                     &self.core.clock.out,
-                    layout.clock_at,
+                    plan.layout.clock_at,
                     CLOCK_BYTES,
                 );
             }
@@ -81,15 +70,18 @@ impl<M: Mode> Runner<M> {
         if let Some(b) = &self.core.bodies {
             b.record_push_reaction(rec.encoder());
         }
-        let mut solve = None;
-        let mut body_forces = false;
-        let mut earlier_words = None;
-        let mut tick = None;
+        let mut g = Gathered {
+            dt,
+            queued: None,
+            solve: None,
+            body_forces: false,
+            earlier_words: None,
+            tick: None,
+        };
         let mut counting = None;
         for &stage in M::Stage::ALL.iter().filter(|&&s| s <= last) {
             count_dispatches(&mut self.core.dispatches_by_stage, counting.take());
             counting = Some((stage.name(), Traffic::now().dispatches));
-            let f = &self.core.fields;
             // The liquid's stages after the projection (and before the next solve) reuse
             // the room of b, r, z, d, q and t.
             self.core.solver_vectors_live = !self.core.pcg.shared()
@@ -101,134 +93,240 @@ impl<M: Mode> Runner<M> {
                 None => self.mode.record(stage, &mut rec, &self.core)?,
                 Some(SharedStage::Boundary) => {
                     let mut pass = rec.pass(stage);
-                    self.core.boundary.record(&mut pass, f);
+                    self.core.boundary.record(&mut pass, &self.core.fields);
                 }
                 Some(SharedStage::Pressure) => {
-                    if let Some(b) = self.core.bodies.as_mut() {
-                        b.coupling
-                            .separate_regions(&self.core.ctx, &mut rec, f, &b.set)?;
-                        b.coupling.clear_sums(rec.encoder());
-                    }
-                    if let Some(copy) = &self.core.guess_copy {
-                        if self.core.scene.pressure.warm_start {
-                            let mut pass =
-                                rec.encoder()
-                                    .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                                        label: Some("keep_initial_guess"),
-                                        timestamp_writes: None,
-                                    });
-                            copy.record(&mut pass);
-                        }
-                    }
-                    {
-                        let ready = rec.matrix_ready;
-                        let mut pass = rec.pass(stage);
-                        self.core.divergence.record(&mut pass, f);
-                        if let Some(b) = &self.core.bodies {
-                            b.coupling.record_compatible(&mut pass, f);
-                        }
-                        let term = self.core.added_term();
-                        if ready {
-                            self.core.pressure.record_start(&mut pass, f, kind, term);
-                        } else {
-                            self.core.pressure.record_setup(&mut pass, f, kind, term);
-                        }
-                    }
-                    rec.submit("Runner::substep_end");
-                    let unread = !defer && !on_clock && self.core.solves_unread();
-                    if slot.is_some() || unread {
-                        let into = match slot {
-                            Some(i) => &mut self.core.slots[i].solve,
-                            None => &mut self.core.solve_reader,
-                        };
-                        let timer = (self.core.timer.enabled())
-                            .then_some((&self.core.timer, PRESSURE_ITERATIONS));
-                        let term = self.core.bodies.as_ref().and_then(|b| b.added_term());
-                        queued = Some(self.core.pressure.queue_ahead(
-                            rec.encoder(),
-                            &self.core.fields,
-                            &self.core.pcg,
-                            &self.core.scene.pressure,
-                            timer,
-                            term,
-                            into,
-                        ));
-                        continue;
-                    }
-                    // The solve's read brings back what the last substep left pending and
-                    // this substep's tick.
-                    let with =
-                        (self.pending.is_some() || on_clock).then_some(&self.core.counters_reader);
-                    let (mut report, words) = iterate(
-                        &mut self.core.pressure,
-                        &self.core.ctx,
-                        &self.core.fields,
-                        &self.core.pcg,
-                        &self.core.scene,
-                        &self.core.timer,
-                        self.core.bodies.as_ref(),
-                        with,
-                    )?;
-                    if let (true, Some(w)) = (on_clock, &words) {
-                        let at = layout.clock_at as usize / 4;
-                        let t = Tick::from_words(&w[at..]);
-                        // The frame's last substep ends exactly on the frame.
-                        dt = if t.last { remaining } else { t.dt as f64 };
-                        self.core.fields.params.dt = t.dt;
-                        self.core.frame_end = t.last;
-                        tick = Some(t);
-                    }
-                    earlier_words = words.filter(|_| self.pending.is_some());
-                    self.core.refined = false;
-                    let target = self.core.scene.pressure.refine;
-                    if target > 0.0 && self.core.bodies.is_none() {
-                        let r = Core::refine(
-                            (
-                                &mut self.core.pressure,
-                                &mut self.core.project,
-                                &mut self.core.p_lo,
-                            ),
-                            &self.core.ctx,
-                            &self.core.fields,
-                            &self.core.pcg,
-                            &self.core.scene.pressure,
-                        )?;
-                        report.true_residual = Some(r.true_residual);
-                        self.core.last_refine = Some(r);
-                        self.core.refined = true;
-                    }
-                    solve = Some(report);
+                    self.record_pressure(&mut rec, stage, &plan, &mut g)?;
                 }
                 Some(SharedStage::Project) => {
-                    // The solve's vectors, kept (where asked) before the stages after the
-                    // projection reuse their room.
-                    self.core.record_keep_vectors(rec.encoder());
-                    let mut pass = rec.pass(stage);
-                    // The pressure's force and torque on the bodies; with the strong
-                    // coupling their cells take the velocities the solve found, and the
-                    // faces next to them follow.
-                    if let Some(b) = &self.core.bodies {
-                        b.strong.record_forces(&mut pass);
-                    }
-                    self.core.project.record(&mut pass, f);
-                    if self.core.refined {
-                        self.core.project.record_lo(&mut pass, f);
-                    }
-                    if self.core.added_term().is_some() {
-                        self.core.boundary.record(&mut pass, f);
-                    }
-                    self.core.divergence.record_after(&mut pass, f);
-                    body_forces = true;
+                    self.record_project(&mut rec, stage);
+                    g.body_forces = true;
                 }
             }
         }
         count_dispatches(&mut self.core.dispatches_by_stage, counting.take());
         // Only a full substep is left pending, and only by `step_frame`, whose next substep
         // is full too: its solve brought the pending counters back.
-        debug_assert!(self.pending.is_none() || earlier_words.is_some());
+        debug_assert!(self.pending.is_none() || g.earlier_words.is_some());
         self.mode.record_end(&mut rec, &self.core);
         self.core.timer.resolve(rec.encoder());
         let full = last == M::Stage::last();
+        let (timed, extra_bytes) = self.copy_readbacks(&mut rec, &plan, full, g.body_forces, ahead);
+        rec.finish();
+        drop(gate);
+        if full {
+            self.mode.end_full_substep();
+        }
+        let host = self.mode.take_host();
+        let earlier = match (self.pending.take(), g.earlier_words) {
+            (Some((p, h)), Some(words)) => Some(self.complete(p, M::Stage::last(), &words, h)?),
+            _ => None,
+        };
+        let now = Pending {
+            dt: g.dt,
+            solve: g.solve,
+            queued: g.queued,
+            timed,
+            body_forces: g.body_forces,
+            extra_bytes,
+            ticked: ahead,
+        };
+        let this = if pipe {
+            self.pipe.push((now, host));
+            None
+        } else if defer && full && !self.core.frame_end {
+            self.pending = Some((now, host));
+            None
+        } else {
+            let mut now = now;
+            let solve = now.queued.map(|_| &self.core.solve_reader);
+            let (words, solve_words) =
+                self.core.counters_reader.read_with(&self.core.ctx, solve)?;
+            if let (Some(queued), Some(w)) = (now.queued, solve_words) {
+                let substep = self.core.substeps_in_frame + 1;
+                now.solve = Some(self.core.unread_solve(queued, &w, substep));
+            }
+            Some(self.complete(now, last, &words, host)?)
+        };
+        Ok(Ran {
+            earlier,
+            this,
+            dt: g.dt,
+            tick: g.tick,
+        })
+    }
+
+    /// Gets a substep ready to record: its slot (in a pipelined frame), its length in the
+    /// parameters (on the GPU clock the last one, which the clock overwrites on the GPU
+    /// before anything reads it), the mode's and the bodies' host work. Returns the length.
+    pub(super) fn prepare_substep(
+        &mut self,
+        dt: Option<f64>,
+        slot: Option<usize>,
+    ) -> Result<f64, SimError> {
+        if let Some(i) = slot {
+            self.core.ensure_slots(i + 1);
+        }
+        self.core.queue_slot = slot;
+        let dt = dt.unwrap_or(self.core.fields.params.dt as f64);
+        self.core.fields.params.dt = dt as f32;
+        self.mode.begin_substep(&mut self.core, dt);
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.begin_substep(&self.core.ctx, &self.core.fields, dt)?;
+        }
+        self.core.ctx.queue.write_buffer(
+            &self.core.fields.params_buffer,
+            0,
+            bytemuck::bytes_of(&self.core.fields.params),
+        );
+        Ok(dt)
+    }
+
+    /// The pressure stage: the bodies' regions, the kept initial guess, the divergence and
+    /// the solve's setup, then the solve itself: queued ahead into the substep's slot (or
+    /// the solve reader when earlier solves are unread), or iterated here, its read
+    /// bringing back what the last substep left pending and, on the clock, this
+    /// substep's tick.
+    pub(super) fn record_pressure(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        stage: M::Stage,
+        plan: &SolvePlan,
+        g: &mut Gathered,
+    ) -> Result<(), SimError> {
+        let f = &self.core.fields;
+        if let Some(b) = self.core.bodies.as_mut() {
+            b.coupling
+                .separate_regions(&self.core.ctx, rec, f, &b.set)?;
+            b.coupling.clear_sums(rec.encoder());
+        }
+        if let Some(copy) = &self.core.guess_copy {
+            if self.core.scene.pressure.warm_start {
+                let mut pass = rec
+                    .encoder()
+                    .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("keep_initial_guess"),
+                        timestamp_writes: None,
+                    });
+                copy.record(&mut pass);
+            }
+        }
+        {
+            let kind = self.core.scene.pressure.preconditioner;
+            let ready = rec.matrix_ready;
+            let mut pass = rec.pass(stage);
+            self.core.divergence.record(&mut pass, f);
+            if let Some(b) = &self.core.bodies {
+                b.coupling.record_compatible(&mut pass, f);
+            }
+            let term = self.core.added_term();
+            if ready {
+                self.core.pressure.record_start(&mut pass, f, kind, term);
+            } else {
+                self.core.pressure.record_setup(&mut pass, f, kind, term);
+            }
+        }
+        rec.submit("Runner::substep_end");
+        let unread = !plan.defer && !plan.on_clock && self.core.solves_unread();
+        if plan.slot.is_some() || unread {
+            let into = match plan.slot {
+                Some(i) => &mut self.core.slots[i].solve,
+                None => &mut self.core.solve_reader,
+            };
+            let timer =
+                (self.core.timer.enabled()).then_some((&*self.core.timer, PRESSURE_ITERATIONS));
+            let term = self.core.bodies.as_ref().and_then(|b| b.added_term());
+            g.queued = Some(self.core.pressure.queue_ahead(
+                rec.encoder(),
+                &self.core.fields,
+                &self.core.pcg,
+                &self.core.scene.pressure,
+                timer,
+                term,
+                into,
+            ));
+            return Ok(());
+        }
+        // The solve's read brings back what the last substep left pending and this
+        // substep's tick.
+        let with = (self.pending.is_some() || plan.on_clock).then_some(&self.core.counters_reader);
+        let (mut report, words) = iterate(
+            &mut self.core.pressure,
+            &self.core.ctx,
+            &self.core.fields,
+            &self.core.pcg,
+            &self.core.scene,
+            &self.core.timer,
+            self.core.bodies.as_ref(),
+            with,
+        )?;
+        if let (true, Some(w)) = (plan.on_clock, &words) {
+            let at = plan.layout.clock_at as usize / 4;
+            let t = Tick::from_words(&w[at..]);
+            // The frame's last substep ends exactly on the frame.
+            g.dt = if t.last { plan.remaining } else { t.dt as f64 };
+            self.core.fields.params.dt = t.dt;
+            self.core.frame_end = t.last;
+            g.tick = Some(t);
+        }
+        g.earlier_words = words.filter(|_| self.pending.is_some());
+        self.core.refined = false;
+        let target = self.core.scene.pressure.refine;
+        if target > 0.0 && self.core.bodies.is_none() {
+            let r = Core::refine(
+                (
+                    &mut self.core.pressure,
+                    &mut self.core.project,
+                    &mut self.core.p_lo,
+                ),
+                &self.core.ctx,
+                &self.core.fields,
+                &self.core.pcg,
+                &self.core.scene.pressure,
+            )?;
+            report.true_residual = Some(r.true_residual);
+            self.core.last_refine = Some(r);
+            self.core.refined = true;
+        }
+        g.solve = Some(report);
+        Ok(())
+    }
+
+    /// The projection stage: the solve's vectors kept (where asked) before the stages
+    /// after it reuse their room, the bodies' forces, the projection and the divergence
+    /// after it.
+    pub(super) fn record_project(&mut self, rec: &mut Recorder<'_>, stage: M::Stage) {
+        let f = &self.core.fields;
+        self.core.record_keep_vectors(rec.encoder());
+        let mut pass = rec.pass(stage);
+        // The pressure's force and torque on the bodies; with the strong coupling their
+        // cells take the velocities the solve found, and the faces next to them follow.
+        if let Some(b) = &self.core.bodies {
+            b.strong.record_forces(&mut pass);
+        }
+        self.core.project.record(&mut pass, f);
+        if self.core.refined {
+            self.core.project.record_lo(&mut pass, f);
+        }
+        if self.core.added_term().is_some() {
+            self.core.boundary.record(&mut pass, f);
+        }
+        self.core.divergence.record_after(&mut pass, f);
+    }
+
+    /// Copies the end-of-substep readback into the substep's slot (or the counters'
+    /// reader): the counters, the stage timestamps of a full substep, the bodies' force
+    /// and push-out sums, the mode's own buffer and, ahead on the clock, the tick.
+    /// Returns whether the timestamps were copied and the mode's bytes.
+    pub(super) fn copy_readbacks(
+        &mut self,
+        rec: &mut Recorder<'_>,
+        plan: &SolvePlan,
+        full: bool,
+        body_forces: bool,
+        ahead: bool,
+    ) -> (bool, Option<u64>) {
+        let layout = plan.layout;
         let timed = self
             .core
             .timer
@@ -237,7 +335,7 @@ impl<M: Mode> Runner<M> {
             .map(|(b, n)| (b.clone(), n));
         let extra_buf = self.mode.readback(&self.core);
         let extra_bytes = extra_buf.map(|b| b.size());
-        let reader = match slot {
+        let reader = match plan.slot {
             Some(i) => &mut self.core.slots[i].counters,
             None => &mut self.core.counters_reader,
         };
@@ -264,48 +362,7 @@ impl<M: Mode> Runner<M> {
             let out = &self.core.clock.out;
             reader.copy_at(rec.encoder(), out, layout.clock_at, CLOCK_BYTES);
         }
-        rec.finish();
-        drop(gate);
-        if full {
-            self.mode.end_full_substep();
-        }
-        let host = self.mode.take_host();
-        let earlier = match (self.pending.take(), earlier_words) {
-            (Some((p, h)), Some(words)) => Some(self.complete(p, M::Stage::last(), &words, h)?),
-            _ => None,
-        };
-        let now = Pending {
-            dt,
-            solve,
-            queued,
-            timed: timed.is_some(),
-            body_forces,
-            extra_bytes,
-            ticked: ahead,
-        };
-        let this = if pipe {
-            self.pipe.push((now, host));
-            None
-        } else if defer && full && !self.core.frame_end {
-            self.pending = Some((now, host));
-            None
-        } else {
-            let mut now = now;
-            let solve = now.queued.map(|_| &self.core.solve_reader);
-            let (words, solve_words) =
-                self.core.counters_reader.read_with(&self.core.ctx, solve)?;
-            if let (Some(queued), Some(w)) = (now.queued, solve_words) {
-                let substep = self.core.substeps_in_frame + 1;
-                now.solve = Some(self.core.unread_solve(queued, &w, substep));
-            }
-            Some(self.complete(now, last, &words, host)?)
-        };
-        Ok(Ran {
-            earlier,
-            this,
-            dt,
-            tick,
-        })
+        (timed.is_some(), extra_bytes)
     }
 
     /// A substep's report from the words of its readback (`layout` of
