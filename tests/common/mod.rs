@@ -1,4 +1,6 @@
-//! Shared set-up for the GPU tests: one software (or real) adapter per test binary.
+//! Shared fixtures of the tests: one GPU adapter per test binary, one way to run the
+//! binary (`eddy`, `eddy_in`, `eddy_command`), scratch folders (`scratch!`), the shipped
+//! scenes (`shipped`; bodies are built with `BodySpec::at_rest`) and field comparisons.
 #![allow(dead_code)]
 
 use eddy::gpu::GpuContext;
@@ -46,4 +48,56 @@ pub fn shipped(name: &str, resolution: u32) -> eddy::scene::Scene {
     eddy::scene::Scene::load(format!("{}/scenes/{name}.ron", env!("CARGO_MANIFEST_DIR")))
         .unwrap()
         .with_resolution(resolution)
+}
+
+/// The eddy binary under test, started in the repository root (where `scenes/` is).
+pub fn eddy_command() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_eddy"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// Runs the binary with `args` in the repository root and waits for it.
+pub fn eddy(args: &[&str]) -> std::process::Output {
+    eddy_command()
+        .args(args)
+        .output()
+        .expect("cannot start eddy")
+}
+
+/// Runs the binary with `args` in `dir` and waits for it.
+pub fn eddy_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    eddy_command()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("cannot start eddy")
+}
+
+/// A path under the temporary folder for one test's files, unique to this process, the
+/// test's module `module` and `name`; whatever an earlier run left there is removed.
+pub fn scratch_path(module: &str, name: &str) -> std::path::PathBuf {
+    let module = module.rsplit("::").next().unwrap_or(module);
+    let dir = std::env::temp_dir().join(format!("eddy-{module}-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// [`scratch_path`], created empty.
+pub fn scratch_dir(module: &str, name: &str) -> std::path::PathBuf {
+    let dir = scratch_path(module, name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `scratch!("name")`: an empty folder for this module's test `name`
+/// ([`scratch_dir`]); `scratch!(path "name")` the same path, not created.
+#[macro_export]
+macro_rules! scratch {
+    (path $name:expr) => {
+        $crate::common::scratch_path(module_path!(), $name)
+    };
+    ($name:expr) => {
+        $crate::common::scratch_dir(module_path!(), $name)
+    };
 }

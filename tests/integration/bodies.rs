@@ -13,17 +13,12 @@ use eddy::sim::{
     SimError, Simulation, Stage,
 };
 
+/// A dynamic body at rest, a little less bouncy and more frictional than a scene file's.
 fn body(shape: BodyShape, center: (f64, f64, f64), density: f64) -> BodySpec {
     BodySpec {
-        shape,
-        center,
-        density,
-        velocity: (0.0, 0.0, 0.0),
-        angular_velocity: (0.0, 0.0, 0.0),
-        rotation_deg: (0.0, 0.0, 0.0),
         restitution: 0.2,
         friction: 0.5,
-        motion: BodyMotion::Dynamic,
+        ..BodySpec::at_rest(shape, center, density)
     }
 }
 

@@ -4,12 +4,11 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn eddy(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_eddy"));
-    c.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("cannot start eddy")
+    crate::common::eddy_command()
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("cannot start eddy")
 }
 
 fn scene_file(name: &str, text: &str) -> PathBuf {
@@ -18,13 +17,6 @@ fn scene_file(name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-/// A fresh output path for one test (absent: `eddy run` refuses a non-empty --out).
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("eddy-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
 }
 
 fn assert_clean_failure(out: &Output, needles: &[&str]) {
@@ -200,7 +192,7 @@ fn grid_too_large_for_the_adapter_is_named_before_allocation() {
         "huge.ron",
         "(domain: (1.0, 1.0, 1.0), resolution: (600, 600, 600), fluid: [Box(min: (0,0,0), max: (0.01,0.01,0.01))])",
     );
-    let dir = out_dir("huge");
+    let dir = scratch!(path "huge");
     let out = eddy(
         &[
             "run",
@@ -218,7 +210,7 @@ fn grid_too_large_for_the_adapter_is_named_before_allocation() {
 #[test]
 fn unknown_adapter_lists_the_available_ones() {
     let p = scene_file("ok.ron", GOOD);
-    let dir = out_dir("adapter");
+    let dir = scratch!(path "adapter");
     let out = eddy(
         &[
             "run",
@@ -240,7 +232,7 @@ fn no_adapter_explains_how_to_get_the_software_one() {
         return;
     }
     let p = scene_file("ok2.ron", GOOD);
-    let dir = out_dir("noadapter");
+    let dir = scratch!(path "noadapter");
     let out = eddy(
         &[
             "run",
@@ -287,7 +279,7 @@ fn run_writes_stats_and_particles() {
         "small.ron",
         "(domain: (1.0, 0.5, 0.5), resolution: (12, 6, 6), fluid: [Box(min: (0,0,0), max: (0.4,0.3,0.5))])",
     );
-    let dir = out_dir("run");
+    let dir = scratch!(path "run");
     let sys = dir.join("system");
     let out = eddy(
         &[
@@ -342,7 +334,7 @@ fn smoke_run_writes_the_liquid_columns_and_its_own() {
         "(kind: smoke, domain: (1.0, 1.0, 0.05), resolution: (20, 20, 1), pressure: (preconditioner: ip), \
          smoke: (tracers: 100, sources: [(shape: Sphere(center: (0.5, 0.15, 0.0), radius: 0.1), dye: (1, 1, 1), temperature: 1)]))",
     );
-    let dir = out_dir("smoke");
+    let dir = scratch!(path "smoke");
     let out = eddy(
         &[
             "run",
@@ -443,7 +435,7 @@ fn a_full_stdout_is_an_error_not_a_panic() {
 fn an_io_error_names_its_cause_once() {
     // A path through a regular file: the system says "Not a directory" (a folder itself is
     // refused before any read, as not a scene file).
-    let dir = out_dir("io-once");
+    let dir = scratch!(path "io-once");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("file"), "x").unwrap();
     let out = eddy(
@@ -458,7 +450,7 @@ fn an_io_error_names_its_cause_once() {
 #[test]
 fn reusing_an_out_folder_needs_overwrite_which_clears_only_eddys_files() {
     let p = scene_file("reuse.ron", GOOD);
-    let dir = out_dir("reuse");
+    let dir = scratch!(path "reuse");
     let run = |extra: &[&str]| {
         let mut args = vec![
             "run",
@@ -500,7 +492,7 @@ fn reusing_an_out_folder_needs_overwrite_which_clears_only_eddys_files() {
 #[test]
 fn zero_frames_write_the_header_without_a_timestamp_remark() {
     let p = scene_file("zero_frames.ron", GOOD);
-    let dir = out_dir("zero-frames");
+    let dir = scratch!(path "zero-frames");
     let out = eddy(
         &[
             "run",
@@ -527,7 +519,7 @@ fn zero_frames_write_the_header_without_a_timestamp_remark() {
 #[test]
 fn headless_view_of_a_broken_scene_fails_without_a_screenshot() {
     let p = scene_file("broken_view.ron", &GOOD.replacen('(', "(cfl: 0.0, ", 1));
-    let shot = out_dir("shot").with_extension("png");
+    let shot = scratch!(path "shot").with_extension("png");
     let out = eddy(
         &[
             "view",
@@ -553,7 +545,7 @@ fn resolution_flag_is_blamed_for_the_grid_it_makes() {
             "--resolution",
             "2",
             "--out",
-            out_dir("res2").to_str().unwrap(),
+            scratch!(path "res2").to_str().unwrap(),
         ],
         &[],
     );

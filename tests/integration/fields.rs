@@ -8,15 +8,8 @@ use crate::common;
 use eddy::output::vtk;
 use eddy::scene::{Scene, SceneKind};
 use eddy::sim::{liquid::views::Field, smoke::SmokeSimulation, Simulation};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use vtkio::model::{Attribute, DataSet, IOBuffer, Piece, VertexNumbers};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("eddy-fields-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// What vtkio reads from an image file: whole extent (inclusive ranges), origin, spacing,
 /// and its (point or cell) arrays by name.
@@ -177,7 +170,7 @@ fn liquid_field_caches_read_back_equal_the_gpu_fields() {
     }
     let names: Vec<String> = vtk::LIQUID_FIELDS.iter().map(|s| s.to_string()).collect();
     let frame = sim.field_frame(&names).unwrap();
-    let dir = scratch("liquid");
+    let dir = scratch!("liquid");
     vtk::write_cells(&dir.join("cells.vti"), &frame).unwrap();
     let [nx, ny, nz] = sim.fields.params.n;
     let h = scene.h() as f32;
@@ -264,7 +257,7 @@ fn smoke_field_caches_are_2d_images_of_the_slice() {
     }
     let names: Vec<String> = vtk::SMOKE_FIELDS.iter().map(|s| s.to_string()).collect();
     let frame = sim.field_frame(&names).unwrap();
-    let dir = scratch("smoke");
+    let dir = scratch!("smoke");
     vtk::write_cells(&dir.join("cells.vti"), &frame).unwrap();
     let [nx, ny, _] = sim.dims();
     let img = read_image(&dir.join("cells.vti"));
@@ -372,7 +365,7 @@ fn face_caches_carry_the_cut_faces() {
     let mut sim = Simulation::new(common::gpu(), &scene).unwrap();
     sim.step_frame().unwrap();
     let frame = sim.field_frame(&["faces".to_string()]).unwrap();
-    let dir = scratch("cut");
+    let dir = scratch!("cut");
     for (comp, axis, field) in [
         (0, "u", Field::OpenU),
         (1, "v", Field::OpenV),

@@ -4,8 +4,9 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use crate::common::eddy_in;
 
 /// A fresh folder outside the repository, so nothing resolves against `scenes/`.
 fn elsewhere(name: &str) -> PathBuf {
@@ -13,14 +14,6 @@ fn elsewhere(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn eddy_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_eddy"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("cannot start eddy")
 }
 
 fn text(b: &[u8]) -> String {

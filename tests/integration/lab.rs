@@ -10,7 +10,7 @@ use eddy::scene::{PreconditionerKind, StandardProblem};
 use eddy::sim::core::pressure::lab::{self, FrozenSystem, LabVectors, SolverLab};
 use eddy::sim::{Simulation, Stage};
 use std::path::PathBuf;
-use std::process::Command;
+use crate::common::eddy;
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()
@@ -256,14 +256,6 @@ fn lanczos_condition_estimate_matches_dense_eigenvalues() {
             s.kappa
         );
     }
-}
-
-fn eddy(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_eddy"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cannot start eddy")
 }
 
 fn temp(name: &str) -> PathBuf {

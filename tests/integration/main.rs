@@ -4,6 +4,7 @@
 //! measured in a binary of its own (tests/host_memory.rs).
 
 #[path = "../common/mod.rs"]
+#[macro_use]
 mod common;
 
 mod apic;

@@ -5,8 +5,8 @@
 use eddy::mesh::{extract, liquid_surface, Border, Lattice, SurfaceMesh};
 use eddy::scene::Scene;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use crate::common::eddy;
 
 /// Every undirected edge in exactly two triangles, once in each direction (so the surface
 /// is closed and consistently oriented), and no triangle repeats a vertex.
@@ -352,7 +352,7 @@ fn mesh_files_parse_back() {
     ))
     .unwrap();
     let m = liquid_surface(&scene, &scene.initial_state().positions, 1).unwrap();
-    let dir = scratch("ply");
+    let dir = scratch!(path "ply");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("mesh_00000.ply");
     eddy::mesh::ply::write_mesh_ply(&path, &m, "test").unwrap();
@@ -417,23 +417,9 @@ fn read_mesh_ply(path: &Path) -> SurfaceMesh {
     m
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("eddy-mesh-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn eddy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_eddy"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cannot start eddy")
-}
-
 #[test]
 fn a_settled_pools_mesh_matches_the_liquid_volume_and_height() {
-    let dir = scratch("pool");
+    let dir = scratch!(path "pool");
     std::fs::create_dir_all(&dir).unwrap();
     let scene = dir.join("pool.ron");
     std::fs::write(
@@ -501,7 +487,7 @@ fn a_settled_pools_mesh_matches_the_liquid_volume_and_height() {
 
 #[test]
 fn bad_mesh_arguments_fail_before_the_run() {
-    let dir = scratch("args");
+    let dir = scratch!(path "args");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("out");
     let o = out.to_str().unwrap();

@@ -6,15 +6,7 @@
 use eddy::scene::mesh::{voxelise, MAX_MESH_BYTES};
 use eddy::scene::{Scene, SceneKind};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn eddy(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_eddy"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("cannot start eddy")
-}
+use crate::common::eddy_in;
 
 /// A fresh folder for one test.
 fn folder(name: &str) -> PathBuf {
@@ -244,7 +236,7 @@ fn every_bad_mesh_is_one_error_naming_the_solid_and_the_file() {
                     out_dir.to_str().unwrap(),
                 ],
             ] {
-                let out = eddy(&args, &dir);
+                let out = eddy_in(&dir, &args);
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
                 assert!(!stderr.contains("panicked"), "{stderr}");
@@ -267,7 +259,7 @@ fn check_prints_each_mesh_solid_with_its_voxelisation() {
         LIQUID,
         "Mesh(path: \"ball.obj\", scale: 0.12, translation: (0.6, 0.15, 0.25))",
     );
-    let out = eddy(&["check", scene.to_str().unwrap()], &dir);
+    let out = eddy_in(&dir, &["check", scene.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -302,8 +294,7 @@ fn a_liquid_run_past_a_mesh_passes_the_invariant_checks_and_repeats_bit_for_bit(
     );
     let run = |name: &str| {
         let out_dir = dir.join(name);
-        let out = eddy(
-            &[
+        let out = eddy_in(&dir, &[
                 "run",
                 scene.to_str().unwrap(),
                 "--frames",
@@ -313,9 +304,7 @@ fn a_liquid_run_past_a_mesh_passes_the_invariant_checks_and_repeats_bit_for_bit(
                 "4",
                 "--out",
                 out_dir.to_str().unwrap(),
-            ],
-            &dir,
-        );
+            ]);
         assert!(
             out.status.success(),
             "{}",
@@ -335,8 +324,7 @@ fn a_liquid_run_past_a_mesh_passes_the_invariant_checks_and_repeats_bit_for_bit(
 fn the_shipped_mesh_scene_runs_from_any_folder() {
     let dir = folder("shipped");
     for scene in ["smoke_mesh_obstacle", "scenes/smoke_mesh_obstacle.ron"] {
-        let out = eddy(
-            &[
+        let out = eddy_in(&dir, &[
                 "run",
                 scene,
                 "--frames",
@@ -344,9 +332,7 @@ fn the_shipped_mesh_scene_runs_from_any_folder() {
                 "--out",
                 dir.join("out").to_str().unwrap(),
                 "--overwrite",
-            ],
-            &dir,
-        );
+            ]);
         assert!(
             out.status.success(),
             "{scene}: {}",
@@ -371,7 +357,7 @@ fn a_checkpoint_of_a_mesh_scene_resumes_from_another_folder() {
     );
     let out = dir.join("out");
     let run = |args: &[&str], cwd: &Path| {
-        let o = eddy(args, cwd);
+        let o = eddy_in(cwd, args);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     };
     run(

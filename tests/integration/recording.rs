@@ -2,7 +2,7 @@
 //! and window size asked for; and the stats panel's timing labels.
 
 use eddy::ui::panels::StatsPanel;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -23,13 +23,6 @@ fn view_in(dir: &Path, args: &[&str]) -> Output {
         .expect("cannot start the viewer (xvfb-run missing?)")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("eddy-record-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn pngs(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
@@ -42,7 +35,7 @@ fn pngs(dir: &Path) -> Vec<String> {
 #[test]
 fn record_writes_every_kth_frame_at_the_window_size_with_the_camera_asked_for() {
     // A shipped scene by name, from a folder without scenes/.
-    let dir = scratch("frames");
+    let dir = scratch!("frames");
     let run = |rec: &str, frames: &str, every: &str, camera: &str| {
         let out = view_in(
             &dir,
@@ -110,7 +103,7 @@ fn record_writes_every_kth_frame_at_the_window_size_with_the_camera_asked_for() 
 #[test]
 fn the_default_scene_opens_from_a_folder_without_scenes() {
     // Plain `eddy` opens this scene; --frames/--screenshot make it end on its own.
-    let dir = scratch("default");
+    let dir = scratch!("default");
     let out = view_in(
         &dir,
         &[
@@ -132,7 +125,7 @@ fn the_default_scene_opens_from_a_folder_without_scenes() {
 
 #[test]
 fn bad_camera_and_size_values_are_named() {
-    let dir = scratch("bad");
+    let dir = scratch!("bad");
     for (args, needle) in [
         (vec!["--camera", "10,20"], "YAW,PITCH,DISTANCE"),
         (vec!["--camera", "0,95,2"], "pitch"),

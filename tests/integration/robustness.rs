@@ -7,25 +7,10 @@ use eddy::scene::{Scene, SceneKind};
 use eddy::sim::{smoke::SmokeSimulation, SimError, Simulation};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn eddy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_eddy"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cannot start eddy")
-}
+use crate::common::eddy;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
-}
-
-/// A fresh, empty scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("eddy-robust-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 const GOOD: &str = "(domain: (1.0, 0.5, 0.5), resolution: (8, 4, 4), fluid: [Box(min: (0,0,0), max: (0.5,0.25,0.5))])";
@@ -91,7 +76,7 @@ fn every_bad_scene_in_the_corpus_fails_cleanly_naming_file_and_field() {
 
 #[test]
 fn unreadable_scene_files_fail_cleanly() {
-    let dir = scratch("unreadable");
+    let dir = scratch!("unreadable");
     let not_utf8 = dir.join("latin1.ron");
     std::fs::write(&not_utf8, b"(name: \"caf\xe9\")").unwrap();
     let empty = dir.join("empty.ron");
@@ -147,7 +132,7 @@ fn expand(line: &str, dir: &Path, n: usize) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn every_bad_command_line_in_the_corpus_fails_before_simulating() {
-    let dir = scratch("cmdline");
+    let dir = scratch!("cmdline");
     std::fs::write(dir.join("good.ron"), GOOD).unwrap();
     std::fs::write(dir.join("smoke.ron"), SMOKE).unwrap();
     std::fs::write(dir.join("bad.ron"), GOOD.replacen('(', "(cfl: -2.0, ", 1)).unwrap();
@@ -211,7 +196,7 @@ fn silent_blow_up_scenes_now_stop_run_with_the_field_named() {
         ("cfl_tiny.ron", "cfl"),
         ("resolution_wraps_u64.ron", "resolution"),
     ];
-    let dir = scratch("blowups");
+    let dir = scratch!("blowups");
     for (i, (file, field)) in cases.iter().enumerate() {
         let path = corpus().join("bad_scenes").join(file);
         let out_dir = dir.join(format!("o{i}"));
@@ -238,7 +223,7 @@ fn check_applies_the_adapter_limits_that_run_applies() {
     // Grids, tracer counts and particle counts that `check` used to approve and `run` then
     // refused (or that aborted on allocation while seeding). Whatever the adapter, both
     // commands must agree, and neither may seed particles it cannot hold.
-    let dir = scratch("limits");
+    let dir = scratch!("limits");
     let cases = [
         ("grid512.ron", "(domain: (1.0, 1.0, 1.0), resolution: (512, 512, 512), fluid: [Box(min: (0,0,0), max: (0.01,0.01,0.01))])"),
         ("smoke8192.ron", "(kind: smoke, domain: (1.0, 1.0, 0.01), resolution: (8192, 8192, 1))"),
@@ -291,7 +276,7 @@ fn check_applies_the_adapter_limits_that_run_applies() {
 
 #[test]
 fn scenes_that_simulate_nothing_are_warned_about() {
-    let dir = scratch("nothing");
+    let dir = scratch!("nothing");
     let cases = [
         (
             "in_solid.ron",
@@ -344,7 +329,7 @@ fn scenes_that_simulate_nothing_are_warned_about() {
 fn bodies_too_thin_for_the_grid_are_warned_about() {
     // A box 0.1 m thin on a 16^3 grid of 1 m spans 1.6 cells (under the 3 a floating body
     // needs; see `THIN_BODY_CELLS`), 3.2 cells at 32^3. Held fixed, it cannot rock.
-    let dir = scratch("thin");
+    let dir = scratch!("thin");
     let scene = |motion: &str, n: u32| {
         format!(
             "(domain: (1.0, 1.0, 1.0), resolution: ({n}, {n}, {n}), \
@@ -527,7 +512,7 @@ fn interrupt_after(args: &[&str], out: &Path, rows: usize, signal: &str) -> Outp
 #[cfg(unix)]
 #[test]
 fn sigint_mid_run_keeps_every_finished_frame_and_only_complete_dumps() {
-    let dir = scratch("sigint");
+    let dir = scratch!("sigint");
     let scene = small_dam_break(&dir);
     let out = dir.join("out");
     let args = [
@@ -574,7 +559,7 @@ fn sigint_mid_run_keeps_every_finished_frame_and_only_complete_dumps() {
 #[cfg(unix)]
 #[test]
 fn sigterm_mid_smoke_run_keeps_every_finished_frame() {
-    let dir = scratch("sigterm");
+    let dir = scratch!("sigterm");
     let scene = dir.join("smoke.ron");
     std::fs::write(&scene, SMOKE).unwrap();
     let out = dir.join("out");
@@ -599,7 +584,7 @@ fn sigterm_mid_smoke_run_keeps_every_finished_frame() {
 
 #[test]
 fn check_invariants_passes_a_healthy_run() {
-    let dir = scratch("invariants");
+    let dir = scratch!("invariants");
     let scene = dir.join("s.ron");
     std::fs::write(&scene, GOOD).unwrap();
     let out = eddy(&[
@@ -619,7 +604,7 @@ fn check_invariants_passes_a_healthy_run() {
 #[cfg(unix)]
 #[test]
 fn a_run_stopped_by_sigterm_checkpoints_its_last_frame_and_resumes_there() {
-    let dir = scratch("sigterm-ckpt");
+    let dir = scratch!("sigterm-ckpt");
     let scene = small_dam_break(&dir);
     let out = dir.join("out");
     let s = scene.to_str().unwrap();

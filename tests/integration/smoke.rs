@@ -38,18 +38,13 @@ fn smoke_scene(name: &str, nx: u32, ny: u32, h: f64, pre: PreconditionerKind) ->
 /// A kinematic box body in a slice of depth `depth`: centre `c`, half extents `half`, moving
 /// at `v`.
 fn kinematic_box(c: (f64, f64), half: (f64, f64), v: (f64, f64), depth: f64) -> BodySpec {
+    let shape = BodyShape::Box {
+        half_extents: (half.0, half.1, 0.5 * depth),
+    };
     BodySpec {
-        shape: BodyShape::Box {
-            half_extents: (half.0, half.1, 0.5 * depth),
-        },
-        center: (c.0, c.1, 0.5 * depth),
-        density: 500.0,
         velocity: (v.0, v.1, 0.0),
-        angular_velocity: (0.0, 0.0, 0.0),
-        rotation_deg: (0.0, 0.0, 0.0),
-        restitution: 0.3,
-        friction: 0.4,
         motion: BodyMotion::Kinematic,
+        ..BodySpec::at_rest(shape, (c.0, c.1, 0.5 * depth), 500.0)
     }
 }
 

@@ -6,7 +6,7 @@
 //! real checkpoint and a real system folder at random: no panic, no hang.
 
 use eddy::output::checkpoint;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -46,13 +46,6 @@ fn ok(out: &Output) -> String {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "eddy failed: {err}");
     err
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("eddy-untrusted-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Every entry of `d`: a regular file with its bytes, anything else (a link, a FIFO) by its
@@ -119,7 +112,7 @@ fn set_f32(s: &mut eddy::sim::core::state::SimState, name: &str, index: usize, v
 #[cfg(unix)]
 #[test]
 fn resume_refuses_what_is_not_this_folders_checkpoint_and_destroys_nothing() {
-    let d = scratch("resume");
+    let d = scratch!("resume");
     let ds = d.to_str().unwrap();
     let run = |out: &str, scene: &str, extra: &[&str]| {
         let mut a = vec![
@@ -163,7 +156,7 @@ fn resume_refuses_what_is_not_this_folders_checkpoint_and_destroys_nothing() {
 
     // Another run's checkpoint copied in: its scene is whole and its checksum good, but it
     // is not the run this folder's stats.csv holds.
-    let other = scratch("resume-other");
+    let other = scratch!("resume-other");
     run(
         other.to_str().unwrap(),
         "double_dam_break",
@@ -215,7 +208,7 @@ fn resume_refuses_what_is_not_this_folders_checkpoint_and_destroys_nothing() {
     mkfifo(&fifo);
     refused(&resume, &d, &["FIFO"]);
     std::fs::remove_file(&fifo).unwrap();
-    let elsewhere = scratch("resume-fifo").join("pipe");
+    let elsewhere = scratch!("resume-fifo").join("pipe");
     mkfifo(&elsewhere);
     std::os::unix::fs::symlink(&elsewhere, &fifo).unwrap();
     refused(&resume, &d, &["checkpoint_00009.eddy", "symbolic link"]);
@@ -268,7 +261,7 @@ fn overflowing_sections(good: &[u8]) -> Vec<u8> {
 #[cfg(unix)]
 #[test]
 fn outputs_are_never_written_through_a_planted_link() {
-    let d = scratch("links");
+    let d = scratch!("links");
     let victim = d.join("victim.txt");
     std::fs::write(&victim, b"precious").unwrap();
     // --overwrite with stats.csv a link: refused before any work (it used to say it kept
@@ -460,7 +453,7 @@ fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>) {
 
 #[test]
 fn randomly_damaged_checkpoints_and_systems_never_panic_or_hang() {
-    let d = scratch("fuzz");
+    let d = scratch!("fuzz");
     let run = d.join("run");
     let sys = d.join("sys");
     ok(&eddy(&[

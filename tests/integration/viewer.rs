@@ -56,13 +56,9 @@ fn coloured_fraction(path: &Path) -> f64 {
     n as f64 / total as f64
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("eddy-viewer-{}-{name}", std::process::id()))
-}
-
 #[test]
 fn screenshot_shows_the_liquid() {
-    let shot = tmp("shot.png");
+    let shot = scratch!(path "shot.png");
     let out = view(&[
         "scenes/dam_break.ron",
         "--frames",
@@ -84,9 +80,9 @@ fn screenshot_shows_the_liquid() {
 fn a_broken_scene_fails_a_headless_view() {
     // With --frames/--screenshot nobody watches the window, so the viewer's fallback to the
     // built-in scene would hide the error behind a screenshot of the wrong scene.
-    let broken = tmp("broken.ron");
+    let broken = scratch!(path "broken.ron");
     std::fs::write(&broken, "(\n  domain: (1.0, 1.0 1.0),\n)").unwrap();
-    let shot = tmp("broken.png");
+    let shot = scratch!(path "broken.png");
     let out = view(&[
         broken.to_str().unwrap(),
         "--frames",
@@ -107,14 +103,14 @@ fn a_broken_scene_fails_a_headless_view() {
 #[test]
 fn smoke_scene_opens_and_shows_its_dye() {
     // A small plume so the software adapter gets through the frames quickly.
-    let scene = tmp("smoke.ron");
+    let scene = scratch!(path "smoke.ron");
     std::fs::write(
         &scene,
         "(kind: smoke, domain: (1.0, 1.0, 0.04), resolution: (24, 24, 1), pressure: (preconditioner: ip), \
          smoke: (tracers: 200, sources: [(shape: Sphere(center: (0.5, 0.2, 0.0), radius: 0.15), dye: (1.0, 0.3, 0.1), temperature: 1)]))",
     )
     .unwrap();
-    let shot = tmp("smoke.png");
+    let shot = scratch!(path "smoke.png");
     let out = view(&[
         scene.to_str().unwrap(),
         "--frames",
@@ -134,14 +130,14 @@ fn smoke_scene_opens_and_shows_its_dye() {
 #[test]
 fn multigrid_levels_can_be_viewed_and_missing_ones_are_reported() {
     // A small dam break solved with mg: levels 24x24x12, 12x12x6, 6x6x3.
-    let scene = tmp("mg.ron");
+    let scene = scratch!(path "mg.ron");
     std::fs::write(
         &scene,
         "(domain: (1.0, 1.0, 0.5), resolution: (24, 24, 12), \
          fluid: [Box(min: (0.0, 0.0, 0.0), max: (0.35, 0.6, 0.5))], pressure: (preconditioner: mg))",
     )
     .unwrap();
-    let shot = tmp("mg.png");
+    let shot = scratch!(path "mg.png");
     let run = |field: &str| {
         let out = view(&[
             scene.to_str().unwrap(),
@@ -167,7 +163,7 @@ fn multigrid_levels_can_be_viewed_and_missing_ones_are_reported() {
     );
 
     // The smoke mode reads the same levels (24x24 and 12x12 and 6x6).
-    let smoke = tmp("mg_smoke.ron");
+    let smoke = scratch!(path "mg_smoke.ron");
     std::fs::write(
         &smoke,
         "(kind: smoke, domain: (1.0, 1.0, 0.04), resolution: (24, 24, 1), pressure: (preconditioner: mg), \
@@ -195,7 +191,7 @@ fn multigrid_levels_can_be_viewed_and_missing_ones_are_reported() {
 
 /// A small dam break (16 x 16 x 8 cells) for the quicker viewer tests.
 fn small_dam_break(name: &str) -> std::path::PathBuf {
-    let scene = tmp(name);
+    let scene = scratch!(path name);
     std::fs::write(
         &scene,
         "(domain: (1.0, 1.0, 0.5), resolution: (16, 16, 8), \
@@ -245,7 +241,7 @@ fn diverging_colours(path: &Path) -> (f64, usize) {
 #[test]
 fn a_pressure_slice_reads_in_the_default_camera_and_the_flat_layout() {
     let scene = small_dam_break("pressure.ron");
-    let shot = tmp("pressure.png");
+    let shot = scratch!(path "pressure.png");
     for layout in ["perspective", "flat"] {
         let out = view(&[
             scene.to_str().unwrap(),
@@ -282,7 +278,7 @@ fn a_pressure_slice_reads_in_the_default_camera_and_the_flat_layout() {
 fn the_surface_mode_screenshot_differs_from_the_particles() {
     let scene = small_dam_break("surface.ron");
     let shots = ["particles", "surface", "both"].map(|mode| {
-        let shot = tmp(&format!("{mode}.png"));
+        let shot = scratch!(path &format!("{mode}.png"));
         let out = view(&[
             scene.to_str().unwrap(),
             "--render",
@@ -327,7 +323,7 @@ fn the_surface_mode_screenshot_differs_from_the_particles() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("particles, surface"));
     let _ = std::fs::remove_file(&scene);
     for mode in ["particles", "surface", "both"] {
-        let _ = std::fs::remove_file(tmp(&format!("{mode}.png")));
+        let _ = std::fs::remove_file(scratch!(path &format!("{mode}.png")));
     }
 }
 
@@ -362,7 +358,7 @@ fn body_shaded_share(path: &Path, color: [f32; 3]) -> f64 {
 #[test]
 fn bodies_show_as_shaded_solids_in_the_3d_view() {
     use eddy::render::bodies::{DYNAMIC_COLOR, FIXED_COLOR};
-    let scene = tmp("bodies.ron");
+    let scene = scratch!(path "bodies.ron");
     std::fs::write(
         &scene,
         "(domain: (1.0, 1.0, 0.5), resolution: (16, 16, 8), \
@@ -373,7 +369,7 @@ fn bodies_show_as_shaded_solids_in_the_3d_view() {
                    motion: fixed)])",
     )
     .unwrap();
-    let shot = tmp("bodies.png");
+    let shot = scratch!(path "bodies.png");
     let out = view(&[
         scene.to_str().unwrap(),
         "--frames",
@@ -401,7 +397,7 @@ fn bodies_show_as_shaded_solids_in_the_3d_view() {
 #[test]
 fn mesh_solids_show_as_shaded_solids_in_the_3d_view() {
     use eddy::render::lines::SOLID_COLOR;
-    let scene = tmp("mesh_solid.ron");
+    let scene = scratch!(path "mesh_solid.ron");
     // The shipped pier (meshes/pillar.obj, found with no file beside the scene).
     std::fs::write(
         &scene,
@@ -410,7 +406,7 @@ fn mesh_solids_show_as_shaded_solids_in_the_3d_view() {
          solids: [Mesh(path: \"meshes/pillar.obj\", scale: 0.6, translation: (0.6, 0.0, 0.25))])",
     )
     .unwrap();
-    let shot = tmp("mesh_solid.png");
+    let shot = scratch!(path "mesh_solid.png");
     let out = view(&[
         scene.to_str().unwrap(),
         "--frames",
@@ -433,7 +429,7 @@ fn mesh_solids_show_as_shaded_solids_in_the_3d_view() {
 fn the_viewer_opens_a_checkpoint_of_a_headless_run() {
     // A run's checkpoint is a saved state: the viewer starts from it (its scene, frame and
     // particles) and goes on; a file that is not one is refused with its name.
-    let dir = tmp("ckpt-run");
+    let dir = scratch!(path "ckpt-run");
     let _ = std::fs::remove_dir_all(&dir);
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_eddy"))
         .args(["run", "dam_break", "--resolution", "16", "--frames", "6"])
@@ -447,7 +443,7 @@ fn the_viewer_opens_a_checkpoint_of_a_headless_run() {
         String::from_utf8_lossy(&run.stderr)
     );
     let ckpt = dir.join("checkpoint_00006.eddy");
-    let shot = tmp("ckpt.png");
+    let shot = scratch!(path "ckpt.png");
     let out = view(&[
         "--state",
         ckpt.to_str().unwrap(),
@@ -461,7 +457,7 @@ fn the_viewer_opens_a_checkpoint_of_a_headless_run() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("loaded frame 6"), "{said}");
     assert!(coloured_fraction(&shot) > 0.02, "no liquid shown");
-    let junk = tmp("junk.eddy");
+    let junk = scratch!(path "junk.eddy");
     std::fs::write(&junk, b"not a state").unwrap();
     let out = view(&["--state", junk.to_str().unwrap(), "--frames", "1"]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -493,7 +489,7 @@ fn region_difference(a: &Path, b: &Path, [x0, y0, x1, y1]: [f64; 4]) -> f64 {
 fn the_solver_lab_steps_a_frozen_solve_and_races_the_preconditioners() {
     let scene = small_dam_break("lab.ron");
     let shot = |name: &str, extra: &[&str]| {
-        let path = tmp(name);
+        let path = scratch!(path name);
         let mut args = vec![
             scene.to_str().unwrap(),
             "--frames",
@@ -530,8 +526,8 @@ fn the_solver_lab_steps_a_frozen_solve_and_races_the_preconditioners() {
 #[test]
 fn the_solver_lab_opens_an_exported_system_and_a_smoke_scene() {
     let scene = small_dam_break("lab_export.ron");
-    let dir = tmp("lab_system");
-    let out_dir = tmp("lab_run");
+    let dir = scratch!(path "lab_system");
+    let out_dir = scratch!(path "lab_run");
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&out_dir);
     let run = Command::new(env!("CARGO_BIN_EXE_eddy"))
@@ -552,7 +548,7 @@ fn the_solver_lab_opens_an_exported_system_and_a_smoke_scene() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let shot = tmp("lab_system.png");
+    let shot = scratch!(path "lab_system.png");
     let out = view(&[
         scene.to_str().unwrap(),
         "--frames",
@@ -574,7 +570,7 @@ fn the_solver_lab_opens_an_exported_system_and_a_smoke_scene() {
     assert!(image::open(&shot).is_ok());
     // A smoke scene's solve freezes too (warm-started: the viewer keeps its initial
     // guess) and its lab steps.
-    let smoke_shot = tmp("lab_smoke.png");
+    let smoke_shot = scratch!(path "lab_smoke.png");
     let smoke = view(&[
         "smoke_plume",
         "--frames",
