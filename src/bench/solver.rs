@@ -7,7 +7,7 @@ use crate::gpu::{
     read_buffer, storage_buffer, uniform_buffer, GpuContext, Kernel, PassTimer, StageTiming,
 };
 use crate::scene::{PreconditionerKind, StandardProblem};
-use crate::sim::core::pressure::lab::SolverLab;
+use crate::sim::lab::SolverLab;
 use crate::sim::{core::params::SimParams, core::pressure::SolveStatus, Simulation, Stage};
 use std::sync::Arc;
 use std::time::Instant;

@@ -110,7 +110,7 @@ pub(crate) fn bench_system(
     }
     text += "\n";
     print_stdout(&text)?;
-    let rows = eddy::sim::core::pressure::lab::race_some(
+    let rows = eddy::sim::lab::race_some(
         ctx.clone(),
         &sys,
         kinds,

@@ -487,7 +487,7 @@ fn solver_line(scene: &Scene) -> String {
         scene.pressure.preconditioner,
         scene.pressure.tolerance,
         scene.pressure.max_iterations,
-        if scene.pressure.pipelined && eddy::sim::core::runner::queues_ahead(&scene.pressure) {
+        if scene.pressure.pipelined && eddy::sim::runner::queues_ahead(&scene.pressure) {
             format!(
                 "; solves queued ahead, the last count + {} (pressure.pipelined)",
                 scene.pressure.margin

@@ -264,7 +264,7 @@ impl CheckpointLog {
 
 /// What to change when a pressure solve queued ahead may have stopped at its queue's end.
 fn queue_hint(scene: &Scene) -> &'static str {
-    if scene.pressure.pipelined && eddy::sim::core::runner::queues_ahead(&scene.pressure) {
+    if scene.pressure.pipelined && eddy::sim::runner::queues_ahead(&scene.pressure) {
         "; a solve queued ahead stops where its queue ends: a larger pressure.margin queues \
          more, pressure.pipelined: false reads each solve until it converges"
     } else {

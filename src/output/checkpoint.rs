@@ -1,4 +1,4 @@
-//! Checkpoints: a simulation's saved state (src/sim/core/state.rs) with its scene, in one
+//! Checkpoints: a simulation's saved state (src/sim/runner/state.rs) with its scene, in one
 //! file that `eddy run --resume` and the viewer's load read back.
 //!
 //! Layout: the magic `EDDYCKPT`, the format version (u32, little-endian), the length of a
@@ -8,7 +8,7 @@
 //! renamed, so a run killed while writing one leaves the previous checkpoints as they were.
 
 use crate::scene::{Scene, SceneKind};
-use crate::sim::core::state::{Section, SimState};
+use crate::sim::runner::state::{Section, SimState};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -25,7 +25,7 @@
 use super::{write_atomically, write_matrix_market, ExportedSystem};
 use crate::scene::PressureSettings;
 use crate::sim::bodies::strong::CoupleBody;
-use crate::sim::core::pressure::lab::{FrozenBodies, FrozenSolve, FrozenSystem};
+use crate::sim::lab::{FrozenBodies, FrozenSolve, FrozenSystem};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
@@ -326,11 +326,11 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
     Ok(sys)
 }
 
-/// Writes a race ([`crate::sim::core::pressure::lab::race`]) as CSV: one row per
+/// Writes a race ([`crate::sim::lab::race`]) as CSV: one row per
 /// preconditioner (`preconditioner,iterations,final_residual,dispatches,time_ms,...`).
 pub fn write_race_csv(
     path: &Path,
-    rows: &[crate::sim::core::pressure::lab::RaceRow],
+    rows: &[crate::sim::lab::RaceRow],
 ) -> std::io::Result<()> {
     write_atomically(path, |w| {
         writeln!(
@@ -370,7 +370,7 @@ pub fn write_race_csv(
 /// (max|r| / max|b| before the first and after each iteration).
 pub fn write_race_history_csv(
     path: &Path,
-    rows: &[crate::sim::core::pressure::lab::RaceRow],
+    rows: &[crate::sim::lab::RaceRow],
 ) -> std::io::Result<()> {
     write_atomically(path, |w| {
         writeln!(w, "preconditioner,iteration,residual")?;

@@ -435,7 +435,7 @@ pub struct PressureSettings {
     /// the substeps/s of reading each solve, medians over four interleaved runs, with 1.0
     /// host read per substep instead of 1.3-2.2 and no solve stopped; benchmarks/history.md).
     /// `false` reads each solve's state back before its projection. It applies to `mg`
-    /// solves (`sim::core::runner::queues_ahead`): other preconditioners' iteration counts
+    /// solves (`sim::runner::queues_ahead`): other preconditioners' iteration counts
     /// vary too much from one solve to the next for a queue, and their solves are read
     /// back as they run (`eddy check` says so). Pipelined substeps: where a
     /// frame's later substeps take their length on the GPU

@@ -3,9 +3,9 @@
 //! smoke's tracers and painted solids) is reached through its variant.
 
 use super::bodies::coupling::Bodies;
-use super::core::pressure::lab::FrozenSystem;
-use super::core::state::SimState;
 use super::frames::ExportedSystem;
+use super::lab::FrozenSystem;
+use super::runner::state::SimState;
 use super::smoke::SmokeSimulation;
 use super::{FrameStats, SimError, Simulation};
 use crate::gpu::{GpuContext, StageTiming};

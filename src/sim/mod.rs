@@ -1,4 +1,4 @@
-//! The GPU simulation: one step runner ([`core::runner::Runner`]) that runs a mode's stages
+//! The GPU simulation: one step runner ([`runner::Runner`]) that runs a mode's stages
 //! in the order of the algorithm, and the modes: the liquid ([`Simulation`], `liquid/`) and
 //! the smoke ([`smoke::SmokeSimulation`], `smoke/`). `core/` holds what both share (the
 //! runner, the grid fields, boundary, divergence, the pressure solve, projection,
@@ -9,7 +9,9 @@ pub mod bodies;
 pub mod core;
 pub mod frames;
 pub mod handle;
+pub mod lab;
 pub mod liquid;
+pub mod runner;
 pub mod smoke;
 
 use crate::gpu::{GpuContext, GpuError};
@@ -19,7 +21,7 @@ use thiserror::Error;
 pub use self::core::limits::{buffer_limit, check_estimate, MemoryEstimate};
 pub use self::core::params::{AIR_DENSITY, DENSITY};
 pub use self::core::recorder::StageList;
-pub use self::core::runner::{
+pub use self::runner::{
     FrameStats, LiquidColumns, ModeColumns, Runner, SmokeColumns, SubstepReport,
 };
 pub use handle::Sim;

@@ -1,11 +1,11 @@
 //! The viewer's solver lab: freeze the pressure system of the moment, step its PCG solve
 //! iteration by iteration (the PCG views then show the lab's vectors), go back, restart
 //! with another preconditioner or tolerance, race every preconditioner on it, and see
-//! where the residual is. The lab itself is `sim::core::pressure::lab`.
+//! where the residual is. The lab itself is `sim::lab`.
 
 use super::{Sim, Viewer, ViewerError};
 use crate::scene::PreconditionerKind;
-use crate::sim::core::pressure::lab::{self, FrozenSystem, RaceRow, SolverLab, WorstCell};
+use crate::sim::lab::{self, FrozenSystem, RaceRow, SolverLab, WorstCell};
 use crate::sim::liquid::views::{Field, FieldData, MgField, MgVector};
 use crate::sim::SimError;
 use std::path::PathBuf;

@@ -29,8 +29,8 @@ use crate::render::SceneRenderer;
 use crate::scene::{Scene, SceneKind};
 use crate::sim::{
     core::recorder::StageList,
-    core::runner::Mode,
     liquid::views::{Field, FieldData},
+    runner::Mode,
     Runner, Sim, SimError,
 };
 use glam::Vec3;

@@ -838,7 +838,7 @@ fn noise(n: usize, seed: u64) -> Vec<f32> {
 /// After a substep up to the projection of `core`'s scene: the solve's f64 residual with
 /// the bodies' term, and the GPU's q += K d, r -= K p and z = K p on random vectors
 /// against the f64 reference.
-fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::core::runner::Core) {
+fn check_coupled_operator(ctx: &eddy::gpu::GpuContext, core: &eddy::sim::runner::Core) {
     use eddy::reference::bodies::{coupled_term_projected, RefCoupledBody};
     use eddy::sim::core::pressure::TermOp;
     let n = core.fields.params.n;
@@ -2498,7 +2498,7 @@ fn the_projection_trades_momentum_with_a_body_exactly_in_liquid() {
 #[test]
 fn deflating_the_bodies_modes_gives_mg_back_its_iterations() {
     use eddy::scene::{PreconditionerKind, StandardProblem};
-    use eddy::sim::core::pressure::lab::SolverLab;
+    use eddy::sim::lab::SolverLab;
     let ctx = common::gpu();
     let solve = |deflate: Option<bool>| {
         let mut scene = StandardProblem::FloatingBodies.scene(16);

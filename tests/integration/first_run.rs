@@ -4,9 +4,9 @@
 
 use crate::common;
 
+use crate::common::eddy_in;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use crate::common::eddy_in;
 
 /// A fresh folder outside the repository, so nothing resolves against `scenes/`.
 fn elsewhere(name: &str) -> PathBuf {

@@ -1,8 +1,8 @@
 //! The imports follow the plan of docs/ARCHITECTURE.md: dependencies point down
-//! (`cli` -> `ui` -> `render` -> `sim` -> `gpu`, `scene` -> `files`), the shared core of
-//! the simulation imports neither mode, and the few places that do not follow the plan yet
-//! are the ones ARCHITECTURE names, no more. Comment lines are left out (a doc link may
-//! name any module).
+//! (`cli` -> `ui` -> `render` -> `sim` -> `gpu`, `scene` -> `files`), the layers inside the
+//! simulation point down (core < bodies < lab < runner < modes), and the few places that
+//! do not follow the plan yet are the ones ARCHITECTURE names, no more. Comment lines are
+//! left out (a doc link may name any module).
 
 use std::path::{Path, PathBuf};
 
@@ -109,20 +109,37 @@ fn the_simulation_imports_none_of_its_users() {
     check("sim", &above, &[]);
 }
 
+/// `crate::sim::NAME` and the `super::` paths that reach it from a file one or two
+/// folders below `sim/`.
+fn sim_paths(names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .flat_map(|n| {
+            [
+                format!("crate::sim::{n}"),
+                format!("super::{n}"),
+                format!("super::super::{n}"),
+            ]
+        })
+        .collect()
+}
+
+fn check_sim(dir: &str, names: &[&str]) {
+    let paths = sim_paths(names);
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    check(dir, &paths, &[]);
+}
+
+/// Inside `sim` the layers are core < bodies < lab < runner < the modes < handle: the
+/// shared core names no body, the bodies no runner, and no layer a mode.
 #[test]
-fn the_simulations_core_imports_neither_mode() {
-    check(
-        "sim/core",
-        &[
-            "crate::sim::liquid",
-            "crate::sim::smoke",
-            "super::liquid",
-            "super::smoke",
-            "super::super::liquid",
-            "super::super::smoke",
-        ],
-        &[],
-    );
+fn the_simulations_layers_point_down() {
+    let above_core = ["bodies", "lab", "runner", "liquid", "smoke", "handle"];
+    check_sim("sim/core", &above_core);
+    check_sim("sim/bodies", &above_core[2..]);
+    check_sim("sim/lab", &above_core[2..]);
+    check_sim("sim/runner", &above_core[3..]);
+    check_sim("sim/liquid", &["handle", "smoke"]);
 }
 
 #[test]

@@ -1,16 +1,16 @@
-//! The solver lab (src/sim/core/pressure/lab.rs): a frozen system stepped on the GPU is the
+//! The solver lab (src/sim/lab/): a frozen system stepped on the GPU is the
 //! simulation's solve bit for bit; going back is exact; the Lanczos condition estimate
 //! against dense eigenvalues; `eddy bench --system` against the run that exported the
 //! system and the in-process race; bad system folders.
 
 use crate::common;
 
+use crate::common::eddy;
 use eddy::output::frozen::{load_frozen_system, save_frozen_system};
 use eddy::scene::{PreconditionerKind, StandardProblem};
-use eddy::sim::core::pressure::lab::{self, FrozenSystem, LabVectors, SolverLab};
+use eddy::sim::lab::{self, FrozenSystem, LabVectors, SolverLab};
 use eddy::sim::{Simulation, Stage};
 use std::path::PathBuf;
-use crate::common::eddy;
 
 fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|x| x.to_bits()).collect()

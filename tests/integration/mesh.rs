@@ -2,11 +2,11 @@
 //! fields and every case, the particle surface has the right size and height, and
 //! `eddy run --dump-mesh` writes PLY files that parse back.
 
+use crate::common::eddy;
 use eddy::mesh::{extract, liquid_surface, Border, Lattice, SurfaceMesh};
 use eddy::scene::Scene;
 use std::collections::HashMap;
 use std::path::Path;
-use crate::common::eddy;
 
 /// Every undirected edge in exactly two triangles, once in each direction (so the surface
 /// is closed and consistently oriented), and no triangle repeats a vertex.

@@ -3,10 +3,10 @@
 //! naming `solids[i]` and the file (through `Scene::load`, `eddy check` and `eddy run`),
 //! and runs with one pass the invariant checks and repeat bit for bit.
 
+use crate::common::eddy_in;
 use eddy::scene::mesh::{voxelise, MAX_MESH_BYTES};
 use eddy::scene::{Scene, SceneKind};
 use std::path::{Path, PathBuf};
-use crate::common::eddy_in;
 
 /// A fresh folder for one test.
 fn folder(name: &str) -> PathBuf {
@@ -294,7 +294,9 @@ fn a_liquid_run_past_a_mesh_passes_the_invariant_checks_and_repeats_bit_for_bit(
     );
     let run = |name: &str| {
         let out_dir = dir.join(name);
-        let out = eddy_in(&dir, &[
+        let out = eddy_in(
+            &dir,
+            &[
                 "run",
                 scene.to_str().unwrap(),
                 "--frames",
@@ -304,7 +306,8 @@ fn a_liquid_run_past_a_mesh_passes_the_invariant_checks_and_repeats_bit_for_bit(
                 "4",
                 "--out",
                 out_dir.to_str().unwrap(),
-            ]);
+            ],
+        );
         assert!(
             out.status.success(),
             "{}",
@@ -324,7 +327,9 @@ fn a_liquid_run_past_a_mesh_passes_the_invariant_checks_and_repeats_bit_for_bit(
 fn the_shipped_mesh_scene_runs_from_any_folder() {
     let dir = folder("shipped");
     for scene in ["smoke_mesh_obstacle", "scenes/smoke_mesh_obstacle.ron"] {
-        let out = eddy_in(&dir, &[
+        let out = eddy_in(
+            &dir,
+            &[
                 "run",
                 scene,
                 "--frames",
@@ -332,7 +337,8 @@ fn the_shipped_mesh_scene_runs_from_any_folder() {
                 "--out",
                 dir.join("out").to_str().unwrap(),
                 "--overwrite",
-            ]);
+            ],
+        );
         assert!(
             out.status.success(),
             "{scene}: {}",

@@ -3,11 +3,11 @@
 
 use crate::common;
 
+use crate::common::eddy;
 use eddy::scene::{Scene, SceneKind};
 use eddy::sim::{smoke::SmokeSimulation, SimError, Simulation};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use crate::common::eddy;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")

@@ -97,14 +97,14 @@ fn mkfifo(p: &Path) {
 
 /// A checkpoint file with `edit` applied to its state, written with a valid checksum (the
 /// damage a checksum cannot see: a file written so, or by a broken run).
-fn resealed(bytes: &[u8], edit: impl FnOnce(&mut eddy::sim::core::state::SimState)) -> Vec<u8> {
+fn resealed(bytes: &[u8], edit: impl FnOnce(&mut eddy::sim::runner::state::SimState)) -> Vec<u8> {
     let mut c = checkpoint::decode(bytes, Path::new("c.eddy")).unwrap();
     edit(&mut c.state);
     checkpoint::encode(&c.scene, &c.state)
 }
 
 /// Sets the f32 at `index` of section `name`.
-fn set_f32(s: &mut eddy::sim::core::state::SimState, name: &str, index: usize, v: f32) {
+fn set_f32(s: &mut eddy::sim::runner::state::SimState, name: &str, index: usize, v: f32) {
     let sec = s.sections.iter_mut().find(|x| x.name == name).unwrap();
     sec.bytes[4 * index..4 * index + 4].copy_from_slice(&v.to_le_bytes());
 }

@@ -278,7 +278,7 @@ fn a_pressure_slice_reads_in_the_default_camera_and_the_flat_layout() {
 fn the_surface_mode_screenshot_differs_from_the_particles() {
     let scene = small_dam_break("surface.ron");
     let shots = ["particles", "surface", "both"].map(|mode| {
-        let shot = scratch!(path &format!("{mode}.png"));
+        let shot = scratch!(path & format!("{mode}.png"));
         let out = view(&[
             scene.to_str().unwrap(),
             "--render",
@@ -323,7 +323,7 @@ fn the_surface_mode_screenshot_differs_from_the_particles() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("particles, surface"));
     let _ = std::fs::remove_file(&scene);
     for mode in ["particles", "surface", "both"] {
-        let _ = std::fs::remove_file(scratch!(path &format!("{mode}.png")));
+        let _ = std::fs::remove_file(scratch!(path & format!("{mode}.png")));
     }
 }
 

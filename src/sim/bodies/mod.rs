@@ -367,7 +367,7 @@ pub const THIN_BODY_CELLS: f64 = 3.0;
 pub(crate) const BODY_WORDS: usize = 38;
 
 impl BodySet {
-    /// Every body's motion as f64 words (a saved state, src/sim/core/state.rs): position,
+    /// Every body's motion as f64 words (a saved state, src/sim/runner/state.rs): position,
     /// orientation, momenta, prescribed motion, the fluid's last forces and what the weak
     /// scheme's correction remembers. What the scene gives (shape, mass, material) is not
     /// saved, nor a grab (the viewer's, never part of a headless run).

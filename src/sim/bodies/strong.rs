@@ -534,7 +534,7 @@ impl StrongCoupling {
     }
 
     /// Bytes of the sums: what the substep's readback copies after its counters
-    /// (src/sim/core/runner/substep.rs), so the forces come back in the substep's one read.
+    /// (src/sim/runner/substep.rs), so the forces come back in the substep's one read.
     pub const SUMS_BYTES: u64 = (SUM_FLOATS * 4) as u64;
 
     /// Keeps the sums the substep's readback brought back (`SUMS_BYTES` of f32).

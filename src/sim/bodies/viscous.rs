@@ -21,11 +21,9 @@
 use super::strong::{CoupleBody, StrongCoupling, VISCOUS_AT};
 use super::{BodySet, MAX_BODIES};
 use crate::gpu::{storage_buffer, uniform_buffer, GpuContext, Kernel};
-use crate::sim::core::diffusion::{velocity_coef, Diffusion, VelocityCoupling, VelocityView};
+use crate::sim::core::diffusion::{velocity_coef, VelocityCoupling, VelocityView};
 use crate::sim::core::fields::GridFields;
 use crate::sim::core::pressure::{AddedTerm, TermOp};
-use crate::sim::core::runner::Core;
-use crate::sim::SimError;
 use bytemuck::{Pod, Zeroable};
 use std::cell::RefCell;
 
@@ -121,23 +119,6 @@ pub fn viscous_bodies(set: &BodySet, forced: &BodySet, m_face: f64, h: f64) -> V
             }
         })
         .collect()
-}
-
-/// The dynamic bodies' coupling into this substep's viscosity step, prepared and bound to
-/// `diffusion`'s velocity system (made first where missing); None without bodies or
-/// without a dynamic one. `dye` is the smoke's dye buffer (the system binds it), None in
-/// the liquid.
-pub fn coupling<'a>(
-    diffusion: &mut Diffusion,
-    core: &'a Core,
-    dye: Option<&wgpu::Buffer>,
-) -> Result<Option<&'a ViscousCoupling>, SimError> {
-    let Some(bodies) = core.bodies.as_ref() else {
-        return Ok(None);
-    };
-    let (f, settings) = (&core.fields, &core.scene.diffusion);
-    let view = diffusion.ensure_velocity(&core.ctx, f, dye, settings)?;
-    Ok(bodies.viscous(&core.ctx, f, &view, core.scene.viscosity))
 }
 
 /// What [`ViscousCoupling::prepare`] binds and reads: the strong coupling (its bodies and

@@ -362,7 +362,7 @@ pub struct DiffusionReport {
     pub scalars: Option<SolveReport>,
 }
 
-/// What a substep's diffusion stage leaves for its report ([`crate::sim::core::runner::Mode::Host`]):
+/// What a substep's diffusion stage leaves for its report ([`crate::sim::runner::Mode::Host`]):
 /// the reports of the solves it read, or the solves it queued ahead in a pipelined substep,
 /// whose reports come with the substep's readback ([`Diffusion::report_queued`]).
 #[derive(Clone, Debug, Default)]

@@ -11,5 +11,3 @@ pub mod params;
 pub mod pressure;
 pub mod project;
 pub mod recorder;
-pub mod runner;
-pub mod state;

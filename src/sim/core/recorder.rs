@@ -39,7 +39,11 @@ pub struct Recorder<'a> {
 }
 
 impl<'a> Recorder<'a> {
-    pub(super) fn new(ctx: &'a GpuContext, timer: &'a PassTimer, label: &'static str) -> Self {
+    pub(in crate::sim) fn new(
+        ctx: &'a GpuContext,
+        timer: &'a PassTimer,
+        label: &'static str,
+    ) -> Self {
         Self {
             ctx,
             timer,
@@ -85,12 +89,12 @@ impl<'a> Recorder<'a> {
         self.ctx.submit(enc.finish())
     }
 
-    pub(super) fn finish(self) -> wgpu::SubmissionIndex {
+    pub(in crate::sim) fn finish(self) -> wgpu::SubmissionIndex {
         self.ctx.submit(self.enc.finish())
     }
 }
 
-pub(super) fn new_encoder(ctx: &GpuContext, label: &'static str) -> wgpu::CommandEncoder {
+pub(in crate::sim) fn new_encoder(ctx: &GpuContext, label: &'static str) -> wgpu::CommandEncoder {
     ctx.device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
 }

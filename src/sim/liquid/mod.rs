@@ -2,7 +2,7 @@
 //!
 //! One substep, in order: particles to grid -> mark cells (and their density) -> volume
 //! correction -> forces -> solid boundary conditions -> pressure -> project -> extrapolate
-//! -> grid to particles -> advect. The runner ([`super::core::runner`]) records the boundary,
+//! -> grid to particles -> advect. The runner ([`super::runner`]) records the boundary,
 //! pressure and projection stages; the others are recorded here.
 
 pub mod advect;
@@ -27,7 +27,7 @@ use super::{
     core::params::SimParams,
     core::pressure::{self, SolveReport},
     core::recorder::{Recorder, SharedStage, StageList},
-    core::runner::{Core, LiquidColumns, Mode, ModeColumns, Runner, SubstepReport},
+    runner::{Core, LiquidColumns, Mode, ModeColumns, Runner, SubstepReport},
     SimError, DENSITY,
 };
 use crate::gpu::GpuContext;
@@ -370,7 +370,7 @@ impl Liquid {
             end: true,
         });
         let nu = core.scene.viscosity;
-        let coupling = bodies::viscous::coupling(&mut self.diffusion, core, None)?;
+        let coupling = core.viscous_coupling(&mut self.diffusion, None)?;
         self.diffusion.velocity(
             &core.ctx,
             &core.fields,
@@ -630,7 +630,7 @@ impl Mode for Liquid {
                         let mut pass = rec.pass_part(stage, true, false);
                         core.boundary.record(&mut pass, f);
                     }
-                    let coupling = bodies::viscous::coupling(&mut self.diffusion, core, None)?;
+                    let coupling = core.viscous_coupling(&mut self.diffusion, None)?;
                     self.viscosity.queued.velocity = Some(self.diffusion.queue_velocity(
                         &core.ctx,
                         rec.encoder(),
@@ -928,10 +928,10 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// The state after the last frame (src/sim/core/state.rs): the shared part and the
+    /// The state after the last frame (src/sim/runner/state.rs): the shared part and the
     /// particles (positions, velocities, and the APIC matrices when the scene uses them),
     /// and in a scene with inflow or outflow that stage's host state.
-    pub fn save_state(&self) -> Result<crate::sim::core::state::SimState, SimError> {
+    pub fn save_state(&self) -> Result<crate::sim::runner::state::SimState, SimError> {
         let mut s = self.core.capture_core(SceneKind::Liquid)?;
         let p = &self.mode.particles;
         let n = p.count as u64;
@@ -952,7 +952,7 @@ impl Simulation {
     /// Continues from `state`, saved from a simulation of this scene.
     pub fn restore_state(
         &mut self,
-        state: &crate::sim::core::state::SimState,
+        state: &crate::sim::runner::state::SimState,
     ) -> Result<(), SimError> {
         let counts = state.words("particles")?;
         let p = &self.mode.particles;

@@ -3,7 +3,7 @@
 //! draws any of them; nothing else needs to know where a field lives.
 
 use crate::scene::PreconditionerKind;
-use crate::sim::{core::pressure::PressureSolver, core::runner::Core, SimError, Simulation};
+use crate::sim::{core::pressure::PressureSolver, runner::Core, SimError, Simulation};
 use std::borrow::Cow;
 
 /// Where a field's samples sit on the MAC grid.

@@ -32,7 +32,7 @@ use super::core::fields::{FieldRoom, GridFields, Particles};
 use super::core::params::SimParams;
 use super::core::pressure::PcgVectors;
 use super::core::recorder::{Recorder, SharedStage, StageList};
-use super::core::runner::{Core, Mode, ModeColumns, Runner, SmokeColumns, SubstepReport};
+use super::runner::{Core, Mode, ModeColumns, Runner, SmokeColumns, SubstepReport};
 use super::SimError;
 use crate::gpu::GpuContext;
 use crate::scene::{Scene, SceneKind, SplitMix64};
@@ -367,8 +367,7 @@ impl Smoke {
         let mut queued = diffusion::QueuedSolves::default();
         if velocity {
             self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
-            let coupling =
-                super::bodies::viscous::coupling(&mut self.diffusion, core, Some(&self.smoke.dye))?;
+            let coupling = core.viscous_coupling(&mut self.diffusion, Some(&self.smoke.dye))?;
             queued.velocity = Some(self.diffusion.queue_velocity(
                 &core.ctx,
                 enc,
@@ -417,7 +416,7 @@ impl Smoke {
             self.diffusion.wall_slide = [0.0, 0.0, 0.0, s.lid_velocity as f32];
         }
         let coupling = if nu > 0.0 {
-            super::bodies::viscous::coupling(&mut self.diffusion, core, Some(&self.smoke.dye))?
+            core.viscous_coupling(&mut self.diffusion, Some(&self.smoke.dye))?
         } else {
             None
         };
@@ -853,9 +852,9 @@ impl SmokeSimulation {
 }
 
 impl SmokeSimulation {
-    /// The state after the last frame (src/sim/core/state.rs): the shared part, the dye and
+    /// The state after the last frame (src/sim/runner/state.rs): the shared part, the dye and
     /// temperature, the tracers and their trails, and the solids painted in the viewer.
-    pub fn save_state(&self) -> Result<crate::sim::core::state::SimState, SimError> {
+    pub fn save_state(&self) -> Result<crate::sim::runner::state::SimState, SimError> {
         let mut s = self.core.capture_core(SceneKind::Smoke)?;
         let m = &self.mode;
         s.push_words("smoke", &[m.tracers.count as f64, m.trail_slot as f64]);
@@ -888,7 +887,7 @@ impl SmokeSimulation {
     /// Continues from `state`, saved from a simulation of this scene.
     pub fn restore_state(
         &mut self,
-        state: &crate::sim::core::state::SimState,
+        state: &crate::sim::runner::state::SimState,
     ) -> Result<(), SimError> {
         let w = state.words("smoke")?;
         if w.len() != 2 || w[0] != self.mode.tracers.count as f64 || w[1] >= TRAIL_LEN as f64 {

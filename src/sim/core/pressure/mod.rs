@@ -1,7 +1,6 @@
 //! The pressure solve: packed matrix, PCG, preconditioners, and the host loop that checks
 //! convergence every few iterations without making the GPU wait.
 
-pub mod lab;
 pub mod matrix;
 pub mod multigrid;
 pub mod pcg;

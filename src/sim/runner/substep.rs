@@ -551,17 +551,17 @@ impl<M: Mode> Runner<M> {
     }
 
     /// The pressure system the last solve solved, frozen for the solver lab
-    /// (`pressure::lab`): call after a substep that ran the pressure stage. With rigid
+    /// (`sim::lab`): call after a substep that ran the pressure stage. With rigid
     /// bodies in the strong coupling it keeps their added term; a warm-started solve is
     /// refused unless [`Self::keep_initial_guess`] was on before the solve.
-    pub fn freeze_system(&self) -> Result<pressure::lab::FrozenSystem, SimError> {
+    pub fn freeze_system(&self) -> Result<crate::sim::lab::FrozenSystem, SimError> {
         let core = &self.core;
         let solved = core.solved_vectors()?;
         let origin = format!(
             "{}, frame {}, t = {:.6} s, grid {:?}",
             core.scene.name, core.frame, core.time, core.fields.params.n
         );
-        pressure::lab::capture(
+        crate::sim::lab::capture(
             &core.ctx,
             &core.fields,
             &solved,
@@ -569,7 +569,7 @@ impl<M: Mode> Runner<M> {
                 .as_ref()
                 .filter(|_| core.added_term().is_some())
                 .map(|b| (&b.strong, &b.coupling.body_id, &b.coupling.cover)),
-            pressure::lab::SolveRecord {
+            crate::sim::lab::SolveRecord {
                 settings: &core.scene.pressure,
                 initial_guess: core.initial_guess.as_ref(),
                 last: core.last_solve.as_ref(),

@@ -11,22 +11,22 @@
 //! mode's [`Mode::record`], and give it a Rust file and a WGSL file of its own (see
 //! docs/ARCHITECTURE.md).
 
-use super::clock::{self, CflTerms, Tick, CLOCK_BYTES};
-use super::divergence;
-use super::project;
-use super::recorder::{new_encoder, Recorder, SharedStage, StageList};
-use super::{
-    boundary,
-    fields::{FieldRoom, GridFields, COUNTERS},
-    params::SimParams,
-    pressure::{self, PcgVectors, PressureSolver, Scratch, SolveReport},
-};
 use crate::gpu::{BufferReader, GpuContext, PassTimer, Region, StageTiming, Traffic};
 use crate::scene::Scene;
 use crate::sim::bodies::coupling::Bodies;
 use crate::sim::bodies::strong::StrongCoupling;
 use crate::sim::bodies::MAX_MOVE_CFL;
 use crate::sim::checked_cfl_dt;
+use crate::sim::core::clock::{self, CflTerms, Tick, CLOCK_BYTES};
+use crate::sim::core::divergence;
+use crate::sim::core::project;
+use crate::sim::core::recorder::{new_encoder, Recorder, SharedStage, StageList};
+use crate::sim::core::{
+    boundary,
+    fields::{FieldRoom, GridFields, COUNTERS},
+    params::SimParams,
+    pressure::{self, PcgVectors, PressureSolver, Scratch, SolveReport},
+};
 use crate::sim::ensure_finite;
 use crate::sim::SimError;
 use std::fmt::Debug;
@@ -41,6 +41,7 @@ use crate::gpu::constants::{
 mod frame;
 mod mode;
 mod readback;
+pub mod state;
 mod stats;
 mod substep;
 
@@ -488,5 +489,24 @@ impl<M: Mode> std::ops::Deref for Runner<M> {
 impl<M: Mode> std::ops::DerefMut for Runner<M> {
     fn deref_mut(&mut self) -> &mut Core {
         &mut self.core
+    }
+}
+
+impl Core {
+    /// The dynamic bodies' coupling into this substep's viscosity step, prepared and bound
+    /// to `diffusion`'s velocity system (made first where missing); None without bodies or
+    /// without a dynamic one. `dye` is the smoke's dye buffer (the system binds it), None
+    /// in the liquid.
+    pub fn viscous_coupling(
+        &self,
+        diffusion: &mut crate::sim::core::diffusion::Diffusion,
+        dye: Option<&wgpu::Buffer>,
+    ) -> Result<Option<&crate::sim::bodies::viscous::ViscousCoupling>, SimError> {
+        let Some(bodies) = self.bodies.as_ref() else {
+            return Ok(None);
+        };
+        let (f, settings) = (&self.fields, &self.scene.diffusion);
+        let view = diffusion.ensure_velocity(&self.ctx, f, dye, settings)?;
+        Ok(bodies.viscous(&self.ctx, f, &view, self.scene.viscosity))
     }
 }

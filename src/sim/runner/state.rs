@@ -11,7 +11,7 @@
 //! temperature, tracers and trails, and its painted solids. No random numbers are drawn
 //! after seeding, so there is no generator state to keep.
 
-use super::runner::Core;
+use super::Core;
 use crate::gpu::{read_buffer, GpuContext};
 use crate::scene::SceneKind;
 use crate::sim::SimError;
