@@ -79,6 +79,20 @@ shared_constants! {
     /// weight into the pressure matrix and only raise its condition number.
     OPEN_FRACTION_MIN: f32 = 0.02;
 
+    // --- physical constants ---
+    /// Liquid density used for pressure and kinetic energy, kg/m^3.
+    DENSITY: f64 = 1000.0;
+    /// Air density (the smoke's fluid) for pressure and kinetic energy, kg/m^3.
+    AIR_DENSITY: f64 = 1.2;
+    /// A cell is FLUID when it holds a particle and its relative density (the wall-corrected
+    /// mean P2G weight of its six faces over the rest weight, see src/sim/liquid/mark_cells.wgsl)
+    /// reaches this value. With a smoothing kernel symmetric about the surface, a cell is at
+    /// least half full exactly when its centre lies inside the liquid, so this is the liquid
+    /// level set `0.5 - density` read at the cell centre: the FLUID cells count the liquid
+    /// volume without bias (marking every cell that holds one particle overcounts a settled
+    /// pool by half a layer and a splash by 20% and more), and the free-surface boundary
+    /// (free_surface.wgsl) places p = 0 where the same level set crosses zero.
+    FLUID_DENSITY_FRACTION: f32 = 0.5;
     // --- workgroups ---
     /// Threads per workgroup of the element-wise kernels (one item per thread).
     WORKGROUP: u32 = 64;

@@ -32,7 +32,7 @@ pub fn relative_density(g: &Grid, weight: &MacField, solid: &[bool], rest_weight
 }
 
 /// SOLID from the mask; FLUID where a particle lies and the relative density reaches
-/// [`crate::sim::core::params::FLUID_DENSITY_FRACTION`]; AIR elsewhere.
+/// [`crate::gpu::constants::FLUID_DENSITY_FRACTION`]; AIR elsewhere.
 pub fn mark_cells(
     g: &Grid,
     count: &[u32],
@@ -55,7 +55,7 @@ pub fn mark_cells_cut(
     cut: Option<&Cut>,
 ) -> Vec<u8> {
     let density = relative_density(g, weight, solid, rest_weight);
-    let threshold = crate::sim::core::params::FLUID_DENSITY_FRACTION as f64;
+    let threshold = crate::gpu::constants::FLUID_DENSITY_FRACTION as f64;
     let partial = |c: usize| cut.is_some_and(|k| k.is_partial(c));
     let mut types: Vec<u8> = (0..g.cells())
         .map(|c| {

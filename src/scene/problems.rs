@@ -142,7 +142,7 @@ fn floating_bodies() -> Vec<BodySpec> {
                 shape,
                 // The bottom at the waterline's depth for its density (exact for a box).
                 center: (x, 0.4 + half - 2.0 * half * ratio, z),
-                density: ratio * crate::sim::DENSITY,
+                density: ratio * crate::gpu::constants::DENSITY,
                 velocity: (0.0, 0.0, 0.0),
                 angular_velocity: (0.0, 0.0, 0.0),
                 rotation_deg: (0.0, 0.0, 0.0),

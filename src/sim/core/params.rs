@@ -2,11 +2,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// Liquid density used for pressure and kinetic energy, kg/m^3.
-pub const DENSITY: f64 = 1000.0;
-
-/// Air density (the smoke's fluid) for pressure and kinetic energy, kg/m^3.
-pub const AIR_DENSITY: f64 = 1.2;
+/// The liquid's and the air's densities, kg/m^3 (defined with the shared constants, so the
+/// scene and the reference read them without the simulation).
+pub use crate::gpu::constants::{AIR_DENSITY, DENSITY};
 
 /// Per-component clamp of particle velocity in P2G, m/s (see `sim::liquid::p2g` for the
 /// fixed-point overflow argument it serves).
@@ -62,15 +60,8 @@ crate::wgsl_mirror!(sim_params_layout: SimParams = "prelude.wgsl" SimParams {
 /// `SimParams::transfer` values.
 pub use crate::gpu::constants::{TRANSFER_APIC, TRANSFER_FLIP};
 
-/// A cell is FLUID when it holds a particle and its relative density (the wall-corrected
-/// mean P2G weight of its six faces over the rest weight, see src/sim/liquid/mark_cells.wgsl)
-/// reaches this value. With a smoothing kernel symmetric about the surface, a cell is at
-/// least half full exactly when its centre lies inside the liquid, so this is the liquid
-/// level set `0.5 - density` read at the cell centre: the FLUID cells count the liquid
-/// volume without bias (marking every cell that holds one particle overcounts a settled
-/// pool by half a layer and a splash by 20% and more), and the free-surface boundary
-/// (free_surface.wgsl) places p = 0 where the same level set crosses zero.
-pub const FLUID_DENSITY_FRACTION: f32 = 0.5;
+/// The FLUID threshold on a cell's relative density (defined with the shared constants).
+pub use crate::gpu::constants::FLUID_DENSITY_FRACTION;
 
 impl SimParams {
     pub fn new(n: [u32; 3], h: f32, num_particles: u32) -> Self {

@@ -6,7 +6,7 @@
 // domain wall counts twice (particles fill only the fluid side of its stencil, so at rest
 // it collects half the weight of an interior face). SOLID where the scene's solids are;
 // FLUID where a particle lies and the density reaches params.fluid_weight (one half: the
-// cell centre is inside the liquid, see FLUID_DENSITY_FRACTION in src/sim/core/params.rs); AIR
+// cell centre is inside the liquid, see FLUID_DENSITY_FRACTION in src/gpu/constants.rs); AIR
 // elsewhere. Also counts FLUID cells and their density error for the stats.
 // A cell the static solids only cut (solid SOLID_PARTIAL, src/scene/fractions.rs) is AIR
 // here with density 0: the particles never enter it. `cut_cells` then makes it FLUID when a
