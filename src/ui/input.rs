@@ -233,12 +233,12 @@ impl Viewer {
             MouseButton::Left | MouseButton::Right => {
                 if down {
                     if let Some(p) = p {
-                        m.drag = smoke::start_drag(&**s, &m.panel, button == MouseButton::Left, p);
+                        m.drag = smoke::start_drag(s, &m.panel, button == MouseButton::Left, p);
                         // A drag that starts on a rigid body holds it on a spring.
-                        smoke::grab_body(&mut **s, &m.drag, p);
+                        smoke::grab_body(s, &m.drag, p);
                     }
                 } else {
-                    smoke::end_drag(&mut **s, &mut m.drag);
+                    smoke::end_drag(s, &mut m.drag);
                 }
             }
             _ => {}
@@ -250,7 +250,7 @@ impl Viewer {
         let frame_dt = self.scene.frame_dt;
         let Sim::Smoke(s) = &mut self.sim else { return };
         let m = &mut self.smoke;
-        if smoke::apply_drag(&mut **s, &m.panel, &mut m.drag, p, frame_dt) {
+        if smoke::apply_drag(s, &m.panel, &mut m.drag, p, frame_dt) {
             // Painted solids show at once, even when paused.
             m.image_key = None;
         }

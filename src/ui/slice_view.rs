@@ -26,7 +26,7 @@ impl Viewer {
                     return Ok(());
                 }
                 let (img, types) = match render_smoke::build_image(
-                    &**s,
+                    s,
                     m.panel.field,
                     m.panel.range(),
                     m.panel.bilinear,
@@ -40,7 +40,7 @@ impl Viewer {
                         m.panel.note = Some(why);
                         m.panel.field = smoke::SmokeField::Dye;
                         render_smoke::build_image(
-                            &**s,
+                            s,
                             m.panel.field,
                             m.panel.range(),
                             m.panel.bilinear,
@@ -53,7 +53,7 @@ impl Viewer {
                     .set_slice(&self.ctx.device, &self.ctx.queue, Some(&img));
                 let mut lines = overlay_lines(&self.scene, s.bodies.as_ref());
                 if p.trails {
-                    lines.extend(render_smoke::trail_lines(&**s)?);
+                    lines.extend(render_smoke::trail_lines(s)?);
                 }
                 self.renderer.set_lines(&self.ctx.device, &lines);
                 m.panel.legend = (p.field != smoke::SmokeField::Dye)
