@@ -396,6 +396,67 @@ fn extract_on(lat: &Lattice, border: Border, threads: usize) -> SurfaceMesh {
         return SurfaceMesh::default();
     }
     let t = table();
+    let (mut mesh, edges) = edge_vertices(lat, border, threads);
+    // Pass 3: triangles per cube layer. Loop centres get ids after all edge vertices.
+    let cube_chunks = layer_chunks(nz - 1, threads);
+    let cubes = Cubes {
+        lat,
+        table: t,
+        edges: &edges,
+        mesh: &mesh,
+    };
+    let parts: Vec<Part> = parallel_map(&cube_chunks, threads, |_, r| {
+        let mut part = Part {
+            triangles: Vec::new(),
+            centres: Vec::new(),
+        };
+        for k in r {
+            for j in 0..ny - 1 {
+                for i in 0..nx - 1 {
+                    cubes.triangulate_cube(lat.index(i, j, k), &mut part);
+                }
+            }
+        }
+        part
+    });
+    for part in parts {
+        let offset = mesh.positions.len() as u32;
+        for c in &part.centres {
+            mesh.positions.push(c.position);
+            mesh.normals.push(c.normal);
+        }
+        mesh.triangles.extend(part.triangles.into_iter().map(|tri| {
+            tri.map(|v| {
+                if v >> 31 == 1 {
+                    offset + (v & !(1 << 31))
+                } else {
+                    v
+                }
+            })
+        }));
+    }
+    mesh
+}
+
+/// The crossed lattice edges: per node, which of its +x, +y, +z edges are crossed (bits 0,
+/// 1, 2), and the id of the vertex on its first crossed edge (the others follow in order).
+struct EdgeVertices {
+    bits: Vec<u8>,
+    first_id: Vec<u32>,
+}
+
+impl EdgeVertices {
+    /// The id of the vertex on node `n`'s crossed edge along `axis`.
+    fn vertex(&self, n: usize, axis: usize) -> u32 {
+        let below = self.bits[n] & ((1u8 << axis) - 1);
+        self.first_id[n] + below.count_ones()
+    }
+}
+
+/// Passes 1 and 2 of [`extract_on`]: finds the crossed lattice edges, in parallel over z
+/// layers, and gives the mesh one vertex on each, numbered node by node.
+fn edge_vertices(lat: &Lattice, border: Border, threads: usize) -> (SurfaceMesh, EdgeVertices) {
+    let [nx, ny, nz] = lat.dims;
     let inside = |n: usize| lat.values[n] > 0.0;
     let layer = nx * ny;
     // Per node, which of its +x, +y, +z edges are crossed (bits 0, 1, 2).
@@ -455,110 +516,96 @@ fn extract_on(lat: &Lattice, border: Border, threads: usize) -> SurfaceMesh {
             mesh.normals.push(v.normal);
         }
     }
-    let edge_vertex = |n: usize, axis: usize| -> u32 {
-        let below = bits[n] & ((1u8 << axis) - 1);
-        first_id[n] + below.count_ones()
-    };
-    // Pass 3: triangles per cube layer. Loop centres get ids after all edge vertices.
-    let cube_chunks = layer_chunks(nz - 1, threads);
-    struct Part {
-        triangles: Vec<[u32; 3]>,
-        centres: Vec<Crossing>,
-    }
-    let parts: Vec<Part> = parallel_map(&cube_chunks, threads, |_, r| {
-        let mut part = Part {
-            triangles: Vec::new(),
-            centres: Vec::new(),
-        };
-        for k in r {
-            for j in 0..ny - 1 {
-                for i in 0..nx - 1 {
-                    let base = lat.index(i, j, k);
-                    let corner_node =
-                        |c: usize| base + (c & 1) + ((c >> 1) & 1) * nx + ((c >> 2) & 1) * layer;
-                    let mut case = 0usize;
-                    for c in 0..8 {
-                        if inside(corner_node(c)) {
-                            case |= 1 << c;
-                        }
-                    }
-                    if case == 0 || case == 255 {
-                        continue;
-                    }
-                    let amb = t.ambiguous[case];
-                    let mut joined = 0u8;
-                    if amb != 0 {
-                        for f in 0..6 {
-                            if amb & (1 << f) == 0 {
-                                continue;
-                            }
-                            let cs = face_corners(f);
-                            let v = cs.map(|c| lat.values[corner_node(c)]);
-                            // Diagonal products: corners 0, 2 share a sign, as do 1, 3.
-                            let (p02, p13) = (v[0] * v[2], v[1] * v[3]);
-                            let (pin, pout) = if v[0] > 0.0 { (p02, p13) } else { (p13, p02) };
-                            if pin > pout {
-                                joined |= 1 << f;
-                            }
-                        }
-                    }
-                    let entry = &t.entries[case * 64 + joined as usize];
-                    let vertex_of_edge = |e: usize| {
-                        let (c0, _) = edge_corners(e);
-                        edge_vertex(corner_node(c0), e / 4)
-                    };
-                    let first_centre = part.centres.len() as u32;
-                    for ring in &entry.centres {
-                        let mut p = [0.0f32; 3];
-                        let mut nrm = [0.0f32; 3];
-                        for &e in ring {
-                            let v = vertex_of_edge(e as usize) as usize;
-                            for a in 0..3 {
-                                p[a] += mesh.positions[v][a] / ring.len() as f32;
-                                nrm[a] += mesh.normals[v][a];
-                            }
-                        }
-                        let len = (nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]).sqrt();
-                        if len > 0.0 {
-                            nrm = nrm.map(|x| x / len);
-                        }
-                        part.centres.push(Crossing {
-                            position: p,
-                            normal: nrm,
-                        });
-                    }
-                    for tri in &entry.triangles {
-                        part.triangles.push(tri.map(|r| {
-                            if r < CENTRE {
-                                vertex_of_edge(r as usize)
-                            } else {
-                                // Marked with the top bit until the centres are numbered.
-                                (1 << 31) | (first_centre + (r - CENTRE) as u32)
-                            }
-                        }));
-                    }
+    (mesh, EdgeVertices { bits, first_id })
+}
+
+/// The triangles and loop centres of one chunk of cube layers.
+struct Part {
+    triangles: Vec<[u32; 3]>,
+    centres: Vec<Crossing>,
+}
+
+/// What pass 3 of [`extract_on`] reads: the lattice, the case table, and the edge vertices
+/// with the mesh that holds them.
+struct Cubes<'a> {
+    lat: &'a Lattice,
+    table: &'a Table,
+    edges: &'a EdgeVertices,
+    mesh: &'a SurfaceMesh,
+}
+
+impl Cubes<'_> {
+    /// Adds to `part` the triangles of the cube whose lowest node is `base`, and the centres
+    /// of its loops that need one.
+    fn triangulate_cube(&self, base: usize, part: &mut Part) {
+        let (lat, t, mesh) = (self.lat, self.table, self.mesh);
+        let [nx, ny, _] = lat.dims;
+        let layer = nx * ny;
+        let inside = |n: usize| lat.values[n] > 0.0;
+        let edge_vertex = |n: usize, axis: usize| self.edges.vertex(n, axis);
+        let corner_node = |c: usize| base + (c & 1) + ((c >> 1) & 1) * nx + ((c >> 2) & 1) * layer;
+        let mut case = 0usize;
+        for c in 0..8 {
+            if inside(corner_node(c)) {
+                case |= 1 << c;
+            }
+        }
+        if case == 0 || case == 255 {
+            return;
+        }
+        let amb = t.ambiguous[case];
+        let mut joined = 0u8;
+        if amb != 0 {
+            for f in 0..6 {
+                if amb & (1 << f) == 0 {
+                    continue;
+                }
+                let cs = face_corners(f);
+                let v = cs.map(|c| lat.values[corner_node(c)]);
+                // Diagonal products: corners 0, 2 share a sign, as do 1, 3.
+                let (p02, p13) = (v[0] * v[2], v[1] * v[3]);
+                let (pin, pout) = if v[0] > 0.0 { (p02, p13) } else { (p13, p02) };
+                if pin > pout {
+                    joined |= 1 << f;
                 }
             }
         }
-        part
-    });
-    for part in parts {
-        let offset = mesh.positions.len() as u32;
-        for c in &part.centres {
-            mesh.positions.push(c.position);
-            mesh.normals.push(c.normal);
-        }
-        mesh.triangles.extend(part.triangles.into_iter().map(|tri| {
-            tri.map(|v| {
-                if v >> 31 == 1 {
-                    offset + (v & !(1 << 31))
-                } else {
-                    v
+        let entry = &t.entries[case * 64 + joined as usize];
+        let vertex_of_edge = |e: usize| {
+            let (c0, _) = edge_corners(e);
+            edge_vertex(corner_node(c0), e / 4)
+        };
+        let first_centre = part.centres.len() as u32;
+        for ring in &entry.centres {
+            let mut p = [0.0f32; 3];
+            let mut nrm = [0.0f32; 3];
+            for &e in ring {
+                let v = vertex_of_edge(e as usize) as usize;
+                for a in 0..3 {
+                    p[a] += mesh.positions[v][a] / ring.len() as f32;
+                    nrm[a] += mesh.normals[v][a];
                 }
-            })
-        }));
+            }
+            let len = (nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]).sqrt();
+            if len > 0.0 {
+                nrm = nrm.map(|x| x / len);
+            }
+            part.centres.push(Crossing {
+                position: p,
+                normal: nrm,
+            });
+        }
+        for tri in &entry.triangles {
+            part.triangles.push(tri.map(|r| {
+                if r < CENTRE {
+                    vertex_of_edge(r as usize)
+                } else {
+                    // Marked with the top bit until the centres are numbered.
+                    (1 << 31) | (first_centre + (r - CENTRE) as u32)
+                }
+            }));
+        }
     }
-    mesh
 }
 
 #[cfg(test)]

@@ -162,7 +162,53 @@ pub fn json_crc(value: &serde_json::Value) -> u32 {
 
 /// Reads a folder [`save_frozen_system`] wrote. The error is one line.
 pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
-    let at = |what: String| format!("system folder {}: {what}", dir.display());
+    let at = |what: String| folder_error(dir, what);
+    let h = read_header(dir)?;
+    // Dims are read from the file: multiplied without wrapping.
+    let cells = crate::files::checked_product(&h.dims.map(|d| d as u64)).unwrap_or(u64::MAX);
+    if cells == 0 || cells > u32::MAX as u64 {
+        return Err(at(format!("grid {:?} is not a valid grid", h.dims)));
+    }
+    let faces = crate::scene::fractions::face_counts(h.dims.map(|v| v as usize))
+        .iter()
+        .sum::<usize>() as u64;
+    let raw = RawFiles {
+        dir,
+        files: &h.files,
+        dims: h.dims,
+        cells,
+        faces,
+    };
+    let sys = FrozenSystem {
+        dims: h.dims,
+        h: h.h,
+        cell_type: cast(raw.need("cell_type.u32", 1)?),
+        a: cast(raw.need("A.f32x4", 4)?),
+        b: cast(raw.need("b.f32", 1)?),
+        surface: cast(raw.need("surface.f32", 1)?),
+        solution: cast(raw.need("solution.f32", 1)?),
+        x0: raw.read("x0.f32", 1, false)?.map(cast),
+        settings: h.settings,
+        solve: h.solve,
+        origin: h.origin,
+        bodies: match &h.bodies {
+            None => None,
+            Some(bh) => Some(load_bodies(&raw, bh, h.h)?),
+        },
+    };
+    sys.check().map_err(at)?;
+    Ok(sys)
+}
+
+/// The one-line error for the folder `dir`: the folder, then what is wrong.
+fn folder_error(dir: &Path, what: String) -> String {
+    format!("system folder {}: {what}", dir.display())
+}
+
+/// Reads and checks the folder `dir`'s system.json: its format, its version and, from
+/// version 4, its own checksum.
+fn read_header(dir: &Path) -> Result<Header, String> {
+    let at = |what: String| folder_error(dir, what);
     if !dir.is_dir() {
         return Err(at("not a folder".into()));
     }
@@ -204,17 +250,31 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
         }
     }
     let h: Header = serde_json::from_value(v).map_err(|e| at(format!("system.json: {e}")))?;
-    // Dims are read from the file: multiplied without wrapping.
-    let cells = crate::files::checked_product(&h.dims.map(|d| d as u64)).unwrap_or(u64::MAX);
-    if cells == 0 || cells > u32::MAX as u64 {
-        return Err(at(format!("grid {:?} is not a valid grid", h.dims)));
-    }
-    let faces = crate::scene::fractions::face_counts(h.dims.map(|v| v as usize))
-        .iter()
-        .sum::<usize>() as u64;
-    // `components` per cell; a per-face file passes 0 and has one per face.
-    let read = |name: &str, components: u64, required: bool| -> Result<Option<Vec<u8>>, String> {
-        let Some(entry) = h.files.iter().find(|f| f.name == name) else {
+    Ok(h)
+}
+
+/// Reinterprets the bytes of a raw file as its elements.
+fn cast<T: bytemuck::Pod>(d: Vec<u8>) -> Vec<T> {
+    bytemuck::pod_collect_to_vec(&d)
+}
+
+/// The raw files of a system folder as its system.json lists them, with the sizes its grid
+/// gives them.
+struct RawFiles<'a> {
+    dir: &'a Path,
+    files: &'a [FileEntry],
+    dims: [u32; 3],
+    cells: u64,
+    faces: u64,
+}
+
+impl RawFiles<'_> {
+    /// Reads the raw file `name`, checking its size against the grid and its checksum; a
+    /// file that is not `required` and not listed reads as None.
+    /// `components` per cell; a per-face file passes 0 and has one per face.
+    fn read(&self, name: &str, components: u64, required: bool) -> Result<Option<Vec<u8>>, String> {
+        let at = |what: String| folder_error(self.dir, what);
+        let Some(entry) = self.files.iter().find(|f| f.name == name) else {
             return if required {
                 Err(at(format!("system.json lists no {name}")))
             } else {
@@ -222,18 +282,18 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
             };
         };
         let (want, comps) = if components == 0 {
-            (faces * 4, 1)
+            (self.faces * 4, 1)
         } else {
-            (cells * 4 * components, components)
+            (self.cells * 4 * components, components)
         };
         if entry.bytes != want || entry.components as u64 != comps {
             return Err(at(format!(
                 "system.json gives {name} {} bytes, the grid {:?} needs {want}",
-                entry.bytes, h.dims
+                entry.bytes, self.dims
             )));
         }
         // A file of another size than the grid needs is refused before it is read.
-        let (file, len) = crate::files::open_regular(&dir.join(name)).map_err(|e| {
+        let (file, len) = crate::files::open_regular(&self.dir.join(name)).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 at(format!("{name} is missing"))
             } else {
@@ -248,7 +308,7 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
                 } else {
                     "longer than"
                 },
-                h.dims
+                self.dims
             )));
         }
         let mut data = Vec::with_capacity(want as usize);
@@ -265,73 +325,56 @@ pub fn load_frozen_system(dir: &Path) -> Result<FrozenSystem, String> {
             )));
         }
         Ok(Some(data))
-    };
-    fn cast<T: bytemuck::Pod>(d: Vec<u8>) -> Vec<T> {
-        bytemuck::pod_collect_to_vec(&d)
     }
-    let need = |name: &str, comps: u64| -> Result<Vec<u8>, String> {
-        Ok(read(name, comps, true)?.unwrap_or_default())
+
+    /// Reads the raw file `name`, which system.json must list.
+    fn need(&self, name: &str, comps: u64) -> Result<Vec<u8>, String> {
+        Ok(self.read(name, comps, true)?.unwrap_or_default())
+    }
+}
+
+/// The rigid bodies of the strong coupling's term, from system.json's `bodies` (`bh`) and
+/// the raw files; version 2 folders take their face cover from `body_id.u32` (cells of
+/// size `h`).
+fn load_bodies(raw: &RawFiles, bh: &BodiesHeader, h: f32) -> Result<FrozenBodies, String> {
+    let at = |what: String| folder_error(raw.dir, what);
+    let mut couple = Vec::with_capacity(bh.couple.len());
+    for (k, words) in bh.couple.iter().enumerate() {
+        if words.len() != COUPLE_WORDS {
+            return Err(at(format!(
+                "system.json: body {k} has {} words, a body has {COUPLE_WORDS}",
+                words.len()
+            )));
+        }
+        couple.push(bytemuck::pod_read_unaligned::<CoupleBody>(
+            bytemuck::cast_slice(words),
+        ));
+    }
+    let body_id: Vec<u32> = cast(raw.need("body_id.u32", 1)?);
+    let cover = match raw.read("cover.u32", 0, false)? {
+        Some(d) => cast(d),
+        None => {
+            let g = crate::reference::Grid {
+                nx: raw.dims[0] as usize,
+                ny: raw.dims[1] as usize,
+                nz: raw.dims[2] as usize,
+                h: h as f64,
+            };
+            crate::reference::bodies::whole_cell_cover(g, &body_id, couple.len())
+        }
     };
-    let sys = FrozenSystem {
-        dims: h.dims,
-        h: h.h,
-        cell_type: cast(need("cell_type.u32", 1)?),
-        a: cast(need("A.f32x4", 4)?),
-        b: cast(need("b.f32", 1)?),
-        surface: cast(need("surface.f32", 1)?),
-        solution: cast(need("solution.f32", 1)?),
-        x0: read("x0.f32", 1, false)?.map(cast),
-        settings: h.settings,
-        solve: h.solve,
-        origin: h.origin,
-        bodies: match &h.bodies {
-            None => None,
-            Some(bh) => {
-                let mut couple = Vec::with_capacity(bh.couple.len());
-                for (k, words) in bh.couple.iter().enumerate() {
-                    if words.len() != COUPLE_WORDS {
-                        return Err(at(format!(
-                            "system.json: body {k} has {} words, a body has {COUPLE_WORDS}",
-                            words.len()
-                        )));
-                    }
-                    couple.push(bytemuck::pod_read_unaligned::<CoupleBody>(
-                        bytemuck::cast_slice(words),
-                    ));
-                }
-                let body_id: Vec<u32> = cast(need("body_id.u32", 1)?);
-                let cover = match read("cover.u32", 0, false)? {
-                    Some(d) => cast(d),
-                    None => {
-                        let g = crate::reference::Grid {
-                            nx: h.dims[0] as usize,
-                            ny: h.dims[1] as usize,
-                            nz: h.dims[2] as usize,
-                            h: h.h as f64,
-                        };
-                        crate::reference::bodies::whole_cell_cover(g, &body_id, couple.len())
-                    }
-                };
-                Some(FrozenBodies {
-                    body_id,
-                    cover,
-                    couple,
-                    project: bh.project,
-                    deflate: bh.deflate,
-                })
-            }
-        },
-    };
-    sys.check().map_err(at)?;
-    Ok(sys)
+    Ok(FrozenBodies {
+        body_id,
+        cover,
+        couple,
+        project: bh.project,
+        deflate: bh.deflate,
+    })
 }
 
 /// Writes a race ([`crate::sim::lab::race`]) as CSV: one row per
 /// preconditioner (`preconditioner,iterations,final_residual,dispatches,time_ms,...`).
-pub fn write_race_csv(
-    path: &Path,
-    rows: &[crate::sim::lab::RaceRow],
-) -> std::io::Result<()> {
+pub fn write_race_csv(path: &Path, rows: &[crate::sim::lab::RaceRow]) -> std::io::Result<()> {
     write_atomically(path, |w| {
         writeln!(
             w,

@@ -320,36 +320,24 @@ pub fn diffuse_velocity_coupled(
                 .sum()
         })
         .collect();
-    let coord = |d: [usize; 3], i: usize| {
-        [
-            (i % d[0]) as i64,
-            ((i / d[0]) % d[1]) as i64,
-            (i / (d[0] * d[1])) as i64,
-        ]
+    let coupling = Coupling {
+        g,
+        types,
+        owner,
+        covered,
+        bodies,
+        offsets,
+        a,
+        slice,
     };
-    // The body covering at least half of a face, or 0.
-    let cover_of = |i: usize| {
-        let (k, share) = covered[i];
-        if k != 0 && share >= 0.5 {
-            k
-        } else {
-            0
-        }
-    };
-    let kind_of = |comp: usize, f: [i64; 3]| {
-        let global = offsets[comp] + face_index(g.face_dims(comp), f);
-        match face_kind(g, types, comp, f) {
-            FaceKind::Unknown | FaceKind::Air if cover_of(global) != 0 => FaceKind::Fixed,
-            k => k,
-        }
-    };
+    let offsets = &coupling.offsets;
     // Rows: every unknown face, then six per body.
     let mut row_of = vec![usize::MAX; vel.len()];
     let mut sys = DiffusionSystem::default();
     for comp in 0..3 {
         let d = g.face_dims(comp);
         for i in 0..d.iter().product::<usize>() {
-            if kind_of(comp, coord(d, i)) == FaceKind::Unknown {
+            if coupling.kind_of(comp, face_coord(d, i)) == FaceKind::Unknown {
                 row_of[offsets[comp] + i] = sys.index.len();
                 sys.index.push(offsets[comp] + i);
             }
@@ -357,41 +345,155 @@ pub fn diffuse_velocity_coupled(
     }
     let faces = sys.index.len();
     let n = faces + 6 * bodies.len();
-    let mut diag = vec![0.0; n];
-    let mut off: Vec<std::collections::BTreeMap<usize, f64>> = vec![Default::default(); n];
-    let mut rhs = vec![0.0; n];
-    let coupled = |k: usize| k != 0 && bodies[k - 1].coupled;
-    let owner_of = |c: [i64; 3]| {
+    let mut rows = CoupledRows {
+        faces,
+        diag: vec![0.0; n],
+        off: vec![Default::default(); n],
+        rhs: vec![0.0; n],
+    };
+    for r in 0..faces {
+        coupling.face_row(&mut rows, (r, sys.index[r]), vel, &row_of);
+    }
+    for (k, b) in bodies.iter().enumerate() {
+        rows.body_rows(k, b, slice, m_face);
+    }
+    let full = DiffusionSystem {
+        index: (0..n).collect(),
+        diag: rows.diag,
+        off: rows
+            .off
+            .into_iter()
+            .map(|m| m.into_iter().collect())
+            .collect(),
+        rhs: rows.rhs,
+    };
+    let x = full.solve();
+    let mut out = vel.to_vec();
+    for r in 0..faces {
+        out[sys.index[r]] = x[r];
+    }
+    let moved = (0..bodies.len())
+        .map(|k| {
+            let q = &x[faces + 6 * k..faces + 6 * k + 6];
+            ([q[0], q[1], q[2]], [q[3], q[4], q[5]])
+        })
+        .collect();
+    (out, moved)
+}
+
+/// The coordinates of face `i` on a face grid of `d` faces, i fastest.
+fn face_coord(d: [usize; 3], i: usize) -> [i64; 3] {
+    [
+        (i % d[0]) as i64,
+        ((i / d[0]) % d[1]) as i64,
+        (i / (d[0] * d[1])) as i64,
+    ]
+}
+
+/// The system of [`diffuse_velocity_coupled`] as it is assembled: per row (the unknown
+/// faces, then six per body) its diagonal, its couplings off the diagonal and its
+/// right-hand side.
+struct CoupledRows {
+    /// Rows of faces; the bodies' rows follow.
+    faces: usize,
+    diag: Vec<f64>,
+    off: Vec<std::collections::BTreeMap<usize, f64>>,
+    rhs: Vec<f64>,
+}
+
+/// What [`diffuse_velocity_coupled`] builds the faces' rows from: the grid, its cells, the
+/// bodies and what they cover, where each component's faces start among all faces, a =
+/// nu dt / h^2, and whether the grid is a slice.
+struct Coupling<'a> {
+    g: &'a Grid,
+    types: &'a [u8],
+    owner: &'a [usize],
+    covered: &'a [(usize, f64)],
+    bodies: &'a [RefViscousBody],
+    offsets: Vec<usize>,
+    a: f64,
+    slice: bool,
+}
+
+/// A link from the row `r` of face `f` (component `comp`) to the neighbouring face `nb`.
+#[derive(Clone, Copy)]
+struct Link {
+    r: usize,
+    comp: usize,
+    f: [i64; 3],
+    nb: [i64; 3],
+}
+
+impl Coupling<'_> {
+    /// The body covering at least half of a face, or 0.
+    fn cover_of(&self, i: usize) -> usize {
+        let (k, share) = self.covered[i];
+        if k != 0 && share >= 0.5 {
+            k
+        } else {
+            0
+        }
+    }
+
+    /// What face `f` of component `comp` is, a face a body covers at least half of being
+    /// fixed.
+    fn kind_of(&self, comp: usize, f: [i64; 3]) -> FaceKind {
+        let (g, types, offsets) = (self.g, self.types, &self.offsets);
+        let global = offsets[comp] + face_index(g.face_dims(comp), f);
+        match face_kind(g, types, comp, f) {
+            FaceKind::Unknown | FaceKind::Air if self.cover_of(global) != 0 => FaceKind::Fixed,
+            k => k,
+        }
+    }
+
+    /// Whether body `k` (1-based; 0 for none) is coupled.
+    fn coupled(&self, k: usize) -> bool {
+        k != 0 && self.bodies[k - 1].coupled
+    }
+
+    /// The body (1-based) whose SOLID cell `c` is, or 0.
+    fn owner_of(&self, c: [i64; 3]) -> usize {
+        let (g, types, owner) = (self.g, self.types, self.owner);
         g.cell_at(c)
             .filter(|&i| types[i] == SOLID)
             .map_or(0, |i| owner[i])
-    };
-    for r in 0..faces {
-        let gi = sys.index[r];
+    }
+
+    /// Adds the row `r` of the face `gi` (its index among all faces, as `vel`'s): its mass,
+    /// and its links to its neighbours; `row_of` gives each unknown face's row.
+    fn face_row(
+        &self,
+        rows: &mut CoupledRows,
+        (r, gi): (usize, usize),
+        vel: &[f64],
+        row_of: &[usize],
+    ) {
+        let (g, covered, offsets) = (self.g, self.covered, &self.offsets);
+        let (a, slice) = (self.a, self.slice);
         let comp = (0..3).rev().find(|&c| gi >= offsets[c]).unwrap_or(0);
         let d = g.face_dims(comp);
-        let f = coord(d, gi - offsets[comp]);
+        let f = face_coord(d, gi - offsets[comp]);
         let mass = if covered[gi].0 != 0 {
             1.0 - covered[gi].1
         } else {
             1.0
         };
-        diag[r] += mass;
-        rhs[r] += mass * vel[gi];
+        rows.diag[r] += mass;
+        rows.rhs[r] += mass * vel[gi];
         for ax in 0..if slice { 2 } else { 3 } {
             for s in [-1i64, 1] {
                 let mut nb = f;
                 nb[ax] += s;
                 if !in_dims(d, nb) {
-                    diag[r] += 2.0 * a;
+                    rows.diag[r] += 2.0 * a;
                     continue;
                 }
                 let ni = offsets[comp] + face_index(d, nb);
-                let kind = kind_of(comp, nb);
+                let kind = self.kind_of(comp, nb);
                 let c = match kind {
                     FaceKind::Unknown => {
-                        diag[r] += a;
-                        *off[r].entry(row_of[ni]).or_default() -= a;
+                        rows.diag[r] += a;
+                        *rows.off[r].entry(row_of[ni]).or_default() -= a;
                         continue;
                     }
                     FaceKind::Air => continue,
@@ -400,78 +502,93 @@ pub fn diffuse_velocity_coupled(
                 };
                 let mut lo = nb;
                 lo[comp] -= 1;
-                let (ka, kb) = (owner_of(lo), owner_of(nb));
+                let (ka, kb) = (self.owner_of(lo), self.owner_of(nb));
                 let k = match kind {
-                    FaceKind::Fixed if cover_of(ni) != 0 => cover_of(ni),
+                    FaceKind::Fixed if self.cover_of(ni) != 0 => self.cover_of(ni),
                     FaceKind::Fixed => ka.max(kb),
                     _ if ka == kb => ka,
                     _ => 0,
                 };
-                let k = if coupled(k) { k } else { 0 };
+                let k = if self.coupled(k) { k } else { 0 };
                 if k == 0 {
-                    diag[r] += c * a;
-                    rhs[r] += c * a * vel[ni];
+                    rows.diag[r] += c * a;
+                    rows.rhs[r] += c * a * vel[ni];
                     continue;
                 }
-                // The body's rigid velocity where its surface is (the ghost-fluid wall at
-                // theta between the two faces' centres, where its signed distance crosses
-                // zero, at the row's centre if that is inside already; else, the
-                // neighbour's centre outside, the stair-step's: the face, or the wall
-                // halfway), J q with J = (e, r x e), weight a / theta.
-                let b = &bodies[k - 1];
-                let centre_of = |face: [i64; 3]| -> [f64; 3] {
-                    std::array::from_fn(|ax2| {
-                        let shift = if ax2 == comp { 0.0 } else { 0.5 };
-                        (face[ax2] as f64 + shift) * g.h
-                    })
-                };
-                let (from, mut at) = (centre_of(f), centre_of(nb));
-                let (da, db) = (b.distance(from, slice), b.distance(at, slice));
-                let mut weight = c * a;
-                if db <= 0.0 {
-                    let dp = da.max(0.0);
-                    let least = crate::gpu::constants::WALL_THETA_MIN;
-                    let theta = if dp - db > 0.0 {
-                        (dp / (dp - db)).max(least)
-                    } else {
-                        least
-                    };
-                    weight = a / theta;
-                    at = std::array::from_fn(|i| from[i] + theta * (at[i] - from[i]));
-                }
-                let c = weight / a;
-                diag[r] += weight;
-                let mut x: [f64; 3] = std::array::from_fn(|i| at[i] - b.centre[i]);
-                if slice {
-                    x[2] = 0.0;
-                }
-                let mut e = [0.0; 3];
-                e[comp] = 1.0;
-                let rxe = [
-                    x[1] * e[2] - x[2] * e[1],
-                    x[2] * e[0] - x[0] * e[2],
-                    x[0] * e[1] - x[1] * e[0],
-                ];
-                let j = [e[0], e[1], e[2], rxe[0], rxe[1], rxe[2]];
-                let base = faces + 6 * (k - 1);
-                for i in 0..6 {
-                    if j[i] == 0.0 {
-                        continue;
-                    }
-                    *off[r].entry(base + i).or_default() -= c * a * j[i];
-                    *off[base + i].entry(r).or_default() -= c * a * j[i];
-                    for (m, jm) in j.iter().enumerate() {
-                        if i == m {
-                            diag[base + i] += c * a * j[i] * jm;
-                        } else if *jm != 0.0 {
-                            *off[base + i].entry(base + m).or_default() += c * a * j[i] * jm;
-                        }
-                    }
+                self.link_body(rows, Link { r, comp, f, nb }, c, k);
+            }
+        }
+    }
+
+    /// Links the row of `link` to body `k` (1-based, coupled) across its neighbour, a face
+    /// fixed by the body with weight `c` a.
+    fn link_body(&self, rows: &mut CoupledRows, link: Link, c: f64, k: usize) {
+        let Link { r, comp, f, nb } = link;
+        let (g, a, slice, faces) = (self.g, self.a, self.slice, rows.faces);
+        let (diag, off) = (&mut rows.diag, &mut rows.off);
+        // The body's rigid velocity where its surface is (the ghost-fluid wall at
+        // theta between the two faces' centres, where its signed distance crosses
+        // zero, at the row's centre if that is inside already; else, the
+        // neighbour's centre outside, the stair-step's: the face, or the wall
+        // halfway), J q with J = (e, r x e), weight a / theta.
+        let b = &self.bodies[k - 1];
+        let centre_of = |face: [i64; 3]| -> [f64; 3] {
+            std::array::from_fn(|ax2| {
+                let shift = if ax2 == comp { 0.0 } else { 0.5 };
+                (face[ax2] as f64 + shift) * g.h
+            })
+        };
+        let (from, mut at) = (centre_of(f), centre_of(nb));
+        let (da, db) = (b.distance(from, slice), b.distance(at, slice));
+        let mut weight = c * a;
+        if db <= 0.0 {
+            let dp = da.max(0.0);
+            let least = crate::gpu::constants::WALL_THETA_MIN;
+            let theta = if dp - db > 0.0 {
+                (dp / (dp - db)).max(least)
+            } else {
+                least
+            };
+            weight = a / theta;
+            at = std::array::from_fn(|i| from[i] + theta * (at[i] - from[i]));
+        }
+        let c = weight / a;
+        diag[r] += weight;
+        let mut x: [f64; 3] = std::array::from_fn(|i| at[i] - b.centre[i]);
+        if slice {
+            x[2] = 0.0;
+        }
+        let mut e = [0.0; 3];
+        e[comp] = 1.0;
+        let rxe = [
+            x[1] * e[2] - x[2] * e[1],
+            x[2] * e[0] - x[0] * e[2],
+            x[0] * e[1] - x[1] * e[0],
+        ];
+        let j = [e[0], e[1], e[2], rxe[0], rxe[1], rxe[2]];
+        let base = faces + 6 * (k - 1);
+        for i in 0..6 {
+            if j[i] == 0.0 {
+                continue;
+            }
+            *off[r].entry(base + i).or_default() -= c * a * j[i];
+            *off[base + i].entry(r).or_default() -= c * a * j[i];
+            for (m, jm) in j.iter().enumerate() {
+                if i == m {
+                    diag[base + i] += c * a * j[i] * jm;
+                } else if *jm != 0.0 {
+                    *off[base + i].entry(base + m).or_default() += c * a * j[i] * jm;
                 }
             }
         }
     }
-    for (k, b) in bodies.iter().enumerate() {
+}
+
+impl CoupledRows {
+    /// Adds the six rows of body `k`: `m_face` is a face's mass, and in a `slice` the body
+    /// keeps its z velocity and its turns about x and y.
+    fn body_rows(&mut self, k: usize, b: &RefViscousBody, slice: bool, m_face: f64) {
+        let (faces, diag, off, rhs) = (self.faces, &mut self.diag, &mut self.off, &mut self.rhs);
         let base = faces + 6 * k;
         if !b.coupled {
             // Its rows are q = q*, alone.
@@ -481,7 +598,7 @@ pub fn diffuse_velocity_coupled(
                     b.vel[0], b.vel[1], b.vel[2], b.omega[0], b.omega[1], b.omega[2],
                 ][i];
             }
-            continue;
+            return;
         }
         let q0 = [
             b.vel[0], b.vel[1], b.vel[2], b.omega[0], b.omega[1], b.omega[2],
@@ -519,24 +636,6 @@ pub fn diffuse_velocity_coupled(
             }
         }
     }
-    let full = DiffusionSystem {
-        index: (0..n).collect(),
-        diag,
-        off: off.into_iter().map(|m| m.into_iter().collect()).collect(),
-        rhs,
-    };
-    let x = full.solve();
-    let mut out = vel.to_vec();
-    for r in 0..faces {
-        out[sys.index[r]] = x[r];
-    }
-    let moved = (0..bodies.len())
-        .map(|k| {
-            let q = &x[faces + 6 * k..faces + 6 * k + 6];
-            ([q[0], q[1], q[2]], [q[3], q[4], q[5]])
-        })
-        .collect();
-    (out, moved)
 }
 
 /// The wall a cell's face in direction (axis, side) lies on, and the coordinate along it of

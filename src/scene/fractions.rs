@@ -223,20 +223,7 @@ impl Scene {
     /// cells disagree about the inside); elsewhere their cell masks decide.
     pub fn static_solids(&self) -> StaticSolids {
         if self.solids.iter().any(|s| !s.keyframes().is_empty()) {
-            // A keyframed mesh moves: src/sim/liquid/moving.rs stamps it, and cuts its faces,
-            // over the fixed solids' each substep. Here it closes the cells it starts in.
-            let mut fixed = self.clone();
-            fixed.solids.retain(|s| s.keyframes().is_empty());
-            let mut out = fixed.static_solids();
-            let (all, vel) = self.centre_cells();
-            let (still, _) = fixed.centre_cells();
-            for c in 0..all.len() {
-                if all[c] != 0 && still[c] == 0 {
-                    out.flags[c] = SOLID_CLOSED;
-                    out.velocity[c] = vel[c];
-                }
-            }
-            return out;
+            return self.keyframed_static_solids();
         }
         let (centre, velocity) = self.centre_cells();
         let mut out = StaticSolids {
@@ -251,125 +238,17 @@ impl Scene {
         let slice = self.kind == SceneKind::Smoke;
         let h = self.h();
         let hz = self.domain.2 / self.resolution.2 as f64;
-        let (mx, my, mz) = (nx + 1, ny + 1, if slice { 1 } else { nz + 1 });
-        let node = |i: usize, j: usize, k: usize| i + mx * (j + my * k);
-        let node_pos = |n: usize| {
-            let (i, j, k) = (n % mx, (n / mx) % my, n / (mx * my));
-            if slice {
-                [i as f64 * h, j as f64 * h, 0.5 * hz]
-            } else {
-                [i as f64 * h, j as f64 * h, k as f64 * hz]
-            }
+        let nodes = Nodes {
+            cells: [nx, ny, nz],
+            dims: [nx + 1, ny + 1, if slice { 1 } else { nz + 1 }],
+            h,
+            hz,
+            slice,
         };
-        let masks = self.mesh_masks();
-        let mut phi = vec![FAR; mx * my * mz];
-        for (s, mask) in self.solids.iter().zip(&masks) {
-            let (lo, hi) = s.bounds();
-            let reach = 2.0 * h.max(hz);
-            let near_bounds = |p: [f64; 3]| {
-                (0..if slice { 2 } else { 3 })
-                    .all(|a| p[a] >= lo[a] - reach && p[a] <= hi[a] + reach)
-            };
-            let values = match mask {
-                None => crate::scene::mesh::parallel_cells(phi.len(), |n| {
-                    let p = node_pos(n);
-                    if near_bounds(p) {
-                        s.signed_distance(p, slice, 0.5 * hz)
-                    } else {
-                        FAR
-                    }
-                }),
-                Some(m) => {
-                    // The cells around node (i, j, k) (inside the grid): the surface passes
-                    // near it when they disagree.
-                    let cells_around = |n: usize| {
-                        let x = [n % mx, (n / mx) % my, n / (mx * my)];
-                        let span = |a: usize, len: usize| x[a].max(1) - 1..=x[a].min(len - 1);
-                        let ks = if slice { 0..=0 } else { span(2, nz) };
-                        let (mut any_in, mut any_out) = (false, false);
-                        for k in ks {
-                            for j in span(1, ny) {
-                                for i in span(0, nx) {
-                                    let inside = m.get(i as u32, j as u32, k as u32);
-                                    any_in |= inside;
-                                    any_out |= !inside;
-                                }
-                            }
-                        }
-                        (any_in, any_out)
-                    };
-                    let around: Vec<(bool, bool)> =
-                        crate::scene::mesh::parallel_cells(phi.len(), cells_around);
-                    // Exact distances at the nodes whose cells disagree and at their
-                    // neighbours (a face may join a node near the surface to one that is not).
-                    let mut near = vec![false; phi.len()];
-                    for (n, a) in around.iter().enumerate() {
-                        if !(a.0 && a.1) {
-                            continue;
-                        }
-                        let x = [n % mx, (n / mx) % my, n / (mx * my)];
-                        let span = |a: usize, len: usize| x[a].max(1) - 1..=(x[a] + 1).min(len - 1);
-                        for k in span(2, mz) {
-                            for j in span(1, my) {
-                                for i in span(0, mx) {
-                                    near[node(i, j, k)] = true;
-                                }
-                            }
-                        }
-                    }
-                    crate::scene::mesh::parallel_cells(phi.len(), |n| {
-                        if near[n] {
-                            s.signed_distance(node_pos(n), slice, 0.5 * hz)
-                        } else if around[n].0 {
-                            -FAR
-                        } else {
-                            FAR
-                        }
-                    })
-                }
-            };
-            for (p, v) in phi.iter_mut().zip(values) {
-                *p = p.min(v);
-            }
-        }
-        // A node on a solid's surface (to round-off) is on it: a face lying in a box's side
-        // must come out closed, not half open from the sign of 1e-17.
-        let eps = 1e-9 * h.min(hz);
-        for p in phi.iter_mut() {
-            if p.abs() < eps {
-                *p = 0.0;
-            }
-        }
+        let phi = self.node_distances(&nodes);
         let n = [nx, ny, nz];
         let cell = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
-        // Each face's open fraction, and whether every one is what the staircase of the
-        // cells would make it (open exactly when neither cell's centre is in a solid).
-        let mut open = Vec::with_capacity(face_counts(n).iter().sum());
-        let mut exact = true;
-        for comp in 0..3 {
-            let mut d = [nx, ny, nz];
-            d[comp] += 1;
-            for k in 0..d[2] {
-                for j in 0..d[1] {
-                    for i in 0..d[0] {
-                        let f = [i, j, k];
-                        let wall = f[comp] == 0 || f[comp] == d[comp] - 1;
-                        let (frac, stair) = if wall {
-                            (0.0, 0.0)
-                        } else {
-                            let mut lo = f;
-                            lo[comp] -= 1;
-                            let free = |y: [usize; 3]| centre[cell(y[0], y[1], y[2])] == 0;
-                            let frac =
-                                face_open_at(|x| phi[node(x[0], x[1], x[2])], comp, f, slice);
-                            (snap(frac), if free(lo) && free(f) { 1.0 } else { 0.0 })
-                        };
-                        exact &= frac == stair;
-                        open.push(frac);
-                    }
-                }
-            }
-        }
+        let (open, exact) = open_faces(&nodes, &centre, &phi);
         if exact {
             return out;
         }
@@ -388,6 +267,195 @@ impl Scene {
         out.open = Some(open);
         out
     }
+
+    /// [`Scene::static_solids`] with keyframed meshes: those of the fixed solids, plus the
+    /// cells the keyframed meshes start in, closed.
+    fn keyframed_static_solids(&self) -> StaticSolids {
+        // A keyframed mesh moves: src/sim/liquid/moving.rs stamps it, and cuts its faces,
+        // over the fixed solids' each substep. Here it closes the cells it starts in.
+        let mut fixed = self.clone();
+        fixed.solids.retain(|s| s.keyframes().is_empty());
+        let mut out = fixed.static_solids();
+        let (all, vel) = self.centre_cells();
+        let (still, _) = fixed.centre_cells();
+        for c in 0..all.len() {
+            if all[c] != 0 && still[c] == 0 {
+                out.flags[c] = SOLID_CLOSED;
+                out.velocity[c] = vel[c];
+            }
+        }
+        out
+    }
+
+    /// The solids' signed distance at every node (the least over the solids; negative
+    /// inside), a node on a surface to round-off put on it.
+    fn node_distances(&self, nodes: &Nodes) -> Vec<f64> {
+        let (h, hz, slice) = (nodes.h, nodes.hz, nodes.slice);
+        let masks = self.mesh_masks();
+        let mut phi = vec![FAR; nodes.len()];
+        for (s, mask) in self.solids.iter().zip(&masks) {
+            let (lo, hi) = s.bounds();
+            let reach = 2.0 * h.max(hz);
+            let near_bounds = |p: [f64; 3]| {
+                (0..if slice { 2 } else { 3 })
+                    .all(|a| p[a] >= lo[a] - reach && p[a] <= hi[a] + reach)
+            };
+            let values = match mask {
+                None => crate::scene::mesh::parallel_cells(phi.len(), |n| {
+                    let p = nodes.position(n);
+                    if near_bounds(p) {
+                        s.signed_distance(p, slice, 0.5 * hz)
+                    } else {
+                        FAR
+                    }
+                }),
+                Some(m) => mask_distances(s, m, nodes),
+            };
+            for (p, v) in phi.iter_mut().zip(values) {
+                *p = p.min(v);
+            }
+        }
+        // A node on a solid's surface (to round-off) is on it: a face lying in a box's side
+        // must come out closed, not half open from the sign of 1e-17.
+        let eps = 1e-9 * h.min(hz);
+        for p in phi.iter_mut() {
+            if p.abs() < eps {
+                *p = 0.0;
+            }
+        }
+        phi
+    }
+}
+
+/// The nodes of a grid, the corners of its faces, where the solids' distance is measured; a
+/// slice has one layer of them, at its mid-depth.
+struct Nodes {
+    /// Cells along x, y, z.
+    cells: [usize; 3],
+    /// Nodes along x, y, z.
+    dims: [usize; 3],
+    /// Cell size in x and y.
+    h: f64,
+    /// Cell size in z.
+    hz: f64,
+    /// Whether the grid is a smoke slice.
+    slice: bool,
+}
+
+impl Nodes {
+    /// How many nodes there are.
+    fn len(&self) -> usize {
+        self.dims[0] * self.dims[1] * self.dims[2]
+    }
+
+    /// Index of node (i, j, k), i fastest.
+    fn index(&self, i: usize, j: usize, k: usize) -> usize {
+        i + self.dims[0] * (j + self.dims[1] * k)
+    }
+
+    /// Position of node `n`.
+    fn position(&self, n: usize) -> [f64; 3] {
+        let [mx, my, _] = self.dims;
+        let (h, hz) = (self.h, self.hz);
+        let (i, j, k) = (n % mx, (n / mx) % my, n / (mx * my));
+        if self.slice {
+            [i as f64 * h, j as f64 * h, 0.5 * hz]
+        } else {
+            [i as f64 * h, j as f64 * h, k as f64 * hz]
+        }
+    }
+}
+
+/// The signed distance at the nodes of the mesh solid `s` whose cell mask is `m`: exact
+/// near its surface, elsewhere far inside or far outside as its cells say.
+fn mask_distances(s: &Shape, m: &mesh::CellMask, nodes: &Nodes) -> Vec<f64> {
+    let [nx, ny, nz] = nodes.cells;
+    let [mx, my, mz] = nodes.dims;
+    let (slice, hz) = (nodes.slice, nodes.hz);
+    let count = nodes.len();
+    // The cells around node (i, j, k) (inside the grid): the surface passes
+    // near it when they disagree.
+    let cells_around = |n: usize| {
+        let x = [n % mx, (n / mx) % my, n / (mx * my)];
+        let span = |a: usize, len: usize| x[a].max(1) - 1..=x[a].min(len - 1);
+        let ks = if slice { 0..=0 } else { span(2, nz) };
+        let (mut any_in, mut any_out) = (false, false);
+        for k in ks {
+            for j in span(1, ny) {
+                for i in span(0, nx) {
+                    let inside = m.get(i as u32, j as u32, k as u32);
+                    any_in |= inside;
+                    any_out |= !inside;
+                }
+            }
+        }
+        (any_in, any_out)
+    };
+    let around: Vec<(bool, bool)> = crate::scene::mesh::parallel_cells(count, cells_around);
+    // Exact distances at the nodes whose cells disagree and at their
+    // neighbours (a face may join a node near the surface to one that is not).
+    let mut near = vec![false; count];
+    for (n, a) in around.iter().enumerate() {
+        if !(a.0 && a.1) {
+            continue;
+        }
+        let x = [n % mx, (n / mx) % my, n / (mx * my)];
+        let span = |a: usize, len: usize| x[a].max(1) - 1..=(x[a] + 1).min(len - 1);
+        for k in span(2, mz) {
+            for j in span(1, my) {
+                for i in span(0, mx) {
+                    near[nodes.index(i, j, k)] = true;
+                }
+            }
+        }
+    }
+    crate::scene::mesh::parallel_cells(count, |n| {
+        if near[n] {
+            s.signed_distance(nodes.position(n), slice, 0.5 * hz)
+        } else if around[n].0 {
+            -FAR
+        } else {
+            FAR
+        }
+    })
+}
+
+/// Measures every face's open fraction from the distance `phi` at the `nodes`; `centre`
+/// flags the cells whose centre lies in a solid (see the comment below for what comes back).
+fn open_faces(nodes: &Nodes, centre: &[u32], phi: &[f64]) -> (Vec<f32>, bool) {
+    let [nx, ny, nz] = nodes.cells;
+    let slice = nodes.slice;
+    let n = [nx, ny, nz];
+    let cell = |i: usize, j: usize, k: usize| i + nx * (j + ny * k);
+    // Each face's open fraction, and whether every one is what the staircase of the
+    // cells would make it (open exactly when neither cell's centre is in a solid).
+    let mut open = Vec::with_capacity(face_counts(n).iter().sum());
+    let mut exact = true;
+    for comp in 0..3 {
+        let mut d = [nx, ny, nz];
+        d[comp] += 1;
+        for k in 0..d[2] {
+            for j in 0..d[1] {
+                for i in 0..d[0] {
+                    let f = [i, j, k];
+                    let wall = f[comp] == 0 || f[comp] == d[comp] - 1;
+                    let (frac, stair) = if wall {
+                        (0.0, 0.0)
+                    } else {
+                        let mut lo = f;
+                        lo[comp] -= 1;
+                        let free = |y: [usize; 3]| centre[cell(y[0], y[1], y[2])] == 0;
+                        let frac =
+                            face_open_at(|x| phi[nodes.index(x[0], x[1], x[2])], comp, f, slice);
+                        (snap(frac), if free(lo) && free(f) { 1.0 } else { 0.0 })
+                    };
+                    exact &= frac == stair;
+                    open.push(frac);
+                }
+            }
+        }
+    }
+    (open, exact)
 }
 
 #[cfg(test)]

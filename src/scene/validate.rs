@@ -8,6 +8,24 @@ impl Scene {
     /// Every number must also be one the f32 GPU arithmetic can carry without overflow, so a
     /// scene that passes cannot turn into NaN through its inputs alone.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_name()?;
+        let d = self.domain_size();
+        self.validate_grid(d)?;
+        self.validate_gravity()?;
+        self.validate_kind_settings()?;
+        self.validate_shapes(d)?;
+        self.validate_stepping()?;
+        self.validate_smoke(d)?;
+        self.validate_bodies(d)?;
+        self.validate_flow()?;
+        self.validate_keyframed_solids()?;
+        diffusion::check_diffusion("viscosity", self.viscosity)?;
+        self.diffusion.validate()?;
+        self.pressure.validate()
+    }
+
+    /// Checks the name: no control characters, and not too long.
+    fn validate_name(&self) -> Result<(), String> {
         if let Some(c) = self.name.chars().find(|c| c.is_control()) {
             return Err(format!(
                 "name {:?} contains the control character U+{:04X}; names are printed to terminals and logs",
@@ -20,6 +38,12 @@ impl Scene {
                 self.name.chars().count()
             ));
         }
+        Ok(())
+    }
+
+    /// Checks the grid: the resolution, the domain `d` (its size on each axis) and the cubic
+    /// cells they make, and that a smoke scene is one cell deep.
+    fn validate_grid(&self, d: [f64; 3]) -> Result<(), String> {
         let (nx, ny, nz) = self.resolution;
         if nx == 0 || ny == 0 || nz == 0 {
             return Err(format!(
@@ -46,7 +70,6 @@ impl Scene {
                 self.cell_count()
             ));
         }
-        let d = self.domain_size();
         if d.iter().any(|v| !v.is_finite() || *v <= 0.0) {
             return Err(format!(
                 "domain {:?} must be positive on every axis (metres)",
@@ -82,6 +105,11 @@ impl Scene {
                 "smoke scenes are 2D: resolution z must be 1, got {nz}"
             ));
         }
+        Ok(())
+    }
+
+    /// Checks that gravity is finite and within what f32 can carry.
+    fn validate_gravity(&self) -> Result<(), String> {
         let g = [self.gravity.0, self.gravity.1, self.gravity.2];
         if g.iter().any(|v| !v.is_finite()) {
             return Err(format!("gravity {:?} must be finite", self.gravity));
@@ -92,6 +120,12 @@ impl Scene {
                 self.gravity
             ));
         }
+        Ok(())
+    }
+
+    /// Checks what the scene's kind asks for: a liquid scene has some liquid, and no setting
+    /// of the other kind is set (it would be ignored).
+    fn validate_kind_settings(&self) -> Result<(), String> {
         match self.kind {
             SceneKind::Liquid => {
                 if self.fluid.is_empty() && self.emitters.is_empty() {
@@ -138,6 +172,11 @@ impl Scene {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Checks the fluid and solid shapes, and that each reaches into the domain `d`.
+    fn validate_shapes(&self, d: [f64; 3]) -> Result<(), String> {
         for (what, shapes) in [("fluid", &self.fluid), ("solids", &self.solids)] {
             for (i, s) in shapes.iter().enumerate() {
                 if what == "fluid" && matches!(s, Shape::Mesh { .. }) {
@@ -159,6 +198,12 @@ impl Scene {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Checks the particle and time-stepping settings: particles per cell, PIC ratio, CFL,
+    /// frame length, substeps, extrapolation layers and particle spacing.
+    fn validate_stepping(&self) -> Result<(), String> {
         if ![1, 8, 27].contains(&self.particles_per_cell) {
             return Err(format!(
                 "particles_per_cell must be 1, 8 or 27 (a cube number), got {}",
@@ -208,6 +253,11 @@ impl Scene {
                 self.particle_spacing
             ));
         }
+        Ok(())
+    }
+
+    /// Checks a smoke scene's smoke settings and lid against the domain `d`; other scenes pass.
+    fn validate_smoke(&self, d: [f64; 3]) -> Result<(), String> {
         if self.kind == SceneKind::Smoke {
             self.smoke.validate(d)?;
             let lid = self.smoke.lid_velocity;
@@ -224,6 +274,12 @@ impl Scene {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Checks the rigid bodies against the domain `d`: how many, each one, and the pressure
+    /// settings that cannot go with them.
+    fn validate_bodies(&self, d: [f64; 3]) -> Result<(), String> {
         // A smoke scene's `smoke.obstacle` becomes one more body.
         let obstacle = (self.kind == SceneKind::Smoke && self.smoke.obstacle.is_some()) as usize;
         if self.bodies.len() + obstacle > MAX_BODIES {
@@ -248,7 +304,11 @@ impl Scene {
                     .into(),
             );
         }
-        self.validate_flow()?;
+        Ok(())
+    }
+
+    /// Checks that keyframed meshes are only in liquid scenes without rigid bodies.
+    fn validate_keyframed_solids(&self) -> Result<(), String> {
         for (i, s) in self.solids.iter().enumerate() {
             if let Shape::Mesh { keyframes, .. } = s {
                 if keyframes.is_empty() {
@@ -268,9 +328,7 @@ impl Scene {
                 }
             }
         }
-        diffusion::check_diffusion("viscosity", self.viscosity)?;
-        self.diffusion.validate()?;
-        self.pressure.validate()
+        Ok(())
     }
 }
 
@@ -398,6 +456,27 @@ impl SmokeSettings {
                 self.tracers
             ));
         }
+        self.validate_sources(domain)?;
+        if let Some(o) = &self.obstacle {
+            validate_shape(o).map_err(|m| format!("smoke.obstacle: {m}"))?;
+            box_or_sphere(o).map_err(|m| format!("smoke.obstacle: {m}"))?;
+            let (lo, hi) = o.bounds();
+            if (0..2).any(|a| lo[a] < 0.0 || hi[a] > domain[a]) {
+                return Err(format!(
+                    "smoke.obstacle must lie inside the domain in x and y: bounds {lo:?} .. {hi:?}"
+                ));
+            }
+            // What the simulation runs is the kinematic body it becomes.
+            super::obstacle_body(o, domain[2])
+                .validate(domain, true)
+                .map_err(|m| format!("smoke.obstacle (a kinematic body): {m}"))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the smoke sources: how many, and each one's shape (inside the domain in x and
+    /// y), dye, temperature and velocity.
+    fn validate_sources(&self, domain: [f64; 3]) -> Result<(), String> {
         if self.sources.len() > MAX_SMOKE_SOURCES {
             return Err(format!(
                 "smoke.sources has {} entries; at most {MAX_SMOKE_SOURCES}",
@@ -433,20 +512,6 @@ impl SmokeSettings {
             }
             let v = [src.velocity.0, src.velocity.1, src.velocity.2];
             check_speed(v).map_err(|m| format!("{at}.velocity {:?}: {m}", src.velocity))?;
-        }
-        if let Some(o) = &self.obstacle {
-            validate_shape(o).map_err(|m| format!("smoke.obstacle: {m}"))?;
-            box_or_sphere(o).map_err(|m| format!("smoke.obstacle: {m}"))?;
-            let (lo, hi) = o.bounds();
-            if (0..2).any(|a| lo[a] < 0.0 || hi[a] > domain[a]) {
-                return Err(format!(
-                    "smoke.obstacle must lie inside the domain in x and y: bounds {lo:?} .. {hi:?}"
-                ));
-            }
-            // What the simulation runs is the kinematic body it becomes.
-            super::obstacle_body(o, domain[2])
-                .validate(domain, true)
-                .map_err(|m| format!("smoke.obstacle (a kinematic body): {m}"))?;
         }
         Ok(())
     }

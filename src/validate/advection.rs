@@ -132,53 +132,22 @@ pub fn run(
         // Two substeps per cell across: the fastest dye moves about 1.3 cells a substep.
         let steps = 2 * n as usize;
         let dt = TURN / steps as f64;
+        let turn = Turn {
+            n,
+            h,
+            vel,
+            start,
+            steps,
+            dt,
+        };
         for (si, &scheme) in schemes.iter().enumerate() {
             progress(done, total, &format!("{} {n}x{n}", scheme.name()));
-            let mut scene = Scene {
-                name: "validate: rotating disc".into(),
-                kind: SceneKind::Smoke,
-                domain: (1.0, 1.0, h),
-                resolution: (n, n, 1),
-                ..Scene::default()
-            };
-            scene.smoke.advection = scheme;
-            scene.smoke.tracers = 0;
-            scene.smoke.vorticity = 0.0;
-            scene.smoke.temperature_dissipation = 0.0;
-            scene.smoke.dye_dissipation = 0.0;
-            scene.smoke.velocity_dissipation = 0.0;
-            let mut sim = SmokeSimulation::new(ctx.clone(), &scene)?;
-            sim.substep(dt, SmokeStage::Mark)?;
-            let dye0: Vec<[f32; 4]> = start.iter().map(|&c| [c as f32, 0.0, 0.0, 0.0]).collect();
-            sim.upload_state(&dye0, &vel)?;
-            for _ in 0..steps {
-                sim.ctx
-                    .queue
-                    .write_buffer(&sim.fields.vel, 0, bytemuck::cast_slice(&vel));
-                sim.substep(dt, SmokeStage::Advect)?;
-            }
-            let dye: Vec<f64> = sim.read_dye()?.iter().map(|d| d[0] as f64).collect();
+            let dye = turn_dye(ctx, &turn, scheme)?;
             let area = contour_area(&dye, h);
-            let shape = l1_error(&dye, &start, h, disc_area);
+            let shape = l1_error(&dye, &turn.start, h, disc_area);
             let area_error = (area / disc_area - 1.0).abs();
             if n == *sizes.last().unwrap() {
-                let (ta, ts) = tolerances(scheme);
-                rows.push(Row {
-                    case: "advection".into(),
-                    resolution: format!("{n}x{n} {} area", scheme.name()),
-                    measured: area,
-                    reference: disc_area,
-                    error: area_error,
-                    tolerance: ta,
-                });
-                rows.push(Row {
-                    case: "advection".into(),
-                    resolution: format!("{n}x{n} {} shape (L1)", scheme.name()),
-                    measured: shape,
-                    reference: 0.0,
-                    error: shape,
-                    tolerance: ts,
-                });
+                rows.extend(finest_rows(n, scheme, (area, area_error), disc_area, shape));
             } else {
                 notes.push(format!(
                     "{n}x{n} {}: area error {area_error:.3}, L1 shape error {shape:.3} (shown, \
@@ -188,18 +157,9 @@ pub fn run(
             }
             conv[si].push((h, shape));
             if n == *sizes.last().unwrap() {
-                // The dye along the vertical line through the disc's centre.
-                let i = ((CENTRE.0 / h) as usize).min(nu - 1);
-                let section = (0..nu)
-                    .map(|j| ((j as f64 + 0.5) * h, dye[i + nu * j]))
-                    .filter(|(y, _)| (y - CENTRE.1).abs() <= 2.0 * RADIUS)
-                    .collect();
-                sections.push((scheme.name().to_string(), section));
+                sections.push((scheme.name().to_string(), section(&dye, nu, h)));
                 if exact_section.is_empty() {
-                    exact_section = (0..nu)
-                        .map(|j| ((j as f64 + 0.5) * h, start[i + nu * j]))
-                        .filter(|(y, _)| (y - CENTRE.1).abs() <= 2.0 * RADIUS)
-                        .collect();
+                    exact_section = section(&turn.start, nu, h);
                 }
             }
             done += 1;
@@ -215,19 +175,7 @@ pub fn run(
     for (name, s) in sections {
         section_series.push(Series::new(format!("eddy {name}"), s, Mark::Markers));
     }
-    let mut err_plot = convergence_plot("advection_convergence", "", "", &[]);
-    err_plot.title = "Rotating disc: shape error vs grid spacing".into();
-    err_plot.y_label = "L1 error / disc area".into();
-    err_plot.series.clear();
-    for (s, pts) in schemes.iter().zip(&conv) {
-        let label = match super::fitted_order(pts) {
-            Some((o, _)) => format!("{} (order {o:.2})", s.name()),
-            None => s.name().to_string(),
-        };
-        err_plot
-            .series
-            .push(Series::new(label, pts.clone(), Mark::MarkersLine));
-    }
+    let err_plot = error_plot(&schemes, &conv);
     Ok(CaseReport {
         name: "advection".into(),
         title: "Advection: a rotating disc of dye".into(),
@@ -264,6 +212,118 @@ pub fn run(
         ],
         notes,
     })
+}
+
+/// One grid of the test: n x n cells of size h, the flow's face velocities, the initial
+/// dye, and the substeps (of dt) of one turn.
+struct Turn {
+    n: u32,
+    h: f64,
+    vel: Vec<f32>,
+    start: Vec<f64>,
+    steps: usize,
+    dt: f64,
+}
+
+/// Carries the initial dye once around with `scheme` (only the advection stage runs, the
+/// flow written before every substep) and returns the dye density per cell.
+fn turn_dye(
+    ctx: &Arc<GpuContext>,
+    turn: &Turn,
+    scheme: AdvectionScheme,
+) -> Result<Vec<f64>, ValidateError> {
+    let Turn {
+        n, h, steps, dt, ..
+    } = *turn;
+    let mut scene = Scene {
+        name: "validate: rotating disc".into(),
+        kind: SceneKind::Smoke,
+        domain: (1.0, 1.0, h),
+        resolution: (n, n, 1),
+        ..Scene::default()
+    };
+    scene.smoke.advection = scheme;
+    scene.smoke.tracers = 0;
+    scene.smoke.vorticity = 0.0;
+    scene.smoke.temperature_dissipation = 0.0;
+    scene.smoke.dye_dissipation = 0.0;
+    scene.smoke.velocity_dissipation = 0.0;
+    let mut sim = SmokeSimulation::new(ctx.clone(), &scene)?;
+    sim.substep(dt, SmokeStage::Mark)?;
+    let dye0: Vec<[f32; 4]> = turn
+        .start
+        .iter()
+        .map(|&c| [c as f32, 0.0, 0.0, 0.0])
+        .collect();
+    sim.upload_state(&dye0, &turn.vel)?;
+    for _ in 0..steps {
+        sim.ctx
+            .queue
+            .write_buffer(&sim.fields.vel, 0, bytemuck::cast_slice(&turn.vel));
+        sim.substep(dt, SmokeStage::Advect)?;
+    }
+    let dye: Vec<f64> = sim.read_dye()?.iter().map(|d| d[0] as f64).collect();
+    Ok(dye)
+}
+
+/// The two checked rows of the finest grid (`n` cells across) for `scheme`: the area inside
+/// the 0.5 contour (and its error) against the disc's, and the L1 `shape` error.
+fn finest_rows(
+    n: u32,
+    scheme: AdvectionScheme,
+    (area, area_error): (f64, f64),
+    disc_area: f64,
+    shape: f64,
+) -> [Row; 2] {
+    let (ta, ts) = tolerances(scheme);
+    [
+        Row {
+            case: "advection".into(),
+            resolution: format!("{n}x{n} {} area", scheme.name()),
+            measured: area,
+            reference: disc_area,
+            error: area_error,
+            tolerance: ta,
+        },
+        Row {
+            case: "advection".into(),
+            resolution: format!("{n}x{n} {} shape (L1)", scheme.name()),
+            measured: shape,
+            reference: 0.0,
+            error: shape,
+            tolerance: ts,
+        },
+    ]
+}
+
+/// The field `f` of an `nu` x `nu` slice of cell size `h` along the vertical line through
+/// the disc's centre, within two radii of it: (height, value).
+fn section(f: &[f64], nu: usize, h: f64) -> Vec<(f64, f64)> {
+    // The dye along the vertical line through the disc's centre.
+    let i = ((CENTRE.0 / h) as usize).min(nu - 1);
+    (0..nu)
+        .map(|j| ((j as f64 + 0.5) * h, f[i + nu * j]))
+        .filter(|(y, _)| (y - CENTRE.1).abs() <= 2.0 * RADIUS)
+        .collect()
+}
+
+/// The convergence plot: each scheme's shape error (`conv`) against grid spacing, labelled
+/// with its fitted order.
+fn error_plot(schemes: &[AdvectionScheme], conv: &[Vec<(f64, f64)>]) -> Plot {
+    let mut err_plot = convergence_plot("advection_convergence", "", "", &[]);
+    err_plot.title = "Rotating disc: shape error vs grid spacing".into();
+    err_plot.y_label = "L1 error / disc area".into();
+    err_plot.series.clear();
+    for (s, pts) in schemes.iter().zip(conv) {
+        let label = match super::fitted_order(pts) {
+            Some((o, _)) => format!("{} (order {o:.2})", s.name()),
+            None => s.name().to_string(),
+        };
+        err_plot
+            .series
+            .push(Series::new(label, pts.clone(), Mark::MarkersLine));
+    }
+    err_plot
 }
 
 #[cfg(test)]

@@ -114,42 +114,7 @@ pub fn run(
     let mut t_end = 0.0;
     for &n in &sz.slice {
         progress(done, total, &format!("slice {n}x{n}"));
-        let h = 1.0 / n as f64;
-        let mut scene = Scene {
-            name: "validate: viscous slice".into(),
-            kind: SceneKind::Smoke,
-            domain: (1.0, 1.0, h),
-            resolution: (n, n, 1),
-            viscosity: NU,
-            ..Scene::default()
-        };
-        scene.pressure.preconditioner = PreconditionerKind::Ip;
-        scene.smoke.tracers = 0;
-        scene.smoke.vorticity = 0.0;
-        scene.smoke.temperature_dissipation = 0.0;
-        let dims = [n as usize, n as usize, 1];
-        let exact = NU * PI * PI * 2.0;
-        let dt = DECAY / exact / sz.steps as f64;
-        let mode = u_mode(dims, h);
-        let mut vel = vec![0.0f32; faces(dims)];
-        for &(i, m) in &mode {
-            vel[i] = m as f32;
-        }
-        let mut sim = SmokeSimulation::new(ctx.clone(), &scene)?;
-        sim.substep(1e-3, SmokeStage::Mark)?;
-        sim.upload_state(&vec![[0.0; 4]; n as usize * n as usize], &vel)?;
-        let a0 = amplitude(&vel.iter().map(|&x| x as f64).collect::<Vec<_>>(), &mode);
-        let hist = history(
-            || {
-                sim.run_diffusion(dt)?;
-                Ok(sim.read_velocity()?)
-            },
-            &mode,
-            a0,
-            dt,
-            sz.steps,
-        )?;
-        let t = sz.steps as f64 * dt;
+        let Decay { h, exact, t, hist } = run_slice(ctx, n, sz.steps)?;
         t_end = t;
         let rate = decay_rate(1.0, hist.last().unwrap().1, t);
         let err = (rate / exact - 1.0).abs();
@@ -167,46 +132,7 @@ pub fn run(
     }
     for &n in &sz.box3d {
         progress(done, total, &format!("liquid {n}^3"));
-        let scene = Scene {
-            name: "validate: viscous box".into(),
-            domain: (1.0, 1.0, 1.0),
-            resolution: (n, n, n),
-            fluid: vec![Shape::Box {
-                min: (0.0, 0.0, 0.0),
-                max: (1.0, 1.0, 1.0),
-                velocity: (0.0, 0.0, 0.0),
-            }],
-            gravity: (0.0, 0.0, 0.0),
-            volume_correction: false,
-            viscosity: NU,
-            ..Scene::default()
-        };
-        let h = scene.h();
-        let dims = [n as usize; 3];
-        let exact = NU * PI * PI * 3.0;
-        let dt = DECAY / exact / sz.steps3d as f64;
-        let mut sim = Simulation::new(ctx.clone(), &scene)?;
-        sim.substep(1e-3, Stage::Boundary)?;
-        let mode = u_mode(dims, h);
-        let mut vel = vec![0.0f32; faces(dims)];
-        for &(i, m) in &mode {
-            vel[i] = m as f32;
-        }
-        sim.ctx
-            .queue
-            .write_buffer(&sim.fields.vel, 0, bytemuck::cast_slice(&vel));
-        let a0 = amplitude(&vel.iter().map(|&x| x as f64).collect::<Vec<_>>(), &mode);
-        let hist = history(
-            || {
-                sim.run_viscosity(dt)?;
-                Ok(read_buffer::<f32>(&sim.ctx, &sim.fields.vel)?)
-            },
-            &mode,
-            a0,
-            dt,
-            sz.steps3d,
-        )?;
-        let t = sz.steps3d as f64 * dt;
+        let Decay { h, exact, t, hist } = run_box(ctx, n, sz.steps3d)?;
         let rate = decay_rate(1.0, hist.last().unwrap().1, t);
         let err = (rate / exact - 1.0).abs();
         rows.push(Row {
@@ -222,54 +148,9 @@ pub fn run(
         done += 1;
     }
     progress(done, total, "done");
-    // Amplitude over time for the finest slice and box, against the exact exponentials
-    // (time in units of 1/(nu k^2), so both modes share one curve).
-    let mut series = vec![Series::new(
-        "exp(-nu k^2 t)",
-        (0..=40)
-            .map(|i| {
-                let s = DECAY * i as f64 / 40.0;
-                (s, (-s).exp())
-            })
-            .collect(),
-        Mark::Line,
-    )];
-    let slice_rate = NU * PI * PI * 2.0;
-    let box_rate = NU * PI * PI * 3.0;
-    for (label, hist) in &curves {
-        let k2 = if label.starts_with("slice") {
-            slice_rate
-        } else {
-            box_rate
-        };
-        let every = (hist.len() / 10).max(1);
-        series.push(Series::new(
-            format!("eddy {label}"),
-            hist.iter()
-                .step_by(every)
-                .map(|&(t, a)| (t * k2, a))
-                .collect(),
-            Mark::Markers,
-        ));
-    }
+    let series = decay_series(&curves);
     let _ = t_end;
-    let mut conv = convergence_plot(
-        "viscous_convergence",
-        "Viscous decay: rate error vs grid spacing",
-        "|rate / (nu k^2) - 1|",
-        &conv_slice,
-    );
-    conv.series[0].label = "eddy smoke slice".into();
-    if let Some(fit) = conv.series.get_mut(1) {
-        fit.label = format!("slice {}", fit.label);
-    }
-    let box_plot = convergence_plot("x", "", "", &conv_box);
-    let mut b = box_plot.series;
-    b[0].label = "eddy liquid 3D".into();
-    if let Some(fit) = b.get_mut(1) {
-        fit.label = format!("3D {}", fit.label);
-    }
-    conv.series.extend(b);
+    let conv = convergence(&conv_slice, &conv_box);
     Ok(CaseReport {
         name: "viscous".into(),
         title: super::CASES[2].title.into(),
@@ -299,6 +180,162 @@ pub fn run(
         ],
         notes: vec![],
     })
+}
+
+/// One run's result: its grid spacing, the exact rate nu k^2, its length (s) and its
+/// amplitudes at every step (time, A/A0).
+struct Decay {
+    h: f64,
+    exact: f64,
+    t: f64,
+    hist: Vec<(f64, f64)>,
+}
+
+/// The smoke slice of n x n cells: the mode diffused alone by the diffusion stage over
+/// `steps` steps.
+fn run_slice(ctx: &Arc<GpuContext>, n: u32, steps: usize) -> Result<Decay, ValidateError> {
+    let h = 1.0 / n as f64;
+    let mut scene = Scene {
+        name: "validate: viscous slice".into(),
+        kind: SceneKind::Smoke,
+        domain: (1.0, 1.0, h),
+        resolution: (n, n, 1),
+        viscosity: NU,
+        ..Scene::default()
+    };
+    scene.pressure.preconditioner = PreconditionerKind::Ip;
+    scene.smoke.tracers = 0;
+    scene.smoke.vorticity = 0.0;
+    scene.smoke.temperature_dissipation = 0.0;
+    let dims = [n as usize, n as usize, 1];
+    let exact = NU * PI * PI * 2.0;
+    let dt = DECAY / exact / steps as f64;
+    let mode = u_mode(dims, h);
+    let mut vel = vec![0.0f32; faces(dims)];
+    for &(i, m) in &mode {
+        vel[i] = m as f32;
+    }
+    let mut sim = SmokeSimulation::new(ctx.clone(), &scene)?;
+    sim.substep(1e-3, SmokeStage::Mark)?;
+    sim.upload_state(&vec![[0.0; 4]; n as usize * n as usize], &vel)?;
+    let a0 = amplitude(&vel.iter().map(|&x| x as f64).collect::<Vec<_>>(), &mode);
+    let hist = history(
+        || {
+            sim.run_diffusion(dt)?;
+            Ok(sim.read_velocity()?)
+        },
+        &mode,
+        a0,
+        dt,
+        steps,
+    )?;
+    let t = steps as f64 * dt;
+    Ok(Decay { h, exact, t, hist })
+}
+
+/// The liquid box of n^3 cells, full of liquid: the mode diffused alone by the viscosity
+/// stage over `steps` steps.
+fn run_box(ctx: &Arc<GpuContext>, n: u32, steps: usize) -> Result<Decay, ValidateError> {
+    let scene = Scene {
+        name: "validate: viscous box".into(),
+        domain: (1.0, 1.0, 1.0),
+        resolution: (n, n, n),
+        fluid: vec![Shape::Box {
+            min: (0.0, 0.0, 0.0),
+            max: (1.0, 1.0, 1.0),
+            velocity: (0.0, 0.0, 0.0),
+        }],
+        gravity: (0.0, 0.0, 0.0),
+        volume_correction: false,
+        viscosity: NU,
+        ..Scene::default()
+    };
+    let h = scene.h();
+    let dims = [n as usize; 3];
+    let exact = NU * PI * PI * 3.0;
+    let dt = DECAY / exact / steps as f64;
+    let mut sim = Simulation::new(ctx.clone(), &scene)?;
+    sim.substep(1e-3, Stage::Boundary)?;
+    let mode = u_mode(dims, h);
+    let mut vel = vec![0.0f32; faces(dims)];
+    for &(i, m) in &mode {
+        vel[i] = m as f32;
+    }
+    sim.ctx
+        .queue
+        .write_buffer(&sim.fields.vel, 0, bytemuck::cast_slice(&vel));
+    let a0 = amplitude(&vel.iter().map(|&x| x as f64).collect::<Vec<_>>(), &mode);
+    let hist = history(
+        || {
+            sim.run_viscosity(dt)?;
+            Ok(read_buffer::<f32>(&sim.ctx, &sim.fields.vel)?)
+        },
+        &mode,
+        a0,
+        dt,
+        steps,
+    )?;
+    let t = steps as f64 * dt;
+    Ok(Decay { h, exact, t, hist })
+}
+
+/// The series of the decay plot: the exact curve, then each run of `curves` (its label and
+/// amplitude history).
+fn decay_series(curves: &[(String, Vec<(f64, f64)>)]) -> Vec<Series> {
+    // Amplitude over time for the finest slice and box, against the exact exponentials
+    // (time in units of 1/(nu k^2), so both modes share one curve).
+    let mut series = vec![Series::new(
+        "exp(-nu k^2 t)",
+        (0..=40)
+            .map(|i| {
+                let s = DECAY * i as f64 / 40.0;
+                (s, (-s).exp())
+            })
+            .collect(),
+        Mark::Line,
+    )];
+    let slice_rate = NU * PI * PI * 2.0;
+    let box_rate = NU * PI * PI * 3.0;
+    for (label, hist) in curves {
+        let k2 = if label.starts_with("slice") {
+            slice_rate
+        } else {
+            box_rate
+        };
+        let every = (hist.len() / 10).max(1);
+        series.push(Series::new(
+            format!("eddy {label}"),
+            hist.iter()
+                .step_by(every)
+                .map(|&(t, a)| (t * k2, a))
+                .collect(),
+            Mark::Markers,
+        ));
+    }
+    series
+}
+
+/// The convergence plot: rate error against grid spacing for the slice (`conv_slice`) and
+/// the 3D box (`conv_box`), each with its fitted order.
+fn convergence(conv_slice: &[(f64, f64)], conv_box: &[(f64, f64)]) -> Plot {
+    let mut conv = convergence_plot(
+        "viscous_convergence",
+        "Viscous decay: rate error vs grid spacing",
+        "|rate / (nu k^2) - 1|",
+        conv_slice,
+    );
+    conv.series[0].label = "eddy smoke slice".into();
+    if let Some(fit) = conv.series.get_mut(1) {
+        fit.label = format!("slice {}", fit.label);
+    }
+    let box_plot = convergence_plot("x", "", "", conv_box);
+    let mut b = box_plot.series;
+    b[0].label = "eddy liquid 3D".into();
+    if let Some(fit) = b.get_mut(1) {
+        fit.label = format!("3D {}", fit.label);
+    }
+    conv.series.extend(b);
+    conv
 }
 
 #[cfg(test)]
