@@ -258,6 +258,18 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
         );
         (est, split)
     };
+    if !scene.probes.is_empty() {
+        lines.push(format!(
+            "probes      {} writing {} columns to probes.csv, a row per {}",
+            scene.probes.len(),
+            scene.probe_columns().len(),
+            if scene.probe_every.is_substep() {
+                "substep"
+            } else {
+                "frame"
+            }
+        ));
+    }
     lines.push(solver_line(&scene));
     lines.push(format!(
         "memory      {:.1} MiB on the GPU{split} (largest buffer {:.1} MiB: {})",

@@ -598,6 +598,8 @@ struct Outputs {
     csv: RowWriter,
     bodies_path: PathBuf,
     bodies_csv: Option<RowWriter>,
+    probes_path: PathBuf,
+    probes_csv: Option<RowWriter>,
     meshes: MeshLog,
     caches: Option<FieldCaches>,
     checkpoints: CheckpointLog,
@@ -641,6 +643,20 @@ impl Outputs {
             Some(_) => Some(open_csv(&bodies_path, eddy::output::bodies::CSV_HEADER)?),
             None => None,
         };
+        // One row per substep (or frame) of the scene's probes, their units beside them.
+        let probes_path = opts.out.join("probes.csv");
+        let probes_csv = if scene.probes.is_empty() {
+            None
+        } else {
+            let units = opts.out.join("probes_units.csv");
+            let text = eddy::output::probes::units_csv(scene);
+            eddy::output::write_atomically(&units, |w| w.write_all(text.as_bytes()))
+                .with_context(|| format!("cannot write {}", units.display()))?;
+            Some(open_csv(
+                &probes_path,
+                &eddy::output::probes::csv_header(scene),
+            )?)
+        };
         if opts.resume.is_some() {
             let removed = eddy::output::remove_dumps_after(&opts.out, start_frame)
                 .with_context(|| format!("cannot clear {}", opts.out.display()))?;
@@ -667,6 +683,8 @@ impl Outputs {
             csv,
             bodies_path,
             bodies_csv,
+            probes_path,
+            probes_csv,
             meshes: MeshLog::default(),
             caches,
             checkpoints: CheckpointLog::default(),
@@ -714,6 +732,12 @@ impl Outputs {
             for row in eddy::output::bodies::csv_rows(&b.set, st.frame, sim.time()) {
                 w.row(&row)
                     .with_context(|| format!("cannot write {}", self.bodies_path.display()))?;
+            }
+        }
+        if let Some(w) = self.probes_csv.as_mut() {
+            for row in eddy::output::probes::csv_rows(st.frame, &st.probes) {
+                w.row(&row)
+                    .with_context(|| format!("cannot write {}", self.probes_path.display()))?;
             }
         }
         self.dumps(sim, scene, opts, st.frame, Some(bar))

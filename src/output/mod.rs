@@ -8,6 +8,7 @@
 pub mod bodies;
 pub mod checkpoint;
 pub mod frozen;
+pub mod probes;
 pub mod stats;
 pub mod vtk;
 
@@ -99,6 +100,8 @@ pub fn is_eddy_file(name: &str) -> bool {
         "fields.pvd",
         "stats.csv",
         "bodies.csv",
+        "probes.csv",
+        "probes_units.csv",
         "A.mtx",
         "b.mtx",
         "p.mtx",

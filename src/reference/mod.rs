@@ -22,6 +22,7 @@ mod free_surface;
 mod grid;
 mod multigrid;
 mod pressure;
+pub mod probes;
 pub mod smoke;
 mod spacing;
 pub mod surface;

@@ -12,6 +12,7 @@ pub mod flow;
 pub mod fractions;
 pub mod mesh;
 pub mod motion;
+pub mod probes;
 mod problems;
 mod seed;
 pub mod shipped;
@@ -559,6 +560,13 @@ pub struct Scene {
     /// where its first version (a weaker space) cost 9-14% (benchmarks/history.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_deflation: Option<bool>,
+    /// Instruments sampled after every substep into probes.csv (src/scene/probes.rs):
+    /// `Point`, `Gauge`, `Sensor` and `Force`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<probes::ProbeSpec>,
+    /// `substep` (the default: a row per substep) or `frame` (a row per frame).
+    #[serde(skip_serializing_if = "probes::ProbeEvery::is_substep")]
+    pub probe_every: probes::ProbeEvery,
 }
 
 impl Scene {
@@ -616,6 +624,8 @@ impl Default for Scene {
             cut_faces: true,
             body_cut_faces: None,
             body_deflation: None,
+            probes: Vec::new(),
+            probe_every: probes::ProbeEvery::Substep,
         }
     }
 }
@@ -730,7 +740,10 @@ impl Scene {
     pub fn parse_with(text: &str, path: &Path, base: &mesh::MeshBase) -> Result<Scene, SceneError> {
         // Editors on Windows save a byte-order mark; it is not part of the RON text.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let scene: Scene = ron::from_str(text).map_err(|e| {
+        // Optional settings take their value as it is (`z: 0.25`) or as `Some(0.25)`.
+        let options = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        let scene: Scene = options.from_str(text).map_err(|e| {
             let line = e.span.start.line;
             // RON's message names what it expected, not always the field: quoting the line
             // does.

@@ -19,6 +19,7 @@ impl Scene {
         self.validate_bodies(d)?;
         self.validate_flow()?;
         self.validate_keyframed_solids()?;
+        self.validate_probes()?;
         diffusion::check_diffusion("viscosity", self.viscosity)?;
         self.diffusion.validate()?;
         self.pressure.validate()

@@ -160,8 +160,10 @@ mod cli {
     /// `frames` frames straight against a run stopped after `stop` (its checkpoints every
     /// `every`) and resumed: every file the straight run wrote is there, byte for byte.
     fn resumed_equals_straight(scene: &str, every: u32, stop: u32, frames: u32, dumps: &[&str]) {
-        let straight = dir(&format!("{scene}-straight"));
-        let resumed = dir(&format!("{scene}-resumed"));
+        // A scene file's path or a shipped scene's name.
+        let tag = Path::new(scene).file_stem().unwrap().to_string_lossy();
+        let straight = dir(&format!("{tag}-straight"));
+        let resumed = dir(&format!("{tag}-resumed"));
         let k = every.to_string();
         let mut with_ckpt = vec!["--checkpoint-every", &k];
         with_ckpt.extend(dumps);
@@ -207,6 +209,29 @@ mod cli {
         );
         resumed_equals_straight("floating_bodies", 4, 8, 11, &["--dump-particles", "4"]);
         resumed_equals_straight("smoke_rigid_bodies", 5, 6, 12, &["--dump-fields", "4"]);
+        // probes.csv too: a row per substep, cut back to the checkpoint's frame.
+        let probes = dir("probe-scene");
+        std::fs::create_dir_all(&probes).unwrap();
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.ron"),
+        )
+        .unwrap()
+        .replacen(
+            "solids: [],",
+            "solids: [], probes: [Gauge(name: \"H\", x: 0.6, z: 0.25), \
+             Sensor(name: \"P\", at: (1.0, 0.05, 0.25), radius: 0.02), \
+             Point(name: \"c\", at: (0.3, 0.1, 0.2))],",
+            1,
+        );
+        let path = probes.join("dam_probes.ron");
+        std::fs::write(&path, text).unwrap();
+        resumed_equals_straight(path.to_str().unwrap(), 3, 7, 10, &[]);
+        let straight = std::env::temp_dir().join(format!(
+            "eddy-ckpt-dam_probes-straight-{}",
+            std::process::id()
+        ));
+        let rows = std::fs::read_to_string(straight.join("probes.csv")).unwrap();
+        assert!(rows.lines().count() >= 11, "a row per substep: {rows}");
     }
 
     fn refused(args: &[&str], d: &Path, needles: &[&str]) {

@@ -28,6 +28,7 @@ mod moving_mesh;
 mod msrv;
 mod physics;
 mod pressure;
+mod probes;
 mod recording;
 mod render;
 mod robustness;

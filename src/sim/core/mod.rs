@@ -9,5 +9,6 @@ pub mod fields;
 pub mod limits;
 pub mod params;
 pub mod pressure;
+pub mod probes;
 pub mod project;
 pub mod recorder;

@@ -33,6 +33,7 @@ use super::{
 use crate::gpu::GpuContext;
 use crate::scene::{Scene, SceneKind};
 use crate::sim::core::clock::CflTerms;
+use crate::sim::core::probes::Probes;
 use std::sync::Arc;
 
 /// The stages of one liquid substep, in order. The viewer can stop a step after any of them.
@@ -298,6 +299,7 @@ impl Runner<Liquid> {
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
         }
+        core.probes = Probes::new(&core.ctx, scene, &core.fields, &core.pcg, None);
         Ok(Self {
             core,
             mode,

@@ -46,6 +46,10 @@ impl<M: Mode> Runner<M> {
         self.pending = None;
         self.pipe.clear();
         self.begin_frame(frame_dt);
+        let t0 = self.core.time;
+        if let Some(p) = self.core.probes.as_mut() {
+            p.begin_frame(&self.core.ctx);
+        }
         let clock = self.gpu_clock();
         let pipe = clock.is_some() && self.pipelines();
         let max_substeps = self.core.scene.max_substeps;
@@ -158,7 +162,11 @@ impl<M: Mode> Runner<M> {
             };
             self.core.ahead = (substeps, margin);
         }
-        self.frame_stats(frame, substeps, acc)
+        let mut stats = self.frame_stats(frame, substeps, acc)?;
+        if let Some(p) = &self.core.probes {
+            stats.probes = p.read_frame(&self.core.ctx, substeps, t0, self.core.time)?;
+        }
+        Ok(stats)
     }
 
     /// The frame's stats.csv row from its last substep's report and its sums; the mode adds
@@ -200,6 +208,7 @@ impl<M: Mode> Runner<M> {
             pcg_max_residual: acc.worst_residual,
             unconverged_solves: acc.unconverged,
             columns,
+            probes: Vec::new(),
         })
     }
 

@@ -110,6 +110,8 @@ pub struct Core {
     /// them (they bind its particles) and stamps them in its marking stage; the runner
     /// sums the pressure's force on them and moves them after each full substep.
     pub bodies: Option<Bodies>,
+    /// The scene's probes, sampled after every full substep and read once per frame.
+    pub probes: Option<crate::sim::core::probes::Probes>,
     /// A copy of p as each warm-started solve starts (its initial guess), kept for
     /// [`Runner::freeze_system`] once [`Runner::keep_initial_guess`] asks for it.
     pub(crate) initial_guess: Option<wgpu::Buffer>,
@@ -207,6 +209,7 @@ impl Core {
             last_substep_timing: StageTiming::default(),
             dispatches_by_stage: Vec::new(),
             bodies: None,
+            probes: None,
             initial_guess: None,
             guess_copy: None,
             p_lo: None,

@@ -84,6 +84,9 @@ pub struct FrameStats {
     /// The mode's own columns.
     #[serde(flatten)]
     pub columns: ModeColumns,
+    /// The probes' rows of this frame (probes.csv), one per substep or the last one.
+    #[serde(skip)]
+    pub probes: Vec<crate::sim::core::probes::ProbeRow>,
 }
 
 impl FrameStats {

@@ -109,8 +109,11 @@ impl<M: Mode> Runner<M> {
         // is full too: its solve brought the pending counters back.
         debug_assert!(self.pending.is_none() || g.earlier_words.is_some());
         self.mode.record_end(&mut rec, &self.core);
-        self.core.timer.resolve(rec.encoder());
         let full = last == M::Stage::last();
+        if let (true, Some(p)) = (full, &self.core.probes) {
+            p.record(rec.encoder());
+        }
+        self.core.timer.resolve(rec.encoder());
         let (timed, extra_bytes) = self.copy_readbacks(&mut rec, &plan, full, g.body_forces, ahead);
         rec.finish();
         drop(gate);
@@ -420,6 +423,7 @@ impl<M: Mode> Runner<M> {
             if let Some(b) = self.core.bodies.as_mut() {
                 b.finish_substep(&self.core.ctx, p.dt, max_move, at)?;
             }
+            self.probe_host_columns();
         }
         if report.solve.is_some() {
             self.core.last_solve = report.solve.clone();
@@ -591,5 +595,27 @@ impl<M: Mode> Runner<M> {
         let mut t = StageTiming::default();
         core.timer.read_into(&core.ctx, &mut t)?;
         Ok(Some(t))
+    }
+
+    /// The probes' columns the host fills after a full substep: each body force probe's
+    /// pressure and viscous force and moment on its body.
+    pub(super) fn probe_host_columns(&mut self) {
+        let (Some(p), Some(b)) = (self.core.probes.as_mut(), self.core.bodies.as_ref()) else {
+            return;
+        };
+        if !p.has_host_columns() {
+            return;
+        }
+        let row = p
+            .host
+            .iter()
+            .map(|&(_, body, c)| {
+                let r = &b.set.bodies[body];
+                let f = r.fluid_force + r.viscous_force;
+                let t = r.fluid_torque + r.viscous_torque;
+                [f.x, f.y, f.z, t.x, t.y, t.z][c]
+            })
+            .collect();
+        p.host_rows.push(row);
     }
 }

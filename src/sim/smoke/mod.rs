@@ -36,6 +36,7 @@ use super::runner::{Core, Mode, ModeColumns, Runner, SmokeColumns, SubstepReport
 use super::SimError;
 use crate::gpu::GpuContext;
 use crate::scene::{Scene, SceneKind, SplitMix64};
+use crate::sim::core::probes::Probes;
 use std::sync::Arc;
 
 pub use crate::sim::core::params::AIR_DENSITY;
@@ -302,6 +303,13 @@ impl Runner<Smoke> {
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
         }
+        core.probes = Probes::new(
+            &core.ctx,
+            scene,
+            &core.fields,
+            &core.pcg,
+            Some(&mode.smoke.dye),
+        );
         Ok(Self {
             core,
             mode,
