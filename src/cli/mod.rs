@@ -92,7 +92,8 @@ enum Command {
         #[arg(long)]
         full: bool,
         /// Cases, comma separated [default: all]: pressure, hydrostatic, viscous, floating,
-        /// dam_break, standing_wave, advection, rayleigh_benard, cavity.
+        /// exchange, settling, surge, dam_break, standing_wave, advection, rayleigh_benard,
+        /// cavity.
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
         /// Report folder; must be empty or new unless --overwrite is given [default:

@@ -8,8 +8,8 @@ use super::{Scene, SceneKind};
 use serde::{Deserialize, Serialize};
 
 /// Most probes in one scene, and most columns they may write together.
-pub const MAX_PROBES: usize = 64;
-pub const MAX_PROBE_COLUMNS: usize = 256;
+pub const MAX_PROBES: usize = 256;
+pub const MAX_PROBE_COLUMNS: usize = 1024;
 
 /// One instrument.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -14,6 +14,7 @@ pub mod rayleigh_benard;
 pub mod report;
 pub mod settling;
 pub mod standing_wave;
+pub mod surge;
 pub mod viscous;
 
 use crate::gpu::GpuContext;
@@ -90,6 +91,11 @@ pub const CASES: &[Case] = &[
         name: "settling",
         title: "A sphere settling in a viscous liquid, against ten Cate et al. (2002)",
         run: settling::run,
+    },
+    Case {
+        name: "surge",
+        title: "Dam-break surge front against Martin & Moyce (1952)",
+        run: surge::run,
     },
     Case {
         name: "dam_break",
