@@ -78,7 +78,8 @@ pub fn eddy_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 /// test's module `module` and `name`; whatever an earlier run left there is removed.
 pub fn scratch_path(module: &str, name: &str) -> std::path::PathBuf {
     let module = module.rsplit("::").next().unwrap_or(module);
-    let dir = std::env::temp_dir().join(format!("eddy-{module}-{name}-{}", std::process::id()));
+    // The process id first: `name` may be a file name whose extension must stay last.
+    let dir = std::env::temp_dir().join(format!("eddy-{module}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
