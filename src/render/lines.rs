@@ -320,7 +320,65 @@ pub fn scene_lines(scene: &Scene) -> Vec<LineVertex> {
         }
         box_edges(&mut out, lo, hi, DRAIN_COLOR);
     }
+    probe_lines(&mut out, scene);
     out
+}
+
+/// The colour of the probes' markers.
+pub const PROBE_COLOR: [f32; 3] = [1.0, 0.85, 0.2];
+
+/// The probes where they sample: a cross at a point (a cell across), a gauge's vertical
+/// line, a square on a sensor's wall as wide as its disc (a force probe's solid is drawn
+/// already).
+fn probe_lines(out: &mut Vec<LineVertex>, scene: &Scene) {
+    use crate::scene::probes::{ColumnKind, ProbePlan};
+    if scene.probes.is_empty() {
+        return;
+    }
+    let h = scene.h() as f32;
+    let top = scene.domain_size()[1] as f32;
+    let mut seg = |a: Vec3, b: Vec3| {
+        for pos in [a, b] {
+            out.push(LineVertex {
+                pos: pos.into(),
+                color: PROBE_COLOR,
+            });
+        }
+    };
+    let plan = ProbePlan::of(scene);
+    let mut drawn: Vec<[f64; 3]> = Vec::new();
+    for c in &plan.columns {
+        if drawn.contains(&c.at) {
+            continue;
+        }
+        drawn.push(c.at);
+        let p = Vec3::new(c.at[0] as f32, c.at[1] as f32, c.at[2] as f32);
+        match c.kind {
+            ColumnKind::Gauge => seg(Vec3::new(p.x, 0.0, p.z), Vec3::new(p.x, top, p.z)),
+            ColumnKind::Sensor { axis, radius, .. } => {
+                let r = (radius as f32).max(0.25 * h);
+                let (t1, t2) = ((axis + 1) % 3, (axis + 2) % 3);
+                let corner = |(s1, s2): (f32, f32)| {
+                    let mut q = p;
+                    q[t1] += s1 * r;
+                    q[t2] += s2 * r;
+                    q
+                };
+                let square = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+                for k in 0..4 {
+                    seg(corner(square[k]), corner(square[(k + 1) % 4]));
+                }
+            }
+            ColumnKind::Force { .. } | ColumnKind::Body { .. } => {}
+            _ => {
+                for a in 0..3 {
+                    let mut d = Vec3::ZERO;
+                    d[a] = 0.5 * h;
+                    seg(p - d, p + d);
+                }
+            }
+        }
+    }
 }
 
 /// Colours of the emitters' outlines, and of the drains' and open sides'.

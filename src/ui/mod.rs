@@ -13,6 +13,7 @@ pub mod liquid;
 pub mod overlay;
 pub mod panels;
 pub mod picking;
+pub mod probes;
 pub mod record;
 mod slice_view;
 pub mod smoke;
@@ -236,6 +237,8 @@ struct Viewer {
     view: ViewPanel,
     stats: StatsPanel,
     bodies: panels::BodiesPanel,
+    /// The probes' series, plotted live.
+    probes: probes::ProbesPanel,
     /// The solver lab.
     lab: lab::LabPanel,
     /// The body the mouse holds in the 3D view, if any.
@@ -308,6 +311,7 @@ impl Viewer {
         }
         self.slice = None;
         self.grab = None;
+        self.probes.reset(&self.scene);
         self.renderer.set_lines(
             &self.ctx.device,
             &overlay_lines(&self.scene, self.sim.bodies()),
@@ -452,7 +456,12 @@ impl Viewer {
         let full = match &mut self.sim {
             Sim::Liquid(sim) => {
                 let before = self.stats.particles;
-                let full = advance(sim, self.controls.stop_after, &mut self.stats)?;
+                let full = advance(
+                    sim,
+                    self.controls.stop_after,
+                    &mut self.stats,
+                    &mut self.probes,
+                )?;
                 // Inflow and outflow change the count: draw the particles there are now.
                 if sim.mode.particles.count != before {
                     self.stats.particles = sim.mode.particles.count;
@@ -467,7 +476,12 @@ impl Viewer {
                 }
                 full
             }
-            Sim::Smoke(s) => advance(s, self.smoke.panel.stop_after, &mut self.stats)?,
+            Sim::Smoke(s) => advance(
+                s,
+                self.smoke.panel.stop_after,
+                &mut self.stats,
+                &mut self.probes,
+            )?,
         };
         if !full {
             self.controls.playing = false;
@@ -508,11 +522,13 @@ fn advance<M: Mode>(
     sim: &mut Runner<M>,
     stop_after: M::Stage,
     stats: &mut StatsPanel,
+    probes: &mut probes::ProbesPanel,
 ) -> Result<bool, SimError> {
     let full = stop_after == M::Stage::last();
     let before = crate::gpu::Traffic::now();
     if full {
         let st = sim.step_frame()?;
+        probes.push(st.frame, &st.probes);
         stats.frame_simulated(st.substeps, std::time::Instant::now());
         stats.fluid_cells = st.fluid_cells;
         stats.iterations = st.pcg_iterations;

@@ -182,6 +182,7 @@ impl Viewer {
             },
             view: initial_view(opts, &scene),
             bodies: Default::default(),
+            probes: Default::default(),
             lab: Default::default(),
             grab: None,
             stats: StatsPanel {
@@ -444,6 +445,12 @@ impl Viewer {
                     egui::CollapsingHeader::new("Bodies")
                         .default_open(true)
                         .show(ui, |ui| self.bodies.ui(ui));
+                }
+                if !self.probes.is_empty() {
+                    ui.separator();
+                    egui::CollapsingHeader::new("Probes")
+                        .default_open(true)
+                        .show(ui, |ui| self.probes.ui(ui));
                 }
                 // The lab's own window holds it once a system is frozen.
                 if self.lab.lab.is_none() {

@@ -586,3 +586,59 @@ fn the_solver_lab_opens_an_exported_system_and_a_smoke_scene() {
     assert!(smoke.status.success(), "{err}");
     assert!(image::open(&smoke_shot).is_ok());
 }
+
+/// Pixels of the probes' marker colour (yellow: red and green high, blue low) in the 3D
+/// view (the left three quarters of the window, clear of the stats panel's plots).
+fn probe_pixels(path: &Path) -> u32 {
+    let img = image::open(path).unwrap().to_rgba8();
+    let (w, h) = img.dimensions();
+    let mut n = 0;
+    for y in 0..h {
+        for x in w / 4..3 * w / 4 {
+            let p = img.get_pixel(x, y).0;
+            if p[0] > 200 && p[1] > 170 && p[2] < 140 && p[0] as i32 - p[2] as i32 > 100 {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// A scene's probes show where they sample (a gauge's line, a sensor's square), and the
+/// Probes panel opens without breaking the frame.
+#[test]
+fn probes_show_in_the_3d_view() {
+    let dir = scratch!("probes");
+    let base =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.ron"))
+            .unwrap();
+    let with = base.replacen(
+        "solids: [],",
+        "solids: [], probes: [Gauge(name: \"H1\", x: 0.5, z: 0.25), \
+         Gauge(name: \"H2\", x: 0.8, z: 0.25), \
+         Sensor(name: \"P\", at: (1.0, 0.1, 0.25), radius: 0.05)],",
+        1,
+    );
+    let mut counts = vec![];
+    for (name, text) in [("plain", &base), ("probes", &with)] {
+        let scene = dir.join(format!("{name}.ron"));
+        std::fs::write(&scene, text).unwrap();
+        let shot = dir.join(format!("{name}.png"));
+        let out = view(&[
+            scene.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "viewer failed: {err}");
+        counts.push(probe_pixels(&shot));
+    }
+    assert!(
+        counts[1] > counts[0] + 100,
+        "the probes' markers: {} yellow pixels with them, {} without",
+        counts[1],
+        counts[0]
+    );
+}
