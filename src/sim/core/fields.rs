@@ -296,10 +296,17 @@ impl GridFields {
     /// Bytes of `acc`: P2G's (momentum, weight) pair per face, the PCG's five scratch
     /// vectors or the mode's `scratch` ([`FieldRoom::scratch`]), whichever is largest.
     pub fn acc_bytes(cells: u64, faces: u64, scratch: u64) -> u64 {
-        (faces * 8)
-            .max(crate::sim::core::pressure::PcgVectors::scratch_bytes(cells))
-            .max(scratch)
+        (faces * 8).max(pcg_scratch_bytes(cells)).max(scratch)
     }
+}
+
+/// The PCG's scratch vectors b, r, z, d, q and t, which share `acc` with P2G.
+pub const PCG_SCRATCH_VECTORS: u64 = 6;
+
+/// Bytes of those six vectors packed for a grid of `cells` cells (`PcgVectors` lays them
+/// out so; the grid keeps their room).
+pub fn pcg_scratch_bytes(cells: u64) -> u64 {
+    crate::gpu::Region::packed_bytes(PCG_SCRATCH_VECTORS, (cells * 4).max(4))
 }
 
 /// Particle state: positions and velocities as vec4 (w unused), plus per-particle views.

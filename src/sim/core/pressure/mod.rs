@@ -103,7 +103,7 @@ impl PcgVectors {
 
     /// Bytes of the scratch buffer b, r, z, d, q and t share, for a grid of `cells` cells.
     pub fn scratch_bytes(cells: u64) -> u64 {
-        Region::packed_bytes(SCRATCH_VECTORS, (cells * 4).max(4))
+        super::fields::pcg_scratch_bytes(cells)
     }
 
     /// Whether b, r, z, d, q and t share their buffer with other stages, which reuse it
@@ -147,7 +147,7 @@ impl PcgVectors {
 }
 
 /// b, r, z, d, q and t.
-const SCRATCH_VECTORS: u64 = 6;
+const SCRATCH_VECTORS: u64 = super::fields::PCG_SCRATCH_VECTORS;
 
 /// Where [`PcgVectors`]' b, r, z, d, q and t live.
 #[derive(Clone, Copy)]
