@@ -72,6 +72,17 @@ impl Viewer {
                             self.controls.actions.push(Action::Step);
                         }
                         "r" | "R" => self.controls.actions.push(Action::Reset),
+                        "v" => self.cycle_view(true),
+                        "V" => self.cycle_view(false),
+                        // The solver lab: freeze the last solve, then race it; close.
+                        "l" => {
+                            let a = match self.lab.lab {
+                                None => super::lab::LabAction::Freeze,
+                                Some(_) => super::lab::LabAction::Race,
+                            };
+                            self.lab.actions.push(a);
+                        }
+                        "L" => self.lab.actions.push(super::lab::LabAction::Close),
                         _ => {}
                     },
                     _ => {}
@@ -268,6 +279,43 @@ fn grab_target(o: DVec3, d: DVec3, point: DVec3, forward: DVec3) -> Option<DVec3
     }
     let t = n.dot(point - o) / denom;
     (t > 0.0).then(|| o + d * t)
+}
+
+impl Viewer {
+    /// Shows the next (or the previous) debug view: the bare 3D view, every grid field,
+    /// then the multigrid levels there are; a smoke slice's fields likewise.
+    fn cycle_view(&mut self, forward: bool) {
+        use crate::sim::liquid::views::{Field, MgField};
+        fn step<T: PartialEq + Clone>(list: &[T], now: &T, forward: bool) -> T {
+            let n = list.len();
+            let i = list.iter().position(|x| x == now).unwrap_or(0);
+            list[if forward {
+                (i + 1) % n
+            } else {
+                (i + n - 1) % n
+            }]
+            .clone()
+        }
+        if self.is_smoke() {
+            let p = &mut self.smoke.panel;
+            let mut list: Vec<_> = crate::sim::smoke::views::SmokeField::ALL.to_vec();
+            list.extend(
+                MgField::list(&p.mg_levels)
+                    .into_iter()
+                    .map(crate::sim::smoke::views::SmokeField::Mg),
+            );
+            p.field = step(&list, &p.field, forward);
+        } else {
+            let mut list: Vec<Option<Field>> = vec![None];
+            list.extend(Field::ALL.into_iter().map(Some));
+            list.extend(
+                MgField::list(&self.view.mg_levels)
+                    .into_iter()
+                    .map(|m| Some(Field::Mg(m))),
+            );
+            self.view.field = step(&list, &self.view.field, forward);
+        }
+    }
 }
 
 #[cfg(test)]

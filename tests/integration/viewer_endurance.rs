@@ -1,6 +1,7 @@
 //! The viewer left open: a scripted session on an X server of its own (Xvfb, keys sent with
-//! xdotool) that runs, pauses, steps, collapses and reopens the panels and resizes the
-//! window, then sits paused. Paused, it must redraw nothing (CPU under 2% of a core) and
+//! xdotool) that runs, pauses, steps, switches through every debug view, freezes a solve in
+//! the solver lab and races it, saves and loads the state, collapses and reopens the panels
+//! and resizes the window, then sits paused. Paused, it must redraw nothing (CPU under 2% of a core) and
 //! its resident memory must not grow (under 5 MB a minute); running, the same bound on
 //! memory, except on Mesa 22's lavapipe, whose every redraw of the particles keeps memory
 //! inside the driver (measured: ~250 KB a redraw, all of it allocated in
@@ -105,12 +106,20 @@ fn old_lavapipe() -> bool {
             .is_some_and(|major| major <= 22)
 }
 
+/// Presses of `v` that go through every debug view of the dam break and back to the bare
+/// 3D view: the bare view, the grid fields and its multigrid levels' vectors.
+const VIEWS: usize = 1
+    + eddy::sim::liquid::views::Field::ALL.len()
+    + 4 * eddy::sim::liquid::views::MgVector::ALL.len();
+
 #[test]
 fn the_viewer_paused_redraws_nothing_and_holds_its_memory() {
     let x = Xvfb::start();
+    // The state file (F5, F9) goes to a folder of the test's own.
+    let dir = scratch!("session");
     let mut viewer = Command::new(env!("CARGO_BIN_EXE_eddy"))
         .args(["view", "dam_break", "--size", "960x600"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(&dir)
         .env("DISPLAY", &x.display)
         .env("EDDY_VIEWER_SETTINGS", "off")
         .env_remove("WAYLAND_DISPLAY")
@@ -132,10 +141,36 @@ fn the_viewer_paused_redraws_nothing_and_holds_its_memory() {
     // (reported on Mesa 22's lavapipe).
     std::thread::sleep(Duration::from_secs(20));
     let (running_mb, running_cpu) = measure(pid, 15);
-    // Pause, step, fold and unfold the panels, resize, then sit.
+    // Pause, step, switch through every debug view (v: the next one; the grid fields,
+    // then the multigrid levels, then the bare view again), freeze the last solve in the
+    // solver lab and race its preconditioners (l, l), close the lab (L), save and load
+    // the state (F5, F9), fold and unfold the panels, resize, then sit.
     key("space");
     std::thread::sleep(Duration::from_secs(1));
-    for k in ["n", "n", "F1", "F2"] {
+    for k in ["n", "n"] {
+        key(k);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    for _ in 0..VIEWS {
+        key("v");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    key("l");
+    std::thread::sleep(Duration::from_secs(2));
+    key("l");
+    std::thread::sleep(Duration::from_secs(8));
+    key("shift+l");
+    std::thread::sleep(Duration::from_millis(500));
+    key("F5");
+    std::thread::sleep(Duration::from_secs(1));
+    key("F9");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        dir.join("eddy_state.eddy").exists(),
+        "F5 saved no state in {}",
+        dir.display()
+    );
+    for k in ["F1", "F2"] {
         key(k);
         std::thread::sleep(Duration::from_millis(300));
     }
