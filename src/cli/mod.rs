@@ -83,9 +83,9 @@ enum Command {
     /// the cases done. Off a terminal (a log file, CI) it prints a line per case.
     Validate {
         /// Small grids and short runs (a software adapter; the default). Measured on a
-        /// 2-core VM's software adapter, 200 s in all: pressure 5 s, hydrostatic 2 s,
-        /// viscous 15 s, floating 18 s, dam_break 45 s, standing_wave 31 s, advection 11 s,
-        /// rayleigh_benard 16 s, cavity 57 s.
+        /// 2-core VM's software adapter, 308 s in all: pressure 5 s, hydrostatic 2 s,
+        /// viscous 16 s, floating 24 s, exchange 7 s, settling 82 s, surge 4 s, dam_break
+        /// 48 s, standing_wave 32 s, advection 10 s, rayleigh_benard 19 s, cavity 60 s.
         #[arg(long, conflicts_with = "full")]
         quick: bool,
         /// Larger grids, for a real GPU (about 65 minutes on that software adapter).
