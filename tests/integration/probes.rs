@@ -261,3 +261,41 @@ fn bad_probes_are_refused_with_their_index() {
         "quantity \"dye\"",
     );
 }
+
+/// A force probe on a rigid body reads the body's pressure and viscous force and moment
+/// of each substep, as the host moves it.
+#[test]
+fn a_body_force_probe_reads_the_body_load() {
+    use eddy::scene::{BodyShape, BodySpec};
+    let mut s = still_water();
+    s.viscosity = 1e-3;
+    s.bodies = vec![BodySpec::at_rest(
+        BodyShape::Box {
+            half_extents: (0.06, 0.04, 0.06),
+        },
+        (0.25, 0.3, 0.25),
+        600.0,
+    )];
+    s.probes = vec![ProbeSpec::Force {
+        name: "B".into(),
+        solid: None,
+        body: Some(0),
+    }];
+    s.validate().unwrap();
+    let mut sim = Sim::new(common::gpu(), &s).unwrap();
+    let mut st = None;
+    for _ in 0..4 {
+        st = Some(sim.step_frame().unwrap());
+    }
+    let st = st.unwrap();
+    assert_eq!(st.probes.len(), st.substeps as usize);
+    let b = &sim.bodies().unwrap().set.bodies[0];
+    let (f, t) = (
+        b.fluid_force + b.viscous_force,
+        b.fluid_torque + b.viscous_torque,
+    );
+    let row = &st.probes.last().unwrap().values;
+    assert_eq!(row, &vec![f.x, f.y, f.z, t.x, t.y, t.z]);
+    // Falling into the pool, the liquid holds the block up.
+    assert!(f.y > 0.0, "the liquid's force on the falling block: {f:?}");
+}
