@@ -329,12 +329,10 @@ pub const PROBE_COLOR: [f32; 3] = [1.0, 0.85, 0.2];
 
 /// The probes where they sample: a cross at a point (a cell across), a gauge's vertical
 /// line, a square on a sensor's wall as wide as its disc (a force probe's solid is drawn
-/// already).
+/// already). Read from the scene's probes directly: the lines are rebuilt as bodies move,
+/// and the probes' plan would voxelise the solids each time.
 fn probe_lines(out: &mut Vec<LineVertex>, scene: &Scene) {
-    use crate::scene::probes::{ColumnKind, ProbePlan};
-    if scene.probes.is_empty() {
-        return;
-    }
+    use crate::scene::probes::ProbeSpec;
     let h = scene.h() as f32;
     let top = scene.domain_size()[1] as f32;
     let mut seg = |a: Vec3, b: Vec3| {
@@ -345,38 +343,41 @@ fn probe_lines(out: &mut Vec<LineVertex>, scene: &Scene) {
             });
         }
     };
-    let plan = ProbePlan::of(scene);
-    let mut drawn: Vec<[f64; 3]> = Vec::new();
-    for c in &plan.columns {
-        if drawn.contains(&c.at) {
-            continue;
-        }
-        drawn.push(c.at);
-        let p = Vec3::new(c.at[0] as f32, c.at[1] as f32, c.at[2] as f32);
-        match c.kind {
-            ColumnKind::Gauge => seg(Vec3::new(p.x, 0.0, p.z), Vec3::new(p.x, top, p.z)),
-            ColumnKind::Sensor { axis, radius, .. } => {
-                let r = (radius as f32).max(0.25 * h);
-                let (t1, t2) = ((axis + 1) % 3, (axis + 2) % 3);
-                let corner = |(s1, s2): (f32, f32)| {
-                    let mut q = p;
-                    q[t1] += s1 * r;
-                    q[t2] += s2 * r;
-                    q
-                };
-                let square = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
-                for k in 0..4 {
-                    seg(corner(square[k]), corner(square[(k + 1) % 4]));
-                }
-            }
-            ColumnKind::Force { .. } | ColumnKind::Body { .. } => {}
-            _ => {
+    let vec = |q: [f64; 3]| Vec3::new(q[0] as f32, q[1] as f32, q[2] as f32);
+    for probe in &scene.probes {
+        match probe {
+            ProbeSpec::Point { at, .. } => {
+                let p = vec(scene.probe_point(*at));
                 for a in 0..3 {
                     let mut d = Vec3::ZERO;
                     d[a] = 0.5 * h;
                     seg(p - d, p + d);
                 }
             }
+            ProbeSpec::Gauge { x, z, .. } => {
+                let (x, z) = (*x as f32, z.unwrap_or(0.0) as f32);
+                seg(Vec3::new(x, 0.0, z), Vec3::new(x, top, z));
+            }
+            ProbeSpec::Sensor { at, radius, .. } => {
+                let q = scene.probe_point(*at);
+                let Some((axis, _, _)) = scene.sensor_wall(q) else {
+                    continue;
+                };
+                let p = vec(q);
+                let r = (*radius as f32).max(0.25 * h);
+                let (t1, t2) = ((axis + 1) % 3, (axis + 2) % 3);
+                let corner = |(s1, s2): (f32, f32)| {
+                    let mut c = p;
+                    c[t1] += s1 * r;
+                    c[t2] += s2 * r;
+                    c
+                };
+                let square = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)];
+                for k in 0..4 {
+                    seg(corner(square[k]), corner(square[(k + 1) % 4]));
+                }
+            }
+            ProbeSpec::Force { .. } => {}
         }
     }
 }

@@ -154,6 +154,16 @@ impl ProbeSpec {
 }
 
 impl Scene {
+    /// Where a probe placed at `at` samples: a slice's z is its cell layer's middle.
+    pub fn probe_point(&self, at: (f64, f64, f64)) -> [f64; 3] {
+        let z = if self.kind == SceneKind::Smoke {
+            0.5 * self.h()
+        } else {
+            at.2
+        };
+        [at.0, at.1, z]
+    }
+
     /// Every probe's columns, in order.
     pub fn probe_columns(&self) -> Vec<(String, &'static str)> {
         self.probes
@@ -400,7 +410,9 @@ impl ProbePlan {
             face_area,
             ..Default::default()
         };
-        let point = |at: (f64, f64, f64)| [at.0, at.1, if slice { 0.5 * scene.h() } else { at.2 }];
+        let point = |at| scene.probe_point(at);
+        // The static solids' cells, voxelised once for every force probe.
+        let mut statics = None;
         for probe in &scene.probes {
             match probe {
                 ProbeSpec::Point { at, .. } => {
@@ -447,7 +459,8 @@ impl ProbePlan {
                     plan.columns.push(Column { kind, at: q });
                 }
                 ProbeSpec::Force { solid: Some(s), .. } => {
-                    let (faces, centre) = solid_faces(scene, *s);
+                    let statics = statics.get_or_insert_with(|| scene.static_solids());
+                    let (faces, centre) = solid_faces(scene, statics, *s);
                     let first = plan.faces.len() as u32;
                     let count = faces.len() as u32;
                     plan.faces.extend(faces);
@@ -477,11 +490,14 @@ impl ProbePlan {
 /// The faces between static solid `index`'s cells (their centres inside it) and cells whose
 /// centres lie in no solid, as (the fluid-side cell, its axis | 4 when the fluid is on the
 /// face's + side), and the centre of the solid's cells (the force probe's moment centre).
-pub fn solid_faces(scene: &Scene, index: usize) -> (Vec<[u32; 2]>, [f64; 3]) {
+pub fn solid_faces(
+    scene: &Scene,
+    statics: &super::fractions::StaticSolids,
+    index: usize,
+) -> (Vec<[u32; 2]>, [f64; 3]) {
     let [nx, ny, nz] = scene.dims();
     let n = [nx, ny, nz];
     let h = scene.h();
-    let statics = scene.static_solids();
     let shape = &scene.solids[index];
     let id = |c: [u32; 3]| (c[0] + nx * (c[1] + ny * c[2])) as usize;
     let centre_of = |c: [u32; 3]| [0, 1, 2].map(|a| (c[a] as f64 + 0.5) * h);

@@ -299,3 +299,31 @@ fn a_body_force_probe_reads_the_body_load() {
     // Falling into the pool, the liquid holds the block up.
     assert!(f.y > 0.0, "the liquid's force on the falling block: {f:?}");
 }
+
+/// `probe_every: frame` reads back only the frame's last row: the same row as a run that
+/// keeps them all.
+#[test]
+fn a_row_per_frame_is_the_last_substeps_row() {
+    let mut s = shipped("dam_break", 16);
+    // Long frames: several substeps each.
+    s.frame_dt = 0.05;
+    s.probes = vec![
+        point("a", (0.2, 0.1, 0.21)),
+        sensor("P", (1.0, 0.05, 0.25), 0.02),
+    ];
+    let rows = |every| {
+        let mut s = s.clone();
+        s.probe_every = every;
+        let mut sim = Sim::new(common::gpu(), &s).unwrap();
+        (0..5)
+            .map(|_| sim.step_frame().unwrap().probes)
+            .collect::<Vec<_>>()
+    };
+    let all = rows(eddy::scene::probes::ProbeEvery::Substep);
+    let last = rows(eddy::scene::probes::ProbeEvery::Frame);
+    assert!(all.iter().any(|f| f.len() > 1), "some frame takes two substeps");
+    for (a, l) in all.iter().zip(&last) {
+        assert_eq!(l.len(), 1);
+        assert_eq!(a.last(), l.first());
+    }
+}

@@ -245,7 +245,8 @@ impl Probes {
     }
 
     /// The frame's rows: its `substeps` substeps' (or with `probe_every: frame` the last
-    /// one's), timed from `t0`, the frame's start, to `t1`, its end.
+    /// one's, the only row read back), timed from `t0`, the frame's start, to `t1`, its
+    /// end.
     pub fn read_frame(
         &self,
         ctx: &GpuContext,
@@ -253,29 +254,32 @@ impl Probes {
         t0: f64,
         t1: f64,
     ) -> Result<Vec<ProbeRow>, SimError> {
-        let n = substeps.min(self.capacity);
+        let n = substeps.min(self.capacity) as usize;
         if n == 0 {
             return Ok(vec![]);
         }
+        let first = if self.every.is_substep() { 0 } else { n - 1 };
         let row_bytes = 4 * self.stride as u64;
-        let words: Vec<f32> = read_buffer_range(ctx, &self.rows, 0, row_bytes * n as u64)?;
-        let mut out = Vec::with_capacity(n as usize);
+        let words: Vec<f32> = read_buffer_range(
+            ctx,
+            &self.rows,
+            row_bytes * first as u64,
+            row_bytes * (n - first) as u64,
+        )?;
+        let mut out = Vec::with_capacity(n - first);
         let mut t = t0;
-        for (i, row) in words.chunks(self.stride as usize).enumerate() {
+        for (k, row) in words.chunks(self.stride as usize).enumerate() {
+            let i = first + k;
             t += row[0] as f64;
-            let last = i + 1 == n as usize;
             let mut values: Vec<f64> = row[1..].iter().map(|v| *v as f64).collect();
             if let Some(host) = self.host_rows.get(i) {
-                for (k, &(col, _, _)) in self.host.iter().enumerate() {
-                    values[col] = host[k];
+                for (c, &(col, _, _)) in self.host.iter().enumerate() {
+                    values[col] = host[c];
                 }
             }
-            if self.every.is_substep() || last {
-                out.push(ProbeRow {
-                    time: if last { t1 } else { t },
-                    values,
-                });
-            }
+            // The last row ends the frame exactly (the rows' lengths are the GPU's f32).
+            let time = if i + 1 == n { t1 } else { t };
+            out.push(ProbeRow { time, values });
         }
         Ok(out)
     }
