@@ -736,6 +736,33 @@ pub fn diffuse_scalars(
     out
 }
 
+/// The viscosity's incremental pressure correction (src/sim/core/split.rs): on every face
+/// the velocity step solves for ([`FaceKind::Unknown`]) and the projection moves (a
+/// gradient across it, ghost fluid at the free surface, through the open faces),
+/// u += sign dt (g - grad last), `last` = p / rho of the last projection in FLUID cells.
+/// `sign` 1 before the viscosity solve, -1 after it.
+#[allow(clippy::too_many_arguments)]
+pub fn pressure_shift(
+    g: &Grid,
+    types: &[u8],
+    surface: Option<&[f64]>,
+    cut: Option<&super::Cut>,
+    last: &[f64],
+    (gravity, dt, sign): ([f64; 3], f64, f64),
+    vel: &mut super::MacField,
+) {
+    super::for_each_face(g, |comp, f, i| {
+        let fi = [f[0] as i64, f[1] as i64, f[2] as i64];
+        if face_kind(g, types, comp, fi) != FaceKind::Unknown {
+            return;
+        }
+        if let Some(grad) = super::face_gradient_cut(g, types, surface, cut, last, comp, f) {
+            vel.comp_mut(comp)[i] += sign * dt * (gravity[comp] - grad);
+        }
+    });
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -321,7 +321,10 @@ fn a_row_per_frame_is_the_last_substeps_row() {
     };
     let all = rows(eddy::scene::probes::ProbeEvery::Substep);
     let last = rows(eddy::scene::probes::ProbeEvery::Frame);
-    assert!(all.iter().any(|f| f.len() > 1), "some frame takes two substeps");
+    assert!(
+        all.iter().any(|f| f.len() > 1),
+        "some frame takes two substeps"
+    );
     for (a, l) in all.iter().zip(&last) {
         assert_eq!(l.len(), 1);
         assert_eq!(a.last(), l.first());

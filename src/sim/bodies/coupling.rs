@@ -767,13 +767,15 @@ impl Bodies {
     }
 
     /// The coupling of the dynamic bodies into a viscosity step of `nu` on `sys`, prepared
-    /// with this substep's bodies; None without a dynamic body.
+    /// with this substep's bodies (`shift`: the incremental pressure correction's dt, see
+    /// [`super::viscous::viscous_bodies`]); None without a dynamic body.
     pub fn viscous(
         &self,
         ctx: &GpuContext,
         f: &GridFields,
         sys: &crate::sim::core::diffusion::VelocityView<'_>,
         nu: f64,
+        shift: Option<f64>,
     ) -> Option<&super::viscous::ViscousCoupling> {
         if !self.set.bodies.iter().any(|b| b.is_dynamic()) {
             return None;
@@ -784,7 +786,7 @@ impl Bodies {
         let forced = self.predicted.as_ref().unwrap_or(&self.set);
         let sets = (&self.set, forced);
         let bound = (&self.coupling.cover, &self.coupling.bodies);
-        c.prepare(ctx, f, sys, (&self.strong, sets, bound), nu);
+        c.prepare(ctx, f, sys, (&self.strong, sets, bound), nu, shift);
         Some(c)
     }
 

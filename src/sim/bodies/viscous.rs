@@ -99,23 +99,48 @@ const STORE_STRIDE: usize = 48;
 /// mass `m_face` (kg) and m_face h^2, and what the forces before the solve gave them
 /// (`forced` is `set` after [`BodySet::predict`], or `set` itself); only dynamic bodies
 /// are coupled.
-pub fn viscous_bodies(set: &BodySet, forced: &BodySet, m_face: f64, h: f64) -> Vec<ViscousBody> {
+///
+/// With the incremental pressure correction (`shift`: the substep's dt, src/sim/core/split.rs)
+/// the step starts each body from its velocity with this substep's explicit forces and
+/// the last substep's fluid force applied, v + dt (F_explicit + F_fluid) / m, as the liquid's
+/// faces start from u + dt (g - grad p_last / rho); the finish adds only the step's change
+/// to the velocity the solve was handed. Without it, from the velocity before the forces.
+pub fn viscous_bodies(
+    set: &BodySet,
+    forced: &BodySet,
+    m_face: f64,
+    h: f64,
+    shift: Option<f64>,
+) -> Vec<ViscousBody> {
     set.bodies
         .iter()
         .zip(&forced.bodies)
-        .map(|(b, p)| {
+        .enumerate()
+        .map(|(k, (b, p))| {
             if !b.is_dynamic() {
                 return ViscousBody::default();
             }
             let i = b.world_inertia() / (m_face * h * h);
             let col = |c: glam::DVec3| [c.x as f32, c.y as f32, c.z as f32, 0.0];
+            let (mut start_v, mut start_w) = (b.velocity(), b.omega());
+            if let Some(dt) = shift {
+                let (f, t) = set.explicit(k);
+                start_v += dt * (f + b.fluid_force) / b.mass;
+                let mut dw = b.inverse_inertia() * (dt * (t + b.fluid_torque));
+                if set.slice {
+                    dw.x = 0.0;
+                    dw.y = 0.0;
+                    start_v.z = b.velocity().z;
+                }
+                start_w += dw;
+            }
             ViscousBody {
                 mass: [(b.mass / m_face) as f32, 1.0, 0.0, 0.0],
                 inertia_x: col(i.x_axis),
                 inertia_y: col(i.y_axis),
                 inertia_z: col(i.z_axis),
-                forced_v: col(p.velocity() - b.velocity()),
-                forced_w: col((p.omega() - b.omega()) * h),
+                forced_v: col(p.velocity() - start_v),
+                forced_w: col((p.omega() - start_w) * h),
             }
         })
         .collect()
@@ -183,8 +208,8 @@ impl ViscousCoupling {
     }
 
     /// Makes the coupling ready for one viscosity step of `nu` on `sys`: `set`'s bodies
-    /// (their masses and inertias; the strong coupling holds their state on the GPU) and
-    /// the step's parameters are written, and the group is bound anew when the system is.
+    /// (their masses and inertias; the strong coupling holds their state on the GPU; `shift`
+    /// as [`viscous_bodies`] takes it) and the step's parameters are written, and the group is bound anew when the system is.
     pub fn prepare(
         &self,
         ctx: &GpuContext,
@@ -192,9 +217,10 @@ impl ViscousCoupling {
         sys: &VelocityView<'_>,
         (strong, (set, forced), (cover, shapes)): Inputs<'_>,
         nu: f64,
+        shift: Option<f64>,
     ) {
         let h = f.params.h as f64;
-        let bodies = viscous_bodies(set, forced, strong.scales.s(), h);
+        let bodies = viscous_bodies(set, forced, strong.scales.s(), h, shift);
         ctx.queue
             .write_buffer(&self.bodies, 0, bytemuck::cast_slice(&bodies));
         let params = ViscousParams {

@@ -161,7 +161,7 @@ pub fn memory(scene: &Scene) -> (u64, u64) {
     let max_iterations = scene.diffusion.max_iterations as u64;
     let systems = scene_systems(scene);
     let cells = |d: &[u32; 3]| d.iter().map(|&v| v as u64).product::<u64>();
-    let total = systems
+    let total: u64 = systems
         .iter()
         .map(|d| {
             PcgVectors::bytes(*d, max_iterations, true)
@@ -172,7 +172,13 @@ pub fn memory(scene: &Scene) -> (u64, u64) {
         })
         .sum();
     let largest = systems.iter().map(|d| cells(d) * 16).max().unwrap_or(0);
-    (total, largest)
+    // The viscosity's incremental pressure correction keeps the last pressure.
+    let split = if scene.viscosity > 0.0 && scene.kind == SceneKind::Liquid {
+        super::split::ViscousSplit::bytes(cells(&scene.dims())) + 16 + 4
+    } else {
+        0
+    };
+    (total + split, largest)
 }
 
 /// The diffusion matrix as a candidate for the largest buffer of a memory estimate.

@@ -12,3 +12,4 @@ pub mod pressure;
 pub mod probes;
 pub mod project;
 pub mod recorder;
+pub mod split;

@@ -299,6 +299,7 @@ impl Runner<Liquid> {
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
         }
+        core.ensure_split();
         core.probes = Probes::new(&core.ctx, scene, &core.fields, &core.pcg, None);
         Ok(Self {
             core,
@@ -325,6 +326,7 @@ impl Runner<Liquid> {
         core.scene.volume_correction = scene.volume_correction;
         core.scene.particle_spacing = scene.particle_spacing;
         core.scene.viscosity = scene.viscosity;
+        core.ensure_split();
         core.scene.diffusion = scene.diffusion.clone();
         core.fields.params.pic_ratio = scene.pic_ratio as f32;
         core.fields.params.gravity = [
@@ -631,6 +633,7 @@ impl Mode for Liquid {
                     {
                         let mut pass = rec.pass_part(stage, true, false);
                         core.boundary.record(&mut pass, f);
+                        core.record_split_in(&mut pass);
                     }
                     let coupling = core.viscous_coupling(&mut self.diffusion, None)?;
                     self.viscosity.queued.velocity = Some(self.diffusion.queue_velocity(
@@ -643,7 +646,8 @@ impl Mode for Liquid {
                         slot,
                         coupling.map(|c| c as &dyn diffusion::VelocityCoupling),
                     )?);
-                    let _ = rec.pass_part(stage, false, true);
+                    let mut pass = rec.pass_part(stage, false, true);
+                    core.record_split_out(&mut pass);
                 } else if core.scene.viscosity > 0.0 {
                     {
                         let mut pass =
@@ -653,9 +657,17 @@ impl Mode for Liquid {
                                     timestamp_writes: None,
                                 });
                         core.boundary.record(&mut pass, f);
+                        core.record_split_in(&mut pass);
                     }
                     rec.submit("Liquid::substep_forces");
                     self.viscosity.report.velocity = Some(self.solve_viscosity(core)?);
+                    let mut pass = rec
+                        .encoder()
+                        .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                            label: Some("viscosity::split"),
+                            timestamp_writes: None,
+                        });
+                    core.record_split_out(&mut pass);
                 }
             }
             Stage::Forces => {

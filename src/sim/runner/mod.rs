@@ -137,6 +137,8 @@ pub struct Core {
     /// solves (the diffusion's) then queue ahead into it instead of reading their
     /// convergence ([`Mode::host_readers`]).
     pub queue_slot: Option<usize>,
+    /// The viscosity's incremental pressure correction (viscous scenes only).
+    pub(crate) split: Option<crate::sim::core::split::ViscousSplit>,
 }
 
 impl Core {
@@ -219,6 +221,7 @@ impl Core {
             kept_vectors: None,
             keep_copy: None,
             queue_slot: None,
+            split: None,
             ctx,
         };
         core.write_solver_config();
@@ -496,6 +499,40 @@ impl<M: Mode> std::ops::DerefMut for Runner<M> {
 }
 
 impl Core {
+    /// Makes the viscosity's incremental pressure correction ([`ViscousSplit`]) once a
+    /// liquid scene is viscous; call after the bodies are made (it binds their faces'
+    /// covers). The smoke keeps the plain split: its shift would have to carry the
+    /// buoyancy and the vorticity confinement, which its forces stage computes.
+    ///
+    /// [`ViscousSplit`]: crate::sim::core::split::ViscousSplit
+    pub(crate) fn ensure_split(&mut self) {
+        let liquid = self.scene.kind == crate::scene::SceneKind::Liquid;
+        if liquid && self.scene.viscosity > 0.0 && self.split.is_none() {
+            let cover = self.bodies.as_ref().map(|b| &b.coupling.cover);
+            self.split = Some(crate::sim::core::split::ViscousSplit::new(
+                &self.ctx.device,
+                &self.fields,
+                &self.pcg,
+                true,
+                cover,
+            ));
+        }
+    }
+
+    /// Before a substep's viscosity solve: its incremental pressure correction's shift.
+    pub(crate) fn record_split_in(&self, pass: &mut wgpu::ComputePass<'_>) {
+        if let Some(s) = &self.split {
+            s.record_in(pass, &self.fields);
+        }
+    }
+
+    /// After a substep's viscosity solve: the shift taken off again.
+    pub(crate) fn record_split_out(&self, pass: &mut wgpu::ComputePass<'_>) {
+        if let Some(s) = &self.split {
+            s.record_out(pass, &self.fields);
+        }
+    }
+
     /// The dynamic bodies' coupling into this substep's viscosity step, prepared and bound
     /// to `diffusion`'s velocity system (made first where missing); None without bodies or
     /// without a dynamic one. `dye` is the smoke's dye buffer (the system binds it), None
@@ -510,6 +547,10 @@ impl Core {
         };
         let (f, settings) = (&self.fields, &self.scene.diffusion);
         let view = diffusion.ensure_velocity(&self.ctx, f, dye, settings)?;
-        Ok(bodies.viscous(&self.ctx, f, &view, self.scene.viscosity))
+        // The bodies take the liquid's incremental shift (src/sim/core/split.rs) with it.
+        let shift = (self.split.as_ref())
+            .filter(|s| s.kept)
+            .map(|_| f.params.dt as f64);
+        Ok(bodies.viscous(&self.ctx, f, &view, self.scene.viscosity, shift))
     }
 }

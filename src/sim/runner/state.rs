@@ -201,6 +201,10 @@ impl Core {
         for (name, buf) in self.carried_buffers() {
             s.push_buffer(&self.ctx, name, buf)?;
         }
+        // The viscosity's incremental correction reads the last pressure (once it has one).
+        if let Some(split) = self.split.as_ref().filter(|s| s.kept) {
+            s.push_buffer(&self.ctx, "split.last", &split.last)?;
+        }
         if let Some(b) = &self.bodies {
             s.push_words("bodies", &b.set.state_words());
             // The push-out after the last substep, which the next one takes off the bodies.
@@ -243,6 +247,15 @@ impl Core {
         }
         for (name, buf) in self.carried_buffers() {
             s.restore_buffer(&self.ctx, name, buf)?;
+        }
+        // A checkpoint without the last pressure (written before the viscosity's
+        // incremental correction, or before its first projection) starts it unshifted.
+        if let Some(split) = self.split.as_mut() {
+            split.kept = s.get("split.last").is_ok();
+            if split.kept {
+                s.check_finite_f32("split.last")?;
+                s.restore_buffer(&self.ctx, "split.last", &split.last)?;
+            }
         }
         match (&mut self.bodies, s.get("bodies")) {
             (Some(b), Ok(_)) => {

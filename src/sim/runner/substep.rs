@@ -311,10 +311,17 @@ impl<M: Mode> Runner<M> {
         if self.core.refined {
             self.core.project.record_lo(&mut pass, f);
         }
+        if let Some(s) = &self.core.split {
+            s.record_keep(&mut pass, f);
+        }
         if self.core.added_term().is_some() {
             self.core.boundary.record(&mut pass, f);
         }
         self.core.divergence.record_after(&mut pass, f);
+        drop(pass);
+        if let Some(s) = self.core.split.as_mut() {
+            s.kept = true;
+        }
     }
 
     /// Copies the end-of-substep readback into the substep's slot (or the counters'
@@ -518,6 +525,39 @@ impl<M: Mode> Runner<M> {
     /// Whether the PCG's vectors outlast a substep (their own room, or a kept copy).
     pub fn keeps_solver_vectors(&self) -> bool {
         !self.core.pcg.shared() || self.core.kept_vectors.is_some()
+    }
+
+    /// The viscosity's incremental pressure correction alone on the face velocities as
+    /// they are (`into`: the shift before the solve, else the one after it), for tests
+    /// against the f64 reference; false when the scene has none or no pressure is kept.
+    pub fn shift_for_viscosity(&mut self, into: bool) -> Result<bool, SimError> {
+        let Some(s) = self.core.split.as_ref().filter(|s| s.kept) else {
+            return Ok(false);
+        };
+        let f = &self.core.fields;
+        let mut enc =
+            (self.core.ctx.device).create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("split"),
+            });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("split"),
+                timestamp_writes: None,
+            });
+            if into {
+                s.record_in(&mut pass, f);
+            } else {
+                s.record_out(&mut pass, f);
+            }
+        }
+        self.core.ctx.queue.submit([enc.finish()]);
+        Ok(true)
+    }
+
+    /// The last projection's pressure over the density (m^2/s^2) that the viscosity's
+    /// incremental correction keeps, once it holds one.
+    pub fn viscous_split_pressure(&self) -> Option<&wgpu::Buffer> {
+        self.core.split.as_ref().filter(|s| s.kept).map(|s| &s.last)
     }
 
     /// Keeps (or stops keeping) a copy of each warm-started solve's initial guess, so that

@@ -1,0 +1,71 @@
+//!include sim/core/prelude.wgsl
+//!include sim/core/cells.wgsl
+// The viscosity step's incremental pressure correction (src/sim/core/split.rs says why; the
+// f64 reference is src/reference/diffusion.rs, `pressure_shift`).
+//
+// `keep`, after the projection: last = phi / dt = p / rho in FLUID cells, 0 elsewhere.
+// `shift_in`, before the viscosity solve: on every face the solve takes as an unknown and
+// the projection would move, u += dt (g - grad last), the body force and the last
+// pressure's acceleration over this substep; `shift_out`, after it, takes the same amount
+// off, so the projection that follows subtracts the whole new pressure gradient.
+
+struct SplitParams {
+    gravity: f32,          // 1: the mode's forces stage adds g on these faces (the liquid)
+    covered: u32,          // 1 when `cover` holds the bodies' faces (diffusion.wgsl's)
+    pad0: u32,
+    pad1: u32,
+};
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> sp: SplitParams;
+@group(0) @binding(2) var<storage, read> cell_type: array<u32>;
+// The last pressure over the density, m^2/s^2 (named phi for ghost_gradient.wgsl).
+@group(0) @binding(3) var<storage, read_write> phi: array<f32>;
+// The pressure solve's solution, phi = p dt / rho (m^2/s).
+@group(0) @binding(4) var<storage, read> solved: array<f32>;
+@group(0) @binding(5) var<storage, read_write> grid_vel: array<f32>;
+@group(0) @binding(6) var<storage, read> surface: array<f32>;
+@group(0) @binding(7) var<storage, read> open: array<f32>;
+@group(0) @binding(8) var<storage, read> cover: array<u32>;
+//!include sim/core/free_surface.wgsl
+//!include sim/core/open.wgsl
+//!include sim/core/ghost_gradient.wgsl
+
+fn covers_on() -> bool {
+    return sp.covered != 0u;
+}
+//!include sim/core/face_kinds.wgsl
+
+@compute @workgroup_size(WORKGROUP)
+fn keep(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let i = linear_id(wg, nwg, li);
+    if (i >= params.num_cells) { return; }
+    phi[i] = select(0.0, solved[i] / params.dt, cell_type[i] == FLUID);
+}
+
+// dt (g - grad last) on face g when the viscosity solves for it and the projection moves
+// it, else 0.
+fn shift(g: u32) -> f32 {
+    let face = face_of(g, params);
+    if (face_kind(face.comp, face.f) != UNKNOWN) { return 0.0; }
+    let grad = face_gradient(face.comp, face.f);
+    if (grad.x == 0.0) { return 0.0; }
+    return params.dt * (sp.gravity * params.gravity[face.comp] - grad.y);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn shift_in(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    grid_vel[g] = grid_vel[g] + shift(g);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn shift_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    grid_vel[g] = grid_vel[g] - shift(g);
+}
