@@ -762,7 +762,6 @@ pub fn pressure_shift(
     });
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

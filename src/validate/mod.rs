@@ -14,6 +14,7 @@ pub mod rayleigh_benard;
 pub mod report;
 pub mod settling;
 pub mod standing_wave;
+pub mod stokes;
 pub mod surge;
 pub mod viscous;
 
@@ -91,6 +92,11 @@ pub const CASES: &[Case] = &[
         name: "settling",
         title: "A sphere settling in a viscous liquid, against ten Cate et al. (2002)",
         run: settling::run,
+    },
+    Case {
+        name: "stokes",
+        title: "Stokes drag: a sphere settling in a square duct",
+        run: stokes::run,
     },
     Case {
         name: "surge",
