@@ -173,8 +173,13 @@ pub fn memory(scene: &Scene) -> (u64, u64) {
         .sum();
     let largest = systems.iter().map(|d| cells(d) * 16).max().unwrap_or(0);
     // The viscosity's incremental pressure correction keeps the last pressure.
-    let split = if scene.viscosity > 0.0 && scene.kind == SceneKind::Liquid {
-        super::split::ViscousSplit::bytes(cells(&scene.dims())) + 16 + 4
+    let split = if scene.viscosity > 0.0 {
+        let n = scene.dims();
+        let faces = cells(&[n[0] + 1, n[1], n[2]])
+            + cells(&[n[0], n[1] + 1, n[2]])
+            + cells(&[n[0], n[1], n[2] + 1]);
+        let liquid = scene.kind == SceneKind::Liquid;
+        super::split::ViscousSplit::bytes(liquid, cells(&n), faces)
     } else {
         0
     };

@@ -3,17 +3,20 @@
 // The viscosity step's incremental pressure correction (src/sim/core/split.rs says why; the
 // f64 reference is src/reference/diffusion.rs, `pressure_shift`).
 //
-// `keep`, after the projection: last = phi / dt = p / rho in FLUID cells, 0 elsewhere.
-// `shift_in`, before the viscosity solve: on every face the solve takes as an unknown and
-// the projection would move, u += dt (g - grad last), the body force and the last
-// pressure's acceleration over this substep; `shift_out`, after it, takes the same amount
-// off, so the projection that follows subtracts the whole new pressure gradient.
+// The liquid (sp.delta 0): `keep`, after the projection: last = phi / dt = p / rho in FLUID
+// cells, 0 elsewhere. `shift_in`, before the viscosity solve: on every face the solve takes
+// as an unknown and the projection would move, u += dt (g - grad last), the body force and
+// the last pressure's acceleration over this substep; `shift_out`, after it, takes the same
+// amount off, so the projection that follows subtracts the whole new pressure gradient.
+// The smoke (sp.delta 1): `mark` before the forces (delta = -u) and `close` after the
+// projection (delta += u) keep what the forces (buoyancy, vorticity confinement) and the
+// pressure did to each face in the last substep, and the shift is that change.
 
 struct SplitParams {
     gravity: f32,          // 1: the mode's forces stage adds g on these faces (the liquid)
     covered: u32,          // 1 when `cover` holds the bodies' faces (diffusion.wgsl's)
-    pad0: u32,
-    pad1: u32,
+    delta: u32,            // 1: the shift is `delta` (the smoke)
+    pad: u32,
 };
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -27,6 +30,8 @@ struct SplitParams {
 @group(0) @binding(6) var<storage, read> surface: array<f32>;
 @group(0) @binding(7) var<storage, read> open: array<f32>;
 @group(0) @binding(8) var<storage, read> cover: array<u32>;
+// The smoke's last change of each face by the forces and the pressure, m/s.
+@group(0) @binding(9) var<storage, read_write> delta: array<f32>;
 //!include sim/core/free_surface.wgsl
 //!include sim/core/open.wgsl
 //!include sim/core/ghost_gradient.wgsl
@@ -49,6 +54,7 @@ fn keep(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 fn shift(g: u32) -> f32 {
     let face = face_of(g, params);
     if (face_kind(face.comp, face.f) != UNKNOWN) { return 0.0; }
+    if (sp.delta != 0u) { return delta[g]; }
     let grad = face_gradient(face.comp, face.f);
     if (grad.x == 0.0) { return 0.0; }
     return params.dt * (sp.gravity * params.gravity[face.comp] - grad.y);
@@ -68,4 +74,20 @@ fn shift_out(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg:
     let g = linear_id(wg, nwg, li);
     if (g >= num_faces(params)) { return; }
     grid_vel[g] = grid_vel[g] - shift(g);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn mark(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    delta[g] = -grid_vel[g];
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn close(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) li: u32) {
+    let g = linear_id(wg, nwg, li);
+    if (g >= num_faces(params)) { return; }
+    delta[g] = delta[g] + grid_vel[g];
 }

@@ -499,23 +499,28 @@ impl<M: Mode> std::ops::DerefMut for Runner<M> {
 }
 
 impl Core {
-    /// Makes the viscosity's incremental pressure correction ([`ViscousSplit`]) once a
-    /// liquid scene is viscous; call after the bodies are made (it binds their faces'
-    /// covers). The smoke keeps the plain split: its shift would have to carry the
-    /// buoyancy and the vorticity confinement, which its forces stage computes.
+    /// Makes the viscosity's incremental pressure correction ([`ViscousSplit`]) once the
+    /// scene is viscous; call after the bodies are made (it binds their faces' covers).
     ///
     /// [`ViscousSplit`]: crate::sim::core::split::ViscousSplit
     pub(crate) fn ensure_split(&mut self) {
-        let liquid = self.scene.kind == crate::scene::SceneKind::Liquid;
-        if liquid && self.scene.viscosity > 0.0 && self.split.is_none() {
+        if self.scene.viscosity > 0.0 && self.split.is_none() {
             let cover = self.bodies.as_ref().map(|b| &b.coupling.cover);
+            let liquid = self.scene.kind == crate::scene::SceneKind::Liquid;
             self.split = Some(crate::sim::core::split::ViscousSplit::new(
                 &self.ctx.device,
                 &self.fields,
                 &self.pcg,
-                true,
+                liquid,
                 cover,
             ));
+        }
+    }
+
+    /// Before the smoke's forces: its split starts the substep's change of the faces.
+    pub(crate) fn record_split_mark(&self, pass: &mut wgpu::ComputePass<'_>) {
+        if let Some(s) = &self.split {
+            s.record_before_forces(pass, &self.fields);
         }
     }
 

@@ -203,7 +203,8 @@ impl Core {
         }
         // The viscosity's incremental correction reads the last pressure (once it has one).
         if let Some(split) = self.split.as_ref().filter(|s| s.kept) {
-            s.push_buffer(&self.ctx, "split.last", &split.last)?;
+            let (name, buf) = split.carried();
+            s.push_buffer(&self.ctx, name, buf)?;
         }
         if let Some(b) = &self.bodies {
             s.push_words("bodies", &b.set.state_words());
@@ -251,10 +252,11 @@ impl Core {
         // A checkpoint without the last pressure (written before the viscosity's
         // incremental correction, or before its first projection) starts it unshifted.
         if let Some(split) = self.split.as_mut() {
-            split.kept = s.get("split.last").is_ok();
+            let name = split.carried().0;
+            split.kept = s.get(name).is_ok();
             if split.kept {
-                s.check_finite_f32("split.last")?;
-                s.restore_buffer(&self.ctx, "split.last", &split.last)?;
+                s.check_finite_f32(name)?;
+                s.restore_buffer(&self.ctx, name, split.carried().1)?;
             }
         }
         match (&mut self.bodies, s.get("bodies")) {

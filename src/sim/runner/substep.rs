@@ -105,6 +105,9 @@ impl<M: Mode> Runner<M> {
             }
         }
         count_dispatches(&mut self.core.dispatches_by_stage, counting.take());
+        if let Some(s) = self.core.split.as_mut() {
+            s.end_substep();
+        }
         // Only a full substep is left pending, and only by `step_frame`, whose next substep
         // is full too: its solve brought the pending counters back.
         debug_assert!(self.pending.is_none() || g.earlier_words.is_some());
@@ -312,7 +315,7 @@ impl<M: Mode> Runner<M> {
             self.core.project.record_lo(&mut pass, f);
         }
         if let Some(s) = &self.core.split {
-            s.record_keep(&mut pass, f);
+            s.record_after_projection(&mut pass, f);
         }
         if self.core.added_term().is_some() {
             self.core.boundary.record(&mut pass, f);
@@ -554,10 +557,15 @@ impl<M: Mode> Runner<M> {
         Ok(true)
     }
 
-    /// The last projection's pressure over the density (m^2/s^2) that the viscosity's
-    /// incremental correction keeps, once it holds one.
-    pub fn viscous_split_pressure(&self) -> Option<&wgpu::Buffer> {
-        self.core.split.as_ref().filter(|s| s.kept).map(|s| &s.last)
+    /// What the viscosity's incremental correction keeps, once it holds a whole substep's:
+    /// the liquid's last pressure over the density (m^2/s^2, per cell), the smoke's last
+    /// change of each face by its forces and pressure (m/s).
+    pub fn viscous_split_kept(&self) -> Option<&wgpu::Buffer> {
+        self.core
+            .split
+            .as_ref()
+            .filter(|s| s.kept)
+            .map(|s| s.carried().1)
     }
 
     /// Keeps (or stops keeping) a copy of each warm-started solve's initial guess, so that

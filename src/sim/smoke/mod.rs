@@ -303,6 +303,7 @@ impl Runner<Smoke> {
             // The solve takes the bodies' term from now on.
             core.write_solver_config();
         }
+        core.ensure_split();
         core.probes = Probes::new(
             &core.ctx,
             scene,
@@ -625,9 +626,11 @@ impl Mode for Smoke {
                     {
                         let mut pass = rec.pass_part(stage, true, false);
                         core.boundary.record(&mut pass, f);
+                        core.record_split_in(&mut pass);
                     }
                     self.diffused.queued = self.queue_diffusion(core, rec.encoder(), slot)?;
-                    let _ = rec.pass_part(stage, false, true);
+                    let mut pass = rec.pass_part(stage, false, true);
+                    core.record_split_out(&mut pass);
                 } else if velocity || scalars {
                     {
                         let mut pass =
@@ -637,13 +640,22 @@ impl Mode for Smoke {
                                     timestamp_writes: None,
                                 });
                         core.boundary.record(&mut pass, f);
+                        core.record_split_in(&mut pass);
                     }
                     rec.submit("Smoke::substep_forces");
                     self.diffused.report = self.diffuse(core)?;
+                    let mut pass = rec
+                        .encoder()
+                        .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                            label: Some("viscosity::split"),
+                            timestamp_writes: None,
+                        });
+                    core.record_split_out(&mut pass);
                 }
             }
             SmokeStage::Forces => {
                 let mut pass = rec.pass(stage);
+                core.record_split_mark(&mut pass);
                 self.forces.record(&mut pass, f);
             }
             SmokeStage::Tracers => {
@@ -809,6 +821,7 @@ impl SmokeSimulation {
         self.core.apply_live_settings(scene);
         self.core.scene.smoke = scene.smoke.clone();
         self.core.scene.viscosity = scene.viscosity;
+        self.core.ensure_split();
         self.core.scene.diffusion = scene.diffusion.clone();
         Ok(())
     }
