@@ -83,17 +83,17 @@ enum Command {
     /// the cases done. Off a terminal (a log file, CI) it prints a line per case.
     Validate {
         /// Small grids and short runs (a software adapter; the default). Measured on a
-        /// 2-core VM's software adapter, about 500 s in all: pressure 5 s, hydrostatic 2 s,
-        /// viscous 16 s, floating 24 s, exchange 7 s, settling 81 s, stokes 190 s, surge 4
-        /// s, dam_break 48 s, standing_wave 32 s, advection 10 s, rayleigh_benard 19 s,
-        /// cavity 60 s.
+        /// 2-core VM's software adapter, about 590 s in all: pressure 5 s, hydrostatic 2 s,
+        /// viscous 16 s, floating 24 s, exchange 7 s, settling 81 s, stokes 190 s, disc 70
+        /// s, surge 4 s, dam_break 48 s, standing_wave 32 s, advection 10 s,
+        /// rayleigh_benard 32 s, cavity 60 s.
         #[arg(long, conflicts_with = "full")]
         quick: bool,
         /// Larger grids, for a real GPU (about 65 minutes on that software adapter).
         #[arg(long)]
         full: bool,
         /// Cases, comma separated [default: all]: pressure, hydrostatic, viscous, floating,
-        /// exchange, settling, stokes, surge, dam_break, standing_wave, advection,
+        /// exchange, settling, stokes, disc, surge, dam_break, standing_wave, advection,
         /// rayleigh_benard, cavity.
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,

@@ -762,16 +762,22 @@ pub fn pressure_shift(
     });
 }
 
-/// The smoke's incremental correction: u += sign delta on the faces the velocity step
-/// solves for, `delta` the last substep's change of each face (u, v, w back to back).
-pub fn delta_shift(g: &Grid, types: &[u8], delta: &[f64], sign: f64, vel: &mut super::MacField) {
+/// The smoke's incremental correction: u += sign dt delta on the faces the velocity step
+/// solves for, `delta` the last substep's acceleration of each face by its forces and
+/// pressure (u, v, w back to back).
+pub fn delta_shift(
+    g: &Grid,
+    types: &[u8],
+    (delta, dt, sign): (&[f64], f64, f64),
+    vel: &mut super::MacField,
+) {
     let mut at = 0;
     for comp in 0..3 {
         let n = g.face_dims(comp).iter().product::<usize>();
         super::for_each_face(g, |c, f, i| {
             let fi = [f[0] as i64, f[1] as i64, f[2] as i64];
             if c == comp && face_kind(g, types, c, fi) == FaceKind::Unknown {
-                vel.comp_mut(c)[i] += sign * delta[at + i];
+                vel.comp_mut(c)[i] += sign * dt * delta[at + i];
             }
         });
         at += n;

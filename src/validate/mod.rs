@@ -6,6 +6,7 @@
 pub mod advection;
 pub mod cavity;
 pub mod dam_break;
+pub mod disc;
 pub mod exchange;
 pub mod floating;
 pub mod hydrostatic;
@@ -97,6 +98,11 @@ pub const CASES: &[Case] = &[
         name: "stokes",
         title: "Stokes drag: a sphere settling in a square duct",
         run: stokes::run,
+    },
+    Case {
+        name: "disc",
+        title: "A disc settling between two walls (slice), against Faxen",
+        run: disc::run,
     },
     Case {
         name: "surge",

@@ -86,10 +86,16 @@ pub fn scene(n: u32) -> Scene {
 /// The terminal speed of a history of (time, speed): the mean over the frames in the last
 /// [`WINDOW`] seconds.
 pub fn terminal(history: &[(f64, f64)]) -> Option<f64> {
+    mean_over_last(history, WINDOW)
+}
+
+/// The mean speed of a history of (time, speed) over the frames in its last `window`
+/// seconds.
+pub fn mean_over_last(history: &[(f64, f64)], window: f64) -> Option<f64> {
     let end = history.last()?.0;
     let tail: Vec<f64> = history
         .iter()
-        .filter(|(t, _)| *t > end - WINDOW + 1e-9)
+        .filter(|(t, _)| *t > end - window + 1e-9)
         .map(|p| p.1)
         .collect();
     (!tail.is_empty()).then(|| tail.iter().sum::<f64>() / tail.len() as f64)

@@ -23,8 +23,8 @@
 //!
 //! The liquid keeps the last pressure (4 bytes a cell) and takes its gradient on today's
 //! cells and free surface. The smoke's forces are its buoyancy and vorticity confinement,
-//! not a gravity the shift could add, so it keeps instead what the forces and the
-//! pressure did to each face in the last substep (4 bytes a face, `mark` before the forces
+//! not a gravity the shift could add, so it keeps instead the acceleration the forces and the
+//! pressure gave each face in the last substep (4 bytes a face, `mark` before the forces
 //! and `close` after the projection); a substep stopped between the two (the viewer's)
 //! leaves the next one unshifted. Either buffer is allocated only for viscous
 //! scenes and carried by checkpoints.
@@ -55,6 +55,7 @@ crate::wgsl_mirror!(split_params_layout: SplitParams = "split.wgsl" SplitParams 
     gravity: gravity,
     covered: covered,
     delta: delta,
+    pad: pad,
 });
 
 pub struct ViscousSplit {
@@ -64,8 +65,8 @@ pub struct ViscousSplit {
     liquid: bool,
     /// The liquid's p / rho of the last projection in FLUID cells, m^2/s^2.
     pub last: wgpu::Buffer,
-    /// The smoke's change of each face by the forces and the pressure in the last
-    /// substep, m/s.
+    /// The smoke's acceleration of each face by the forces and the pressure in the last
+    /// substep, m/s^2.
     pub delta: wgpu::Buffer,
     /// Whether the buffer holds a whole substep's pressure (a substep shifts only then).
     pub kept: bool,

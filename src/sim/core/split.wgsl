@@ -9,8 +9,10 @@
 // the last pressure's acceleration over this substep; `shift_out`, after it, takes the same
 // amount off, so the projection that follows subtracts the whole new pressure gradient.
 // The smoke (sp.delta 1): `mark` before the forces (delta = -u) and `close` after the
-// projection (delta += u) keep what the forces (buoyancy, vorticity confinement) and the
-// pressure did to each face in the last substep, and the shift is that change.
+// projection (delta = (delta + u) / dt) keep the acceleration the forces (buoyancy,
+// vorticity confinement) and the pressure gave each face in the last substep, and the
+// shift is dt times it (substeps change length: a change kept as it was would be off by
+// their ratio, and the frames' alternating substeps stirred a settling disc).
 
 struct SplitParams {
     gravity: f32,          // 1: the mode's forces stage adds g on these faces (the liquid)
@@ -30,7 +32,7 @@ struct SplitParams {
 @group(0) @binding(6) var<storage, read> surface: array<f32>;
 @group(0) @binding(7) var<storage, read> open: array<f32>;
 @group(0) @binding(8) var<storage, read> cover: array<u32>;
-// The smoke's last change of each face by the forces and the pressure, m/s.
+// The smoke's last acceleration of each face by the forces and the pressure, m/s^2.
 @group(0) @binding(9) var<storage, read_write> delta: array<f32>;
 //!include sim/core/free_surface.wgsl
 //!include sim/core/open.wgsl
@@ -54,7 +56,7 @@ fn keep(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 fn shift(g: u32) -> f32 {
     let face = face_of(g, params);
     if (face_kind(face.comp, face.f) != UNKNOWN) { return 0.0; }
-    if (sp.delta != 0u) { return delta[g]; }
+    if (sp.delta != 0u) { return params.dt * delta[g]; }
     let grad = face_gradient(face.comp, face.f);
     if (grad.x == 0.0) { return 0.0; }
     return params.dt * (sp.gravity * params.gravity[face.comp] - grad.y);
@@ -89,5 +91,5 @@ fn close(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec
          @builtin(local_invocation_index) li: u32) {
     let g = linear_id(wg, nwg, li);
     if (g >= num_faces(params)) { return; }
-    delta[g] = delta[g] + grid_vel[g];
+    delta[g] = (delta[g] + grid_vel[g]) / params.dt;
 }
