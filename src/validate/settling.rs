@@ -51,12 +51,17 @@ const FRAME: f64 = 0.02;
 
 /// The bound on the relative error of the speed at 0.38 s at 6 cells across the sphere (40 x
 /// 64 x 40, `--quick`'s run): measured 21% slow on llvmpipe (0.026 m/s), 16% slow at 7.5
-/// cells across (0.0275): it converges from below, slowly, and the cause of the rest is not
-/// found yet (the pressure's stair-stepped sphere, and the 5% PIC's numerical viscosity,
-/// about 8% of this oil's at 6 cells, are suspects): 25%. Before the viscosity's
+/// cells across (0.0275): it converges from below, slowly: 25%. Before the viscosity's
 /// incremental pressure correction (src/sim/core/split.rs) it read 0.034, the split's error
 /// hiding the rest, and it accelerated half again too fast early on (0.020 m/s at 0.05
 /// s, measured 0.013; now 0.013).
+///
+/// What is known of the rest: the sphere's drag is too high, not its approach to it (run
+/// on, it settles near 0.029 m/s at 6 cells against the measured terminal 0.038; at 0.6 s
+/// the viscous part is 1.8 times the pressure's, Stokes' 2). Ruled out: the substep (a 4x
+/// shorter one moved the speed under 2%), the 5% PIC (pure FLIP under 1%) and the
+/// particles' push-out (under 2% of the drag). Not yet tried: the pressure's volume
+/// fractions (the pressure sees the faces the sphere covers), and finer grids.
 pub const TOLERANCE: f64 = 0.25;
 
 /// The same bound under 6 cells across the sphere.
