@@ -83,10 +83,10 @@ enum Command {
     /// the cases done. Off a terminal (a log file, CI) it prints a line per case.
     Validate {
         /// Small grids and short runs (a software adapter; the default). Measured on a
-        /// 2-core VM's software adapter, about 590 s in all: pressure 5 s, hydrostatic 2 s,
-        /// viscous 16 s, floating 24 s, exchange 7 s, settling 81 s, stokes 190 s, disc 70
-        /// s, surge 4 s, dam_break 48 s, standing_wave 32 s, advection 10 s,
-        /// rayleigh_benard 32 s, cavity 60 s.
+        /// 2-core VM's software adapter, 554 s in all: pressure 4 s, hydrostatic 2 s,
+        /// viscous 14 s, floating 17 s, exchange 6 s, settling 76 s, stokes 160 s, disc 71
+        /// s, surge 4 s, dam_break 50 s, standing_wave 37 s, advection 12 s,
+        /// rayleigh_benard 37 s, cavity 63 s.
         #[arg(long, conflicts_with = "full")]
         quick: bool,
         /// Larger grids, for a real GPU (about 65 minutes on that software adapter).
