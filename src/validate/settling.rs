@@ -56,12 +56,15 @@ const FRAME: f64 = 0.02;
 /// hiding the rest, and it accelerated half again too fast early on (0.020 m/s at 0.05
 /// s, measured 0.013; now 0.013).
 ///
-/// What is known of the rest: the sphere's drag is too high, not its approach to it (run
-/// on, it settles near 0.029 m/s at 6 cells against the measured terminal 0.038; at 0.6 s
-/// the viscous part is 1.8 times the pressure's, Stokes' 2). Ruled out: the substep (a 4x
-/// shorter one moved the speed under 2%), the 5% PIC (pure FLIP under 1%) and the
-/// particles' push-out (under 2% of the drag). Not yet tried: the pressure's volume
-/// fractions (the pressure sees the faces the sphere covers), and finer grids.
+/// What is known of the rest: it is consistent with first-order convergence in the cell
+/// size, as a stair-stepped surface's error is: extrapolated to h = 0 as c0 + c1 h, the
+/// speeds at 6 and 7.5 cells across give 0.0331 m/s (measured 0.033). The sphere's drag is
+/// too high, not its approach to it (run on, it settles near 0.029 m/s at 6 cells against
+/// the measured terminal 0.038; at 0.6 s the viscous part is 1.8 times the pressure's,
+/// Stokes' 2). Ruled out: the substep (a 4x shorter one moved the speed under 2%), the 5%
+/// PIC (pure FLIP under 1%), the particles' push-out (under 2% of the drag), and the box
+/// (twice as wide, the speed at 0.38 s is 0.028 instead of 0.026). Not yet in: the
+/// pressure's volume fractions (the pressure sees the faces the sphere covers).
 pub const TOLERANCE: f64 = 0.25;
 
 /// The same bound under 6 cells across the sphere.
@@ -255,7 +258,8 @@ pub fn run(
              faces (ghost fluid); the pressure still sees the faces it covers. The early \
              acceleration matches the PIV (0.013 m/s at 0.05 s at 6 cells across). E1's \
              speed at 0.38 s converges from below, slowly: 0.026 m/s at 6 cells across, \
-             0.0275 at 7.5 (measured 0.033); why it is still 16-21% slow is not found yet. \
+             0.0275 at 7.5 (measured 0.033), which extrapolate to 0.0331 if the error is \
+             first order in the cell size, as a stair-stepped surface's is. \
              Before the viscosity's incremental pressure correction it read 0.034 at 6 \
              cells, the split's error hiding this, and accelerated too fast early on (0.020 \
              m/s at 0.05 s)."
