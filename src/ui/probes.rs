@@ -1,6 +1,6 @@
 //! The Probes panel: every probe column's series since the scene was loaded, one plotted
-//! live at a time, and written to a CSV file on request (the format of `eddy run`'s
-//! probes.csv).
+//! live at a time, and written on request to a CSV file (the format of `eddy run`'s
+//! probes.csv) or, the column shown, to a PNG drawn as `eddy validate` draws its plots.
 
 use crate::scene::Scene;
 use crate::sim::core::probes::ProbeRow;
@@ -94,9 +94,46 @@ impl ProbesPanel {
                 Err(e) => format!("cannot write {}: {e}", path.display()),
             });
         }
+        if ui
+            .button("Export PNG")
+            .on_hover_text("the column shown, plotted against time")
+            .clicked()
+        {
+            self.exports += 1;
+            let path = PathBuf::from(format!("eddy_probes_{:03}.png", self.exports));
+            self.message = Some(match self.export_png(&path) {
+                Ok(()) => format!("wrote {name} to {}", path.display()),
+                Err(e) => format!("cannot write {}: {e}", path.display()),
+            });
+        }
         if let Some(m) = &self.message {
             ui.label(m);
         }
+    }
+
+    /// Writes the column shown against time as a PNG (1200 x 800, `eddy validate`'s
+    /// renderer).
+    pub fn export_png(&self, path: &Path) -> Result<(), String> {
+        let Some((name, unit)) = self.columns.get(self.shown) else {
+            return Err("the scene has no probes".into());
+        };
+        if self.rows.is_empty() {
+            return Err("no rows yet: run the simulation first".into());
+        }
+        use crate::validate::{report, Mark, Plot, Series};
+        let points = self.series().iter().map(|p| (p[0], p[1])).collect();
+        let plot = Plot {
+            name: format!("probe {name}"),
+            title: format!("Probe {name}"),
+            x_label: "time (s)".into(),
+            y_label: format!("{name} ({unit})"),
+            log_x: false,
+            log_y: false,
+            series: vec![Series::new(name.clone(), points, Mark::Line)],
+        };
+        let bytes = report::png(&plot).map_err(|e| e.to_string())?;
+        crate::output::write_atomically(path, |w| std::io::Write::write_all(w, &bytes))
+            .map_err(|e| e.to_string())
     }
 
     /// Writes the rows kept, with probes.csv's header.
@@ -114,5 +151,36 @@ impl ProbesPanel {
             }
         }
         crate::output::write_atomically(path, |w| std::io::Write::write_all(w, text.as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shown_column_exports_as_a_png() {
+        let mut panel = ProbesPanel {
+            columns: vec![("H1".into(), "m"), ("P1".into(), "Pa")],
+            shown: 1,
+            ..Default::default()
+        };
+        let dir = std::env::temp_dir().join(format!("eddy-ui-probes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p1.png");
+        assert!(panel.export_png(&path).unwrap_err().contains("no rows"));
+        let rows: Vec<ProbeRow> = (0..50)
+            .map(|i| ProbeRow {
+                time: i as f64 * 0.01,
+                values: vec![0.1, (i as f64 * 0.3).sin() * 100.0],
+            })
+            .collect();
+        panel.push(1, &rows);
+        panel.export_png(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "a PNG file");
+        let img = image::load_from_memory(&bytes).unwrap();
+        assert_eq!((img.width(), img.height()), (1200, 800));
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
