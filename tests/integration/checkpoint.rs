@@ -61,9 +61,29 @@ fn a_liquid_run_resumed_from_a_saved_state_is_the_same_run() {
     liquid_resumes_exactly(&common::shipped("floating_bodies", 16), 4, 8);
 }
 
+/// Viscous runs carry the viscosity's incremental correction (src/sim/core/split.rs: the
+/// liquid's last pressure, the smoke's last acceleration of each face) in the saved state:
+/// resumed, they are the runs that never stopped.
+#[test]
+fn viscous_runs_resumed_are_the_same_runs() {
+    let mut bodies = common::shipped("floating_bodies", 16);
+    bodies.viscosity = 0.005;
+    bodies.name = "floating bodies, viscous".into();
+    liquid_resumes_exactly(&bodies, 3, 6);
+    let mut smoke = common::shipped("smoke_rigid_bodies", 32);
+    smoke.viscosity = 0.01;
+    smoke_resumes_exactly(&smoke);
+}
+
 #[test]
 fn a_smoke_run_with_bodies_resumed_from_a_saved_state_is_the_same_run() {
-    let scene = common::shipped("smoke_rigid_bodies", 32);
+    smoke_resumes_exactly(&common::shipped("smoke_rigid_bodies", 32));
+}
+
+/// 8 frames straight against 4, a save, a new simulation restored from it and 4 more:
+/// stats rows, dye, tracers and bodies agree.
+fn smoke_resumes_exactly(scene: &Scene) {
+    let scene = scene.clone();
     let ctx = common::gpu();
     let (split, frames) = (4, 8);
     let mut whole = SmokeSimulation::new(ctx.clone(), &scene).unwrap();
