@@ -22,7 +22,6 @@ use super::stokes::{mean_over_last, observed_order};
 use super::{CaseReport, Level, Mark, Plot, Row, Series, ValidateError};
 use crate::gpu::GpuContext;
 use crate::scene::{BodyShape, BodySpec, Scene, SceneKind};
-use crate::sim::smoke::SmokeSimulation;
 use std::sync::Arc;
 
 /// The disc's radius, m.
@@ -107,18 +106,8 @@ pub fn run(
         reference = reference_speed(-s.gravity.1);
         let across = 2.0 * A / s.h();
         let label = format!("{n}x{} ({across:.0} cells across)", s.resolution.1);
-        let mut sim = SmokeSimulation::new(ctx.clone(), &s)?;
-        let mut history = vec![(0.0, 0.0)];
-        for f in 0..frames {
-            progress(done, total, &label);
-            sim.step_frame()?;
-            let v = sim
-                .bodies
-                .as_ref()
-                .map_or(0.0, |b| -b.set.bodies[0].velocity().y);
-            history.push(((f + 1) as f64 * FRAME, v));
-            done += 1;
-        }
+        let history =
+            super::settling_history(ctx, &s, frames, (&mut *progress, &mut done, total, &label))?;
         let measured = mean_over_last(&history, WINDOW).unwrap_or(f64::NAN);
         rows.push(Row {
             case: "disc".into(),

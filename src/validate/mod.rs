@@ -139,6 +139,31 @@ pub const CASES: &[Case] = &[
 /// Cases of issue 30 that `eddy validate` does not run yet (listed on the page).
 pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[];
 
+/// A case's progress as a helper reports it: the callback, the frames done so far (counted
+/// on), the case's total and the run's label.
+pub type Progress<'a> = (&'a mut dyn FnMut(u64, u64, &str), &'a mut u64, u64, &'a str);
+
+/// Runs `scene` (either mode) for `frames` frames and returns its first body's settling
+/// speed (downward positive) after each, as (time, speed) from (0, 0); `progress` sees
+/// `done` (counted on) of `total` with `label`.
+pub fn settling_history(
+    ctx: &Arc<GpuContext>,
+    scene: &crate::scene::Scene,
+    frames: u64,
+    (progress, done, total, label): Progress<'_>,
+) -> Result<Vec<(f64, f64)>, ValidateError> {
+    let mut sim = crate::sim::Sim::new(ctx.clone(), scene)?;
+    let mut history = vec![(0.0, 0.0)];
+    for f in 0..frames {
+        progress(*done, total, label);
+        sim.step_frame()?;
+        let v = sim.bodies().map_or(0.0, |b| -b.set.bodies[0].velocity().y);
+        history.push(((f + 1) as f64 * scene.frame_dt, v));
+        *done += 1;
+    }
+    Ok(history)
+}
+
 /// Finds the cases named in `names` (all of them for an empty list).
 pub fn select(names: &[String]) -> Result<Vec<&'static Case>, ValidateError> {
     if names.is_empty() {

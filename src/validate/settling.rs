@@ -18,7 +18,6 @@
 use super::{CaseReport, Level, Mark, Plot, Row, Series, ValidateError};
 use crate::gpu::GpuContext;
 use crate::scene::{BodyShape, BodySpec, Scene, Shape};
-use crate::sim::Simulation;
 use std::sync::Arc;
 
 /// The box, m.
@@ -160,18 +159,12 @@ pub fn run(
             "{name} {n}x{}x{n} ({across:.1} cells across)",
             s.resolution.1
         );
-        let mut sim = Simulation::new(ctx.clone(), &s)?;
-        let mut history = vec![(0.0, 0.0)];
-        for f in 0..frames_of(duration) {
-            progress(done, total, &label);
-            sim.step_frame()?;
-            let v = sim
-                .bodies
-                .as_ref()
-                .map_or(0.0, |b| -b.set.bodies[0].velocity().y);
-            history.push(((f + 1) as f64 * FRAME, v));
-            done += 1;
-        }
+        let history = super::settling_history(
+            ctx,
+            &s,
+            frames_of(duration),
+            (&mut *progress, &mut done, total, &label),
+        )?;
         if liquid == 0 {
             let measured = speed_at(&history, AT).unwrap_or(f64::NAN);
             let reference = MEASURED[1].1;

@@ -18,7 +18,6 @@
 use super::{CaseReport, Level, Mark, Plot, Row, Series, ValidateError};
 use crate::gpu::GpuContext;
 use crate::scene::{BodyShape, BodySpec, Scene, Shape};
-use crate::sim::Simulation;
 use std::sync::Arc;
 
 /// The sphere's diameter, m.
@@ -154,18 +153,8 @@ pub fn run(
         reference = reference_speed(g);
         let across = D / s.h();
         let label = format!("{n}x{}x{n} ({across:.0} cells across)", s.resolution.1);
-        let mut sim = Simulation::new(ctx.clone(), &s)?;
-        let mut history = vec![(0.0, 0.0)];
-        for f in 0..frames {
-            progress(done, total, &label);
-            sim.step_frame()?;
-            let v = sim
-                .bodies
-                .as_ref()
-                .map_or(0.0, |b| -b.set.bodies[0].velocity().y);
-            history.push(((f + 1) as f64 * FRAME, v));
-            done += 1;
-        }
+        let history =
+            super::settling_history(ctx, &s, frames, (&mut *progress, &mut done, total, &label))?;
         let measured = terminal(&history).unwrap_or(f64::NAN);
         rows.push(Row {
             case: "stokes".into(),

@@ -661,13 +661,7 @@ impl Mode for Liquid {
                     }
                     rec.submit("Liquid::substep_forces");
                     self.viscosity.report.velocity = Some(self.solve_viscosity(core)?);
-                    let mut pass = rec
-                        .encoder()
-                        .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                            label: Some("viscosity::split"),
-                            timestamp_writes: None,
-                        });
-                    core.record_split_out(&mut pass);
+                    core.record_split_out_pass(rec.encoder());
                 }
             }
             Stage::Forces => {

@@ -538,6 +538,18 @@ impl Core {
         }
     }
 
+    /// The same in a pass of its own in `enc`, after a viscosity solve that submitted its
+    /// own work.
+    pub(crate) fn record_split_out_pass(&self, enc: &mut wgpu::CommandEncoder) {
+        if self.split.as_ref().is_some_and(|s| s.kept) {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("viscosity::split"),
+                timestamp_writes: None,
+            });
+            self.record_split_out(&mut pass);
+        }
+    }
+
     /// The dynamic bodies' coupling into this substep's viscosity step, prepared and bound
     /// to `diffusion`'s velocity system (made first where missing); None without bodies or
     /// without a dynamic one. `dye` is the smoke's dye buffer (the system binds it), None

@@ -644,13 +644,7 @@ impl Mode for Smoke {
                     }
                     rec.submit("Smoke::substep_forces");
                     self.diffused.report = self.diffuse(core)?;
-                    let mut pass = rec
-                        .encoder()
-                        .begin_compute_pass(&wgpu::ComputePassDescriptor {
-                            label: Some("viscosity::split"),
-                            timestamp_writes: None,
-                        });
-                    core.record_split_out(&mut pass);
+                    core.record_split_out_pass(rec.encoder());
                 }
             }
             SmokeStage::Forces => {
