@@ -18,8 +18,8 @@
 //! viscosity and pressure this disc fell at 0.050 m/s, 5.3 times too fast (the smoke's
 //! incremental correction, src/sim/core/split.rs).
 
-use super::stokes::{mean_over_last, observed_order};
-use super::{CaseReport, Level, Mark, Plot, Row, Series, ValidateError};
+use super::stokes::{terminal_runs, TerminalBounds};
+use super::{CaseReport, Level, Mark, Plot, Series, ValidateError};
 use crate::gpu::GpuContext;
 use crate::scene::{BodyShape, BodySpec, Scene, SceneKind};
 use std::sync::Arc;
@@ -96,60 +96,30 @@ pub fn run(
     progress: &mut dyn FnMut(u64, u64, &str),
 ) -> Result<CaseReport, ValidateError> {
     let ns = resolutions(level);
-    let frames = (DURATION / FRAME).round() as u64;
-    let total = frames * ns.len() as u64;
-    let mut done = 0;
-    let (mut rows, mut speeds, mut series) = (Vec::new(), Vec::new(), Vec::new());
-    let mut reference = 0.0;
-    for &n in &ns {
-        let s = scene(n);
-        reference = reference_speed(-s.gravity.1);
-        let across = 2.0 * A / s.h();
-        let label = format!("{n}x{} ({across:.0} cells across)", s.resolution.1);
-        let history =
-            super::settling_history(ctx, &s, frames, (&mut *progress, &mut done, total, &label))?;
-        let measured = mean_over_last(&history, WINDOW).unwrap_or(f64::NAN);
-        rows.push(Row {
-            case: "disc".into(),
-            resolution: format!("{label} terminal speed"),
-            measured,
-            reference,
-            error: (measured - reference).abs() / reference,
-            tolerance: if across >= 12.0 - 1e-9 {
-                TOLERANCE
-            } else {
-                COARSE_TOLERANCE
-            },
-        });
-        speeds.push((across, measured));
-        series.push(Series::new(
-            format!("eddy, {label}"),
-            history,
-            Mark::MarkersLine,
-        ));
-    }
-    progress(total, total, "done");
+    let reference = reference_speed(-scene(ns[0]).gravity.1);
+    let runs: Vec<(Scene, f64)> = ns
+        .iter()
+        .map(|&n| {
+            let s = scene(n);
+            let across = 2.0 * A / s.h();
+            (s, across)
+        })
+        .collect();
+    let bounds = TerminalBounds {
+        fine: 12.0,
+        tolerance: TOLERANCE,
+        coarse: COARSE_TOLERANCE,
+        third: "16 cells across",
+    };
+    let times = (reference, DURATION, WINDOW);
+    let measured = terminal_runs(ctx, "disc", &runs, times, &bounds, progress)?;
+    let (rows, mut series) = (measured.rows, measured.series);
     series.push(Series::new(
         "Faxen: a cylinder midway between two walls",
         vec![(0.0, reference), (DURATION, reference)],
         Mark::Line,
     ));
-    let order = match speeds.as_slice() {
-        [a, b, c] => observed_order([a.1, b.1, c.1], b.0 / a.0, c.0 / b.0),
-        _ => None,
-    };
-    let notes = vec![match (order, speeds.len()) {
-        (Some(p), _) => format!(
-            "Observed order of convergence over the three grids: {p:.2} (from the \
-             differences of the three speeds, independent of the reference)."
-        ),
-        (None, 3) => "The three grids' speeds do not converge monotonically: no observed \
-                      order."
-            .into(),
-        _ => "`--full` runs a third grid (16 cells across) and gives the observed order of \
-              convergence."
-            .into(),
-    }];
+    let notes = vec![measured.order_note];
     Ok(CaseReport {
         name: "disc".into(),
         title: "A disc settling between two walls (slice), against Faxen".into(),

@@ -134,41 +134,63 @@ fn resolutions(level: Level) -> Vec<u32> {
     }
 }
 
-pub fn run(
+/// What a terminal-speed case measured: a row and a speed history per grid, and a note on
+/// the observed order of convergence.
+pub struct TerminalRuns {
+    pub rows: Vec<Row>,
+    pub series: Vec<Series>,
+    pub order_note: String,
+}
+
+/// How a terminal-speed case bounds its error: the cells across its body from which
+/// `tolerance` holds, `coarse` under that, and what `--full`'s third grid is (for the note
+/// when only two ran).
+pub struct TerminalBounds {
+    pub fine: f64,
+    pub tolerance: f64,
+    pub coarse: f64,
+    pub third: &'static str,
+}
+
+/// Runs each of `runs` (a scene and the cells across its body) for `duration` seconds, and
+/// measures its first body's terminal speed (the mean of the last `window` seconds) against
+/// `reference` (m/s), as case `case`.
+pub fn terminal_runs(
     ctx: &Arc<GpuContext>,
-    level: Level,
+    case: &str,
+    runs: &[(Scene, f64)],
+    (reference, duration, window): (f64, f64, f64),
+    bounds: &TerminalBounds,
     progress: &mut dyn FnMut(u64, u64, &str),
-) -> Result<CaseReport, ValidateError> {
-    let ns = resolutions(level);
-    let frames = (DURATION / FRAME).round() as u64;
-    let total = frames * ns.len() as u64;
+) -> Result<TerminalRuns, ValidateError> {
+    let frames_of = |s: &Scene| (duration / s.frame_dt).round() as u64;
+    let total = runs.iter().map(|r| frames_of(&r.0)).sum();
     let mut done = 0;
-    let mut rows = Vec::new();
-    let mut speeds = Vec::new();
-    let mut series = Vec::new();
-    let mut reference = 0.0;
-    for &n in &ns {
-        let s = scene(n);
-        let g = -s.gravity.1;
-        reference = reference_speed(g);
-        let across = D / s.h();
-        let label = format!("{n}x{}x{n} ({across:.0} cells across)", s.resolution.1);
+    let (mut rows, mut speeds, mut series) = (Vec::new(), Vec::new(), Vec::new());
+    for (s, across) in runs {
+        let (nx, ny) = (s.resolution.0, s.resolution.1);
+        let grid = match s.resolution.2 {
+            1 => format!("{nx}x{ny}"),
+            nz => format!("{nx}x{ny}x{nz}"),
+        };
+        let label = format!("{grid} ({across:.0} cells across)");
+        let frames = frames_of(s);
         let history =
-            super::settling_history(ctx, &s, frames, (&mut *progress, &mut done, total, &label))?;
-        let measured = terminal(&history).unwrap_or(f64::NAN);
+            super::settling_history(ctx, s, frames, (&mut *progress, &mut done, total, &label))?;
+        let measured = mean_over_last(&history, window).unwrap_or(f64::NAN);
         rows.push(Row {
-            case: "stokes".into(),
+            case: case.into(),
             resolution: format!("{label} terminal speed"),
             measured,
             reference,
             error: (measured - reference).abs() / reference,
-            tolerance: if across >= 8.0 - 1e-9 {
-                TOLERANCE
+            tolerance: if *across >= bounds.fine - 1e-9 {
+                bounds.tolerance
             } else {
-                COARSE_TOLERANCE
+                bounds.coarse
             },
         });
-        speeds.push((across, measured));
+        speeds.push((*across, measured));
         series.push(Series::new(
             format!("eddy, {label}"),
             history,
@@ -176,23 +198,11 @@ pub fn run(
         ));
     }
     progress(total, total, "done");
-    series.push(Series::new(
-        "Stokes with the square duct's wall correction",
-        vec![(0.0, reference), (DURATION, reference)],
-        Mark::Line,
-    ));
     let order = match speeds.as_slice() {
         [a, b, c] => observed_order([a.1, b.1, c.1], b.0 / a.0, c.0 / b.0),
         _ => None,
     };
-    let mut notes = vec![format!(
-        "Stokes' speed in an unbounded liquid is {:.2} mm/s; the duct's wall correction \
-         (1 - {K_SQUARE} a / l, a / l = {:.1}) brings it to {:.2} mm/s.",
-        1e3 * stokes_speed(-scene(ns[0]).gravity.1),
-        D / SIDE,
-        1e3 * reference
-    )];
-    notes.push(match (order, speeds.len()) {
+    let order_note = match (order, speeds.len()) {
         (Some(p), _) => format!(
             "Observed order of convergence over the three grids: {p:.2} (from the \
              differences of the three speeds, independent of the reference)."
@@ -200,10 +210,58 @@ pub fn run(
         (None, 3) => "The three grids' speeds do not converge monotonically: no observed \
                       order."
             .into(),
-        _ => "`--full` runs a third grid (10 cells across) and gives the observed order of \
-              convergence."
-            .into(),
-    });
+        _ => format!(
+            "`--full` runs a third grid ({}) and gives the observed order of convergence.",
+            bounds.third
+        ),
+    };
+    Ok(TerminalRuns {
+        rows,
+        series,
+        order_note,
+    })
+}
+
+pub fn run(
+    ctx: &Arc<GpuContext>,
+    level: Level,
+    progress: &mut dyn FnMut(u64, u64, &str),
+) -> Result<CaseReport, ValidateError> {
+    let ns = resolutions(level);
+    let g = -scene(ns[0]).gravity.1;
+    let reference = reference_speed(g);
+    let runs: Vec<(Scene, f64)> = ns
+        .iter()
+        .map(|&n| {
+            let s = scene(n);
+            let across = D / s.h();
+            (s, across)
+        })
+        .collect();
+    let bounds = TerminalBounds {
+        fine: 8.0,
+        tolerance: TOLERANCE,
+        coarse: COARSE_TOLERANCE,
+        third: "10 cells across",
+    };
+    let times = (reference, DURATION, WINDOW);
+    let measured = terminal_runs(ctx, "stokes", &runs, times, &bounds, progress)?;
+    let (rows, mut series) = (measured.rows, measured.series);
+    series.push(Series::new(
+        "Stokes with the square duct's wall correction",
+        vec![(0.0, reference), (DURATION, reference)],
+        Mark::Line,
+    ));
+    let notes = vec![
+        format!(
+            "Stokes' speed in an unbounded liquid is {:.2} mm/s; the duct's wall correction \
+             (1 - {K_SQUARE} a / l, a / l = {:.1}) brings it to {:.2} mm/s.",
+            1e3 * stokes_speed(g),
+            D / SIDE,
+            1e3 * reference
+        ),
+        measured.order_note,
+    ];
     Ok(CaseReport {
         name: "stokes".into(),
         title: "Stokes drag: a sphere settling in a square duct".into(),
