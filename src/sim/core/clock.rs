@@ -55,16 +55,22 @@ impl CflTerms {
     }
 }
 
-/// The host's rule for a substep's length (clock.wgsl takes it in f32): the CFL step `cfl`,
-/// at most the `remaining` seconds of the frame; a sliver of less than a tenth of the step
-/// left over joins it (stretching it by 10% keeps the CFL near its target), and with
-/// `force_rest` (the frame's max_substeps reached) the substep takes the rest.
+/// The host's rule for a substep's length (clock.wgsl takes it in f32): what is left of the
+/// frame, `remaining`, split evenly into as few substeps as keep each within the CFL step
+/// `cfl` (a tenth over it is allowed, so a sliver does not cost a substep of its own):
+/// n = ceil(remaining / cfl - 0.1), dt = remaining / n. With `force_rest` (the frame's
+/// max_substeps reached) the substep takes the rest.
+///
+/// Even substeps, not CFL steps and a short remainder: the pressure reads as the
+/// momentum a substep removes over its length, and what the last substep's transfer and
+/// advection left to correct is corrected over the next. A 2 ms remainder after an 8 ms
+/// step read a dam break's pressure on a box 5-8 times higher than the steps around it.
 pub fn substep_length(cfl: f64, remaining: f64, force_rest: bool) -> f64 {
-    let dt = cfl.min(remaining);
-    if remaining - dt < 0.1 * dt || force_rest {
+    let n = (remaining / cfl - 0.1).ceil();
+    if force_rest || n <= 1.0 {
         remaining
     } else {
-        dt
+        remaining / n
     }
 }
 
@@ -140,12 +146,12 @@ pub fn next_tick(state: &[u32], p: &ClockParams, speed: f32) -> Tick {
     let cfl = p.cfl_h / (speed + p.accel).max(1e-9);
     let rest = from_fixed(t.rest);
     let started = t.started + 1;
-    let mut dt = cfl.min(rest);
-    let mut last = dt >= rest;
-    if rest - dt < 0.1 * dt || started >= p.max_substeps {
-        dt = rest;
-        last = true;
-    }
+    let n = (rest / cfl - 0.1).ceil();
+    let (dt, last) = if started >= p.max_substeps || n <= 1.0 {
+        (rest, true)
+    } else {
+        (rest / n, false)
+    };
     let left = if last {
         0
     } else {
@@ -238,5 +244,31 @@ impl Clock {
         }
         let at = std::mem::offset_of!(SimParams, dt) as u64;
         enc.copy_buffer_to_buffer(&self.out, CLOCK_DT as u64 * 4, &f.params_buffer, at, 4);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::substep_length;
+
+    #[test]
+    fn a_frame_splits_into_even_substeps_within_the_cfl_step() {
+        // (cfl, frame): the substeps, each at most 1.1 cfl, and as few as that allows.
+        for (cfl, frame) in [(0.0077, 0.01), (0.003, 0.01), (0.01, 0.0105), (0.004, 0.0165)] {
+            let (mut rest, mut lengths) = (frame, Vec::new());
+            while rest > frame * 1e-9 {
+                let dt = substep_length(cfl, rest, false);
+                lengths.push(dt);
+                rest -= dt;
+            }
+            let n = lengths.len();
+            assert_eq!(n as f64, (frame / cfl - 0.1).ceil().max(1.0), "{lengths:?}");
+            for dt in &lengths {
+                assert!(*dt <= 1.1 * cfl + 1e-15, "{lengths:?}");
+                assert!((dt - frame / n as f64).abs() < 1e-12 * frame, "{lengths:?}");
+            }
+        }
+        // The frame's last allowed substep takes the rest.
+        assert_eq!(substep_length(0.001, 0.01, true), 0.01);
     }
 }

@@ -2,8 +2,8 @@
 // The substep's clock on the GPU: the next substep's length from the largest speed the last
 // one measured, so a frame's substeps follow each other without the host reading that
 // speed back first (src/sim/core/clock.rs). The host's rule, in f32:
-//   dt = cfl h / max(speed + accel, 1e-9), at most what is left of the frame; a sliver of
-//   less than a tenth of dt left over joins this substep; once max_substeps substeps have
+//   cfl = cfl h / max(speed + accel, 1e-9); what is left of the frame split evenly into
+//   n = ceil(rest / cfl - 0.1) substeps, dt = rest / n; once max_substeps substeps have
 //   begun the substep takes the rest.
 // What is left of the frame lives here, as an exact fixed-point u64 (CLOCK_REST_*), set by
 // the host when the frame's first substep is recorded. Once a substep has ended the frame,
@@ -107,11 +107,12 @@ fn next_dt() {
     let rest_fixed = vec2<u32>(clock[CLOCK_REST_LO], clock[CLOCK_REST_HI]);
     let rest = from_fixed(rest_fixed);
     let started = clock[CLOCK_STARTED] + 1u;
-    var dt = min(cfl, rest);
-    var last = dt >= rest;
-    if (rest - dt < 0.1 * dt || started >= clock_in.max_substeps) {
-        dt = rest;
-        last = true;
+    let n = ceil(rest / cfl - 0.1);
+    var dt = rest;
+    var last = true;
+    if (started < clock_in.max_substeps && n > 1.0) {
+        dt = rest / n;
+        last = false;
     }
     var left = vec2<u32>(0u, 0u);
     if (!last) {
