@@ -185,6 +185,14 @@ struct RunArgs {
     /// With --resume: run SCENE even though it differs from the checkpoint's scene.
     #[arg(long, requires = "resume")]
     allow_scene_change: bool,
+    /// Write the scene's probes only (probes.csv and probes_units.csv): no stats.csv,
+    /// bodies.csv or dumps, for long parameter sweeps. Checkpoints and --resume still work
+    /// (with --probe-only again).
+    #[arg(
+        long,
+        conflicts_with_all = ["dump_particles", "dump_mesh", "dump_fields", "export_system"]
+    )]
+    probe_only: bool,
 }
 
 // `eddy view`'s options (its help text is the variant's doc comment).
@@ -552,9 +560,10 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         keep_checkpoints,
         resume,
         allow_scene_change,
+        probe_only,
     } = args;
     let resumed = match &resume {
-        Some(dir) => Some(run::open_resume(dir, out.as_deref())?),
+        Some(dir) => Some(run::open_resume(dir, out.as_deref(), probe_only)?),
         None => None,
     };
     let (mut s, scene_path) = match (&scene, &resumed) {
@@ -597,6 +606,7 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         check_invariants,
         checkpoint,
         resume: resumed.map(|(_, c)| c),
+        probe_only,
     };
     run(&s, &opts)
 }

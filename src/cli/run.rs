@@ -92,12 +92,15 @@ pub(crate) struct RunOptions {
     pub(crate) checkpoint: Option<(u64, usize)>,
     /// `--resume`: the checkpoint the run goes on from (`out` is its folder).
     pub(crate) resume: Option<eddy::output::checkpoint::Checkpoint>,
+    /// `--probe-only`: probes.csv (and its units) and checkpoints, nothing else.
+    pub(crate) probe_only: bool,
 }
 
 /// `--resume DIR`: the newest checkpoint of DIR, read and checked, and its path.
 pub(crate) fn open_resume(
     dir: &Path,
     out: Option<&Path>,
+    probe_only: bool,
 ) -> Result<(PathBuf, eddy::output::checkpoint::Checkpoint)> {
     if let Some(o) = out.filter(|o| *o != dir) {
         bail!(
@@ -118,18 +121,20 @@ pub(crate) fn open_resume(
     let (path, c) = eddy::output::checkpoint::newest(dir).map_err(|e| {
         anyhow!("cannot resume: {e} (nothing in the folder was changed; remove or rename a damaged checkpoint to resume from the one before it)")
     })?;
-    check_checkpoint_is_the_folders(dir, &path, &c)?;
+    check_checkpoint_is_the_folders(dir, &path, &c, probe_only)?;
     Ok((path, c))
 }
 
 /// A checkpoint resumed in a folder must be that folder's run's: stats.csv's row of its
 /// frame (written before the checkpoint) gives the same time and, for a liquid, the same
 /// particle count. A checkpoint copied in from another run would otherwise go on writing
-/// another scene's rows under this run's.
+/// another scene's rows under this run's. A `--probe-only` run's folder has no stats.csv:
+/// probes.csv's last row of the frame gives its time.
 fn check_checkpoint_is_the_folders(
     dir: &Path,
     path: &Path,
     c: &eddy::output::checkpoint::Checkpoint,
+    probe_only: bool,
 ) -> Result<()> {
     let stats = dir.join("stats.csv");
     let frame = c.state.frame;
@@ -139,6 +144,41 @@ fn check_checkpoint_is_the_folders(
             path.display()
         )
     };
+    let probes = dir.join("probes.csv");
+    match (probe_only, stats.exists()) {
+        (true, true) => {
+            return Err(refuse(format!(
+                "the run in {} wrote stats.csv: resume it without --probe-only",
+                dir.display()
+            )))
+        }
+        (false, false) if probes.exists() => {
+            return Err(refuse(format!(
+                "the run in {} wrote probes.csv only: resume it with --probe-only",
+                dir.display()
+            )))
+        }
+        (true, false) => {
+            let row = eddy::output::last_row_of_frame(&probes, frame)
+                .map_err(|e| refuse(format!("{}: {e}", probes.display())))?
+                .ok_or_else(|| {
+                    refuse(format!(
+                        "{} has no row of its frame {frame}: the checkpoint is another run's",
+                        probes.display()
+                    ))
+                })?;
+            let time = format!("{:.9}", c.state.time);
+            if row.get(1).map(String::as_str) != Some(time.as_str()) {
+                return Err(refuse(format!(
+                    "at frame {frame} it holds time {time} s against probes.csv's {}: the \
+                     checkpoint is not of the run in this folder (copied from another?)",
+                    eddy::files::printable(row.get(1).map_or("", |s| s.as_str()), 40)
+                )));
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
     let row = eddy::output::row_of_frame(&stats, frame)
         .map_err(|e| refuse(format!("{}: {e}", stats.display())))?
         .ok_or_else(|| {
@@ -519,6 +559,13 @@ fn check_options(scene: &Scene, opts: &RunOptions) -> Result<Option<FieldCaches>
         Some((every, names)) => Some(FieldCaches::new(scene, &opts.out, *every, names)?),
         None => None,
     };
+    if opts.probe_only && scene.probes.is_empty() {
+        bail!(
+            "--probe-only writes the scene's probes and nothing else, and {} has none (add \
+             `probes: [...]`, see docs/guide/05-scenes.md)",
+            opts.scene_path.display()
+        );
+    }
     let start_frame = opts.resume.as_ref().map_or(0, |c| c.state.frame);
     if opts.resume.is_some() && opts.frames <= start_frame {
         bail!(
@@ -595,7 +642,8 @@ fn start_sim(
 /// What a run writes as it goes: stats.csv, bodies.csv, the dumps and the checkpoints.
 struct Outputs {
     stats_path: PathBuf,
-    csv: RowWriter,
+    /// None with `--probe-only`.
+    csv: Option<RowWriter>,
     bodies_path: PathBuf,
     bodies_csv: Option<RowWriter>,
     probes_path: PathBuf,
@@ -617,7 +665,7 @@ impl Outputs {
     ) -> Result<Outputs> {
         // Created once the simulation is set up, so a scene the adapter refuses leaves --out
         // empty (and reusable) rather than holding a header-only stats.csv.
-        let stats_path = opts.out.join("stats.csv");
+        let mut stats_path = opts.out.join("stats.csv");
         let header = FrameStats::csv_header(scene.kind);
         // One row per body per frame, beside stats.csv.
         let bodies_path = opts.out.join("bodies.csv");
@@ -638,13 +686,22 @@ impl Outputs {
             }
             RowWriter::append(path).with_context(|| format!("cannot append to {}", path.display()))
         };
-        let csv = open_csv(&stats_path, header)?;
+        let csv = match opts.probe_only {
+            true => None,
+            false => Some(open_csv(&stats_path, header)?),
+        };
         let bodies_csv = match sim.bodies() {
-            Some(_) => Some(open_csv(&bodies_path, eddy::output::bodies::CSV_HEADER)?),
-            None => None,
+            Some(_) if !opts.probe_only => {
+                Some(open_csv(&bodies_path, eddy::output::bodies::CSV_HEADER)?)
+            }
+            _ => None,
         };
         // One row per substep (or frame) of the scene's probes, their units beside them.
         let probes_path = opts.out.join("probes.csv");
+        if opts.probe_only {
+            // The rows the run is for: the frame summaries and messages name this file.
+            stats_path = probes_path.clone();
+        }
         let probes_csv = if scene.probes.is_empty() {
             None
         } else {
@@ -725,9 +782,10 @@ impl Outputs {
         st: &FrameStats,
         bar: &ProgressBar,
     ) -> Result<()> {
-        self.csv
-            .row(&st.csv_row())
-            .with_context(|| format!("cannot write {}", self.stats_path.display()))?;
+        if let Some(w) = self.csv.as_mut() {
+            w.row(&st.csv_row())
+                .with_context(|| format!("cannot write {}", self.stats_path.display()))?;
+        }
         if let (Some(w), Some(b)) = (self.bodies_csv.as_mut(), sim.bodies()) {
             for row in eddy::output::bodies::csv_rows(&b.set, st.frame, sim.time()) {
                 w.row(&row)

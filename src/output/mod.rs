@@ -316,6 +316,20 @@ pub fn row_of_frame(path: &Path, frame: u64) -> std::io::Result<Option<Vec<Strin
     }))
 }
 
+/// The last row of `frame` in a CSV whose first column is the frame (probes.csv writes a
+/// row per substep), as its fields; None if it has none.
+pub fn last_row_of_frame(path: &Path, frame: u64) -> std::io::Result<Option<Vec<String>>> {
+    let text = crate::files::read_text_bounded(path, MAX_CSV_BYTES, "a CSV of frames")?;
+    Ok(text
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<String> = line.split(',').map(str::to_string).collect();
+            (fields.first()?.parse::<u64>().ok()? == frame).then_some(fields)
+        })
+        .last())
+}
+
 /// Refuses an output folder that holds, under a name eddy writes (`stats.csv`,
 /// `checkpoint_00003.eddy`, `fields.pvd`, ...), something that is not a regular file: a
 /// symbolic link (eddy would write through it, or read another file as its own), a FIFO

@@ -252,6 +252,74 @@ mod cli {
         ));
         let rows = std::fs::read_to_string(straight.join("probes.csv")).unwrap();
         assert!(rows.lines().count() >= 11, "a row per substep: {rows}");
+        // --probe-only: probes.csv and its units alone, the same rows, resumed alike.
+        let only = probes.join("dam_probes_only.ron");
+        std::fs::copy(&path, &only).unwrap();
+        resumed_equals_straight(only.to_str().unwrap(), 3, 7, 10, &["--probe-only"]);
+        let only_straight = std::env::temp_dir().join(format!(
+            "eddy-ckpt-dam_probes_only-straight-{}",
+            std::process::id()
+        ));
+        let files: Vec<String> = snapshot(&only_straight).into_iter().map(|f| f.0).collect();
+        assert_eq!(files, ["probes.csv", "probes_units.csv"]);
+        assert!(
+            std::fs::read(only_straight.join("probes.csv")).unwrap() == rows.as_bytes(),
+            "--probe-only wrote other rows"
+        );
+    }
+
+    #[test]
+    fn probe_only_refuses_what_it_cannot_do() {
+        // A scene without probes; a dump beside it; a folder of the other kind resumed.
+        let d = dir("probe-only-refusals");
+        let out = run("dam_break", &d, 2, &["--probe-only"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("--probe-only") && err.contains("has none"),
+            "{err}"
+        );
+        assert!(!d.exists() || snapshot(&d).is_empty(), "it wrote files");
+        let out = run(
+            "dam_break",
+            &d,
+            2,
+            &["--probe-only", "--dump-particles", "1"],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("cannot be used with"),
+            "{err}"
+        );
+        ok(&run("dam_break", &d, 2, &["--checkpoint-every", "1"]));
+        let args = ["run", "--resume", d.to_str().unwrap(), "--frames", "3"];
+        let mut with = args.to_vec();
+        with.push("--probe-only");
+        refused(&with, &d, &["wrote stats.csv", "without --probe-only"]);
+        let e = dir("probe-only-refusals-2");
+        std::fs::create_dir_all(&e).unwrap();
+        let text = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.ron"),
+        )
+        .unwrap()
+        .replacen(
+            "solids: [],",
+            "solids: [], probes: [Gauge(name: \"H\", x: 0.6, z: 0.25)],",
+            1,
+        );
+        let scene = e.join("gauge.ron");
+        std::fs::write(&scene, text).unwrap();
+        let out_dir = e.join("out");
+        let only = ["--probe-only", "--checkpoint-every", "1"];
+        ok(&run(scene.to_str().unwrap(), &out_dir, 2, &only));
+        let args = [
+            "run",
+            "--resume",
+            out_dir.to_str().unwrap(),
+            "--frames",
+            "3",
+        ];
+        refused(&args, &out_dir, &["probes.csv only", "with --probe-only"]);
     }
 
     fn refused(args: &[&str], d: &Path, needles: &[&str]) {
