@@ -254,7 +254,12 @@ mod tests {
     #[test]
     fn a_frame_splits_into_even_substeps_within_the_cfl_step() {
         // (cfl, frame): the substeps, each at most 1.1 cfl, and as few as that allows.
-        for (cfl, frame) in [(0.0077, 0.01), (0.003, 0.01), (0.01, 0.0105), (0.004, 0.0165)] {
+        for (cfl, frame) in [
+            (0.0077, 0.01),
+            (0.003, 0.01),
+            (0.01, 0.0105),
+            (0.004, 0.0165),
+        ] {
             let (mut rest, mut lengths) = (frame, Vec::new());
             while rest > frame * 1e-9 {
                 let dt = substep_length(cfl, rest, false);
