@@ -10,6 +10,7 @@ pub mod disc;
 pub mod exchange;
 pub mod floating;
 pub mod hydrostatic;
+pub mod impact;
 pub mod pressure;
 pub mod rayleigh_benard;
 pub mod report;
@@ -108,6 +109,12 @@ pub const CASES: &[Case] = &[
         name: "surge",
         title: "Dam-break surge front against Martin & Moyce (1952)",
         run: surge::run,
+    },
+    Case {
+        name: "impact",
+        title:
+            "Dam break against a box: pressures and water heights against Kleefsman et al. (2005)",
+        run: impact::run,
     },
     Case {
         name: "dam_break",
