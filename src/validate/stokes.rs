@@ -35,19 +35,21 @@ pub const RATIO: f64 = 1.5;
 pub const K_SQUARE: f64 = 1.903;
 /// Frames, s.
 const FRAME: f64 = 0.02;
-/// The run's length and the window the terminal speed is averaged over, s.
+/// The run's length and the window the terminal speed is averaged over (the sphere is
+/// within 3% of it from 0.04 s on), s.
 const DURATION: f64 = 0.2;
-const WINDOW: f64 = 0.06;
+const WINDOW: f64 = 0.14;
 
 /// The bound on the relative error of the terminal speed at 8 and more cells across the
-/// sphere: measured 2.9% at 8 across on llvmpipe (6.95 mm/s against 6.75, steady to 2%
-/// from 0.06 s on), and the square duct's O((a/l)^3) terms are unknown (2.7% in a round
-/// tube): 5%.
-pub const TOLERANCE: f64 = 0.05;
-/// The same under 8 cells across: at 6 across the speed jumps by up to 40% as the sphere's
-/// stair-stepped surface crosses a cell (the pressure sees the faces the sphere covers,
-/// not its volume fractions), 7.8 mm/s on average over the window (16% fast): 20%.
-pub const COARSE_TOLERANCE: f64 = 0.20;
+/// sphere: measured 5.1% fast at 8 across on llvmpipe (7.09 mm/s against 6.75, the mean
+/// over 0.06-0.2 s; 7.09 too over 0.06-0.5 s in a longer run). Two terms are missing, and
+/// both would lower the speed: the reference's O((a/l)^3) wall terms, unknown for the
+/// square duct (in a round tube they raise the first-order speed by 3.0% at this a / l,
+/// Haberman & Sayre 1958), and the sphere's volume fractions in the pressure (it sees the
+/// faces the sphere covers: a stair-stepped sphere). 6%, until one of them is in.
+pub const TOLERANCE: f64 = 0.06;
+/// The same under 8 cells across: measured 6.8% fast at 6 across: 10%.
+pub const COARSE_TOLERANCE: f64 = 0.10;
 
 /// Stokes' settling speed in an unbounded liquid, m/s.
 pub fn stokes_speed(g: f64) -> f64 {
@@ -82,8 +84,8 @@ pub fn scene(n: u32) -> Scene {
     }
 }
 
-/// The terminal speed of a history of (time, speed): the mean over the frames in the last
-/// [`WINDOW`] seconds.
+/// The terminal speed of a history of (time, frame-mean speed): the mean over the frames in
+/// the last [`WINDOW`] seconds, the displacement over them.
 pub fn terminal(history: &[(f64, f64)]) -> Option<f64> {
     mean_over_last(history, WINDOW)
 }
@@ -305,8 +307,10 @@ mod tests {
             (0.14, 3.0),
             (0.16, 4.0),
         ];
-        // The last 0.06 s: the frames after 0.10 s, 0.12, 0.14 and 0.16.
-        assert!((terminal(&h).unwrap() - 3.0).abs() < 1e-12);
+        // The last 0.06 s: the frames after 0.10 s, 0.12, 0.14 and 0.16; the last 0.14 s
+        // (the terminal window): all but the start.
+        assert!((mean_over_last(&h, 0.06).unwrap() - 3.0).abs() < 1e-12);
+        assert!((terminal(&h).unwrap() - 2.5).abs() < 1e-12);
         // e = h^2 on h = 1, 1/2, 1/4: 1, 0.25, 0.0625 about a limit of 0.
         let p = observed_order([1.0, 0.25, 0.0625], 2.0, 2.0).unwrap();
         assert!((p - 2.0).abs() < 1e-6, "{p}");

@@ -417,10 +417,10 @@ pub fn settling_estimate(
 }
 
 /// Cells across a settling body under which eddy's drag was measured off by more than 5%
-/// (`eddy validate`, llvmpipe): the `stokes` sphere (Re 0.03) settled 2.9% fast at 8 cells
-/// across and 16% fast at 6; the `settling` sphere (ten Cate et al. 2002, E1, Re 1.5) at
-/// 0.38 s 16% slow at 7.5 and 21% at 6; the `disc` (a slice) 3.8% fast at 12 and 7.3% at
-/// 8; a sphere 3 cells across barely moves.
+/// (`eddy validate`, llvmpipe, speeds as displacements over frames): the `stokes` sphere
+/// (Re 0.03) settled 5.1% fast at 8 cells across and 6.8% at 6; the `settling` sphere (ten
+/// Cate et al. 2002, E1, Re 1.5) at 0.38 s 19% slow at 6; the `disc` (a slice) 4.0% fast at
+/// 12 and 7.0% at 8; a sphere 3 cells across barely moves.
 pub const DRAG_CELLS: f64 = 8.0;
 
 /// Cells across the boundary layer (d / sqrt(Re)) under which its shear, most of the drag
@@ -434,9 +434,9 @@ pub fn coarse_drag(e: &SettlingEstimate, h: f64) -> Option<String> {
     if across + 1e-6 < DRAG_CELLS {
         Some(format!(
             "its diameter spans {across:.1} cells: under {DRAG_CELLS} cells a settling \
-             body's drag is off by more than 5% (`eddy validate`: a Stokes sphere 3% fast at \
-             8 cells across and 16% at 6, the ten Cate sphere 16% slow at 7.5 and 21% at 6, \
-             a sphere 3 cells across barely moves)"
+             body's drag is off by 5% or more (`eddy validate`: a Stokes sphere 5% fast at 8 \
+             cells across and 7% at 6, the ten Cate sphere 19% slow at 6, a sphere 3 cells \
+             across barely moves)"
         ))
     } else if layer / h < LAYER_CELLS {
         Some(format!(
