@@ -323,11 +323,13 @@ fn the_open_channel_lets_out_what_enters() {
     ))
     .unwrap();
     let (sim, rows) = run(&scene, 360);
-    // After 2 s the channel runs at its steady state, but for a surge between the inlet
-    // and the open side that can last seconds (between 3 and 7.5 s the channel held up to
-    // 15% more water, inflow and outflow both 20% up, once the volume correction moved the
-    // particles after G2P): over the next 4 s the open side lets out what the emitter lets
-    // in, within 3%. Measured: 1.3% (0.3% over 2-8 s; the 2-4 s window alone, 4.6%).
+    // After 2 s the channel runs at its steady state, but for surges between the inlet and
+    // the open side: the water it holds swings by up to 15% over seconds (21.8k to 25.2k
+    // particles over 2-10 s), so what a 4 s window lets out differs from what enters by
+    // that window's change of storage (2-6 s: 3.6% with a frame's substeps even, 1.3%
+    // before; 2-10 s: 0.5%). Checked: the open side lets out what enters within 5% over
+    // 2-6 s, and the channel neither fills nor drains (every frame's particles within 12%
+    // of the window's mean: measured -8.7% to +6.1%).
     let steady = &rows[120..];
     let emitted: u64 = steady
         .iter()
@@ -340,9 +342,18 @@ fn the_open_channel_lets_out_what_enters() {
     eprintln!("{emitted} emitted, {removed} removed at the steady state");
     assert!(emitted > 40_000, "{emitted} emitted");
     assert!(
-        (emitted as f64 - removed as f64).abs() <= 0.03 * emitted as f64,
+        (emitted as f64 - removed as f64).abs() <= 0.05 * emitted as f64,
         "{emitted} emitted, {removed} removed at the steady state"
     );
+    let held: Vec<f64> = steady.iter().map(|r| r.particles as f64).collect();
+    let mean = held.iter().sum::<f64>() / held.len() as f64;
+    for (k, n) in held.iter().enumerate() {
+        assert!(
+            (n / mean - 1.0).abs() <= 0.12,
+            "frame {}: {n} particles against a mean of {mean:.0}",
+            k + 121
+        );
+    }
     // No particle outside the domain, and none left in the open side's last cell layer.
     let (pos, _) = sim.read_particles().unwrap();
     let d = scene.domain_size();
