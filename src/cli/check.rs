@@ -342,6 +342,17 @@ fn diffusion_lines(scene: &Scene) -> Vec<String> {
     } else {
         "viscosity   0 (inviscid)".to_string()
     });
+    if let Some(cap) =
+        eddy::sim::core::tension::capillary_dt(scene.surface_tension, eddy::sim::DENSITY, scene.h())
+    {
+        let frame = scene.frame_dt / cap;
+        lines.push(format!(
+            "tension     {} N/m: the pressure jumps by sigma kappa across the surface; \
+             capillary substep limit {cap:.3e} s ({:.1} per frame at least)",
+            scene.surface_tension,
+            frame.ceil().max(1.0)
+        ));
+    }
     if scene.kind == SceneKind::Smoke {
         let s = &scene.smoke;
         let walls = |w: &eddy::scene::WallValues| {

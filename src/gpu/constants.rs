@@ -243,6 +243,10 @@ shared_constants! {
     THETA_MIN: f64 = 0.05;
     /// Correction of the linear interpolation for the filtered density's step profile.
     SURFACE_CURVE: f64 = 0.021;
+    /// The least |grad phi| (per cell) at which the curvature is taken
+    /// (src/sim/core/tension.wgsl): the filtered density is flat far from the surface,
+    /// where its level sets mean nothing and the curvature is left 0.
+    TENSION_MIN_GRADIENT: f64 = 0.01;
     /// Largest excess density corrected per substep.
     MAX_EXCESS: f64 = 0.5;
     /// Density errors left alone around the rest density.

@@ -26,6 +26,7 @@ pub mod probes;
 pub mod smoke;
 mod spacing;
 pub mod surface;
+pub mod tension;
 mod transfer;
 
 pub use cut::*;

@@ -516,6 +516,12 @@ pub struct Scene {
     pub viscosity: f64,
     /// The implicit diffusion solves: viscosity, and the smoke's heat and dye.
     pub diffusion: DiffusionSettings,
+    /// Liquid scenes: surface tension sigma, N/m (water 0.072). The pressure jumps by
+    /// sigma kappa across the free surface, kappa the curvature of the level set the solve
+    /// sees (src/sim/core/tension.rs); the capillary substep limit comes with it. 0 (the
+    /// default) leaves the surface at p = 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub surface_tension: f64,
     /// Rigid bodies, moved by the fluid, gravity and contacts (see src/sim/bodies/).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bodies: Vec<BodySpec>,
@@ -613,6 +619,7 @@ impl Default for Scene {
             particle_spacing: 0.5,
             viscosity: 0.0,
             diffusion: DiffusionSettings::default(),
+            surface_tension: 0.0,
             bodies: Vec::new(),
             body_coupling: CouplingScheme::Strong,
             pressure: PressureSettings::default(),
@@ -644,6 +651,8 @@ pub const MAX_COORDINATE: f64 = 1e9;
 /// Largest speed (m/s) and acceleration (m/s^2) a scene may ask for: far beyond any liquid
 /// or smoke flow, and far from f32 overflow when squared (kinetic energy, |u|^2).
 pub const MAX_SPEED: f64 = 1e6;
+/// Largest surface tension a scene may set, N/m (liquid metals reach about 1.5).
+pub const MAX_SURFACE_TENSION: f64 = 10.0;
 pub const MAX_ACCELERATION: f64 = 1e6;
 /// Bound on the smoke mode's coefficients and source values (dye, temperature, buoyancy,
 /// dissipation), for the same f32 headroom.

@@ -21,6 +21,7 @@ impl Scene {
         self.validate_keyframed_solids()?;
         self.validate_probes()?;
         diffusion::check_diffusion("viscosity", self.viscosity)?;
+        self.validate_surface_tension()?;
         self.diffusion.validate()?;
         self.pressure.validate()
     }
@@ -253,6 +254,32 @@ impl Scene {
                  most half a cell), got {}",
                 self.particle_spacing
             ));
+        }
+        Ok(())
+    }
+
+    /// Checks `surface_tension`: a liquid's, finite, not negative, and at most
+    /// [`MAX_SURFACE_TENSION`] (mercury's is 0.49 N/m).
+    fn validate_surface_tension(&self) -> Result<(), String> {
+        let sigma = self.surface_tension;
+        if !(sigma.is_finite() && (0.0..=MAX_SURFACE_TENSION).contains(&sigma)) {
+            return Err(format!(
+                "surface_tension must be finite, 0 to {MAX_SURFACE_TENSION} N/m, got {sigma}"
+            ));
+        }
+        if sigma > 0.0 && self.pressure.refine > 0.0 {
+            return Err(
+                "pressure.refine: not with surface_tension (the refinement's correction would \
+                 take the surface's jump a second time)"
+                    .into(),
+            );
+        }
+        if sigma > 0.0 && self.kind == SceneKind::Smoke {
+            return Err(
+                "surface_tension is a liquid's (the smoke fills its domain: it has no free \
+                 surface)"
+                    .into(),
+            );
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ pub mod exchange;
 pub mod floating;
 pub mod hydrostatic;
 pub mod impact;
+pub mod laplace;
 pub mod pressure;
 pub mod rayleigh_benard;
 pub mod report;
@@ -104,6 +105,11 @@ pub const CASES: &[Case] = &[
         name: "disc",
         title: "A disc settling between two walls (slice), against Faxen",
         run: disc::run,
+    },
+    Case {
+        name: "laplace",
+        title: "Laplace pressure of a droplet at rest",
+        run: laplace::run,
     },
     Case {
         name: "surge",

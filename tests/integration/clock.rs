@@ -59,6 +59,7 @@ fn the_gpu_clock_takes_the_host_rule() {
     let terms = CflTerms {
         cfl_h: 1.5 * 0.03125,
         accel: (0.03125f64 * 9.81).sqrt(),
+        cap: None,
     };
     let frame = 1.0 / 30.0;
     let max_substeps = 6;
@@ -124,14 +125,20 @@ fn the_gpu_clock_s_fixed_point_rest_matches_its_host_mirror_bit_for_bit() {
     let mut differ = 0;
     for (i, &(rest, speed, started)) in cases.iter().enumerate() {
         let cfl_h = 0.01 + 0.05 * (i % 7) as f64;
-        let terms = CflTerms { cfl_h, accel: 0.3 };
+        // A third of the frames with a capillary cap on the substep.
+        let cap = (i % 3 == 0).then_some(0.003 + 0.01 * (i % 5) as f64);
+        let terms = CflTerms {
+            cfl_h,
+            accel: 0.3,
+            cap,
+        };
         clock.start_frame(&ctx.queue, terms, rest, started, 6);
         let gpu = rig.tick(speed);
         let p = ClockParams {
             cfl_h: cfl_h as f32,
             accel: 0.3,
             max_substeps: 6,
-            _pad: 0,
+            cap: cap.map_or(0.0, |c| c as f32),
         };
         let host = next_tick(&start_words(rest, started), &p, speed);
         if gpu != host || gpu.dt.to_bits() != host.dt.to_bits() {

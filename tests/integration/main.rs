@@ -38,6 +38,7 @@ mod smoke;
 mod spacing;
 mod stages;
 mod surface;
+mod tension;
 mod traffic;
 mod untrusted_files;
 mod validate;

@@ -29,29 +29,35 @@ pub struct ClockParams {
     pub cfl_h: f32,
     pub accel: f32,
     pub max_substeps: u32,
-    pub _pad: u32,
+    /// The longest substep whatever the speed (surface tension's capillary limit), s; 0
+    /// for none.
+    pub cap: f32,
 }
 crate::wgsl_mirror!(clock_params_layout: ClockParams = "clock.wgsl" ClockParams {
     cfl_h: cfl_h,
     accel: accel,
     max_substeps: max_substeps,
-    _pad: _pad,
+    cap: cap,
 });
 
 /// The CFL rule of a mode whose substep depends on nothing but the largest speed:
-/// dt = cfl_h / max(speed + accel, 1e-9).
+/// dt = cfl_h / max(speed + accel, 1e-9), at most `cap`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CflTerms {
     /// The CFL number times the cell size, m.
     pub cfl_h: f64,
     /// The speed the mode adds to the largest measured (the liquid's sqrt(h |g|)), m/s.
     pub accel: f64,
+    /// The longest substep whatever the speed (the capillary limit,
+    /// [`crate::sim::core::tension::capillary_dt`]), s; None for none.
+    pub cap: Option<f64>,
 }
 
 impl CflTerms {
     /// The CFL step at `speed` (m/s), s.
     pub fn dt(&self, speed: f64) -> f64 {
-        self.cfl_h / (speed + self.accel).max(1e-9)
+        let dt = self.cfl_h / (speed + self.accel).max(1e-9);
+        self.cap.map_or(dt, |c| dt.min(c))
     }
 }
 
@@ -143,7 +149,10 @@ pub fn next_tick(state: &[u32], p: &ClockParams, speed: f32) -> Tick {
             ..t
         };
     }
-    let cfl = p.cfl_h / (speed + p.accel).max(1e-9);
+    let mut cfl = p.cfl_h / (speed + p.accel).max(1e-9);
+    if p.cap > 0.0 {
+        cfl = cfl.min(p.cap);
+    }
     let rest = from_fixed(t.rest);
     let started = t.started + 1;
     let n = (rest / cfl - 0.1).ceil();
@@ -224,7 +233,7 @@ impl Clock {
             cfl_h: terms.cfl_h as f32,
             accel: terms.accel as f32,
             max_substeps,
-            _pad: 0,
+            cap: terms.cap.map_or(0.0, |c| c as f32),
         };
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
         let w = start_words(remaining, started);

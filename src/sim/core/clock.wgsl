@@ -14,7 +14,7 @@ struct ClockParams {
     cfl_h: f32,         // the CFL number times the cell size (m)
     accel: f32,         // the speed the mode adds to the largest (m/s: sqrt(h |g|) in the liquid)
     max_substeps: u32,  // the frame's last substep takes the rest of it
-    _pad: u32,
+    cap: f32,           // the longest substep whatever the speed (s; 0: none)
 };
 
 @group(0) @binding(0) var<uniform> clock_in: ClockParams;
@@ -103,7 +103,10 @@ fn next_dt() {
         return;
     }
     let speed = bitcast<f32>(counters[COUNTER_MAX_SPEED]);
-    let cfl = clock_in.cfl_h / max(speed + clock_in.accel, 1e-9);
+    var cfl = clock_in.cfl_h / max(speed + clock_in.accel, 1e-9);
+    if (clock_in.cap > 0.0) {
+        cfl = min(cfl, clock_in.cap);
+    }
     let rest_fixed = vec2<u32>(clock[CLOCK_REST_LO], clock[CLOCK_REST_HI]);
     let rest = from_fixed(rest_fixed);
     let started = clock[CLOCK_STARTED] + 1u;

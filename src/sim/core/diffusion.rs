@@ -317,6 +317,7 @@ fn solver_grid(device: &wgpu::Device, n: [u32; 3]) -> GridFields {
         open_static: None,
         gather_scale: small("Diffusion::unused_gather_scale"),
         divergence: small("Diffusion::unused_divergence"),
+        curvature: small("Diffusion::unused_curvature"),
         div_after: small("Diffusion::unused_div_after"),
         counters: f(
             "Diffusion::unused_counters",

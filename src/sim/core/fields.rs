@@ -64,6 +64,10 @@ pub struct GridFields {
     /// Divergence before projection (1/s), for the views only: a placeholder as `weight`
     /// is until [`GridFields::keep_views`].
     pub divergence: wgpu::Buffer,
+    /// The level set's mean curvature per cell (1/m, src/sim/core/tension.wgsl): a
+    /// one-word placeholder unless the scene has surface tension
+    /// ([`GridFields::keep_curvature`]).
+    pub curvature: wgpu::Buffer,
     /// Divergence after projection (1/s), the same way (its largest value reaches the stats
     /// through `counters` either way).
     pub div_after: wgpu::Buffer,
@@ -138,6 +142,7 @@ impl GridFields {
             open_static: None,
             gather_scale: f("GridFields::gather_scale_placeholder", 16),
             divergence: f("GridFields::divergence", VIEW_PLACEHOLDER),
+            curvature: f("GridFields::curvature_placeholder", 4),
             div_after: f("GridFields::div_after", VIEW_PLACEHOLDER),
             counters: f("GridFields::counters", COUNTERS as u64 * 4),
         }
@@ -185,6 +190,20 @@ impl GridFields {
             self.weight = f("GridFields::weight", self.num_faces() as u64 * 4);
         }
         true
+    }
+
+    /// Gives the curvature a value per cell (surface tension). Call before any stage binds
+    /// the fields.
+    pub fn keep_curvature(&mut self, device: &wgpu::Device) {
+        if !self.has_curvature() {
+            let bytes = self.num_cells() as u64 * 4;
+            self.curvature = storage_buffer(device, "GridFields::curvature", bytes);
+        }
+    }
+
+    /// Whether `curvature` holds a value per cell ([`Self::keep_curvature`]).
+    pub fn has_curvature(&self) -> bool {
+        self.curvature.size() >= self.num_cells() as u64 * 4
     }
 
     /// Whether `gather_scale` holds a factor per face (bodies cut faces in the liquid).

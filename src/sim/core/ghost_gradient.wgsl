@@ -1,5 +1,8 @@
 // Pressure gradients across faces with the ghost-fluid free surface. Include after
-// free_surface.wgsl and open.wgsl, and after declaring `phi: array<f32>`.
+// free_surface.wgsl and open.wgsl, after declaring `phi: array<f32>`, and after defining
+// `surface_phi(fluid, air, theta) -> f32`, phi's value on the surface between a FLUID and
+// an AIR cell: the projection's is surface tension's jump (tension_phi.wgsl), the other
+// fields solved with the same matrix take 0 there.
 
 // Gradient of `phi` (the pressure unknown or any field solved with the same matrix) across
 // face `f` of component `comp`, (phi_b - phi_a) / h, with ghost values in AIR. x = 1 when
@@ -20,8 +23,11 @@ fn face_gradient(comp: u32, f: vec3<i32>) -> vec2<f32> {
     }
     if (ta == FLUID) {
         let pa = phi[cell_index(cells[0], params.n)];
-        return vec2<f32>(1.0, -pa / surface_theta(cells[0], cells[1]) * params.inv_h);
+        let theta = surface_theta(cells[0], cells[1]);
+        // -(pa - s), not s - pa: the same bits as -pa where s is 0 (the sign of a zero kept).
+        return vec2<f32>(1.0, -(pa - surface_phi(cells[0], cells[1], theta)) / theta * params.inv_h);
     }
     let pb = phi[cell_index(cells[1], params.n)];
-    return vec2<f32>(1.0, pb / surface_theta(cells[1], cells[0]) * params.inv_h);
+    let theta = surface_theta(cells[1], cells[0]);
+    return vec2<f32>(1.0, (pb - surface_phi(cells[1], cells[0], theta)) / theta * params.inv_h);
 }

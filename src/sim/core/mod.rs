@@ -13,3 +13,4 @@ pub mod probes;
 pub mod project;
 pub mod recorder;
 pub mod split;
+pub mod tension;

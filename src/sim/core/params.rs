@@ -31,7 +31,9 @@ pub struct SimParams {
     pub transfer: u32,
     pub _pad: [u32; 2],
     pub rest_weight: f32,
-    pub _pad_rest: [u32; 3],
+    /// Surface tension over the liquid's density, sigma / rho (m^3/s^2); 0 without.
+    pub surface_tension: f32,
+    pub _pad_rest: [u32; 2],
 }
 const _: () = assert!(std::mem::size_of::<SimParams>() == 96);
 crate::wgsl_mirror!(sim_params_layout: SimParams = "prelude.wgsl" SimParams {
@@ -52,9 +54,9 @@ crate::wgsl_mirror!(sim_params_layout: SimParams = "prelude.wgsl" SimParams {
     _pad1: _pad[0],
     _pad2: _pad[1],
     rest_weight: rest_weight,
-    _pad3: _pad_rest[0],
-    _pad4: _pad_rest[1],
-    _pad5: _pad_rest[2],
+    surface_tension: surface_tension,
+    _pad4: _pad_rest[0],
+    _pad5: _pad_rest[1],
 });
 
 /// `SimParams::transfer` values.
@@ -83,7 +85,8 @@ impl SimParams {
             transfer: TRANSFER_FLIP,
             _pad: [0; 2],
             rest_weight: 1.0,
-            _pad_rest: [0; 3],
+            surface_tension: 0.0,
+            _pad_rest: [0; 2],
         }
     }
 

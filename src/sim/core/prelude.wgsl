@@ -24,7 +24,7 @@ struct SimParams {
     _pad1: u32,
     _pad2: u32,
     rest_weight: f32,      // mean P2G face weight of liquid at rest (particles per cell)
-    _pad3: u32,
+    surface_tension: f32,  // sigma / rho (m^3/s^2), 0 without
     _pad4: u32,
     _pad5: u32,
 };

@@ -28,6 +28,7 @@ impl Project {
                 ("grid_vel", &f.vel),
                 ("surface", &f.surface),
                 ("open", &f.open),
+                ("curvature", &f.curvature),
             ],
         );
         Self {
@@ -49,6 +50,7 @@ impl Project {
                 ("grid_vel", &f.vel),
                 ("surface", &f.surface),
                 ("open", &f.open),
+                ("curvature", &f.curvature),
             ],
         ));
     }

@@ -11,8 +11,10 @@
 @group(0) @binding(3) var<storage, read_write> grid_vel: array<f32>;
 @group(0) @binding(4) var<storage, read> surface: array<f32>;
 @group(0) @binding(5) var<storage, read> open: array<f32>;
+@group(0) @binding(6) var<storage, read> curvature: array<f32>;
 //!include sim/core/free_surface.wgsl
 //!include sim/core/open.wgsl
+//!include sim/core/tension_phi.wgsl
 //!include sim/core/ghost_gradient.wgsl
 
 @compute @workgroup_size(WORKGROUP)

@@ -114,6 +114,7 @@ impl ViscousSplit {
                 ("open", &f.open),
                 ("cover", cover.unwrap_or(&no_cover)),
                 ("delta", &delta),
+                ("curvature", &f.curvature),
             ],
         );
         Self {

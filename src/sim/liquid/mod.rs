@@ -198,6 +198,7 @@ impl Runner<Liquid> {
             SimParams::new(scene.dims(), scene.h() as f32, init.positions.len() as u32);
         params.pic_ratio = scene.pic_ratio as f32;
         params.rest_weight = scene.particles_per_cell as f32;
+        params.surface_tension = (scene.surface_tension / crate::sim::DENSITY) as f32;
         params.transfer = transfer::param(scene.transfer);
         params.gravity = [
             scene.gravity.0 as f32,
@@ -328,6 +329,8 @@ impl Runner<Liquid> {
         core.scene.viscosity = scene.viscosity;
         core.ensure_split();
         core.scene.diffusion = scene.diffusion.clone();
+        core.scene.surface_tension = scene.surface_tension;
+        core.fields.params.surface_tension = (scene.surface_tension / crate::sim::DENSITY) as f32;
         core.fields.params.pic_ratio = scene.pic_ratio as f32;
         core.fields.params.gravity = [
             scene.gravity.0 as f32,
@@ -483,6 +486,7 @@ fn cfl_terms(scene: &Scene) -> CflTerms {
     CflTerms {
         cfl_h: scene.cfl * h,
         accel: (h * gmag).sqrt(),
+        cap: crate::sim::core::tension::capillary_dt(scene.surface_tension, crate::sim::DENSITY, h),
     }
 }
 

@@ -26,6 +26,8 @@
 @group(0) @binding(9) var<storage, read> open: array<f32>;
 //!include sim/core/free_surface.wgsl
 //!include sim/core/open.wgsl
+// The surface holds this field at 0 (no surface tension's jump: ghost_gradient.wgsl).
+fn surface_phi(fluid: vec3<i32>, air: vec3<i32>, theta: f32) -> f32 { return 0.0; }
 //!include sim/core/ghost_gradient.wgsl
 
 // MAX_EXCESS, the largest excess density corrected in one substep, and MAX_SHIFT, the largest

@@ -139,6 +139,8 @@ pub struct Core {
     pub queue_slot: Option<usize>,
     /// The viscosity's incremental pressure correction (viscous scenes only).
     pub(crate) split: Option<crate::sim::core::split::ViscousSplit>,
+    /// Surface tension's curvature and jump (liquid scenes with `surface_tension` only).
+    pub(crate) tension: Option<crate::sim::core::tension::SurfaceTension>,
 }
 
 impl Core {
@@ -158,6 +160,10 @@ impl Core {
             scratch,
         };
         let mut fields = GridFields::new(device, params, room);
+        let tension = scene.kind == crate::scene::SceneKind::Liquid && scene.surface_tension > 0.0;
+        if tension {
+            fields.keep_curvature(device);
+        }
         if let Some(open) = open {
             fields.set_open(&ctx, open);
         }
@@ -180,7 +186,10 @@ impl Core {
         // the GPU's wait while the host encodes the first chunk is not counted.
         debug_assert!(stages.contains(&PRESSURE_STAGE));
         let timer = PassTimer::with_parts(&ctx, stages, &[(PRESSURE_ITERATIONS, PRESSURE_STAGE)]);
+        let tension =
+            tension.then(|| crate::sim::core::tension::SurfaceTension::new(device, &fields, &pcg));
         let core = Self {
+            tension,
             boundary: boundary::Boundary::new(device, &fields),
             divergence: divergence::Divergence::new(device, &fields, &pcg),
             pressure: pressure_solver(&ctx, &fields, &pcg, scene),
@@ -357,6 +366,7 @@ impl Core {
             || scene.pressure.max_iterations + 1 > self.pcg.history_len
             || scene.bodies != self.scene.bodies
             || scene.body_coupling != self.scene.body_coupling
+            || (scene.surface_tension > 0.0) != (self.scene.surface_tension > 0.0)
         {
             return Err("this change needs a reset".into());
         }
@@ -514,6 +524,15 @@ impl Core {
                 liquid,
                 cover,
             ));
+        }
+    }
+
+    /// The pressure's right-hand side: the divergence of the velocity about to be projected
+    /// and, with surface tension, the surface's jump.
+    pub(crate) fn record_rhs(&self, pass: &mut wgpu::ComputePass<'_>) {
+        self.divergence.record(pass, &self.fields);
+        if let Some(t) = &self.tension {
+            t.record(pass, &self.fields);
         }
     }
 

@@ -221,7 +221,7 @@ impl<M: Mode> Runner<M> {
             let kind = self.core.scene.pressure.preconditioner;
             let ready = rec.matrix_ready;
             let mut pass = rec.pass(stage);
-            self.core.divergence.record(&mut pass, f);
+            self.core.record_rhs(&mut pass);
             if let Some(b) = &self.core.bodies {
                 b.coupling.record_compatible(&mut pass, f);
             }
@@ -461,7 +461,7 @@ impl<M: Mode> Runner<M> {
         }
         {
             let mut pass = rec.pass(stage);
-            core.divergence.record(&mut pass, &core.fields);
+            core.record_rhs(&mut pass);
             let term = core.added_term();
             core.pressure
                 .record_setup(&mut pass, &core.fields, kind, term);

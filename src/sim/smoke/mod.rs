@@ -517,6 +517,7 @@ fn cfl_terms(scene: &Scene) -> CflTerms {
     CflTerms {
         cfl_h: scene.cfl * h,
         accel: (h * accel).sqrt(),
+        cap: None,
     }
 }
 

@@ -1,0 +1,138 @@
+//! Surface tension (src/sim/core/tension.rs): the GPU's curvature and the right-hand side's
+//! jump against their f64 references (src/reference/tension.rs) on a blob that is not a
+//! sphere, and the scenes it is refused in.
+
+use crate::common;
+use eddy::gpu::read_buffer;
+use eddy::reference::{tension, Grid, FLUID};
+use eddy::scene::{Scene, SceneKind, Shape};
+use eddy::sim::{Simulation, Stage};
+
+/// A sphere fused with a box, at rest without gravity: a level set with corners, flat
+/// faces and two curvatures.
+fn blob(sigma: f64) -> Scene {
+    Scene {
+        name: format!("tension blob, sigma {sigma}"),
+        domain: (0.04, 0.04, 0.04),
+        resolution: (16, 16, 16),
+        gravity: (0.0, 0.0, 0.0),
+        fluid: vec![
+            Shape::Sphere {
+                center: (0.017, 0.02, 0.02),
+                radius: 0.009,
+                velocity: (0.0, 0.0, 0.0),
+            },
+            Shape::Box {
+                min: (0.018, 0.012, 0.014),
+                max: (0.031, 0.024, 0.027),
+                velocity: (0.0, 0.0, 0.0),
+            },
+        ],
+        surface_tension: sigma,
+        ..Scene::default()
+    }
+}
+
+#[test]
+fn the_curvature_and_the_jump_match_their_references() {
+    let ctx = common::gpu();
+    let dt = 1e-3;
+    let run = |sigma: f64| {
+        let s = blob(sigma);
+        let mut sim = Simulation::new(ctx.clone(), &s).unwrap();
+        sim.substep(dt, Stage::Pressure).unwrap();
+        let b: Vec<f32> = sim.pcg.b.read(&ctx).unwrap();
+        (sim, b)
+    };
+    let (with, b) = run(0.072);
+    let (_, b0) = run(0.0);
+    let f = &with.fields;
+    let g = Grid {
+        nx: 16,
+        ny: 16,
+        nz: 16,
+        h: 0.04 / 16.0,
+    };
+    let surface: Vec<f64> = read_buffer::<f32>(&ctx, &f.surface)
+        .unwrap()
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
+    let types: Vec<u8> = read_buffer::<u32>(&ctx, &f.cell_type)
+        .unwrap()
+        .iter()
+        .map(|&t| t as u8)
+        .collect();
+    let gpu: Vec<f64> = read_buffer::<f32>(&ctx, &f.curvature)
+        .unwrap()
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
+    let reference = tension::curvature(&g, &surface);
+    // Where the level set has a gradient worth the name (within two cells of the surface),
+    // the f32 differences agree to a small part of the largest curvature, 1/h.
+    let mut compared = 0;
+    let mut worst = 0.0f64;
+    for c in 0..g.cells() {
+        if reference[c] == 0.0 && gpu[c] == 0.0 {
+            continue;
+        }
+        let err = (gpu[c] - reference[c]).abs() * g.h;
+        if (0.15..0.85).contains(&surface[c]) {
+            compared += 1;
+            worst = worst.max(err);
+        }
+    }
+    eprintln!("curvature: {compared} cells near the surface, worst |error| h = {worst:.2e}");
+    assert!(compared > 200, "{compared}");
+    assert!(worst < 1e-3, "{worst}");
+    let curved = reference.iter().filter(|k| k.abs() * g.h > 0.05).count();
+    assert!(curved > 100, "a blob with curvature: {curved}");
+    // The jump: what surface tension adds to b, against the reference from the GPU's own
+    // curvature (so this part checks the jump alone).
+    let jump = tension::jump_rhs(
+        &g,
+        &types,
+        &surface,
+        None,
+        &gpu,
+        (0.072 / eddy::sim::DENSITY, dt),
+    );
+    let scale = jump.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    assert!(scale > 0.0);
+    let mut worst = 0.0f64;
+    for c in 0..g.cells() {
+        let got = b[c] as f64 - b0[c] as f64;
+        let err = (got - jump[c]).abs();
+        if types[c] != FLUID {
+            assert_eq!(got, 0.0, "cell {c} is not FLUID");
+        }
+        // b itself is -h^2 div u, at rest 0: the difference is the jump to f32's rounding.
+        worst = worst.max(err / scale);
+    }
+    eprintln!("jump: largest {scale:.3e}, worst relative error {worst:.2e}");
+    assert!(worst < 1e-5, "{worst}");
+}
+
+#[test]
+fn surface_tension_is_refused_where_it_means_nothing() {
+    let mut smoke = Scene {
+        kind: SceneKind::Smoke,
+        resolution: (16, 16, 1),
+        domain: (1.0, 1.0, 1.0 / 16.0),
+        surface_tension: 0.07,
+        ..Scene::default()
+    };
+    let err = smoke.validate().unwrap_err();
+    assert!(err.contains("surface_tension"), "{err}");
+    smoke.surface_tension = 0.0;
+    smoke.validate().unwrap();
+    let mut s = blob(-0.01);
+    assert!(s.validate().unwrap_err().contains("surface_tension"));
+    s.surface_tension = f64::NAN;
+    assert!(s.validate().is_err());
+    s.surface_tension = 0.072;
+    s.pressure.refine = 1e-6;
+    let err = s.validate().unwrap_err();
+    assert!(err.contains("refine"), "{err}");
+}
