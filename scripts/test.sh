@@ -61,7 +61,7 @@ if [ "$fast" -eq 1 ]; then
   fast_tests=(
     stages:: pressure:: apic:: shaders:: scenes:: first_run:: msrv::
     cli:: robustness::every_bad untrusted_files:: lab::a_bad_system docs::
-    viscous_bodies_match_the_coupled_reference imports:: probes::
+    viscous_bodies_match_the_coupled_reference imports:: probes:: tension::
   )
   cargo test --lib --bins
   with_display cargo test --test integration -- "${fast_tests[@]}"

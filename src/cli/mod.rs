@@ -93,8 +93,8 @@ enum Command {
         #[arg(long)]
         full: bool,
         /// Cases, comma separated [default: all]: pressure, hydrostatic, viscous, floating,
-        /// exchange, settling, stokes, disc, surge, dam_break, standing_wave, advection,
-        /// rayleigh_benard, cavity.
+        /// exchange, settling, stokes, disc, laplace, surge, impact, dam_break,
+        /// standing_wave, advection, rayleigh_benard, cavity.
         #[arg(long, value_delimiter = ',')]
         cases: Vec<String>,
         /// Report folder; must be empty or new unless --overwrite is given [default:

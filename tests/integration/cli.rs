@@ -80,10 +80,10 @@ fn malformed_ron_names_file_line_and_column() {
 fn unknown_field_is_named() {
     let p = scene_file(
         "unknown.ron",
-        &GOOD.replacen('(', "(surface_tension: 1.0, ", 1),
+        &GOOD.replacen('(', "(contact_angle: 90.0, ", 1),
     );
     let out = eddy(&["check", p.to_str().unwrap()], &[]);
-    assert_clean_failure(&out, &["surface_tension"]);
+    assert_clean_failure(&out, &["contact_angle"]);
 }
 
 #[test]
