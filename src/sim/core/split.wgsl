@@ -42,10 +42,11 @@ struct SplitParams {
 // rho (ghost_gradient.wgsl), or 0. Without it the shift across the surface would be the
 // jump's gradient over a fraction of a cell, and the viscosity would smear that into the
 // liquid (a droplet at rest then stirred itself at 0.3 m/s and lost half its volume).
+// (Branch-free, as tension_phi.wgsl says why.)
 fn surface_phi(fluid: vec3<i32>, air: vec3<i32>, theta: f32) -> f32 {
-    if (params.surface_tension == 0.0) { return 0.0; }
-    let ka = curvature[cell_index(fluid, params.n)];
-    let kb = curvature[cell_index(air, params.n)];
+    let n = arrayLength(&curvature) - 1u;
+    let ka = curvature[min(cell_index(fluid, params.n), n)];
+    let kb = curvature[min(cell_index(air, params.n), n)];
     return params.surface_tension * mix(ka, kb, theta);
 }
 //!include sim/core/ghost_gradient.wgsl
