@@ -103,8 +103,9 @@ pub fn scene_in(n: u32, liquid: usize) -> Scene {
     }
 }
 
-/// The mean settling speed (m/s, downward positive) of the frames within a frame of `at`
-/// (three of them), from a history of (time, speed).
+/// The mean settling speed (m/s, downward positive) of the frames whose middles lie within
+/// a frame of `at`, from a history of (time, frame-mean speed): with the frames' middles
+/// at 0.37 and 0.39 s, the displacement over 0.36-0.40 s for 0.38 s.
 pub fn speed_at(history: &[(f64, f64)], at: f64) -> Option<f64> {
     let near: Vec<f64> = history
         .iter()

@@ -96,10 +96,7 @@ pub fn scene(n: u32) -> Scene {
 
 /// Z at `t` along a history of (T, Z), linear between its points.
 pub fn z_at(history: &[(f64, f64)], t: f64) -> Option<f64> {
-    history
-        .windows(2)
-        .find(|w| w[0].0 <= t && t <= w[1].0)
-        .map(|w| w[0].1 + (w[1].1 - w[0].1) * (t - w[0].0) / (w[1].0 - w[0].0).max(1e-12))
+    super::impact::at(history, t)
 }
 
 /// The mean of |Z / Z_measured - 1| over the measured points up to `Z_MAX`.
