@@ -33,6 +33,8 @@ ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1' || missing+=(libvulkan1)
 command -v xvfb-run >/dev/null 2>&1 || missing+=(xvfb xauth)
 # The viewer's endurance test sends keys to its window.
 command -v xdotool >/dev/null 2>&1 || missing+=(xdotool)
+# The OpenVDB volume tests read eddy's .vdb files with OpenVDB's own library.
+/usr/bin/python3 -c 'import pyopenvdb' >/dev/null 2>&1 || missing+=(python3-openvdb)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${missing[*]}"
   sudo=""
@@ -61,7 +63,7 @@ if [ "$fast" -eq 1 ]; then
   fast_tests=(
     stages:: pressure:: apic:: shaders:: scenes:: first_run:: msrv::
     cli:: robustness::every_bad untrusted_files:: lab::a_bad_system docs::
-    viscous_bodies_match_the_coupled_reference imports:: probes:: tension::
+    viscous_bodies_match_the_coupled_reference imports:: probes:: tension:: vdb::
   )
   cargo test --lib --bins
   with_display cargo test --test integration -- "${fast_tests[@]}"

@@ -139,6 +139,11 @@ struct RunArgs {
     /// particles_NNNNN.vtp) and fields.pvd, the collection ParaView opens as a time series.
     #[arg(long, value_name = "K", allow_hyphen_values = true)]
     dump_fields: Option<u64>,
+    /// Write OpenVDB volumes every K frames (volume_NNNNN.vdb, for Blender and Houdini).
+    /// Liquid: `surface` (narrow-band level set), `density` (fog) and `velocity`. Smoke:
+    /// `density`, `dye`, `temperature` and `velocity`.
+    #[arg(long, value_name = "K", allow_hyphen_values = true)]
+    dump_vdb: Option<u64>,
     /// With --dump-fields: the fields, comma separated [default: all]. Liquid:
     /// cell_type, pressure, velocity, faces, divergence, level_set, particles. Smoke:
     /// cell_type, pressure, velocity, faces, divergence, vorticity, temperature, dye.
@@ -190,7 +195,7 @@ struct RunArgs {
     /// (with --probe-only again).
     #[arg(
         long,
-        conflicts_with_all = ["dump_particles", "dump_mesh", "dump_fields", "export_system"]
+        conflicts_with_all = ["dump_particles", "dump_mesh", "dump_fields", "dump_vdb", "export_system"]
     )]
     probe_only: bool,
 }
@@ -550,6 +555,7 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         dump_particles,
         dump_mesh,
         dump_fields,
+        dump_vdb,
         fields,
         mesh_resolution,
         export_system,
@@ -602,6 +608,7 @@ fn run_command(args: RunArgs) -> Result<ExitCode> {
         dump: dump_particles,
         mesh: dump_mesh.map(|every| (every, mesh_resolution.unwrap_or(1))),
         fields: dump_fields.map(|every| (every, fields.unwrap_or_default())),
+        vdb: dump_vdb,
         export: export_system,
         check_invariants,
         checkpoint,

@@ -8,6 +8,7 @@
 //! Triangles are counter-clockwise seen from outside the liquid, and vertex normals point
 //! out of it.
 
+pub mod distance;
 pub mod field;
 pub mod marching_cubes;
 pub mod ply;

@@ -10,6 +10,7 @@ pub mod checkpoint;
 pub mod frozen;
 pub mod probes;
 pub mod stats;
+pub mod vdb;
 pub mod vtk;
 
 use std::fs::File;
@@ -75,7 +76,7 @@ impl FolderContents {
 /// True for names eddy writes into an output folder: `stats.csv`, `bodies.csv`,
 /// `particles_NNNNN.ply`, `mesh_NNNNN.ply`, the field caches (`fields_NNNNN.vti`,
 /// `faces_{u,v,w}_NNNNN.vti`, `particles_NNNNN.vtp`, `fields.pvd`), the checkpoints
-/// (`checkpoint_NNNNN.eddy`), the system export's files, and any of them with the
+/// (`checkpoint_NNNNN.eddy`), the OpenVDB volumes (`volume_NNNNN.vdb`), the system export's files, and any of them with the
 /// temporary suffix.
 pub fn is_eddy_file(name: &str) -> bool {
     let name = name.strip_suffix(TEMP_SUFFIX).unwrap_or(name);
@@ -92,6 +93,7 @@ pub fn is_eddy_file(name: &str) -> bool {
         ("faces_v_", ".vti"),
         ("faces_w_", ".vti"),
         ("particles_", ".vtp"),
+        ("volume_", ".vdb"),
         ("checkpoint_", ".eddy"),
     ]
     .iter()
@@ -499,6 +501,7 @@ mod tests {
             "particles_123456.ply",
             "particles_00012.ply.tmp",
             "mesh_00012.ply",
+            "volume_00012.vdb",
             "A.mtx",
             "cells.csv",
         ] {

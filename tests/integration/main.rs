@@ -42,5 +42,6 @@ mod tension;
 mod traffic;
 mod untrusted_files;
 mod validate;
+mod vdb;
 mod viewer;
 mod viewer_endurance;
