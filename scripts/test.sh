@@ -72,6 +72,14 @@ fi
 
 with_display cargo test "$@"
 
+# The Python module's tests (python/tests, pytest): built into target/python-venv by
+# scripts/python.sh; they compare it with the eddy binary cargo test just built. Skipped
+# when arguments pick the tests to run.
+if [ $# -eq 0 ]; then
+  scripts/python.sh
+  EDDY_BIN="$PWD/target/debug/eddy" target/python-venv/bin/python -m pytest -q python/tests
+fi
+
 # The validation suite (`eddy validate --quick`: every case against its reference, about 5
 # minutes on a 2-core software adapter in a release build); a case outside its tolerance
 # fails the script. Skipped when arguments pick the tests to run.

@@ -778,6 +778,34 @@ impl Scene {
         Ok(scene)
     }
 
+    /// A scene from JSON text (the scene's fields as [`Self::to_json`] writes them: what the
+    /// Python module's dicts become), checked as a RON scene is; `name` names it in
+    /// messages, and relative mesh paths are found against the working folder (then among
+    /// the meshes shipped with eddy).
+    pub fn parse_json(text: &str, name: &Path) -> Result<Scene, SceneError> {
+        let mut scene: Scene = serde_json::from_str(text).map_err(|e| SceneError::Parse {
+            path: name.to_path_buf(),
+            line: e.line(),
+            col: e.column(),
+            message: e.to_string(),
+        })?;
+        let invalid = |message| SceneError::Invalid {
+            path: name.to_path_buf(),
+            message,
+        };
+        scene
+            .load_meshes(&mesh::MeshBase::Folder(PathBuf::from(".")))
+            .map_err(invalid)?;
+        scene.validate().map_err(invalid)?;
+        scene.obstacle_to_body();
+        Ok(scene)
+    }
+
+    /// The scene as JSON text, every field written out ([`Self::parse_json`] reads it back).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a scene serialises to JSON")
+    }
+
     /// Reads and places every mesh of `solids` (relative paths against `base`): what
     /// [`Self::load`] does before validating, and what a scene built in code with mesh
     /// solids calls before it is validated or run. Each message names `solids[i]` and the
