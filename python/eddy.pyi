@@ -98,6 +98,21 @@ class Simulation:
     ) -> tuple[npt.NDArray[np.float32], Optional[npt.NDArray[np.float32]]]:
         """Liquid: particle positions and velocities, each (N, 3). Smoke: the tracers'
         positions and None."""
+    def faces(
+        self,
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """The MAC face velocities u, v, w (m/s), each with one more sample along its own
+        axis; a smoke slice's w is empty."""
+    def set_particle_velocities(self, velocities: npt.NDArray[np.float32]) -> None:
+        """Liquid: sets every particle's velocity, (N, 3) in `particles()` order."""
+    def set_faces(self, u: npt.NDArray[np.float32], v: npt.NDArray[np.float32]) -> None:
+        """Smoke: sets the face velocities, u (1, ny, nx + 1) and v (1, ny + 1, nx)."""
+    def set_dye(
+        self,
+        rgb: Optional[npt.NDArray[np.float32]] = None,
+        temperature: Optional[npt.NDArray[np.float32]] = None,
+    ) -> None:
+        """Smoke: sets the dye (1, ny, nx, 3) and/or the temperature (1, ny, nx)."""
     def bodies(self) -> dict[str, npt.NDArray[np.float64]]:
         """The rigid bodies now: bodies.csv's columns, one entry per body."""
     def state(self) -> bytes:

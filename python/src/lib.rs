@@ -11,7 +11,7 @@ use eddy::output::checkpoint;
 use eddy::scene::{PreconditionerKind, Scene, SceneKind};
 use eddy::sim::handle::Sim;
 use eddy::sim::lab::{FrozenSystem as LabSystem, SolverLab as Lab};
-use numpy::{PyArray1, PyArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyReadonlyArray4};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -380,6 +380,149 @@ impl Simulation {
             }
             Sim::Smoke(s) => Ok((points(py, &s.read_tracers().map_err(sim_err)?)?, None)),
         }
+    }
+
+    /// The MAC face velocities (u, v, w), m/s, each shaped (nz, ny, nx) plus one along its
+    /// own axis; a smoke slice's w is empty.
+    fn faces<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let frame = match self.sim()? {
+            Sim::Liquid(s) => s.field_frame(&["faces".to_string()]),
+            Sim::Smoke(s) => s.field_frame(&["faces".to_string()]),
+        }
+        .map_err(sim_err)?;
+        let faces = frame
+            .faces
+            .clone()
+            .ok_or_else(|| SimulationError::new_err("no face velocities"))?;
+        let [u, v, w] = faces;
+        let grid = |c: usize, values: Vec<f32>| -> PyResult<Bound<'py, PyAny>> {
+            if values.is_empty() {
+                return Ok(PyArray1::from_vec(py, values).into_any());
+            }
+            let mut d = frame.dims;
+            d[c] += 1;
+            grid_array(py, values, d)
+        };
+        Ok((grid(0, u)?, grid(1, v)?, grid(2, w)?))
+    }
+
+    /// Sets the liquid's particle velocities, (N, 3) m/s for the N particles `particles()`
+    /// returns, in that order; the next frame starts from them (the grid is rebuilt from
+    /// the particles every substep).
+    fn set_particle_velocities(&mut self, velocities: PyReadonlyArray2<'_, f32>) -> PyResult<()> {
+        let v = velocities.as_array();
+        let sim = self.sim_mut()?;
+        let Sim::Liquid(liquid) = &*sim else {
+            return Err(PyValueError::new_err(
+                "a smoke has no particles to set (its tracers follow the air): set_faces sets its velocity",
+            ));
+        };
+        let n = liquid.mode.particles.count as usize;
+        if v.shape() != [n, 3] {
+            return Err(PyValueError::new_err(format!(
+                "velocities must be shaped ({n}, 3) for the {n} particles, got {:?}",
+                v.shape()
+            )));
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(PyValueError::new_err("velocities must be finite"));
+        }
+        // Through the saved state, the path checkpoints take: only the velocities change.
+        let mut state = sim.save_state().map_err(sim_err)?;
+        let section = state
+            .sections
+            .iter_mut()
+            .find(|s| s.name == "particles.vel")
+            .ok_or_else(|| SimulationError::new_err("the state holds no particle velocities"))?;
+        for (p, row) in section.bytes.chunks_exact_mut(16).zip(v.rows()) {
+            for a in 0..3 {
+                p[4 * a..4 * a + 4].copy_from_slice(&row[a].to_le_bytes());
+            }
+        }
+        sim.restore_state(&state).map_err(sim_err)
+    }
+
+    /// Sets a smoke's face velocities: u shaped (1, ny, nx + 1), v (1, ny + 1, nx), m/s.
+    /// The next substep's projection makes them divergence-free and holds the solids'
+    /// faces.
+    fn set_faces(
+        &mut self,
+        u: PyReadonlyArray3<'_, f32>,
+        v: PyReadonlyArray3<'_, f32>,
+    ) -> PyResult<()> {
+        let sim = self.sim_mut()?;
+        let Sim::Smoke(smoke) = sim else {
+            return Err(PyValueError::new_err(
+                "a liquid's grid velocity is rebuilt from its particles every substep: use \
+                 set_particle_velocities",
+            ));
+        };
+        let [nx, ny, _] = smoke.dims().map(|d| d as usize);
+        let (u, v) = (u.as_array(), v.as_array());
+        if u.shape() != [1, ny, nx + 1] || v.shape() != [1, ny + 1, nx] {
+            return Err(PyValueError::new_err(format!(
+                "u must be shaped (1, {ny}, {}) and v (1, {}, {nx}); got {:?} and {:?}",
+                nx + 1,
+                ny + 1,
+                u.shape(),
+                v.shape()
+            )));
+        }
+        if u.iter().chain(v.iter()).any(|x| !x.is_finite()) {
+            return Err(PyValueError::new_err("velocities must be finite"));
+        }
+        let mut faces = smoke.read_velocity().map_err(sim_err)?;
+        let values: Vec<f32> = u.iter().chain(v.iter()).copied().collect();
+        faces[..values.len()].copy_from_slice(&values);
+        let dye = smoke.read_dye().map_err(sim_err)?;
+        smoke.upload_state(&dye, &faces).map_err(sim_err)
+    }
+
+    /// Sets a smoke's dye (rgb, shaped (1, ny, nx, 3)) and/or temperature ((1, ny, nx)).
+    #[pyo3(signature = (rgb=None, temperature=None))]
+    fn set_dye(
+        &mut self,
+        rgb: Option<PyReadonlyArray4<'_, f32>>,
+        temperature: Option<PyReadonlyArray3<'_, f32>>,
+    ) -> PyResult<()> {
+        let sim = self.sim_mut()?;
+        let Sim::Smoke(smoke) = sim else {
+            return Err(PyValueError::new_err(
+                "only a smoke carries dye and temperature",
+            ));
+        };
+        let [nx, ny, _] = smoke.dims().map(|d| d as usize);
+        let mut dye = smoke.read_dye().map_err(sim_err)?;
+        if let Some(rgb) = &rgb {
+            let rgb = rgb.as_array();
+            if rgb.shape() != [1, ny, nx, 3] || rgb.iter().any(|x| !x.is_finite()) {
+                return Err(PyValueError::new_err(format!(
+                    "rgb must be finite and shaped (1, {ny}, {nx}, 3), got {:?}",
+                    rgb.shape()
+                )));
+            }
+            let flat: Vec<f32> = rgb.iter().copied().collect();
+            for (d, c) in dye.iter_mut().zip(flat.chunks_exact(3)) {
+                d[..3].copy_from_slice(c);
+            }
+        }
+        if let Some(t) = &temperature {
+            let t = t.as_array();
+            if t.shape() != [1, ny, nx] || t.iter().any(|x| !x.is_finite()) {
+                return Err(PyValueError::new_err(format!(
+                    "temperature must be finite and shaped (1, {ny}, {nx}), got {:?}",
+                    t.shape()
+                )));
+            }
+            for (d, &x) in dye.iter_mut().zip(t.iter()) {
+                d[3] = x;
+            }
+        }
+        let faces = smoke.read_velocity().map_err(sim_err)?;
+        smoke.upload_state(&dye, &faces).map_err(sim_err)
     }
 
     /// The rigid bodies now: bodies.csv's columns (pose, velocities, forces), one entry

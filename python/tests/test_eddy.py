@@ -236,3 +236,46 @@ def test_the_multigrid_levels_from_the_lab():
     for fine, coarse in zip(levels, levels[1:]):
         assert coarse["rhs"].size < fine["rhs"].size
     assert levels[-1]["residual"].size == 0
+
+
+def test_writes_set_particle_velocities_and_smoke_fields():
+    # A free block of water (no gravity, away from every wall).
+    d = eddy.scene("dam_break")
+    d["gravity"] = [0.0, 0.0, 0.0]
+    d["fluid"] = [{"Box": {"min": [0.25, 0.25, 0.125], "max": [0.5, 0.5, 0.375],
+                           "velocity": [0.0, 0.0, 0.0]}}]
+    sim = eddy.Simulation(d, resolution=16)
+    sim.step(1)
+    pos, vel = sim.particles()
+    new = np.zeros_like(vel)
+    new[:, 0] = 0.5
+    sim.set_particle_velocities(new)
+    np.testing.assert_array_equal(sim.particles()[1], new)
+    sim.step(1)
+    pos2, vel2 = sim.particles()
+    # The free block drifts right as a whole at the speed it was given.
+    assert abs(vel2[:, 0].mean() - 0.5) < 0.1, vel2[:, 0].mean()
+    assert pos2[:, 0].mean() > pos[:, 0].mean() + 0.5 * 0.5 / 60
+    with pytest.raises(ValueError, match="shaped"):
+        sim.set_particle_velocities(new[:10])
+    with pytest.raises(ValueError, match="set_particle_velocities"):
+        sim.set_faces(np.zeros((1, 2, 2), np.float32), np.zeros((1, 2, 2), np.float32))
+
+    smoke = eddy.Simulation("smoke_plume", resolution=48)
+    smoke.step(2)
+    u, v, w = smoke.faces()
+    assert w.size == 0 and u.shape[0] == 1
+    smoke.set_faces(np.zeros_like(u), np.full_like(v, 0.25))
+    u2, v2, _ = smoke.faces()
+    assert not u2.any() and (v2 == 0.25).all()
+    nx, ny, _ = smoke.dims
+    rgb = np.zeros((1, ny, nx, 3), np.float32)
+    rgb[0, ny // 2, nx // 2] = [1.0, 0.0, 0.0]
+    smoke.set_dye(rgb=rgb, temperature=np.zeros((1, ny, nx), np.float32))
+    assert smoke.field("temperature").max() == 0.0
+    assert smoke.field("dye").max() > 0.0
+    smoke.step(1)
+    with pytest.raises(ValueError, match="particles"):
+        smoke.set_particle_velocities(np.zeros((1, 3), np.float32))
+    with pytest.raises(ValueError, match="shaped"):
+        smoke.set_dye(rgb=rgb[:, :2])
