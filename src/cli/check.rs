@@ -196,9 +196,29 @@ pub(crate) fn flow_lines(scene: &Scene, seeded: u64) -> Vec<String> {
     out
 }
 
-pub(crate) fn check(path: &Path) -> Result<ExitCode> {
-    let scene = Scene::load(path)?;
-    let (est, adapter) = adapter_limits(&scene, path)?;
+pub(crate) fn check(
+    path: &Path,
+    limits: Option<&str>,
+    resolution: Option<u32>,
+) -> Result<ExitCode> {
+    let mut scene = Scene::load(path)?;
+    if let Some(n) = resolution {
+        scene = with_resolution_flag(&scene, n, path)?;
+    }
+    let planned = match limits {
+        Some(l) => Some(eddy::sim::AdapterLimits::named_or_file(l).map_err(|e| anyhow!(e))?),
+        None => None,
+    };
+    let (est, adapter) = match &planned {
+        Some(l) => {
+            let at = || format!("{} on {}", path.display(), l.name);
+            (
+                Some(eddy::sim::check_scene_limits_for(l, &scene).with_context(at)?),
+                None,
+            )
+        }
+        None => adapter_limits(&scene, path)?,
+    };
     let [nx, ny, nz] = scene.dims();
     let mut lines = Vec::new();
     let mut warnings = scene_warnings(&scene);
@@ -286,8 +306,14 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
             ""
         }
     ));
-    if let Some(a) = adapter {
-        lines.push(format!("adapter     {a}: the scene fits its limits"));
+    if let Some((a, binding)) = adapter {
+        lines.push(format!(
+            "adapter     {a}: the scene fits its limits (a binding holds up to {:.1} MiB)",
+            binding as f64 / 1048576.0
+        ));
+    }
+    if let Some(l) = &planned {
+        lines.extend(planned_lines(&scene, l));
     }
     for w in &warnings {
         note!("warning: {}: {w}", path.display());
@@ -304,15 +330,18 @@ pub(crate) fn check(path: &Path) -> Result<ExitCode> {
 /// The same size checks `run` applies, on the same adapter, before anything is seeded:
 /// the memory estimate and the adapter's name, or neither (and a warning) without an
 /// adapter, when only the particle count can be checked.
+/// The adapter opened: its description and binding limit, bytes.
+type AdapterLine = (String, u64);
+
 fn adapter_limits(
     scene: &Scene,
     path: &Path,
-) -> Result<(Option<eddy::sim::MemoryEstimate>, Option<String>)> {
+) -> Result<(Option<eddy::sim::MemoryEstimate>, Option<AdapterLine>)> {
     let at = || path.display().to_string();
     match GpuContext::new() {
         Ok(ctx) => Ok((
             Some(eddy::sim::check_scene_limits(&ctx, scene).with_context(at)?),
-            Some(ctx.describe()),
+            Some((ctx.describe(), eddy::sim::buffer_limit(&ctx))),
         )),
         Err(e) => {
             note!(
@@ -330,6 +359,125 @@ fn adapter_limits(
             Ok((None, None))
         }
     }
+}
+
+/// `--limits`: the planned adapter, what of it the scene takes, and the largest resolution
+/// of the scene that fits it.
+fn planned_lines(scene: &Scene, l: &eddy::sim::AdapterLimits) -> Vec<String> {
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let mut lines = vec![format!(
+        "limits      {}: a binding holds up to {:.1} MiB, {} ({})",
+        l.name,
+        l.max_binding as f64 / 1048576.0,
+        l.memory.map_or("memory not checked".into(), |m| format!(
+            "{:.1} GiB of memory",
+            gib(m)
+        )),
+        l.source
+    )];
+    match largest_resolution(scene, l) {
+        Some(f) => lines.push(format!(
+            "largest     {} cells along the longest axis ({} x {} x {}, {:.1} M cells, {:.1} M \
+             particles): {:.1} GiB, largest buffer {:.0} MiB ({}); one more cell exceeds {}",
+            f.n,
+            f.dims[0],
+            f.dims[1],
+            f.dims[2],
+            f.cells as f64 / 1e6,
+            f.particles as f64 / 1e6,
+            gib(f.est.total),
+            f.est.largest_buffer as f64 / 1048576.0,
+            f.est.largest_name,
+            f.stop
+        )),
+        None => lines.push(format!(
+            "largest     no resolution of this scene fits {}",
+            l.name
+        )),
+    }
+    lines
+}
+
+/// The largest resolution of a scene that fits an adapter, and what stops the next one.
+pub(crate) struct LargestFit {
+    pub n: u32,
+    pub dims: [u32; 3],
+    pub cells: u64,
+    pub particles: u64,
+    pub est: eddy::sim::MemoryEstimate,
+    pub stop: String,
+}
+
+/// Whether `scene` at `n` cells along its longest axis fits `l`: its estimate with the
+/// particles bounded from the fluid shapes' boxes (exact for boxes, above the count
+/// otherwise), or why not.
+fn fits_at(scene: &Scene, n: u32, l: &eddy::sim::AdapterLimits) -> Result<LargestFit, String> {
+    let s = scene.with_resolution(n);
+    s.validate()?;
+    let particles = if s.kind == SceneKind::Liquid {
+        let bound = s.particle_bound();
+        if s.has_flow() || s.max_particles.is_some() {
+            s.particle_capacity(bound)
+        } else {
+            bound
+        }
+    } else {
+        0
+    };
+    if particles > eddy::scene::MAX_PARTICLES {
+        return Err(format!("eddy's {} particles", eddy::scene::MAX_PARTICLES));
+    }
+    let est = if s.kind == SceneKind::Liquid {
+        eddy::sim::memory_estimate(&s, particles)
+    } else {
+        eddy::sim::smoke::memory_estimate(&s)
+    };
+    eddy::sim::check_estimate_for(l, est).map_err(|e| match e {
+        eddy::sim::SimError::TooLarge { what, limit, .. } => {
+            format!("the {what} ({:.0} MiB)", limit as f64 / 1048576.0)
+        }
+        other => other.to_string(),
+    })?;
+    Ok(LargestFit {
+        n,
+        dims: s.dims(),
+        cells: s.cell_count(),
+        particles,
+        est,
+        stop: String::new(),
+    })
+}
+
+/// The largest resolution (cells along the longest axis) of `scene` that fits `l`, by
+/// bisection (the memory grows with the resolution); None when even 2 does not.
+pub(crate) fn largest_resolution(
+    scene: &Scene,
+    l: &eddy::sim::AdapterLimits,
+) -> Option<LargestFit> {
+    // From the scene's own resolution when it fits (a small one may be refused for
+    // reasons of its own, such as a body thinner than a cell), else from 2.
+    let own = scene.dims().into_iter().max().unwrap_or(2);
+    let (mut lo, mut best) = match fits_at(scene, own, l) {
+        Ok(f) => (own, f),
+        Err(_) => (2, fits_at(scene, 2, l).ok()?),
+    };
+    let mut hi = eddy::scene::MAX_AXIS_CELLS + 1;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        match fits_at(scene, mid, l) {
+            Ok(f) => {
+                lo = mid;
+                best = f;
+            }
+            Err(_) => hi = mid,
+        }
+    }
+    best.stop = if hi > eddy::scene::MAX_AXIS_CELLS {
+        format!("eddy's {} cells along an axis", eddy::scene::MAX_AXIS_CELLS)
+    } else {
+        fits_at(scene, hi, l).err().unwrap_or_default()
+    };
+    Some(best)
 }
 
 /// The viscosity, and the smoke's heat and dye diffusion with their walls.

@@ -70,6 +70,15 @@ enum Command {
     Check {
         /// Scene file (RON), or the name of a shipped scene (`eddy scenes`).
         scene: PathBuf,
+        /// Size the scene for another adapter instead of this machine's: a known one (h100,
+        /// h200, a100, rtx4090, llvmpipe) or a limits file (RON: `(name: "...",
+        /// max_binding: BYTES, memory: Some(BYTES))`); also prints the largest resolution
+        /// of the scene that fits it.
+        #[arg(long, value_name = "NAME|FILE")]
+        limits: Option<String>,
+        /// Override the resolution: cells along the longest axis.
+        #[arg(long, allow_hyphen_values = true)]
+        resolution: Option<u32>,
     },
     /// List the scenes shipped with eddy (usable by name from any folder).
     Scenes,
@@ -359,7 +368,11 @@ fn real_main() -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::View(args)) => view_command(args),
-        Some(Command::Check { scene }) => check(&scene),
+        Some(Command::Check {
+            scene,
+            limits,
+            resolution,
+        }) => check(&scene, limits.as_deref(), resolution),
         Some(Command::Validate {
             quick: _,
             full,

@@ -360,7 +360,18 @@ mod tests {
 
     #[test]
     fn split_covers_all_groups() {
-        for g in [1, 100, 65535, 65536, 1 << 20, 3_000_001] {
+        // Up to a cell per invocation of eddy's largest grid (MAX_CELLS; 512^3 is 2^27).
+        let most = crate::scene::MAX_CELLS as u32 / super::WORKGROUP;
+        for g in [
+            1,
+            100,
+            65535,
+            65536,
+            1 << 20,
+            3_000_001,
+            (1 << 27) / super::WORKGROUP,
+            most,
+        ] {
             let (x, y) = split_groups(g);
             assert!(
                 x <= MAX_GROUPS_PER_DIM && x * y >= g && x * (y - 1) < g,

@@ -18,7 +18,9 @@ use crate::gpu::{GpuContext, GpuError};
 use crate::scene::{Scene, SceneKind};
 use thiserror::Error;
 
-pub use self::core::limits::{buffer_limit, check_estimate, MemoryEstimate};
+pub use self::core::limits::{
+    buffer_limit, check_estimate, check_estimate_for, AdapterLimits, MemoryEstimate, KNOWN_ADAPTERS,
+};
 pub use self::core::params::{AIR_DENSITY, DENSITY};
 pub use self::core::recorder::StageList;
 pub use self::runner::{
@@ -143,9 +145,18 @@ pub(crate) fn checked_cfl_dt(
 /// bound does not already settle it. `eddy check` runs this, so it approves exactly what
 /// `eddy run` accepts.
 pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstimate, SimError> {
+    check_scene_limits_for(&AdapterLimits::of(ctx), scene)
+}
+
+/// [`check_scene_limits`] against `limits`: the adapter opened, or one planned for
+/// (`eddy check --limits`), whose memory is checked too when it has a figure.
+pub fn check_scene_limits_for(
+    limits: &AdapterLimits,
+    scene: &Scene,
+) -> Result<MemoryEstimate, SimError> {
     bodies::check_scene_start(scene)?;
     if scene.kind == SceneKind::Smoke {
-        return check_estimate(ctx, smoke::memory_estimate(scene));
+        return check_estimate_for(limits, smoke::memory_estimate(scene));
     }
-    liquid::limits::check_scene_limits(ctx, scene)
+    liquid::limits::check_scene_limits_for(limits, scene)
 }

@@ -551,3 +551,98 @@ fn resolution_flag_is_blamed_for_the_grid_it_makes() {
     );
     assert_clean_failure(&out, &["--resolution 2 gives", "(2, 1, 1)"]);
 }
+
+/// `eddy check --limits`: sizing a scene for an adapter this machine does not have, and
+/// the largest resolution of it that fits.
+#[test]
+fn check_sizes_a_scene_for_another_adapter() {
+    let ok = |args: &[&str]| {
+        let out = crate::common::eddy(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let fail = |args: &[&str]| {
+        let out = crate::common::eddy(args);
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    // The 256 cells dam break fits an H100; the largest fits its 2 GiB particle binding.
+    let text = ok(&[
+        "check",
+        "dam_break",
+        "--resolution",
+        "256",
+        "--limits",
+        "h100",
+    ]);
+    assert!(text.contains("limits      NVIDIA H100 80GB"), "{text}");
+    let largest = text.lines().find(|l| l.starts_with("largest")).unwrap();
+    let n: u32 = largest.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!((512..1024).contains(&n), "{largest}");
+    assert!(largest.contains("one more cell exceeds"), "{largest}");
+    // At that size the estimate is at most the binding limit; one cell more is not.
+    let at = |n: u32| {
+        ok(&[
+            "check",
+            "dam_break",
+            "--resolution",
+            &n.to_string(),
+            "--limits",
+            "h100",
+        ])
+    };
+    at(n);
+    let e = fail(&[
+        "check",
+        "dam_break",
+        "--resolution",
+        &(n + 1).to_string(),
+        "--limits",
+        "h100",
+    ]);
+    assert!(e.contains("allows at most 2147483647"), "{e}");
+    // The software adapter's 128 MiB binding refuses it, naming the buffer.
+    let e = fail(&[
+        "check",
+        "dam_break",
+        "--resolution",
+        "256",
+        "--limits",
+        "llvmpipe",
+    ]);
+    assert!(
+        e.contains("P2G accumulator") && e.contains("134217728"),
+        "{e}"
+    );
+    // A limits file, its memory checked too.
+    let dir = scratch!("limits");
+    let file = dir.join("small.ron");
+    std::fs::write(
+        &file,
+        "(name: \"small card\", max_binding: 1073741824, memory: Some(268435456))",
+    )
+    .unwrap();
+    let e = fail(&[
+        "check",
+        "dam_break",
+        "--resolution",
+        "256",
+        "--limits",
+        file.to_str().unwrap(),
+    ]);
+    assert!(e.contains("GPU memory for all its buffers together"), "{e}");
+    let text = ok(&["check", "dam_break", "--limits", file.to_str().unwrap()]);
+    assert!(
+        text.contains("memory; one more cell exceeds") || text.contains("exceeds the GPU memory"),
+        "{text}"
+    );
+    std::fs::write(&file, "(name: \"x\", max_binding: 12)").unwrap();
+    let e = fail(&["check", "dam_break", "--limits", file.to_str().unwrap()]);
+    assert!(e.contains("at least 1 MiB"), "{e}");
+    let e = fail(&["check", "dam_break", "--limits", "gtx9999"]);
+    assert!(e.contains("h100") && e.contains("limits file"), "{e}");
+}

@@ -7,7 +7,7 @@ use crate::sim::{
     bodies,
     core::diffusion,
     core::fields::{FieldRoom, GridFields, Particles},
-    core::limits::{buffer_limit, check_estimate, MemoryEstimate},
+    core::limits::{check_estimate, check_estimate_for, AdapterLimits, MemoryEstimate},
     core::pressure::PcgVectors,
     SimError,
 };
@@ -96,7 +96,15 @@ pub fn memory_estimate(scene: &Scene, particles: u64) -> MemoryEstimate {
 /// bound does not already settle it. `eddy check` runs this, so it approves exactly what
 /// `eddy run` accepts.
 pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstimate, SimError> {
-    check_limits(ctx, scene, 0)?;
+    check_scene_limits_for(&AdapterLimits::of(ctx), scene)
+}
+
+/// [`check_scene_limits`] against `limits` (an adapter planned for, or the one opened).
+pub fn check_scene_limits_for(
+    limits: &AdapterLimits,
+    scene: &Scene,
+) -> Result<MemoryEstimate, SimError> {
+    check_estimate_for(limits, memory_estimate(scene, 0))?;
     // Bytes per particle of the largest particle buffer.
     let per_particle = if scene.transfer == crate::scene::TransferKind::Apic {
         Particles::affine_bytes(1)
@@ -104,7 +112,7 @@ pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstim
         16
     };
     let fits = |n: u64| {
-        n <= crate::scene::MAX_PARTICLES && n.saturating_mul(per_particle) <= buffer_limit(ctx)
+        n <= crate::scene::MAX_PARTICLES && n.saturating_mul(per_particle) <= limits.max_binding
     };
     let bound = scene.particle_bound();
     let particles = if scene.has_flow() || scene.max_particles.is_some() {
@@ -121,7 +129,7 @@ pub fn check_scene_limits(ctx: &GpuContext, scene: &Scene) -> Result<MemoryEstim
             max: crate::scene::MAX_PARTICLES,
         });
     }
-    check_limits(ctx, scene, particles)
+    check_estimate_for(limits, memory_estimate(scene, particles))
 }
 
 /// Checks a scene against the adapter's limits before anything is allocated.
