@@ -114,6 +114,40 @@ fn the_curvature_and_the_jump_match_their_references() {
     assert!(worst < 1e-5, "{worst}");
 }
 
+/// The viewer's curvature and Laplace-pressure views read what the surface tension
+/// computed: the curvature buffer itself, and sigma kappa in pascals; zero without surface
+/// tension.
+#[test]
+fn the_curvature_views_show_what_the_solve_used() {
+    use eddy::sim::liquid::views::Field;
+    let ctx = common::gpu();
+    let sigma = 0.072;
+    let mut sim = Simulation::new(ctx.clone(), &blob(sigma)).unwrap();
+    sim.substep(1e-3, Stage::Pressure).unwrap();
+    let gpu: Vec<f32> = read_buffer(&ctx, &sim.fields.curvature).unwrap();
+    let view = sim.read_field(Field::Curvature).unwrap();
+    assert_eq!(view.dims, [16, 16, 16]);
+    assert_eq!(view.values, gpu);
+    assert!(gpu.iter().any(|k| k.abs() > 10.0), "a curved blob");
+    let laplace = sim.read_field(Field::LaplacePressure).unwrap();
+    for (p, k) in laplace.values.iter().zip(&gpu) {
+        let want = sigma * *k as f64;
+        assert!(
+            (*p as f64 - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "{p} against {want}"
+        );
+    }
+    let plain = Simulation::new(ctx, &blob(0.0)).unwrap();
+    for f in [Field::Curvature, Field::LaplacePressure] {
+        assert!(plain
+            .read_field(f)
+            .unwrap()
+            .values
+            .iter()
+            .all(|&v| v == 0.0));
+    }
+}
+
 #[test]
 fn surface_tension_is_refused_where_it_means_nothing() {
     let mut smoke = Scene {

@@ -54,6 +54,12 @@ pub enum Field {
     /// Liquid level set 0.5 - filtered rho / rho0 (negative inside; the free surface is its
     /// zero).
     LevelSet,
+    /// Mean curvature of the level set, 1/m (positive where the liquid bulges out), as the
+    /// surface tension computes it; zero in a scene without surface tension.
+    Curvature,
+    /// The Laplace pressure sigma kappa, Pa: the jump the surface tension puts across the
+    /// free surface, read at each cell centre.
+    LaplacePressure,
     Divergence,
     DivergenceAfter,
     ADiag,
@@ -74,7 +80,7 @@ pub enum Field {
 
 impl Field {
     /// The fields of the simulation grid (the multigrid levels come from [`MgField::list`]).
-    pub const ALL: [Field; 38] = [
+    pub const ALL: [Field; 40] = [
         Field::U,
         Field::V,
         Field::W,
@@ -100,6 +106,8 @@ impl Field {
         Field::ParticleCount,
         Field::Density,
         Field::LevelSet,
+        Field::Curvature,
+        Field::LaplacePressure,
         Field::Divergence,
         Field::DivergenceAfter,
         Field::ADiag,
@@ -143,6 +151,8 @@ impl Field {
             Field::ParticleCount => "particles per cell",
             Field::Density => "density / rest density",
             Field::LevelSet => "liquid level set (0.5 - filtered density)",
+            Field::Curvature => "surface curvature (1/m)",
+            Field::LaplacePressure => "Laplace pressure sigma kappa (Pa)",
             Field::Divergence => "divergence (before)",
             Field::DivergenceAfter => "divergence (after)",
             Field::ADiag => "A diagonal",
@@ -198,6 +208,12 @@ impl Field {
             Field::LevelSet => {
                 "0.5 - filtered density: the liquid level set, zero on the free surface"
             }
+            Field::Curvature => {
+                "mean curvature of the level set (1/m), clamped to 1/h; 0 without surface tension"
+            }
+            Field::LaplacePressure => {
+                "sigma kappa (Pa): the pressure the surface tension holds across the surface"
+            }
             Field::Divergence => "div u per cell before the pressure projection (1/s)",
             Field::DivergenceAfter => "div u per cell after projection: what the solve left (1/s)",
             Field::ADiag => "pressure matrix A, diagonal entry of each cell",
@@ -243,6 +259,8 @@ impl Field {
             Field::ParticleCount => "particle_count",
             Field::Density => "density",
             Field::LevelSet => "level_set",
+            Field::Curvature => "curvature",
+            Field::LaplacePressure => "laplace_pressure",
             Field::Divergence => "divergence",
             Field::DivergenceAfter => "divergence_after",
             Field::ADiag => "a_diag",
@@ -450,6 +468,22 @@ impl Simulation {
                         .into_iter()
                         .map(|d| 0.5 - d)
                         .collect(),
+                    Field::Curvature | Field::LaplacePressure => {
+                        if self.fields.has_curvature() {
+                            // The kernel stores sigma / rho; the view gives sigma in N/m.
+                            let sigma = if field == Field::LaplacePressure {
+                                p.surface_tension as f64 * crate::sim::DENSITY
+                            } else {
+                                1.0
+                            };
+                            read_f32(&self.fields.curvature)?
+                                .into_iter()
+                                .map(|k| (k as f64 * sigma) as f32)
+                                .collect()
+                        } else {
+                            vec![0.0; self.fields.num_cells() as usize]
+                        }
+                    }
                     Field::Divergence => read_f32(self.core.view_field(
                         &self.fields.divergence,
                         "divergence before the projection",
