@@ -30,9 +30,10 @@ def shipped_scenes() -> list[str]:
     """The names of the scenes shipped with eddy (`eddy scenes`)."""
 
 def scene(name: Union[str, "PathLike[str]"]) -> dict[str, Any]:
-    """A scene (a shipped scene's name or a scene file) as a dict of its fields, every
-    setting written out, to edit and hand to `Simulation`. Enum values are lower-case
-    strings or single-key dicts, as in JSON."""
+    """A scene (a shipped scene's name or a scene file) as a dict of its fields, to edit
+    and hand to `Simulation`. Settings at their defaults are left out; add any by its name
+    (docs/guide/05-scenes.md). Enum values are lower-case strings or single-key dicts
+    ({"Box": {...}}), as in JSON."""
 
 def race(
     system: FrozenSystem,
@@ -85,6 +86,11 @@ class Simulation:
         last restored)."""
     def stats_rows(self) -> list[str]:
         """The same rows as text, exactly as `eddy run` writes them to stats.csv."""
+    def probes(self) -> dict[str, npt.NDArray[np.float64]]:
+        """The scene's probes over the frames stepped here: probes.csv's columns (frame,
+        time_s, then PROBE.QUANTITY), a row per substep or per frame."""
+    def probe_units(self) -> dict[str, str]:
+        """Each probe column's unit."""
     def field_names(self) -> list[str]:
         """The names `field` takes in this mode (the viewer's debug views)."""
     def field(self, name: str) -> npt.NDArray[np.float32]:

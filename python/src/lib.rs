@@ -98,8 +98,9 @@ fn load_scene(py: Python<'_>, scene: &Bound<'_, PyAny>) -> PyResult<Scene> {
     Scene::load(&path).map_err(scene_err)
 }
 
-/// A scene as a dict of its fields: a shipped scene's name or a scene file's path. Edit it
-/// and hand it to `Simulation`.
+/// A scene as a dict of its fields: a shipped scene's name or a scene file's path. Settings
+/// at their defaults are left out (add any by its name). Edit it and hand it to
+/// `Simulation`.
 #[pyfunction]
 fn scene(py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let s = load_scene(py, name)?;
@@ -117,6 +118,8 @@ struct Simulation {
     frame: u64,
     /// stats.csv's rows of the frames stepped here, as text (as `eddy run` writes them).
     rows: Vec<String>,
+    /// probes.csv's rows of the same frames.
+    probe_rows: Vec<String>,
 }
 
 impl Simulation {
@@ -221,6 +224,7 @@ impl Simulation {
             sim: Some(sim),
             frame: 0,
             rows: vec![],
+            probe_rows: vec![],
         })
     }
 
@@ -274,6 +278,8 @@ impl Simulation {
             let st = sim.step_frame().map_err(sim_err)?;
             self.frame = st.frame;
             self.rows.push(st.csv_row());
+            self.probe_rows
+                .extend(eddy::output::probes::csv_rows(st.frame, &st.probes));
             py.check_signals()?;
         }
         let header = self.header()?;
@@ -311,6 +317,25 @@ impl Simulation {
     /// stats.csv's rows of the frames stepped here, as `eddy run` writes them (no header).
     fn stats_rows(&self) -> Vec<String> {
         self.rows.clone()
+    }
+
+    /// The scene's probes (`probes: [...]`) over the frames stepped by this object:
+    /// probes.csv's columns (frame, time_s, then one per probe and quantity, named
+    /// `PROBE.QUANTITY`), a row per substep (or per frame with `probe_every: frame`).
+    fn probes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let header = eddy::output::probes::csv_header(self.sim()?.scene());
+        columns(py, &header, &self.probe_rows)
+    }
+
+    /// The probes' units: column name to unit ("1" for a ratio).
+    fn probe_units(&self) -> PyResult<std::collections::BTreeMap<String, String>> {
+        Ok(self
+            .sim()?
+            .scene()
+            .probe_columns()
+            .into_iter()
+            .map(|(name, unit)| (name.to_string(), unit.to_string()))
+            .collect())
     }
 
     /// The names `field` takes in this scene's mode (the viewer's debug views).
@@ -568,6 +593,7 @@ impl Simulation {
         sim.restore_state(&c.state).map_err(sim_err)?;
         self.frame = c.state.frame;
         self.rows.clear();
+        self.probe_rows.clear();
         Ok(())
     }
 
