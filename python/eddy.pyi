@@ -121,6 +121,9 @@ class Simulation:
         """Smoke: sets the dye (1, ny, nx, 3) and/or the temperature (1, ny, nx)."""
     def bodies(self) -> dict[str, npt.NDArray[np.float64]]:
         """The rigid bodies now: bodies.csv's columns, one entry per body."""
+    def write_vdb(self, path: Union[str, "PathLike[str]"]) -> int:
+        """Writes the frame as an OpenVDB volume, as `eddy run --dump-vdb` does; returns its
+        size in bytes."""
     def state(self) -> bytes:
         """The whole state after the last frame, as a checkpoint file's bytes."""
     def restore(self, state: Union[bytes, str, "PathLike[str]"]) -> None:

@@ -296,3 +296,16 @@ def test_probes_from_python():
     assert p["frame"][-1] == 3
     # Near the floor of the collapsing column: about hydrostatic, rho g (0.6 - 0.05) m.
     assert 0.3 * 1000 * 9.81 * 0.55 < p["floor.p"][-1] < 1.1 * 1000 * 9.81 * 0.55
+
+
+def test_write_vdb_writes_what_eddy_run_writes(tmp_path):
+    out = eddy_run(tmp_path, "dam_break", "--frames", "2", "--resolution", "16", "--dump-vdb", "2")
+    sim = eddy.Simulation("dam_break", resolution=16)
+    sim.step(2)
+    path = tmp_path / "mine.vdb"
+    size = sim.write_vdb(path)
+    assert size == path.stat().st_size
+    # The same file, byte for byte.
+    assert path.read_bytes() == (out / "volume_00002.vdb").read_bytes()
+    with pytest.raises(eddy.SimulationError, match="cannot write"):
+        sim.write_vdb(tmp_path / "no_such_folder" / "x.vdb")
