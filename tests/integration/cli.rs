@@ -643,6 +643,11 @@ fn check_sizes_a_scene_for_another_adapter() {
     std::fs::write(&file, "(name: \"x\", max_binding: 12)").unwrap();
     let e = fail(&["check", "dam_break", "--limits", file.to_str().unwrap()]);
     assert!(e.contains("at least 1 MiB"), "{e}");
+    std::fs::write(&file, vec![b' '; 1 << 17]).unwrap();
+    let e = fail(&["check", "dam_break", "--limits", file.to_str().unwrap()]);
+    assert!(e.contains("too large for a limits file"), "{e}");
+    let e = fail(&["check", "dam_break", "--limits", "/dev/zero"]);
+    assert!(e.contains("neither a known adapter"), "{e}");
     let e = fail(&["check", "dam_break", "--limits", "gtx9999"]);
     assert!(e.contains("h100") && e.contains("limits file"), "{e}");
 }

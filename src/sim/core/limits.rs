@@ -126,14 +126,18 @@ impl AdapterLimits {
                 names.join(", ")
             ));
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--limits {}: {e}", path.display()))?;
-        if text.len() > 1 << 16 {
+        // A limits file is a few lines: anything larger is a wrong path, refused unread.
+        let len = std::fs::metadata(path)
+            .map_err(|e| format!("--limits {}: {e}", path.display()))?
+            .len();
+        if len > 1 << 16 {
             return Err(format!(
-                "--limits {}: too large for a limits file",
+                "--limits {}: {len} bytes is too large for a limits file",
                 path.display()
             ));
         }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--limits {}: {e}", path.display()))?;
         let l: Self = ron::Options::default()
             .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
             .from_str(&text)
