@@ -299,9 +299,8 @@ impl Simulation {
                 "until must be a time in seconds, got {until}"
             )));
         }
-        let dt = self.sim()?.scene().frame_dt;
         let mut n = 0;
-        while self.sim()?.time() < until - 1e-9 * dt.max(1.0) {
+        while self.sim()?.time() < until - 1e-9 {
             self.step(py, 1)?;
             n += 1;
         }
@@ -566,15 +565,16 @@ impl Simulation {
     /// `temperature` and `velocity`); returns the file's size in bytes.
     fn write_vdb(&self, path: PathBuf) -> PyResult<u64> {
         let sim = self.sim()?;
-        let fields = ["cell_type", "velocity", "dye", "temperature"].map(String::from);
         let grids = match sim {
             Sim::Liquid(s) => {
                 let (pos, _) = s.read_particles().map_err(sim_err)?;
-                let frame = s.field_frame(&fields).map_err(sim_err)?;
+                let names = eddy::output::vdb::LIQUID_INPUTS.map(String::from);
+                let frame = s.field_frame(&names).map_err(sim_err)?;
                 eddy::output::vdb::liquid_grids(sim.scene(), &pos, &frame).map_err(sim_err)?
             }
             Sim::Smoke(s) => {
-                eddy::output::vdb::smoke_grids(&s.field_frame(&fields).map_err(sim_err)?)
+                let names = eddy::output::vdb::SMOKE_INPUTS.map(String::from);
+                eddy::output::vdb::smoke_grids(&s.field_frame(&names).map_err(sim_err)?)
             }
         };
         // The creator text `eddy run` writes, so the same frame gives the same bytes.

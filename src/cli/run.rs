@@ -1057,13 +1057,15 @@ impl VolumeLog {
             return Ok(());
         }
         let t0 = std::time::Instant::now();
-        let fields = ["cell_type", "velocity", "dye", "temperature"].map(String::from);
         let grids = match sim {
             Sim::Liquid(s) => {
                 let (pos, _) = s.read_particles()?;
-                eddy::output::vdb::liquid_grids(scene, &pos, &s.field_frame(&fields)?)?
+                let frame = s.field_frame(&eddy::output::vdb::LIQUID_INPUTS.map(String::from))?;
+                eddy::output::vdb::liquid_grids(scene, &pos, &frame)?
             }
-            Sim::Smoke(s) => eddy::output::vdb::smoke_grids(&s.field_frame(&fields)?),
+            Sim::Smoke(s) => eddy::output::vdb::smoke_grids(
+                &s.field_frame(&eddy::output::vdb::SMOKE_INPUTS.map(String::from))?,
+            ),
         };
         let path = out.join(format!("volume_{frame:05}.vdb"));
         let creator = format!(

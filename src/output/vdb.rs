@@ -271,24 +271,40 @@ fn uniform<T: VdbValue, C>(slots: &[Slot<T, C>]) -> Option<T> {
         .then_some(first)
 }
 
-fn build_lower<T: VdbValue>(g: &DenseGrid<T>, origin: [i64; 3]) -> Slot<T, Lower<T>> {
-    // Blocks wholly outside the box are background tiles without sampling them.
-    let outside = |o: [i64; 3]| (0..3).any(|a| o[a] + LEAF_SPAN <= 0 || o[a] >= g.dims[a] as i64);
-    let n = 1i64 << LOWER_LOG2;
-    let mut slots = Vec::with_capacity(1 << (3 * LOWER_LOG2));
+/// The slots of an internal node at `origin` with `1 << log2` children per axis, each
+/// `span` voxels wide: `child(origin)` for a child block that meets the box, a background
+/// tile (not sampled) for one wholly outside it.
+fn build_slots<T: VdbValue, C>(
+    g: &DenseGrid<T>,
+    origin: [i64; 3],
+    log2: u32,
+    span: i64,
+    child: impl Fn([i64; 3]) -> Slot<T, C>,
+) -> Vec<Slot<T, C>> {
+    let outside = |o: [i64; 3]| (0..3).any(|a| o[a] + span <= 0 || o[a] >= g.dims[a] as i64);
+    let n = 1i64 << log2;
+    let mut slots = Vec::with_capacity(1 << (3 * log2));
     for x in 0..n {
         for y in 0..n {
             for z in 0..n {
-                let o = [x, y, z].map(|c| c * LEAF_SPAN);
-                let o = [origin[0] + o[0], origin[1] + o[1], origin[2] + o[2]];
+                let o = [
+                    origin[0] + x * span,
+                    origin[1] + y * span,
+                    origin[2] + z * span,
+                ];
                 slots.push(if outside(o) {
                     Slot::Tile(g.background)
                 } else {
-                    build_leaf(g, o)
+                    child(o)
                 });
             }
         }
     }
+    slots
+}
+
+fn build_lower<T: VdbValue>(g: &DenseGrid<T>, origin: [i64; 3]) -> Slot<T, Lower<T>> {
+    let slots = build_slots(g, origin, LOWER_LOG2, LEAF_SPAN, |o| build_leaf(g, o));
     match uniform(&slots) {
         Some(v) => Slot::Tile(v),
         None => Slot::Child(Lower { slots }),
@@ -296,22 +312,7 @@ fn build_lower<T: VdbValue>(g: &DenseGrid<T>, origin: [i64; 3]) -> Slot<T, Lower
 }
 
 fn build_upper<T: VdbValue>(g: &DenseGrid<T>, origin: [i64; 3]) -> Upper<T> {
-    let outside = |o: [i64; 3]| (0..3).any(|a| o[a] + LOWER_SPAN <= 0 || o[a] >= g.dims[a] as i64);
-    let n = 1i64 << UPPER_LOG2;
-    let mut slots = Vec::with_capacity(1 << (3 * UPPER_LOG2));
-    for x in 0..n {
-        for y in 0..n {
-            for z in 0..n {
-                let o = [x, y, z].map(|c| c * LOWER_SPAN);
-                let o = [origin[0] + o[0], origin[1] + o[1], origin[2] + o[2]];
-                slots.push(if outside(o) {
-                    Slot::Tile(g.background)
-                } else {
-                    build_lower(g, o)
-                });
-            }
-        }
-    }
+    let slots = build_slots(g, origin, UPPER_LOG2, LOWER_SPAN, |o| build_lower(g, o));
     Upper { origin, slots }
 }
 
@@ -616,6 +617,10 @@ pub fn write_vdb(path: &Path, grids: &[Grid], creator: &str) -> std::io::Result<
     super::write_atomically(path, |w| w.write_all(&bytes))?;
     Ok(bytes.len() as u64)
 }
+
+/// The field-cache fields [`liquid_grids`] and [`smoke_grids`] read from a frame.
+pub const LIQUID_INPUTS: [&str; 2] = ["cell_type", "velocity"];
+pub const SMOKE_INPUTS: [&str; 4] = ["cell_type", "velocity", "dye", "temperature"];
 
 /// The grids `eddy run --dump-vdb` writes for a liquid: `surface`, a narrow-band level set
 /// of the particles' surface (the one `--dump-mesh` meshes, 3 voxels each side, in metres,
