@@ -247,6 +247,20 @@ shared_constants! {
     /// (src/sim/core/tension.wgsl): the filtered density is flat far from the surface,
     /// where its level sets mean nothing and the curvature is left 0.
     TENSION_MIN_GRADIENT: f64 = 0.01;
+    /// The height function's columns reach this many cells to each side of the cell
+    /// (src/sim/core/tension.wgsl): seven cells, the filtered density's step (two to three
+    /// cells wide, wider along a column the surface crosses at a slant) whole inside.
+    TENSION_REACH: u32 = 3;
+    /// A column holds the whole surface when its liquid end is at least this full and its
+    /// air end at most 1 - this: the step is inside it, not a slope running through it.
+    TENSION_FULL: f64 = 0.75;
+    /// The filtered density spreads the surface sideways: each particle's P2G weight is a
+    /// tent one cell wide each way (variance 1/6 cell^2 along each axis across a column)
+    /// and a cell's density averages its six faces (two of them half a cell to each side:
+    /// 1/12 more), so the columns' heights are the surface's heights blurred by a kernel of
+    /// variance s^2 = 1/4 cell^2 per axis. The height function undoes it to second order,
+    /// H = H_blurred - (s^2 / 2) lap H_blurred: this is s^2 / 2.
+    TENSION_SPREAD: f64 = 0.125;
     /// Largest excess density corrected per substep.
     MAX_EXCESS: f64 = 0.5;
     /// Density errors left alone around the rest density.

@@ -2,10 +2,12 @@
 //!include sim/core/cells.wgsl
 // Surface tension (src/sim/core/tension.rs). `curvature`: the mean curvature of the level
 // set the pressure solve sees, phi = 0.5 - surface (negative in the liquid), at every cell
-// centre: kappa = div(grad phi / |grad phi|), from second-order central differences of phi
-// over the 3x3x3 neighbourhood (outside the grid phi is extended by its nearest cell, so
-// the level set meets a wall square on), clamped to 1/h, the largest the grid resolves;
-// a sphere of radius R reads 2/R, a disc in the slice 1/R. `jump`: the right-hand side's
+// centre: from the height function of the density's columns along the gradient's largest
+// axis where they hold the whole step, unblurred by TENSION_SPREAD; elsewhere
+// div(grad phi / |grad phi|) from second-order central differences over the 3x3x3
+// neighbourhood. Outside the grid the density is extended by its nearest cell, so the
+// surface meets a wall square on. Clamped to 1/h, the largest the grid resolves; a sphere
+// of radius R reads 2/R, a disc in the slice 1/R. `jump`: the right-hand side's
 // share of the surface's Dirichlet value, w phi_s / theta over each FLUID cell's faces to
 // AIR (the matrix took w / theta for them, matrix.wgsl), phi_s = sigma kappa dt / rho
 // (tension_phi.wgsl). Run after the divergence wrote b.
@@ -25,6 +27,28 @@ fn level(x: vec3<i32>) -> f32 {
     return 0.5 - surface[cell_index(c, params.n)];
 }
 
+// The liquid's share of a cell for the height function: the filtered density clamped to
+// [0, 1], extended outside the grid by its nearest cell.
+fn filled(x: vec3<i32>) -> f32 {
+    let c = clamp(x, vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
+    return clamp(surface[cell_index(c, params.n)], 0.0, 1.0);
+}
+
+// The liquid in the column of 2 TENSION_REACH + 1 cells along `e` centred on x, in cells;
+// -1 when the column does not hold the whole surface (its end toward -up less than
+// TENSION_FULL full, or its end toward +up more than 1 - TENSION_FULL).
+fn column(x: vec3<i32>, e: vec3<i32>, up: i32) -> f32 {
+    let reach = i32(TENSION_REACH);
+    var sum = 0.0;
+    for (var k = -reach; k <= reach; k++) {
+        sum += filled(x + k * e);
+    }
+    let liquid_end = filled(x - (reach * up) * e);
+    let air_end = filled(x + (reach * up) * e);
+    if (liquid_end < TENSION_FULL || air_end > 1.0 - TENSION_FULL) { return -1.0; }
+    return sum;
+}
+
 @compute @workgroup_size(WORKGROUP)
 fn mean_curvature(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                   @builtin(local_invocation_index) li: u32) {
@@ -35,24 +59,72 @@ fn mean_curvature(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     let ey = vec3<i32>(0, 1, 0);
     let ez = vec3<i32>(0, 0, 1);
     let p0 = level(x);
-    // First and second differences, in units of the cell.
+    // First differences, in units of the cell.
     let px = 0.5 * (level(x + ex) - level(x - ex));
     let py = 0.5 * (level(x + ey) - level(x - ey));
     let pz = 0.5 * (level(x + ez) - level(x - ez));
-    let pxx = level(x + ex) - 2.0 * p0 + level(x - ex);
-    let pyy = level(x + ey) - 2.0 * p0 + level(x - ey);
-    let pzz = level(x + ez) - 2.0 * p0 + level(x - ez);
-    let pxy = 0.25 * (level(x + ex + ey) - level(x + ex - ey) - level(x - ex + ey) + level(x - ex - ey));
-    let pxz = 0.25 * (level(x + ex + ez) - level(x + ex - ez) - level(x - ex + ez) + level(x - ex - ez));
-    let pyz = 0.25 * (level(x + ey + ez) - level(x + ey - ez) - level(x - ey + ez) + level(x - ey - ez));
     let g2 = px * px + py * py + pz * pz;
-    var kappa = 0.0;
-    if (g2 > TENSION_MIN_GRADIENT * TENSION_MIN_GRADIENT) {
+    if (g2 <= TENSION_MIN_GRADIENT * TENSION_MIN_GRADIENT) {
+        curvature[c] = 0.0;
+        return;
+    }
+    // The height function: columns along the axis the level set's gradient leans on most,
+    // 5x5 of them around x less the corners; the surface is the graph x_a = H(x_b, x_c) of
+    // their liquid heights, unblurred (TENSION_SPREAD) on the 3x3 around x, and
+    // kappa = -div(grad H / sqrt(1 + |grad H|^2)), whichever side the liquid is.
+    let g = vec3<f32>(px, py, pz);
+    var a = 0u;
+    if (abs(g.y) > abs(g[a])) { a = 1u; }
+    if (abs(g.z) > abs(g[a])) { a = 2u; }
+    let ea = unit(a);
+    let eb = unit((a + 1u) % 3u);
+    let ec = unit((a + 2u) % 3u);
+    let up = select(-1, 1, g[a] > 0.0);
+    var blurred: array<f32, 25>;
+    var whole = true;
+    for (var j = -2; j <= 2; j++) {
+        for (var i = -2; i <= 2; i++) {
+            if (abs(i) == 2 && abs(j) == 2) { continue; }
+            let hc = column(x + i * eb + j * ec, ea, up);
+            whole = whole && hc >= 0.0;
+            blurred[5 * (j + 2) + i + 2] = hc;
+        }
+    }
+    var hs: array<f32, 9>;
+    for (var j = -1; j <= 1; j++) {
+        for (var i = -1; i <= 1; i++) {
+            let k = 5 * (j + 2) + i + 2;
+            let lap = blurred[k - 1] + blurred[k + 1] + blurred[k - 5] + blurred[k + 5]
+                - 4.0 * blurred[k];
+            hs[3 * (j + 1) + i + 1] = blurred[k] - TENSION_SPREAD * lap;
+        }
+    }
+    // The heights belong to this cell only when its own column's surface lies within a
+    // cell of its centre: further out the columns cut the step's tails.
+    let near = abs(blurred[12] - f32(TENSION_REACH) - 0.5) <= 1.0;
+    if (whole && near) {
+        let hb = 0.5 * (hs[5] - hs[3]);
+        let hc = 0.5 * (hs[7] - hs[1]);
+        let hbb = hs[5] - 2.0 * hs[4] + hs[3];
+        let hcc = hs[7] - 2.0 * hs[4] + hs[1];
+        let hbc = 0.25 * (hs[8] - hs[6] - hs[2] + hs[0]);
+        let q = 1.0 + hb * hb + hc * hc;
+        let kappa = -(hbb * (1.0 + hc * hc) + hcc * (1.0 + hb * hb) - 2.0 * hbc * hb * hc)
+            / (q * sqrt(q));
+        curvature[c] = clamp(kappa, -1.0, 1.0) * params.inv_h;
+    } else {
+        // No whole columns (a thin sheet, a corner, a cell far from the surface):
+        // div(grad phi / |grad phi|) from second differences.
+        let pxx = level(x + ex) - 2.0 * p0 + level(x - ex);
+        let pyy = level(x + ey) - 2.0 * p0 + level(x - ey);
+        let pzz = level(x + ez) - 2.0 * p0 + level(x - ez);
+        let pxy = 0.25 * (level(x + ex + ey) - level(x + ex - ey) - level(x - ex + ey) + level(x - ex - ey));
+        let pxz = 0.25 * (level(x + ex + ez) - level(x + ex - ez) - level(x - ex + ez) + level(x - ex - ez));
+        let pyz = 0.25 * (level(x + ey + ez) - level(x + ey - ez) - level(x - ey + ez) + level(x - ey - ez));
         let num = pxx * (py * py + pz * pz) + pyy * (px * px + pz * pz) + pzz * (px * px + py * py)
             - 2.0 * (px * py * pxy + px * pz * pxz + py * pz * pyz);
-        kappa = clamp(num / (g2 * sqrt(g2)), -1.0, 1.0) * params.inv_h;
+        curvature[c] = clamp(num / (g2 * sqrt(g2)), -1.0, 1.0) * params.inv_h;
     }
-    curvature[c] = kappa;
 }
 
 // The share of one face of FLUID cell x, toward neighbour nb with weight w.
