@@ -308,7 +308,14 @@ pub fn slosh_theory_period(g: f64, width: f64, depth: f64) -> f64 {
 /// Amplitude of the first mode, m: the surface height of each column (twice the mean
 /// particle height, exact for a column filled evenly from the floor) projected on cos(k x).
 pub fn slosh_mode_amplitude(pos: &[[f32; 4]], n: u32, depth: f64) -> f64 {
-    let h = 1.0 / n as f64;
+    mode_amplitude(pos, n, 1.0, depth, 1)
+}
+
+/// Amplitude of the standing mode cos(m pi x / width) of a layer `depth` deep in a tank
+/// `width` wide and `n` cells across, m: each column's surface height (twice its mean
+/// particle height, exact for a column filled evenly from the floor) projected on the mode.
+pub fn mode_amplitude(pos: &[[f32; 4]], n: u32, width: f64, depth: f64, mode: u32) -> f64 {
+    let h = width / n as f64;
     let mut sum = vec![0.0f64; n as usize];
     let mut count = vec![0u32; n as usize];
     for p in pos {
@@ -316,7 +323,7 @@ pub fn slosh_mode_amplitude(pos: &[[f32; 4]], n: u32, depth: f64) -> f64 {
         sum[i] += p[1] as f64;
         count[i] += 1;
     }
-    let k = std::f64::consts::PI;
+    let k = mode as f64 * std::f64::consts::PI / width;
     let mut a = 0.0;
     for i in 0..n as usize {
         if count[i] == 0 {

@@ -15,7 +15,7 @@ use crate::gpu::constants::{TENSION_FULL, TENSION_MIN_GRADIENT, TENSION_REACH, T
 /// liquid (the density clamped to [0, 1]) less [`TENSION_SPREAD`] times the heights'
 /// Laplacian. Elsewhere div(grad phi / |grad phi|) from central differences (0 where
 /// |grad phi| per cell is under [`TENSION_MIN_GRADIENT`]). kappa h is clamped to 1; the
-/// density is extended outside the grid by its nearest cell.
+/// density is mirrored outside the grid (-1 reads 0, -2 reads 1).
 pub fn curvature(g: &Grid, surface: &[f64]) -> Vec<f64> {
     curvature_by_scheme(g, surface)
         .into_iter()
@@ -29,7 +29,13 @@ pub fn curvature(g: &Grid, surface: &[f64]) -> Vec<f64> {
 pub fn curvature_by_scheme(g: &Grid, surface: &[f64]) -> Vec<Result<f64, f64>> {
     let n = g.n();
     let at_cell = |c: [i64; 3]| {
-        let k = |a: usize| c[a].clamp(0, n[a] as i64 - 1) as usize;
+        // Mirrored across the walls: -1 reads 0, -2 reads 1, n reads n - 1.
+        let k = |a: usize| {
+            let m = n[a] as i64;
+            let i = if c[a] < 0 { -1 - c[a] } else { c[a] };
+            let i = if i >= m { 2 * m - 1 - i } else { i };
+            i.clamp(0, m - 1) as usize
+        };
         surface[g.cell(k(0), k(1), k(2))]
     };
     let unit = |a: usize| {
@@ -328,6 +334,49 @@ mod tests {
             assert!((mean - 1.0).abs() < bound, "r {r}, nz {nz}: mean {mean}");
             // Cell by cell: the volume fractions' sampling (1/512).
             assert!(worst < spread, "r {r}, nz {nz}: worst {worst}");
+        }
+        // A standing wave's crest against a wall (the slice): the density mirrored across
+        // the wall reads the same curvature there as the wave has, -A k^2 cos(k x) to the
+        // slope's correction, where the nearest cell's extension would flatten it.
+        let s = Grid {
+            nx: 24,
+            ny: 24,
+            nz: 1,
+            h: 1.0,
+        };
+        let (depth, a, k) = (12.0, 1.5, std::f64::consts::PI / 24.0);
+        let top = |x: f64| depth + a * (k * x).cos();
+        let layer: Vec<f64> = (0..s.cells())
+            .map(|c| {
+                let x = s.coord(c);
+                let m = 16;
+                let inside = (0..m * m)
+                    .filter(|q| {
+                        let px = x[0] as f64 + (q % m) as f64 / m as f64 + 0.5 / m as f64;
+                        let py = x[1] as f64 + (q / m) as f64 / m as f64 + 0.5 / m as f64;
+                        py < top(px)
+                    })
+                    .count();
+                inside as f64 / (m * m) as f64
+            })
+            .collect();
+        let k_wave = curvature(&s, &layer);
+        for col in [0, 1, 23] {
+            let x = col as f64 + 0.5;
+            let slope = -a * k * (k * x).sin();
+            let want = a * k * k * (k * x).cos() / (1.0 + slope * slope).powf(1.5);
+            // The two cells each side of the surface in this column.
+            let row = top(x).floor() as usize;
+            for y in [row - 1, row, row + 1] {
+                if !(0.05..0.95).contains(&layer[s.cell(col, y, 0)]) && y != row {
+                    continue;
+                }
+                let got = k_wave[s.cell(col, y, 0)];
+                assert!(
+                    (got - want).abs() < 0.15 * want.abs(),
+                    "column {col}, row {y}: {got} against {want}"
+                );
+            }
         }
         // A flat surface: 0.
         let flat: Vec<f64> = (0..g.cells())

@@ -4,6 +4,7 @@
 //! simulation's output, unit-tested on a tiny hand-computed input.
 
 pub mod advection;
+pub mod capillary_wave;
 pub mod cavity;
 pub mod dam_break;
 pub mod disc;
@@ -110,6 +111,11 @@ pub const CASES: &[Case] = &[
         name: "laplace",
         title: "Laplace pressure of a droplet at rest",
         run: laplace::run,
+    },
+    Case {
+        name: "capillary_wave",
+        title: "Capillary waves: the dispersion relation",
+        run: capillary_wave::run,
     },
     Case {
         name: "surge",

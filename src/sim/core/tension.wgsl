@@ -5,8 +5,8 @@
 // centre: from the height function of the density's columns along the gradient's largest
 // axis where they hold the whole step, unblurred by TENSION_SPREAD; elsewhere
 // div(grad phi / |grad phi|) from second-order central differences over the 3x3x3
-// neighbourhood. Outside the grid the density is extended by its nearest cell, so the
-// surface meets a wall square on. Clamped to 1/h, the largest the grid resolves; a sphere
+// neighbourhood. Outside the grid the density is mirrored across the wall, so the surface
+// meets a wall square on. Clamped to 1/h, the largest the grid resolves; a sphere
 // of radius R reads 2/R, a disc in the slice 1/R. `jump`: the right-hand side's
 // share of the surface's Dirichlet value, w phi_s / theta over each FLUID cell's faces to
 // AIR (the matrix took w / theta for them, matrix.wgsl), phi_s = sigma kappa dt / rho
@@ -22,15 +22,24 @@
 //!include sim/core/open.wgsl
 //!include sim/core/tension_phi.wgsl
 
+// x mirrored into the grid across its walls (-1 reads 0, -2 reads 1, n reads n - 1): the
+// level set and the heights meet a wall square on, as a free-slip wall's contact at 90
+// degrees holds them, and a wave's crest at the wall stays smooth.
+fn mirrored(x: vec3<i32>) -> vec3<i32> {
+    let n = vec3<i32>(params.n);
+    let m = select(x, -vec3<i32>(1) - x, x < vec3<i32>(0));
+    return clamp(select(m, 2 * n - vec3<i32>(1) - m, m >= n), vec3<i32>(0), n - vec3<i32>(1));
+}
+
 fn level(x: vec3<i32>) -> f32 {
-    let c = clamp(x, vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
+    let c = mirrored(x);
     return 0.5 - surface[cell_index(c, params.n)];
 }
 
 // The liquid's share of a cell for the height function: the filtered density clamped to
-// [0, 1], extended outside the grid by its nearest cell.
+// [0, 1], mirrored outside the grid.
 fn filled(x: vec3<i32>) -> f32 {
-    let c = clamp(x, vec3<i32>(0), vec3<i32>(params.n) - vec3<i32>(1));
+    let c = mirrored(x);
     return clamp(surface[cell_index(c, params.n)], 0.0, 1.0);
 }
 
