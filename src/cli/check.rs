@@ -225,12 +225,12 @@ pub(crate) fn check(
     lines.push(format!("scene       {} ({})", scene.name, path.display()));
     lines.push(format!("kind        {:?}", scene.kind));
     lines.push(format!(
-        "domain      {} x {} x {} m, grid {nx} x {ny} x {nz} = {} cells of {:.4} m",
+        "domain      {} x {} x {} m, grid {nx} x {ny} x {nz} = {} cells of {} m",
         scene.domain.0,
         scene.domain.1,
         scene.domain.2,
         scene.cell_count(),
-        scene.h()
+        metres(scene.h())
     ));
     let statics = scene.static_solids();
     let solid = statics.flags.iter().filter(|f| **f != 0).count() as u64;
@@ -626,12 +626,12 @@ fn liquid_lines(scene: &Scene, warnings: &mut Vec<String>) -> Vec<String> {
     });
     lines.push(if scene.particle_spacing > 0.0 {
         format!(
-            "spacing     particles closer than {:.3} m ({} of the rest spacing) push apart",
-            eddy::sim::liquid::spacing::min_distance(
+            "spacing     particles closer than {} m ({} of the rest spacing) push apart",
+            metres(eddy::sim::liquid::spacing::min_distance(
                 scene.h(),
                 scene.particles_per_cell,
                 scene.particle_spacing
-            ),
+            )),
             scene.particle_spacing
         )
     } else {
@@ -643,8 +643,8 @@ fn liquid_lines(scene: &Scene, warnings: &mut Vec<String>) -> Vec<String> {
         if fluid == 0 {
             warnings.push(format!(
                 "no cell reaches the FLUID density at the first step (the liquid is too \
-                 small or thin for cells of {:.4} m): no pressure will act on it",
-                scene.h()
+                 small or thin for cells of {} m): no pressure will act on it",
+                metres(scene.h())
             ));
         }
     }
@@ -672,4 +672,14 @@ fn solver_line(scene: &Scene) -> String {
             String::new()
         }
     )
+}
+
+/// A length for `eddy check`'s lines: four decimals from a millimetre up, three significant
+/// digits below (a millimetre scene's cells would read 0.0003 m, its spacing 0.000 m).
+fn metres(m: f64) -> String {
+    if m.abs() >= 1e-3 || m == 0.0 {
+        format!("{m:.4}")
+    } else {
+        format!("{m:.3e}")
+    }
 }

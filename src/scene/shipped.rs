@@ -24,7 +24,7 @@ macro_rules! shipped {
 }
 
 /// Every file of `scenes/` (a test checks that none is missing).
-pub const SHIPPED: [ShippedScene; 16] = shipped![
+pub const SHIPPED: [ShippedScene; 17] = shipped![
     "buoyancy",
     "dam_break",
     "double_dam_break",
@@ -34,6 +34,7 @@ pub const SHIPPED: [ShippedScene; 16] = shipped![
     "moving_pier",
     "obstacle",
     "open_channel",
+    "plateau_rayleigh",
     "smoke_convection",
     "smoke_convection_bodies",
     "smoke_empty",
