@@ -92,10 +92,10 @@ enum Command {
     /// the cases done. Off a terminal (a log file, CI) it prints a line per case.
     Validate {
         /// Small grids and short runs (a software adapter; the default). Measured on a
-        /// 2-core VM's software adapter, 630 s in all: pressure 5 s, hydrostatic 2 s,
-        /// viscous 14 s, floating 18 s, exchange 9 s, settling 69 s, stokes 144 s, disc 63
-        /// s, laplace 34 s, capillary_wave 62 s, surge 4 s, impact 43 s, dam_break 43 s, standing_wave 31 s,
-        /// advection 9 s, rayleigh_benard 29 s, cavity 51 s.
+        /// 2-core VM's software adapter, 624 s in all: pressure 4 s, hydrostatic 2 s,
+        /// viscous 13 s, floating 17 s, exchange 7 s, settling 72 s, stokes 127 s, disc 66
+        /// s, laplace 38 s, capillary_wave 66 s, surge 3 s, impact 41 s, dam_break 43 s,
+        /// standing_wave 31 s, advection 10 s, rayleigh_benard 31 s, cavity 53 s.
         #[arg(long, conflicts_with = "full")]
         quick: bool,
         /// Larger grids, for a real GPU (about 65 minutes on that software adapter).
