@@ -135,8 +135,8 @@ impl Simulation {
             .ok_or_else(|| SimulationError::new_err("the simulation was closed"))
     }
 
-    fn header(&self) -> PyResult<&'static str> {
-        Ok(eddy::sim::FrameStats::csv_header(self.sim()?.scene().kind))
+    fn header(&self) -> PyResult<String> {
+        Ok(eddy::sim::FrameStats::csv_header_for(self.sim()?.scene()))
     }
 }
 
@@ -310,7 +310,7 @@ impl Simulation {
     /// stats.csv's columns over the frames stepped by this object (since it was made or
     /// last restored), each a float64 array.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        columns(py, self.header()?, &self.rows)
+        columns(py, &self.header()?, &self.rows)
     }
 
     /// stats.csv's rows of the frames stepped here, as `eddy run` writes them (no header).

@@ -676,7 +676,7 @@ impl Outputs {
         // Created once the simulation is set up, so a scene the adapter refuses leaves --out
         // empty (and reusable) rather than holding a header-only stats.csv.
         let mut stats_path = opts.out.join("stats.csv");
-        let header = FrameStats::csv_header(scene.kind);
+        let header = FrameStats::csv_header_for(scene);
         // One row per body per frame, beside stats.csv.
         let bodies_path = opts.out.join("bodies.csv");
         let open_csv = |path: &Path, header: &str| -> Result<RowWriter> {
@@ -698,7 +698,7 @@ impl Outputs {
         };
         let csv = match opts.probe_only {
             true => None,
-            false => Some(open_csv(&stats_path, header)?),
+            false => Some(open_csv(&stats_path, &header)?),
         };
         let bodies_csv = match sim.bodies() {
             Some(_) if !opts.probe_only => {

@@ -30,6 +30,16 @@ impl FrameStats {
         }
     }
 
+    /// The stats.csv header for `scene`: its kind's, and `capillary_substeps` after it
+    /// when the scene has surface tension (a scene without keeps the header it had).
+    pub fn csv_header_for(scene: &crate::scene::Scene) -> String {
+        let mut h = Self::csv_header(scene.kind).to_string();
+        if scene.surface_tension > 0.0 {
+            h.push_str(",capillary_substeps");
+        }
+        h
+    }
+
     pub fn csv_row(&self) -> String {
         let shared = format!(
             "{},{:.6},{},{},{},{},{:.6e},{:.6e},{:.6e},{:.6},{:.6e},{:.6},{}",
@@ -47,7 +57,7 @@ impl FrameStats {
             self.front_x,
             self.pcg_iterations_total,
         );
-        match &self.columns {
+        let row = match &self.columns {
             ModeColumns::Liquid(l) => format!(
                 "{shared},{:.6e},{:.4},{:.4},{},{},{:.6e},{},{},{},{}",
                 l.liquid_volume,
@@ -71,6 +81,10 @@ impl FrameStats {
                 self.unconverged_solves,
                 m.diffusion_unconverged
             ),
+        };
+        match self.capillary_substeps {
+            Some(n) => format!("{row},{n}"),
+            None => row,
         }
     }
 }

@@ -170,3 +170,38 @@ fn surface_tension_is_refused_where_it_means_nothing() {
     let err = s.validate().unwrap_err();
     assert!(err.contains("refine"), "{err}");
 }
+
+/// stats.csv says how many of a frame's substeps the capillary limit set: all of them in a
+/// blob at rest (its speed's step is far longer), on the GPU's clock as on the host's; a
+/// scene without surface tension keeps the header and rows it had.
+#[test]
+fn stats_count_the_substeps_the_capillary_limit_set() {
+    use eddy::sim::FrameStats;
+    let ctx = common::gpu();
+    let s = blob(0.072);
+    let cap = eddy::sim::core::tension::capillary_dt(0.072, eddy::sim::DENSITY, s.h()).unwrap();
+    assert!(cap < s.frame_dt / 2.0, "the limit sets several substeps");
+    let mut sim = Simulation::new(ctx.clone(), &s).unwrap();
+    let header = FrameStats::csv_header_for(&s);
+    assert!(header.ends_with(",capillary_substeps"));
+    for _ in 0..3 {
+        let st = sim.step_frame().unwrap();
+        assert!(st.substeps >= 2, "{}", st.substeps);
+        assert_eq!(st.capillary_substeps, Some(st.substeps));
+        let row = st.csv_row();
+        assert_eq!(row.split(',').count(), header.split(',').count());
+        assert!(row.ends_with(&format!(",{}", st.substeps)));
+    }
+    let plain = blob(0.0);
+    assert_eq!(
+        FrameStats::csv_header_for(&plain),
+        FrameStats::csv_header(plain.kind)
+    );
+    let mut sim = Simulation::new(ctx, &plain).unwrap();
+    let st = sim.step_frame().unwrap();
+    assert_eq!(st.capillary_substeps, None);
+    assert_eq!(
+        st.csv_row().split(',').count(),
+        FrameStats::csv_header(plain.kind).split(',').count()
+    );
+}

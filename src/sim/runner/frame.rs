@@ -43,6 +43,7 @@ impl<M: Mode> Runner<M> {
         let mut acc = FrameAccount::default();
         self.core.last_timing = StageTiming::default();
         self.core.substeps_in_frame = 0;
+        self.core.capillary_in_frame = 0;
         self.pending = None;
         self.pipe.clear();
         self.begin_frame(frame_dt);
@@ -83,6 +84,7 @@ impl<M: Mode> Runner<M> {
                         self.core.max_speed,
                         frame_dt,
                     )?;
+                    self.core.count_capillary(cfl);
                     let dt = clock::substep_length(cfl, remaining, force_rest);
                     if force_rest {
                         warn_max_substeps(frame, max_substeps, remaining, cfl);
@@ -132,6 +134,7 @@ impl<M: Mode> Runner<M> {
                         self.core.max_speed,
                         frame_dt,
                     )?;
+                    self.core.count_capillary(tick.cfl as f64);
                     if force_rest {
                         warn_max_substeps(frame, max_substeps, remaining, tick.cfl as f64);
                     }
@@ -208,6 +211,10 @@ impl<M: Mode> Runner<M> {
             pcg_max_residual: acc.worst_residual,
             unconverged_solves: acc.unconverged,
             columns,
+            capillary_substeps: self
+                .core
+                .capillary_limit()
+                .map(|_| self.core.capillary_in_frame),
             probes: Vec::new(),
         })
     }
@@ -302,6 +309,7 @@ impl<M: Mode> Runner<M> {
                     self.core.max_speed,
                     frame_dt,
                 )?;
+                self.core.count_capillary(t.cfl as f64);
                 if t.started >= max_substeps {
                     warn_max_substeps(frame, max_substeps, *remaining, t.cfl as f64);
                 }

@@ -88,6 +88,9 @@ pub struct Core {
     pub frame: u64,
     /// Full substeps run in the current frame (for errors that name the substep).
     pub substeps_in_frame: u32,
+    /// Substeps of the current frame whose length the capillary limit set, not the speed
+    /// ([`Core::count_capillary`]).
+    pub capillary_in_frame: u32,
     /// Largest speed after the last full substep (drives the CFL substep).
     pub max_speed: f32,
     /// Substeps recorded ahead on the GPU clock that did not run, their frame having ended
@@ -211,6 +214,7 @@ impl Core {
             time: 0.0,
             frame: 0,
             substeps_in_frame: 0,
+            capillary_in_frame: 0,
             skipped_substeps: 0,
             warned_f32_floor: false,
             frame_end: false,
@@ -509,6 +513,29 @@ impl<M: Mode> std::ops::DerefMut for Runner<M> {
 }
 
 impl Core {
+    /// The capillary limit on the substep (surface tension's, [`crate::sim::core::tension::capillary_dt`]),
+    /// s; None without surface tension.
+    pub fn capillary_limit(&self) -> Option<f64> {
+        crate::sim::core::tension::capillary_dt(
+            self.scene.surface_tension,
+            crate::sim::DENSITY,
+            self.scene.h(),
+        )
+    }
+
+    /// Counts a substep whose CFL step `cfl` (s, before the frame's end cut it) is the
+    /// capillary limit: the CFL step is min(speed's step, limit), so it reaches the limit
+    /// (to f32's rounding, the GPU clock's) only where surface tension, not the speed, set
+    /// it.
+    pub(crate) fn count_capillary(&mut self, cfl: f64) {
+        if self
+            .capillary_limit()
+            .is_some_and(|cap| cfl >= cap * (1.0 - 1e-6))
+        {
+            self.capillary_in_frame += 1;
+        }
+    }
+
     /// Makes the viscosity's incremental pressure correction ([`ViscousSplit`]) once the
     /// scene is viscous; call after the bodies are made (it binds their faces' covers).
     ///

@@ -84,6 +84,10 @@ pub struct FrameStats {
     /// The mode's own columns.
     #[serde(flatten)]
     pub columns: ModeColumns,
+    /// Substeps of the frame whose length surface tension's capillary limit set, not the
+    /// speed; None (and no stats.csv column) without surface tension.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capillary_substeps: Option<u32>,
     /// The probes' rows of this frame (probes.csv), one per substep or the last one.
     #[serde(skip)]
     pub probes: Vec<crate::sim::core::probes::ProbeRow>,
