@@ -149,10 +149,7 @@ pub fn run(
     progress: &mut dyn FnMut(u64, u64, &str),
 ) -> Result<CaseReport, ValidateError> {
     let runs = runs(level);
-    let total = runs
-        .iter()
-        .map(|_| (PERIODS * FRAMES_PER_PERIOD) as u64 + 1)
-        .sum::<u64>();
+    let total = runs.len() as u64 * ((PERIODS * FRAMES_PER_PERIOD) as u64 + 1);
     let mut done = 0;
     let (mut rows, mut notes, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     let (mut histories, mut measured_omega) = (Vec::new(), Vec::new());

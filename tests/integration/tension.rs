@@ -192,6 +192,22 @@ fn stats_count_the_substeps_the_capillary_limit_set() {
         assert_eq!(row.split(',').count(), header.split(',').count());
         assert!(row.ends_with(&format!(",{}", st.substeps)));
     }
+    // Thrown at 2 m/s the speed's step (cfl h / 2 m/s, 1.25 ms) is shorter than the limit
+    // (5.9 ms): no substep is the limit's.
+    let mut thrown = blob(0.072);
+    for shape in thrown.fluid.iter_mut() {
+        match shape {
+            Shape::Sphere { velocity, .. } | Shape::Box { velocity, .. } => {
+                *velocity = (2.0, 0.0, 0.0)
+            }
+            _ => unreachable!(),
+        }
+    }
+    thrown.frame_dt = 0.005;
+    let mut sim = Simulation::new(ctx.clone(), &thrown).unwrap();
+    let st = sim.step_frame().unwrap();
+    assert!(st.substeps >= 2, "{}", st.substeps);
+    assert_eq!(st.capillary_substeps, Some(0));
     let plain = blob(0.0);
     assert_eq!(
         FrameStats::csv_header_for(&plain),

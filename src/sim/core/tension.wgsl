@@ -48,13 +48,13 @@ fn filled(x: vec3<i32>) -> f32 {
 // TENSION_FULL full, or its end toward +up more than 1 - TENSION_FULL).
 fn column(x: vec3<i32>, e: vec3<i32>, up: i32) -> f32 {
     let reach = i32(TENSION_REACH);
+    let liquid_end = filled(x - (reach * up) * e);
+    let air_end = filled(x + (reach * up) * e);
+    if (liquid_end < TENSION_FULL || air_end > 1.0 - TENSION_FULL) { return -1.0; }
     var sum = 0.0;
     for (var k = -reach; k <= reach; k++) {
         sum += filled(x + k * e);
     }
-    let liquid_end = filled(x - (reach * up) * e);
-    let air_end = filled(x + (reach * up) * e);
-    if (liquid_end < TENSION_FULL || air_end > 1.0 - TENSION_FULL) { return -1.0; }
     return sum;
 }
 
@@ -89,29 +89,29 @@ fn mean_curvature(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     let eb = unit((a + 1u) % 3u);
     let ec = unit((a + 2u) % 3u);
     let up = select(-1, 1, g[a] > 0.0);
+    // The cell's own column first: the heights belong to this cell only when it holds the
+    // whole step and puts the surface within a cell of the centre (further out the columns
+    // cut the step's tails). Then the others, stopping at the first that is not whole.
     var blurred: array<f32, 25>;
-    var whole = true;
-    for (var j = -2; j <= 2; j++) {
-        for (var i = -2; i <= 2; i++) {
-            if (abs(i) == 2 && abs(j) == 2) { continue; }
-            let hc = column(x + i * eb + j * ec, ea, up);
-            whole = whole && hc >= 0.0;
-            blurred[5 * (j + 2) + i + 2] = hc;
-        }
+    blurred[12] = column(x, ea, up);
+    var whole = blurred[12] >= 0.0 && abs(blurred[12] - f32(TENSION_REACH) - 0.5) <= 1.0;
+    for (var k = 0; k < 25 && whole; k++) {
+        let i = k % 5 - 2;
+        let j = k / 5 - 2;
+        if (k == 12 || (abs(i) == 2 && abs(j) == 2)) { continue; }
+        blurred[k] = column(x + i * eb + j * ec, ea, up);
+        whole = blurred[k] >= 0.0;
     }
-    var hs: array<f32, 9>;
-    for (var j = -1; j <= 1; j++) {
-        for (var i = -1; i <= 1; i++) {
-            let k = 5 * (j + 2) + i + 2;
-            let lap = blurred[k - 1] + blurred[k + 1] + blurred[k - 5] + blurred[k + 5]
-                - 4.0 * blurred[k];
-            hs[3 * (j + 1) + i + 1] = blurred[k] - TENSION_SPREAD * lap;
+    if (whole) {
+        var hs: array<f32, 9>;
+        for (var j = -1; j <= 1; j++) {
+            for (var i = -1; i <= 1; i++) {
+                let k = 5 * (j + 2) + i + 2;
+                let lap = blurred[k - 1] + blurred[k + 1] + blurred[k - 5] + blurred[k + 5]
+                    - 4.0 * blurred[k];
+                hs[3 * (j + 1) + i + 1] = blurred[k] - TENSION_SPREAD * lap;
+            }
         }
-    }
-    // The heights belong to this cell only when its own column's surface lies within a
-    // cell of its centre: further out the columns cut the step's tails.
-    let near = abs(blurred[12] - f32(TENSION_REACH) - 0.5) <= 1.0;
-    if (whole && near) {
         let hb = 0.5 * (hs[5] - hs[3]);
         let hc = 0.5 * (hs[7] - hs[1]);
         let hbb = hs[5] - 2.0 * hs[4] + hs[3];

@@ -4,6 +4,21 @@
 use super::*;
 
 impl<M: Mode> Runner<M> {
+    /// The checks a substep's CFL step `cfl` (s, from the host's clock or the GPU's tick)
+    /// passes before it counts ([`checked_cfl_dt`]), and its count toward the frame's
+    /// capillary-limited substeps ([`Core::count_capillary`]).
+    fn checked_cfl(&mut self, frame: u64, substep: u32, cfl: f64) -> Result<f64, SimError> {
+        let cfl = checked_cfl_dt(
+            frame,
+            substep,
+            cfl,
+            self.core.max_speed,
+            self.core.scene.frame_dt,
+        )?;
+        self.core.count_capillary(cfl);
+        Ok(cfl)
+    }
+
     /// The CFL substep, s.
     pub fn cfl_dt(&self) -> f64 {
         self.mode.cfl_dt(&self.core)
@@ -77,14 +92,7 @@ impl<M: Mode> Runner<M> {
                     None
                 }
                 _ => {
-                    let cfl = checked_cfl_dt(
-                        frame,
-                        started + 1,
-                        self.cfl_dt(),
-                        self.core.max_speed,
-                        frame_dt,
-                    )?;
-                    self.core.count_capillary(cfl);
+                    let cfl = self.checked_cfl(frame, started + 1, self.cfl_dt())?;
                     let dt = clock::substep_length(cfl, remaining, force_rest);
                     if force_rest {
                         warn_max_substeps(frame, max_substeps, remaining, cfl);
@@ -127,14 +135,7 @@ impl<M: Mode> Runner<M> {
             match ran.tick {
                 // The GPU's clock: the checks the host makes before a substep of its own.
                 Some(tick) => {
-                    checked_cfl_dt(
-                        frame,
-                        started,
-                        tick.cfl as f64,
-                        self.core.max_speed,
-                        frame_dt,
-                    )?;
-                    self.core.count_capillary(tick.cfl as f64);
+                    self.checked_cfl(frame, started, tick.cfl as f64)?;
                     if force_rest {
                         warn_max_substeps(frame, max_substeps, remaining, tick.cfl as f64);
                     }
@@ -287,7 +288,7 @@ impl<M: Mode> Runner<M> {
         starts.push(readers.len());
         let mut words = BufferReader::read_all(&self.core.ctx, &readers)?;
         let layout = self.core.readback_layout();
-        let (frame_dt, max_substeps) = (self.core.scene.frame_dt, self.core.scene.max_substeps);
+        let max_substeps = self.core.scene.max_substeps;
         let extra_of_last = entries.last().and_then(|(p, _)| p.extra_bytes);
         let mut ended = !entries.iter().any(|(p, _)| p.ticked);
         let mut skipped = 0u32;
@@ -302,14 +303,7 @@ impl<M: Mode> Runner<M> {
                     continue;
                 }
                 // The checks the host makes before a substep of its own.
-                checked_cfl_dt(
-                    frame,
-                    t.started,
-                    t.cfl as f64,
-                    self.core.max_speed,
-                    frame_dt,
-                )?;
-                self.core.count_capillary(t.cfl as f64);
+                self.checked_cfl(frame, t.started, t.cfl as f64)?;
                 if t.started >= max_substeps {
                     warn_max_substeps(frame, max_substeps, *remaining, t.cfl as f64);
                 }
